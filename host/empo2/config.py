@@ -1,0 +1,298 @@
+"""The training configuration: one dataclass per concern, a docstring on every field.
+
+A run's config comes from a preset (empo2/presets/*.json) or a JSON file, then `key=value`
+overrides with dotted keys (`algo.p_memory=0`). Everything a user can get wrong — an unknown key,
+a value of the wrong type, an out-of-range probability — is a `ConfigError` with one sentence
+that names the key; the CLI prints it and exits non-zero.
+
+Defaults are the paper's (EMPO2.md §2–5) where the paper gives one and the setting applies to the
+built-in default; where the small CPU default must differ (batch, lr, tokens per action), the
+preset says so and the paper's value is in the field's docstring.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+
+class ConfigError(ValueError):
+    """A user's configuration mistake, described in one sentence."""
+
+
+@dataclass
+class EnvConfig:
+    name: str = "builtin"
+    """Environment family: 'builtin' (the built-in worlds)."""
+    tasks: list[str] = field(default_factory=lambda: ["power-device", "grow-plant", "heat-food"])
+    """Task kinds trained on; each training batch draws from them."""
+    train_variations: list[int] = field(default_factory=list)
+    """Variations trained on; empty means the environment's training split (built-in: 0–4)."""
+    test_variations: list[int] = field(default_factory=list)
+    """Held-out variations for evaluation; empty means the environment's test split."""
+    max_steps: int = 15
+    """Step limit of an episode (paper: 30 on ScienceWorld, per-task in the reference code)."""
+    correct_actions: bool = True
+    """Replace an invalid action with the valid one of highest word overlap (reference setup)."""
+
+
+@dataclass
+class PolicyConfig:
+    model: str = "builtin"
+    """'builtin' for the cached built-in policy, else a Hugging Face folder or hub id."""
+    dtype: str = "auto"
+    """'auto' (bf16 on CUDA, fp32 on CPU), 'float32' or 'bfloat16'."""
+    device: str = "auto"
+    """'auto', 'cpu' or 'cuda'."""
+    temperature: float = 1.0
+    """Sampling temperature of training rollouts (paper: 1.0)."""
+    eval_temperature: float = 0.4
+    """Sampling temperature of evaluation episodes (paper: 0.4)."""
+    max_action_tokens: int = 8
+    """Tokens per action (paper: 32 with a subword tokenizer; built-in words are tokens)."""
+    max_tip_tokens: int = 40
+    """Tokens of a written tip (the paper asks for fewer than 100 words)."""
+    history_steps: int = 3
+    """Past steps shown in each prompt."""
+    observation_words: int = 10
+    """Words kept of each past observation (three times that of the current one)."""
+
+
+@dataclass
+class AlgoConfig:
+    batch_tasks: int = 4
+    """B: tasks per iteration (paper: 16)."""
+    group_size: int = 8
+    """N: rollouts per task, one GRPO group (paper: 8)."""
+    p_memory: float = 0.25
+    """p: probability that an iteration's rollouts are memory-augmented (0 gives GRPO)."""
+    q_off_policy: float = 2 / 3
+    """q: probability that memory rollouts are trained off-policy (tips removed)."""
+    off_policy_old_logprob: str = "with_tips"
+    """Off-policy ratio denominator: 'with_tips' (paper Table 3) or 'without_tips' (Alg. 1)."""
+    clip_low: float = 0.2
+    """ε_low of the asymmetric PPO clip."""
+    clip_high: float = 0.3
+    """ε_high of the asymmetric PPO clip."""
+    dual_clip_c: float = 10.0
+    """Dual-clip bound c for negative advantages."""
+    low_prob_mask: str = "token"
+    """Low-probability masking: 'token' (default), 'step' (reference code) or 'off'."""
+    mask_log_delta: float = -5.0
+    """log δ: tokens less likely than this are masked."""
+    mask_logprob: str = "current_no_tips"
+    """Which log-prob masking tests: 'current_no_tips' (paper Eq. 2) or 'behaviour' (reference)."""
+    intrinsic: str = "paper"
+    """Intrinsic reward: 'paper' (state novelty), 'reference' (1/(tips retrieved + 1)) or 'off'."""
+    intrinsic_coef: float = 1.0
+    """Coefficient of the intrinsic reward (paper: 1; ablations 0.5, 2)."""
+    novelty_threshold: float = 0.9
+    """Cosine above which two states count as the same (not given in the paper)."""
+    advantage_std_norm: bool = True
+    """Divide GRPO advantages by the group's standard deviation."""
+    reward_scale: float = 0.01
+    """Score points to reward units: a full score of 100 is a return of 1."""
+    kl_beta: float = 0.0
+    """β of the KL penalty to the initial policy (0 on ScienceWorld, 0.01 on WebShop)."""
+    kl_kind: str = "low_var_kl"
+    """KL estimator: 'low_var_kl' (k3), 'kl' (k1) or 'mse' (k2)."""
+    lr: float = 2e-4
+    """AdamW learning rate (paper: 1e-6 for a 7B model; the tiny built-in policy needs more)."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    grad_clip: float = 1.0
+    """Gradient-norm clip."""
+    minibatches: int = 2
+    """Optimizer steps per iteration (the batch is split); later ones see ratios away from 1."""
+    ppo_epochs: int = 1
+    """Passes over the batch per iteration."""
+
+
+@dataclass
+class MemoryConfig:
+    capacity: int = 1000
+    """Entries per task variation; the oldest are evicted first."""
+    similarity_threshold: float = 0.5
+    """Cosine a stored key must exceed to be retrieved."""
+    top_k: int = 10
+    """Entries retrieved per step, ranked by their episode's score."""
+
+
+@dataclass
+class EvalConfig:
+    every: int = 5
+    """Evaluate memory-free and memory-augmented success every this many iterations (0: never)."""
+    episodes_per_variation: int = 1
+    """Episodes per held-out variation and task."""
+    max_variations: int = 10
+    """Held-out variations evaluated per task (the first ones of the test split)."""
+
+
+@dataclass
+class TrainConfig:
+    name: str = ""
+    """Run id; empty: the preset's name plus a timestamp."""
+    root: str = ".empo2/runs"
+    """Folder that holds run folders."""
+    seed: int = 0
+    """Seed of every random choice; on CPU the same seed gives the same run."""
+    iterations: int = 40
+    """Training iterations."""
+    max_env_steps: int = 0
+    """Stop once this many environment steps were taken (0: no limit); equal budgets for the bench."""
+    checkpoint_every: int = 1
+    """Save a checkpoint every this many iterations (resume starts from the last one)."""
+    keep_checkpoints: int = 2
+    """Checkpoints kept; older ones are deleted."""
+    env: EnvConfig = field(default_factory=EnvConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    algo: AlgoConfig = field(default_factory=AlgoConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+CHOICES = {
+    "algo.off_policy_old_logprob": ("with_tips", "without_tips"),
+    "algo.low_prob_mask": ("token", "step", "off"),
+    "algo.mask_logprob": ("current_no_tips", "behaviour"),
+    "algo.intrinsic": ("paper", "reference", "off"),
+    "algo.kl_kind": ("low_var_kl", "kl", "mse"),
+    "policy.dtype": ("auto", "float32", "bfloat16"),
+    "policy.device": ("auto", "cpu", "cuda"),
+    "env.name": ("builtin",),
+}
+PROBABILITIES = ("algo.p_memory", "algo.q_off_policy")
+POSITIVE = ("iterations", "algo.batch_tasks", "algo.group_size", "env.max_steps",
+            "policy.max_action_tokens", "policy.max_tip_tokens", "algo.minibatches",
+            "algo.ppo_epochs", "memory.capacity", "memory.top_k", "keep_checkpoints",
+            "checkpoint_every")
+
+
+def presets() -> dict[str, Path]:
+    folder = resources.files("empo2") / "presets"
+    return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".json")}
+
+
+def load_config(source: str | dict | None = None, overrides: list[str] = ()) -> TrainConfig:
+    """A validated config from a preset name, a JSON file or a dict, then `key=value` overrides."""
+    if source is None:
+        data: dict = {}
+    elif isinstance(source, dict):
+        data = source
+    else:
+        data = _read_source(source)
+    config = _build(TrainConfig, data, "")
+    for item in overrides:
+        _apply_override(config, item)
+    _validate(config)
+    return config
+
+
+def _read_source(source: str) -> dict:
+    known = presets()
+    path = known.get(source) or Path(source)
+    if not path.exists():
+        raise ConfigError(
+            f"no preset or config file named {source!r} (presets: {', '.join(sorted(known))})"
+        )
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"config file {path} is not valid JSON ({err})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a JSON object")
+    return data
+
+
+def _build(cls, data: dict, prefix: str):
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in names:
+            raise ConfigError(f"unknown config key '{prefix}{key}' (known: {', '.join(sorted(names))})")
+    values = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        kind = hints[f.name]
+        if dataclasses.is_dataclass(kind):
+            if not isinstance(data[f.name], dict):
+                raise ConfigError(f"config key '{prefix}{f.name}' must be an object")
+            values[f.name] = _build(kind, data[f.name], f"{prefix}{f.name}.")
+        else:
+            values[f.name] = _coerce(data[f.name], kind, f"{prefix}{f.name}")
+    return cls(**values)
+
+
+def _coerce(value, kind, key: str):
+    origin = typing.get_origin(kind)
+    if origin is list:
+        (inner,) = typing.get_args(kind)
+        if not isinstance(value, list):
+            raise ConfigError(f"config key '{key}' must be a list of {inner.__name__}")
+        return [_coerce(v, inner, key) for v in value]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if kind is bool and not isinstance(value, bool):
+        raise ConfigError(f"config key '{key}' must be true or false, not {value!r}")
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(f"config key '{key}' must be an integer, not {value!r}")
+    if not isinstance(value, kind):
+        raise ConfigError(f"config key '{key}' must be a {kind.__name__}, not {value!r}")
+    return value
+
+
+def _apply_override(config: TrainConfig, item: str) -> None:
+    key, sep, raw = item.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"override {item!r} must look like key=value (e.g. algo.p_memory=0)")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw  # a bare word is a string
+    *path, leaf = key.split(".")
+    node = config
+    for part in path:
+        if not dataclasses.is_dataclass(node) or not hasattr(node, part):
+            raise ConfigError(f"unknown config key '{key}'")
+        node = getattr(node, part)
+    fields = {f.name: f for f in dataclasses.fields(node)}
+    if leaf not in fields or dataclasses.is_dataclass(getattr(node, leaf)):
+        raise ConfigError(f"unknown config key '{key}'")
+    kind = typing.get_type_hints(type(node))[leaf]
+    if kind is str and not isinstance(value, str):
+        value = raw
+    setattr(node, leaf, _coerce(value, kind, key))
+
+
+def _lookup(config: TrainConfig, key: str):
+    node = config
+    for part in key.split("."):
+        node = getattr(node, part)
+    return node
+
+
+def _validate(config: TrainConfig) -> None:
+    for key, allowed in CHOICES.items():
+        if _lookup(config, key) not in allowed:
+            raise ConfigError(f"config key '{key}' must be one of {', '.join(allowed)}")
+    for key in PROBABILITIES:
+        if not 0.0 <= _lookup(config, key) <= 1.0:
+            raise ConfigError(f"config key '{key}' is a probability and must lie in [0, 1]")
+    for key in POSITIVE:
+        if _lookup(config, key) < 1:
+            raise ConfigError(f"config key '{key}' must be at least 1")
+    if config.algo.group_size < 2:
+        raise ConfigError("config key 'algo.group_size' must be at least 2 (GRPO compares rollouts of a group)")
+    if not config.env.tasks:
+        raise ConfigError("config key 'env.tasks' must name at least one task")
+
+
+__all__ = ["TrainConfig", "ConfigError", "load_config", "presets"]

@@ -1,0 +1,192 @@
+"""The built-in text environment: small procedurally generated houses (see tasks.py, world.py).
+
+Scores follow ScienceWorld's conventions so the trainer treats both alike: the score runs from 0
+to 100 (the interface allows [-100, 100]), rewards are score deltas, and the episode ends on
+success or at the step limit. Progress is scored in stages: taking the item (+25), putting it into
+the target (+25), using the target (+50).
+
+Speed matters (the trainer steps B×N episodes every turn): no regexes or deep copies on the step
+path; the valid actions are rebuilt from a handful of sets.
+"""
+
+from __future__ import annotations
+
+from .tasks import TASK_KINDS, TEST_VARIATIONS, TRAIN_VARIATIONS, START_ROOM
+from .world import World, generate_world
+from ..base import StepInfo, correct_action
+
+SCORE_TAKE, SCORE_PUT, SCORE_USE = 25.0, 25.0, 50.0
+DEFAULT_MAX_STEPS = 15
+
+
+def _listing(things: list[str]) -> str:
+    if not things:
+        return "nothing"
+    if len(things) == 1:
+        return f"a {things[0]}"
+    return " , ".join(f"a {t}" for t in things[:-1]) + f" and a {things[-1]}"
+
+
+class BuiltinEnv:
+    """One episode at a time of the built-in task kinds.
+
+    max_steps: the step limit of an episode (the reference uses per-task limits; one number
+        serves every built-in kind, since they have the same shape).
+    correct_actions: replace an invalid action with the valid action of highest word overlap,
+        as the reference setup does; off, an invalid action costs a step and changes nothing.
+    placement: where items hide ("hidden" for training and evaluation; the demonstration
+        builder uses the others, see world.py).
+    """
+
+    def __init__(self, max_steps: int = DEFAULT_MAX_STEPS, correct_actions: bool = True,
+                 placement: str = "hidden"):
+        self.max_steps = max_steps
+        self.correct_actions = correct_actions
+        self.placement = placement
+        self._world: World | None = None
+
+    # -- the TextEnv interface -------------------------------------------------------------
+
+    def tasks(self) -> list[str]:
+        return list(TASK_KINDS)
+
+    def variations(self, task: str, split: str) -> list[int]:
+        self._kind(task)
+        if split == "train":
+            return list(TRAIN_VARIATIONS)
+        if split == "test":
+            return list(TEST_VARIATIONS)
+        if split == "all":
+            return list(TRAIN_VARIATIONS) + list(TEST_VARIATIONS)
+        raise ValueError(f"unknown split {split!r}: use train, test or all")
+
+    def reset(self, task: str, variation: int, seed: int = 0) -> tuple[str, StepInfo]:
+        # The world is a function of (task, variation) alone; `seed` is accepted for the
+        # interface (ScienceWorld and TextWorld use it) and changes nothing here.
+        self._world = generate_world(self._kind(task), variation, self.placement)
+        w = self._world
+        self.room = START_ROOM
+        self.open: set[str] = set()
+        self.carried: list[str] = []
+        self.contents = {c: list(items) for c, items in w.contents.items()}
+        self.placed = self.used = self.taken = False
+        self.score = 0.0
+        self.moves = 0
+        self.done = False
+        return self._describe_room(), self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, StepInfo]:
+        if self._world is None:
+            raise RuntimeError("step() before reset()")
+        if self.done:
+            return "the episode is over .", 0.0, True, self._info()
+        valid = self.valid_actions()
+        corrected = None
+        command = " ".join(action.lower().split())
+        if command not in valid and self.correct_actions:
+            corrected = correct_action(command, valid)
+            command = corrected
+        before = self.score
+        observation = self._execute(command) if command in valid else "nothing happens ."
+        self.moves += 1
+        if self.used or self.moves >= self.max_steps:
+            self.done = True
+        info = self._info()
+        info.corrected_action = corrected
+        return observation, self.score - before, self.done, info
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def world(self) -> World:
+        assert self._world is not None
+        return self._world
+
+    def visible_items(self) -> list[str]:
+        container = self.world.container_of[self.room]
+        return self.contents[container] if container in self.open else []
+
+    def valid_actions(self) -> list[str]:
+        w = self.world
+        actions = ["look around"]
+        actions += [f"go to {r}" for r in w.rooms if r != self.room]
+        container = w.container_of[self.room]
+        if container not in self.open:
+            actions.append(f"open {container}")
+        actions += [f"take {i}" for i in self.visible_items()]
+        if self.room == w.target_room:
+            actions += [f"put {i} in {w.target}" for i in self.carried]
+            actions.append(f"{w.kind.use_verb} {w.target}")
+        return actions
+
+    # -- what actions do ---------------------------------------------------------------------
+
+    def _execute(self, command: str) -> str:
+        w = self.world
+        if command == "look around":
+            return self._describe_room()
+        if command.startswith("go to "):
+            self.room = command[len("go to "):]
+            return f"you go to the {self.room} . " + self._describe_room()
+        if command.startswith("open "):
+            container = command[len("open "):]
+            self.open.add(container)
+            inside = self.contents[container]
+            held = f"it holds {_listing(inside)}" if inside else "it is empty"
+            return f"you open the {container} . {held} ." + self._carrying()
+        if command.startswith("take "):
+            item = command[len("take "):]
+            self.contents[w.container_of[self.room]].remove(item)
+            self.carried.append(item)
+            if item == w.item and not self.taken:
+                self.taken = True
+                self.score += SCORE_TAKE
+            return f"you take the {item} ." + self._carrying()
+        if command.startswith("put "):
+            item = command[len("put "):].split(" in ")[0]
+            if item != w.item:
+                return f"the {w.target} has no place for the {item} ." + self._carrying()
+            self.carried.remove(item)
+            self.placed = True
+            self.score += SCORE_PUT
+            return f"you put the {item} in the {w.target} ." + self._carrying()
+        # the use verb on the target
+        if not self.placed:
+            return f"nothing happens . the {w.target} needs a {w.item} ." + self._carrying()
+        self.used = True
+        self.score += SCORE_USE
+        return f"the {w.target} works . you completed the task ."
+
+    def _carrying(self) -> str:
+        return f" you carry {_listing(self.carried)} ." if self.carried else ""
+
+    def _describe_room(self) -> str:
+        w = self.world
+        container = w.container_of[self.room]
+        if container in self.open:
+            inside = self.contents[container]
+            things = [f"open {container} with {_listing(inside)}" if inside else f"open empty {container}"]
+        else:
+            things = [f"closed {container}"]
+        if self.room == w.target_room:
+            things.append(w.target)
+        exits = " , ".join(r for r in w.rooms if r != self.room)
+        return (f"you are in the {self.room} . you see {_listing(things)} . exits : {exits} ."
+                + self._carrying())
+
+    def _info(self) -> StepInfo:
+        return StepInfo(
+            task_description=self.world.description,
+            valid_actions=self.valid_actions(),
+            score=self.score,
+            success=self.used,
+            extra={"moves": self.moves, "room": self.room},
+        )
+
+    @staticmethod
+    def _kind(task: str):
+        try:
+            return TASK_KINDS[task]
+        except KeyError:
+            known = ", ".join(TASK_KINDS)
+            raise ValueError(f"unknown built-in task {task!r}; known tasks: {known}") from None

@@ -1,0 +1,94 @@
+"""How an agent's turn and its reflection are put into words.
+
+One place builds every prompt, so the rollout, the update (with and without tips), the tip
+writer, the demonstrations that warm-start the built-in policy and the memory keys all see the
+same text. Prompts are chat messages; the model's own chat template turns them into tokens.
+
+Each step is its own sample (as in verl-agent, which the reference code builds on): the user turn
+carries the task, the last few steps of history and the current observation, and, in memory mode,
+a delimited tip block. The memory key of a step is its user turn *without* the tip block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+SYSTEM_PROMPT = "you are an agent in a text world . answer with one action ."
+TIP_OPEN, TIP_CLOSE, TIP_SEPARATOR = "<tip>", "</tip>", " | "
+REFLECTION_INSTRUCTION = (
+    "reflect : in one sentence , say what happened , what you learned and how far you were "
+    "from success ."
+)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One past step as the prompt shows it."""
+
+    action: str
+    observation: str
+
+
+def clip_words(text: str, max_words: int) -> str:
+    parts = text.split()
+    return " ".join(parts[:max_words]) if len(parts) > max_words else " ".join(parts)
+
+
+def tip_block(tips: Sequence[str]) -> str:
+    """The delimited block that carries retrieved tips into a user turn ('' when none)."""
+    if not tips:
+        return ""
+    return f"{TIP_OPEN} {TIP_SEPARATOR.join(t.strip() for t in tips)} {TIP_CLOSE}"
+
+
+def step_user_text(
+    task_description: str,
+    history: Sequence[Turn],
+    observation: str,
+    history_steps: int,
+    observation_words: int,
+) -> str:
+    """The user turn of one step without tips; also the step's memory key."""
+    recent = list(history)[-history_steps:] if history_steps > 0 else []
+    lines = [f"task : {task_description}"]
+    if recent:
+        past = " ; ".join(
+            f"{t.action} -> {clip_words(t.observation, observation_words)}" for t in recent
+        )
+        lines.append(f"history : {past}")
+    lines.append(f"now : {clip_words(observation, observation_words * 3)}")
+    return " . ".join(lines)
+
+
+def with_tips(user_text: str, tips: Sequence[str]) -> str:
+    """The same user turn with the tip block in front of it (memory mode)."""
+    block = tip_block(tips)
+    return f"{block} {user_text}" if block else user_text
+
+
+def step_messages(user_text: str) -> list[dict]:
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": user_text},
+    ]
+
+
+def reflection_messages(
+    task_description: str,
+    turns: Sequence[Turn],
+    final_score: float,
+    observation_words: int,
+) -> list[dict]:
+    """The conversation the policy answers with a tip after an episode (EMPO2.md §2.4)."""
+    episode = " ; ".join(
+        f"{t.action} -> {clip_words(t.observation, observation_words)}" for t in turns
+    )
+    user = (
+        f"task : {task_description} . episode : {episode} . "
+        f"final score : {int(round(final_score))} . {REFLECTION_INSTRUCTION}"
+    )
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": user},
+    ]

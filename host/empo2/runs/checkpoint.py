@@ -1,0 +1,65 @@
+"""Training checkpoints: everything a resumed run needs to continue exactly where it stopped.
+
+A checkpoint folder holds the model (save_pretrained; omitted at iteration 0, where the model is
+the configured one), the optimizer state, every random generator, the intrinsic-reward archive
+and the memory store's marker (the length of its log at that moment). It is filled under a
+temporary name and renamed into place, so it is complete or absent.
+"""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from .folder import RunFolder
+
+
+def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
+    tmp = folder.new_checkpoint_dir(trainer.iteration)
+    if trainer.iteration > 0:
+        trainer.model.save_pretrained(tmp / "model")
+        torch.save(trainer.optimizer.state_dict(), tmp / "optimizer.pt")
+    torch.save({
+        "python_rng": trainer.rng.getstate(),
+        "torch_generator": trainer.generator.get_state(),
+        "torch_global": torch.get_rng_state(),
+        "intrinsic": trainer.intrinsic.state_dict(),
+    }, tmp / "rng.pt")
+    state = {
+        "iteration": trainer.iteration,
+        "env_steps": trainer.env_steps,
+        "memory_marker": trainer.memory.marker() if trainer.memory is not None else None,
+        "has_model": trainer.iteration > 0,
+    }
+    # trainer.json is written last: a folder without it is an incomplete checkpoint.
+    (tmp / "trainer.json").write_text(json.dumps(state, indent=2) + "\n")
+    folder.commit_checkpoint(trainer.iteration, tmp, keep)
+
+
+def load_checkpoint(path, trainer) -> dict:
+    state = json.loads((path / "trainer.json").read_text())
+    if state["has_model"]:
+        from safetensors.torch import load_file
+
+        weights = {}
+        for shard in sorted((path / "model").glob("*.safetensors")):
+            weights.update(load_file(shard, device=str(trainer.device)))
+        missing, unexpected = trainer.model.load_state_dict(weights, strict=False)
+        # Tied embeddings are saved once; everything else must be there.
+        if unexpected or [k for k in missing if "lm_head" not in k]:
+            raise RuntimeError(f"checkpoint {path} does not match the model ({missing[:3]} {unexpected[:3]})")
+        trainer.optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False))
+    rng = torch.load(path / "rng.pt", weights_only=False)
+    trainer.rng.setstate(_as_tuple(rng["python_rng"]))
+    trainer.generator.set_state(rng["torch_generator"])
+    torch.set_rng_state(rng["torch_global"])
+    trainer.intrinsic.load_state_dict(rng["intrinsic"])
+    return state
+
+
+def _as_tuple(state):
+    return tuple(_as_tuple(s) for s in state) if isinstance(state, list) else state
+
+
+__all__ = ["save_checkpoint", "load_checkpoint"]

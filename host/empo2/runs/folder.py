@@ -1,0 +1,184 @@
+"""The run folder: everything a run produces, and the source of truth for every reader.
+
+Layout (docs/run-folder.md has the record formats):
+
+    config.json                  the resolved config, written once
+    run.json                     state (running, paused, finished, failed, stopped), iteration
+    metrics.jsonl                one line per iteration
+    trajectories/iter-NNNNNN.jsonl   every episode of one iteration, in full (written whole)
+    trajectories/index.jsonl     one summary line per episode, for listing without reading all
+    memory/                      the tip store (its own append-only log, see memory/store.py)
+    checkpoints/iter-NNNNNN/     model, optimizer, RNG and trainer state, memory marker
+    checkpoints/LATEST           name of the newest complete checkpoint
+    host.log                     the host's log
+
+An iteration's records are written in a fixed order — trajectories, index, metrics, then the
+checkpoint — so after a kill the last checkpoint tells which iteration is complete; `rollback_to`
+removes what a later, unfinished iteration left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Iterator
+
+from .atomic import (
+    append_jsonl, atomic_write_json, atomic_write_text, dumps_line, iter_jsonl, repair_jsonl,
+    rewrite_jsonl,
+)
+
+
+class RunFolderError(ValueError):
+    """A folder that is not a run, or a run that cannot be created; one sentence."""
+
+
+def iteration_name(iteration: int) -> str:
+    return f"iter-{iteration:06d}"
+
+
+class RunFolder:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    # -- creating and opening ------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, root: Path, run_id: str, config: dict) -> "RunFolder":
+        path = Path(root) / run_id
+        if (path / "config.json").exists():
+            raise RunFolderError(f"run folder {path} already exists; use `resume` or another name")
+        path.mkdir(parents=True, exist_ok=True)
+        folder = cls(path)
+        atomic_write_json(path / "config.json", config)
+        folder.set_state("created", iteration=0)
+        return folder
+
+    @classmethod
+    def open(cls, path: Path) -> "RunFolder":
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise RunFolderError(f"{path} is not a run folder (it has no config.json)")
+        return cls(path)
+
+    def config(self) -> dict:
+        return json.loads((self.path / "config.json").read_text())
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    # -- state ------------------------------------------------------------------------------------
+
+    def state(self) -> dict:
+        try:
+            return json.loads((self.path / "run.json").read_text())
+        except (FileNotFoundError, ValueError):
+            return {"state": "created", "iteration": 0}
+
+    def set_state(self, state: str, **fields) -> None:
+        record = {**self.state(), **fields, "state": state, "updated": time.time()}
+        atomic_write_json(self.path / "run.json", record)
+
+    # -- metrics and trajectories ------------------------------------------------------------------
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.path / "metrics.jsonl"
+
+    @property
+    def index_path(self) -> Path:
+        return self.path / "trajectories" / "index.jsonl"
+
+    def trajectory_path(self, iteration: int) -> Path:
+        return self.path / "trajectories" / f"{iteration_name(iteration)}.jsonl"
+
+    def append_metrics(self, record: dict) -> None:
+        append_jsonl(self.metrics_path, [record])
+
+    def metrics(self) -> list[dict]:
+        return list(iter_jsonl(self.metrics_path))
+
+    def write_trajectories(self, iteration: int, episodes: list[dict], summaries: list[dict]) -> None:
+        lines = "".join(dumps_line(e) for e in episodes)
+        atomic_write_text(self.trajectory_path(iteration), lines)
+        append_jsonl(self.index_path, summaries)
+
+    def trajectory_summaries(self) -> Iterator[dict]:
+        return iter_jsonl(self.index_path)
+
+    def trajectories(self, iteration: int) -> Iterator[dict]:
+        return iter_jsonl(self.trajectory_path(iteration))
+
+    def trajectory(self, episode_id: str) -> dict | None:
+        iteration = int(episode_id.split("-")[0][1:])
+        for episode in self.trajectories(iteration):
+            if episode["id"] == episode_id:
+                return episode
+        return None
+
+    # -- checkpoints -------------------------------------------------------------------------------
+
+    @property
+    def checkpoints_path(self) -> Path:
+        return self.path / "checkpoints"
+
+    def new_checkpoint_dir(self, iteration: int) -> Path:
+        """A fresh temporary folder to fill; `commit_checkpoint` makes it visible atomically."""
+        tmp = self.checkpoints_path / f".{iteration_name(iteration)}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        return tmp
+
+    def commit_checkpoint(self, iteration: int, tmp: Path, keep: int) -> Path:
+        final = self.checkpoints_path / iteration_name(iteration)
+        shutil.rmtree(final, ignore_errors=True)
+        tmp.rename(final)
+        atomic_write_text(self.checkpoints_path / "LATEST", iteration_name(iteration) + "\n")
+        for old in self.checkpoint_iterations()[:-keep]:
+            shutil.rmtree(self.checkpoints_path / iteration_name(old), ignore_errors=True)
+        return final
+
+    def checkpoint_iterations(self) -> list[int]:
+        if not self.checkpoints_path.exists():
+            return []
+        found = []
+        for p in self.checkpoints_path.iterdir():
+            if p.is_dir() and p.name.startswith("iter-") and (p / "trainer.json").exists():
+                found.append(int(p.name[len("iter-"):]))
+        return sorted(found)
+
+    def latest_checkpoint(self) -> tuple[int, Path] | None:
+        """The newest complete checkpoint; LATEST is a hint, the folders are the truth."""
+        iterations = self.checkpoint_iterations()
+        if not iterations:
+            return None
+        return iterations[-1], self.checkpoints_path / iteration_name(iterations[-1])
+
+    # -- resuming ------------------------------------------------------------------------------------
+
+    def rollback_to(self, iteration: int) -> None:
+        """Removes every record of iterations after `iteration` (an interrupted one)."""
+        for path in (self.metrics_path, self.index_path):
+            repair_jsonl(path)
+            rewrite_jsonl(path, lambda r: r.get("iteration", 0) <= iteration)
+        folder = self.path / "trajectories"
+        if folder.exists():
+            for p in folder.glob("iter-*.jsonl"):
+                if int(p.stem[len("iter-"):]) > iteration:
+                    p.unlink()
+            for p in folder.glob(".*.tmp"):
+                p.unlink()
+        if self.checkpoints_path.exists():
+            for p in self.checkpoints_path.glob(".*.tmp"):
+                shutil.rmtree(p, ignore_errors=True)
+
+    @property
+    def memory_path(self) -> Path:
+        return self.path / "memory"
+
+    @property
+    def log_path(self) -> Path:
+        return self.path / "host.log"

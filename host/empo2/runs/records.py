@@ -1,0 +1,42 @@
+"""What the run folder stores of an episode: the full record and the one-line summary.
+
+The full record carries everything the UI shows and an off-policy rerun needs: each step's
+observation, prompt with and without tips (text and token ids), the action's text and token ids,
+its behaviour log-probs, extrinsic and intrinsic rewards; the episode's return and its tip.
+"""
+
+from __future__ import annotations
+
+from ..policy.prompting import with_tips
+
+
+def episode_summary(ep, update_mode: str, iteration: int) -> dict:
+    return {
+        "id": ep.id, "iteration": iteration, "task": ep.task, "variation": ep.variation,
+        "group": ep.group, "rollout_mode": ep.rollout_mode, "update_mode": update_mode,
+        "return": ep.final_score, "success": ep.success, "steps": len(ep.steps),
+        "intrinsic": sum(s.intrinsic for s in ep.steps), "tip_id": ep.tip_id,
+    }
+
+
+def episode_record(ep, update_mode: str, iteration: int, next_observations: list[str]) -> dict:
+    steps = []
+    for t, s in enumerate(ep.steps):
+        steps.append({
+            "t": t,
+            "observation": s.observation,
+            "prompt": with_tips(s.user_text, s.tips),
+            "prompt_no_tips": s.user_text,
+            "tips": s.tips, "tip_ids": s.tip_ids,
+            "prompt_ids": s.prompt_ids, "prompt_ids_no_tips": s.prompt_ids_no_tips,
+            "action": s.action, "executed_action": s.executed_action,
+            "action_ids": s.action_ids, "behaviour_logprobs": s.behaviour_logprobs,
+            "reward": s.reward, "intrinsic": s.intrinsic, "score": s.score,
+            "next_observation": next_observations[t],
+        })
+    return {
+        **episode_summary(ep, update_mode, iteration),
+        "description": ep.description,
+        "steps": steps,
+        "tip": ep.tip,
+    }

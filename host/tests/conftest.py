@@ -1,0 +1,56 @@
+"""Shared fixtures: the real sentence embedder and a tiny built-in policy, each built once.
+
+Both are the real things (all-MiniLM-L6-v2 from its PyPI package; a Qwen2 model built and
+warm-started by the project's own builder), only smaller where size is a choice: the tiny policy
+uses the "tiny" model size and fewer demonstrations, so the whole suite stays fast on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("EMPO2_NO_PROGRESS", "1")
+
+TINY_EPISODES = {"habit": 30, "stuck": 20, "wander": 10, "tip-success": 20, "tip-failure": 20}
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from empo2.memory.embedding import SentenceEmbedder
+
+    return SentenceEmbedder()
+
+
+@pytest.fixture(scope="session")
+def tiny_policy(tmp_path_factory) -> Path:
+    """A tiny built-in policy folder (save_pretrained), built by the real builder."""
+    from empo2.policy.builtin import BuiltinRecipe, build_builtin_policy
+
+    recipe = BuiltinRecipe(size="tiny", episodes=TINY_EPISODES, epochs=1, seed=0)
+    path = tmp_path_factory.mktemp("policy") / "builtin-tiny"
+    build_builtin_policy(recipe, path)
+    return path
+
+
+def tiny_run_overrides(policy: Path, **extra) -> dict:
+    """A config dict for a few fast iterations on the tiny policy."""
+    config = {
+        "iterations": 3,
+        "env": {"tasks": ["power-device", "grow-plant"], "max_steps": 5},
+        "policy": {"model": str(policy), "max_action_tokens": 6, "max_tip_tokens": 12},
+        "algo": {"batch_tasks": 2, "group_size": 2, "p_memory": 1.0, "q_off_policy": 1.0,
+                 "minibatches": 2},
+        "eval": {"every": 3, "max_variations": 1},
+    }
+    for key, value in extra.items():
+        node = config
+        *path, leaf = key.split(".")
+        for part in path:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return config

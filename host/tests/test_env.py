@@ -1,0 +1,129 @@
+"""The environment interface and the built-in worlds."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from empo2.envs.base import correct_action, jaccard, words
+from empo2.envs.builtin.demos import BEHAVIOURS, PromptShape, demonstration_examples, play_demo
+from empo2.envs.builtin.env import BuiltinEnv
+from empo2.envs.builtin.tasks import (
+    HABIT_ROOMS, TASK_KINDS, in_distribution_tasks, out_of_distribution_tasks,
+)
+from empo2.envs.builtin.world import generate_world
+
+
+def gold_actions(env: BuiltinEnv) -> list[str]:
+    w = env.world
+    return [f"go to {w.item_room}", f"open {w.container_of[w.item_room]}", f"take {w.item}",
+            f"go to {w.target_room}", f"put {w.item} in {w.target}", f"{w.kind.use_verb} {w.target}"]
+
+
+def test_splits_sizes_and_the_held_out_kind():
+    env = BuiltinEnv()
+    assert len(in_distribution_tasks()) >= 3 and len(out_of_distribution_tasks()) >= 1
+    for task in env.tasks():
+        assert len(env.variations(task, "train")) >= 5
+        assert len(env.variations(task, "test")) >= 10
+        assert not set(env.variations(task, "train")) & set(env.variations(task, "test"))
+    with pytest.raises(ValueError, match="unknown split"):
+        env.variations("power-device", "dev")
+    with pytest.raises(ValueError, match="unknown built-in task"):
+        env.reset("no-such-task", 0)
+
+
+@pytest.mark.parametrize("task", list(TASK_KINDS))
+def test_gold_sequence_reaches_full_score_with_score_delta_rewards(task):
+    env = BuiltinEnv()
+    for variation in env.variations(task, "all"):
+        obs, info = env.reset(task, variation)
+        assert info.score == 0 and info.valid_actions and info.task_description
+        total = 0.0
+        for action in gold_actions(env):
+            assert action in info.valid_actions
+            obs, reward, done, info = env.step(action)
+            total += reward
+            assert -100 <= info.score <= 100
+        assert done and info.success and info.score == 100 and total == 100
+
+
+def test_items_never_hide_where_the_warm_start_looks():
+    for kind in TASK_KINDS.values():
+        for variation in list(range(5)) + list(range(100, 120)):
+            world = generate_world(kind, variation)
+            assert world.item_room in kind.hiding_rooms
+            assert world.item_room not in HABIT_ROOMS
+
+
+def test_worlds_are_deterministic_and_varied():
+    kind = TASK_KINDS["power-device"]
+    a, b = generate_world(kind, 3), generate_world(kind, 3)
+    assert (a.rooms, a.container_of, a.contents, a.item_room) == (b.rooms, b.container_of, b.contents, b.item_room)
+    layouts = {tuple(generate_world(kind, v).rooms) for v in range(100, 120)}
+    assert len(layouts) > 10
+
+
+def test_action_correction_by_word_overlap():
+    valid = ["look around", "go to kitchen", "open drawer", "take battery"]
+    assert correct_action("go kitchen", valid) == "go to kitchen"
+    assert correct_action("Take  the battery", valid) == "take battery"
+    assert correct_action("open drawer", valid) == "open drawer"
+    assert jaccard(words("a b"), words("b c")) == pytest.approx(1 / 3)
+    env = BuiltinEnv()
+    env.reset("power-device", 0)
+    _, _, _, info = env.step("go the kitchen please")
+    assert info.corrected_action == "go to kitchen"
+    strict = BuiltinEnv(correct_actions=False)
+    strict.reset("power-device", 0)
+    obs, reward, _, info = strict.step("dance")
+    assert obs == "nothing happens ." and reward == 0 and info.corrected_action is None
+
+
+def test_step_limit_ends_the_episode():
+    env = BuiltinEnv(max_steps=4)
+    env.reset("grow-plant", 1)
+    dones = [env.step("look around")[2] for _ in range(4)]
+    assert dones == [False, False, False, True]
+    assert env.step("look around")[2] is True
+
+
+def test_using_the_target_before_the_item_does_nothing():
+    env = BuiltinEnv()
+    env.reset("heat-food", 2)
+    w = env.world
+    env.step(f"go to {w.target_room}") if env.room != w.target_room else None
+    obs, reward, done, info = env.step(f"{w.kind.use_verb} {w.target}")
+    assert reward == 0 and not done and "needs" in obs
+
+
+def test_random_play_rarely_solves_a_task():
+    """Exploration is the bottleneck: uniform random play succeeds in few episodes."""
+    env, rng, wins, n = BuiltinEnv(), random.Random(0), 0, 300
+    for k in range(n):
+        obs, info = env.reset(in_distribution_tasks()[k % 3], k % 5)
+        done = False
+        while not done:
+            obs, _, done, info = env.step(rng.choice(info.valid_actions))
+        wins += info.success
+    assert wins / n < 0.1
+
+
+def test_demonstrations_cover_behaviours_and_never_show_the_held_out_kind():
+    rng = random.Random(0)
+    for behaviour in BEHAVIOURS:
+        episode = play_demo("power-device", 10_001, behaviour, rng, PromptShape(), 15)
+        assert episode.steps and episode.tip
+        if behaviour in ("habit", "tip-success", "tip-failure"):
+            assert episode.final_score == 100
+        else:
+            assert episode.final_score == 0 and "no" in episode.tip
+        if behaviour.startswith("tip-"):
+            assert all("<tip>" in user for user, _ in episode.steps)
+    examples = demonstration_examples({"habit": 3, "tip-failure": 3}, 0, PromptShape(), 15)
+    ood = out_of_distribution_tasks()[0]
+    text = " ".join(m["content"] for msgs, target in examples for m in msgs) + " ".join(t for _, t in examples)
+    assert TASK_KINDS[ood].targets[0] not in text.split()
+    reflections = [t for msgs, t in examples if "reflect" in msgs[-1]["content"]]
+    assert len(reflections) == 6 and all("score" in t for t in reflections)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Creates the project-local Python virtual environment (.venv) and installs the training host
+# into it with its pinned dependencies. Idempotent: a second run only checks. Nothing is
+# installed globally.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+python="${EMPO2_PYTHON:-python3}"
+
+if ! command -v "$python" >/dev/null 2>&1; then
+  echo "empo2: no Python interpreter '$python' found; install Python 3.10+ or set EMPO2_PYTHON." >&2
+  exit 1
+fi
+if [ ! -x "$venv/bin/python" ]; then
+  echo "empo2: creating $venv" >&2
+  "$python" -m venv "$venv"
+fi
+# The stamp records what was installed, so an unchanged pyproject skips pip entirely.
+stamp="$venv/.empo2-host-installed"
+want="$(sha256sum "$root/host/pyproject.toml" | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "empo2: installing the host and its pinned dependencies into .venv (first time: a few minutes)" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip>=24"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root/host[test]"
+  echo "$want" > "$stamp"
+fi
