@@ -1,0 +1,269 @@
+"""Intrinsic (exploration) rewards for EMPO² (arXiv 2602.23008, ../shared/EMPO2.md §3).
+
+The paper keeps, per task variation, a list of distinct states; a state whose cosine similarity to
+every stored state is below a threshold is new and is added; r_int = 1/n, "n counts similar past
+states". The reference code instead pays 1/(number of retrieved tips + 1), only in memory modes.
+Variants are looked up by name in ``INTRINSIC_REWARDS`` and share one call:
+
+    reward = make_intrinsic_reward("paper", threshold=0.9)
+    r_int = reward.rewards(key, embeddings=E, n_retrieved=counts)   # (n,) float64
+    # the caller multiplies by its coefficient (paper 1×; ablations 0.5×, 2×)
+
+Embeddings come from the caller (the trainer owns the sentence embedder); this module never loads
+a model. ``needs_embeddings`` tells the trainer whether to compute them at all.
+
+Decisions and deviations, numbered:
+
+1. Exact paper rule as implemented: each stored distinct state carries a visit count. A state
+   whose best cosine to the stored states is < threshold is added with count 1 and earns 1.0. A
+   state with best cosine ≥ threshold is a revisit of the MOST similar stored state: that
+   state's count goes up by one and the reward is 1/count (so 1/2, 1/3, … on later visits). This
+   is our reading of "n counts similar past states" that pays 1.0 for a brand-new state and never
+   divides by zero. Ties go to the earliest stored state.
+2. The threshold is not given in the paper; default 0.9 (cosine, inclusive: ≥ is "similar").
+3. Within one ``rewards`` call, states are processed in order: a state added earlier in the batch
+   is visible to later ones (as if they had been scored one at a time), while the stored matrix is
+   compared once with one matrix product per call.
+4. Rows are re-normalised to unit length (float32) on entry, so a caller that forgets is safe;
+   an all-zero row is rejected.
+5. The store grows without bound (capacity doubles as needed); about 1.5 KB per distinct state at
+   384 dims.
+6. The reference variant ("reference") pays 1/(n_retrieved + 1) and 0 when no retrieval happened
+   (memory-free rollouts); its final version also leaves the reward out of the advantage — that
+   choice belongs to the trainer. "off" pays 0 everywhere (the "no intrinsic reward" ablation).
+7. ``state_dict()`` holds plain numpy arrays and JSON types; ``load_state_dict`` restores it
+   exactly, so a resumed run scores future states bit for bit as the uninterrupted one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+STATE_VERSION = 1
+
+
+class IntrinsicReward(Protocol):
+    """What the trainer calls; every variant in ``INTRINSIC_REWARDS`` satisfies it."""
+
+    needs_embeddings: bool
+
+    def rewards(
+        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None
+    ) -> np.ndarray: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+INTRINSIC_REWARDS: dict[str, Callable[..., IntrinsicReward]] = {}
+
+
+def register_intrinsic(name: str) -> Callable[[type], type]:
+    def wrap(cls: type) -> type:
+        INTRINSIC_REWARDS[name] = cls
+        return cls
+
+    return wrap
+
+
+def make_intrinsic_reward(name: str, **kwargs: Any) -> IntrinsicReward:
+    """Build the variant registered under ``name`` ("paper", "reference" or "off")."""
+    if name not in INTRINSIC_REWARDS:
+        raise ValueError(
+            f"Unknown intrinsic reward {name!r}; choose one of {sorted(INTRINSIC_REWARDS)}."
+        )
+    return INTRINSIC_REWARDS[name](**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Paper: distinct-state novelty
+
+
+class _StateStore:
+    """Distinct states of one key: a preallocated (capacity, d) float32 matrix and visit counts."""
+
+    def __init__(self, dim: int, capacity: int = 64) -> None:
+        self.size = 0
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self.counts = np.zeros(capacity, dtype=np.int64)
+
+    def add(self, vector: np.ndarray) -> int:
+        if self.size == len(self.vectors):  # grow by doubling
+            self.vectors = np.concatenate([self.vectors, np.zeros_like(self.vectors)])
+            self.counts = np.concatenate([self.counts, np.zeros_like(self.counts)])
+        index = self.size
+        self.vectors[index] = vector
+        self.counts[index] = 1
+        self.size += 1
+        return index
+
+
+@register_intrinsic("paper")
+class NoveltyReward:
+    """Paper intrinsic reward: 1/visits of the matched distinct state (1.0 for a new state)."""
+
+    needs_embeddings = True
+
+    def __init__(self, threshold: float = 0.9) -> None:
+        if not -1.0 <= threshold <= 1.0:
+            raise ValueError(f"Novelty threshold is a cosine similarity in [-1, 1], got {threshold}.")
+        self.threshold = float(threshold)
+        self._stores: dict[str, _StateStore] = {}
+
+    def num_states(self, key: str) -> int:
+        """Distinct states stored for ``key`` (0 for an unseen key)."""
+        store = self._stores.get(key)
+        return 0 if store is None else store.size
+
+    def rewards(
+        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Score a batch of states of one task variation, updating the store.
+
+        Args:
+            key: task variation (e.g. "power-component/3"); stores never mix across keys.
+            embeddings: (n, d) state embeddings, one row per state, in visiting order.
+            n_retrieved: ignored (shared signature).
+        Returns:
+            (n,) float64 rewards in (0, 1].
+        """
+        if embeddings is None:
+            raise ValueError("The 'paper' intrinsic reward needs state embeddings.")
+        batch = _unit_rows(embeddings)
+        store = self._stores.get(key)
+        if store is None:
+            store = self._stores[key] = _StateStore(batch.shape[1])
+        if batch.shape[1] != store.vectors.shape[1]:
+            raise ValueError(
+                f"Embedding size {batch.shape[1]} differs from the {store.vectors.shape[1]} "
+                f"already stored for {key!r}."
+            )
+        old_size = store.size
+        # One product against everything stored before this call, one within the batch.
+        sims_old = batch @ store.vectors[:old_size].T  # (n, old_size)
+        sims_batch = batch @ batch.T  # (n, n)
+        added_rows: list[int] = []  # batch rows that became stored states, in store order
+        out = np.empty(len(batch), dtype=np.float64)
+        for i in range(len(batch)):
+            candidates = np.concatenate([sims_old[i], sims_batch[i, added_rows]])
+            best = int(np.argmax(candidates)) if candidates.size else -1
+            if best >= 0 and candidates[best] >= self.threshold:
+                store.counts[best] += 1  # old states come first, then added_rows, as in the store
+                out[i] = 1.0 / store.counts[best]
+            else:
+                store.add(batch[i])
+                added_rows.append(i)
+                out[i] = 1.0
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "variant": "paper",
+            "threshold": self.threshold,
+            "stores": {
+                key: {
+                    "vectors": store.vectors[: store.size].copy(),
+                    "counts": store.counts[: store.size].copy(),
+                }
+                for key, store in self._stores.items()
+            },
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _check_state(state, "paper")
+        self.threshold = float(state["threshold"])
+        self._stores = {}
+        for key, saved in state["stores"].items():
+            vectors = np.asarray(saved["vectors"], dtype=np.float32)
+            counts = np.asarray(saved["counts"], dtype=np.int64)
+            store = _StateStore(vectors.shape[1], capacity=max(64, len(vectors)))
+            store.vectors[: len(vectors)] = vectors
+            store.counts[: len(counts)] = counts
+            store.size = len(vectors)
+            self._stores[key] = store
+
+
+def _unit_rows(embeddings: np.ndarray) -> np.ndarray:
+    """(n, d) → (n, d) float32 rows of unit L2 norm."""
+    rows = np.asarray(embeddings, dtype=np.float32)
+    if rows.ndim != 2:
+        raise ValueError(f"Embeddings must be (n, d), got shape {rows.shape}.")
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    if not np.all(np.isfinite(rows)) or np.any(norms == 0):
+        raise ValueError("Embeddings must be finite, non-zero rows.")
+    return (rows / norms).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference code: retrieval counts
+
+
+def reference_intrinsic(n_retrieved: np.ndarray) -> np.ndarray:
+    """Reference-code intrinsic reward: 1 / (n_retrieved + 1).
+
+    Args:
+        n_retrieved: (n,) int, tips retrieved at each step (≥ 0).
+    Returns:
+        (n,) float64 in (0, 1]; 1.0 when nothing was retrieved (a state the memory knows nothing
+        about).
+    """
+    counts = np.asarray(n_retrieved)
+    if np.any(counts < 0):
+        raise ValueError("Retrieval counts cannot be negative.")
+    return 1.0 / (counts.astype(np.float64) + 1.0)
+
+
+@register_intrinsic("reference")
+class RetrievalCountReward:
+    """Reference variant: stateless, pays ``reference_intrinsic`` in memory modes and 0 otherwise."""
+
+    needs_embeddings = False
+
+    def rewards(
+        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None
+    ) -> np.ndarray:
+        """n_retrieved: (n,) tip counts, or None for a memory-free rollout (→ zeros of len n)."""
+        if n_retrieved is None:
+            if embeddings is None:
+                raise ValueError("Pass n_retrieved (memory modes) or embeddings (for the length).")
+            return np.zeros(len(embeddings), dtype=np.float64)
+        return reference_intrinsic(n_retrieved)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"version": STATE_VERSION, "variant": "reference"}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _check_state(state, "reference")
+
+
+@register_intrinsic("off")
+class NoIntrinsicReward:
+    """Ablation "no intrinsic reward": zeros of the batch length."""
+
+    needs_embeddings = False
+
+    def rewards(
+        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None
+    ) -> np.ndarray:
+        batch = embeddings if embeddings is not None else n_retrieved
+        if batch is None:
+            raise ValueError("Pass embeddings or n_retrieved so the batch length is known.")
+        return np.zeros(len(batch), dtype=np.float64)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"version": STATE_VERSION, "variant": "off"}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _check_state(state, "off")
+
+
+def _check_state(state: dict[str, Any], variant: str) -> None:
+    if state.get("variant") != variant or state.get("version") != STATE_VERSION:
+        raise ValueError(
+            f"Checkpoint holds intrinsic-reward state {state.get('variant')!r} "
+            f"v{state.get('version')}, expected {variant!r} v{STATE_VERSION}."
+        )

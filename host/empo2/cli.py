@@ -1,0 +1,306 @@
+"""`empo2-host`: the training host's command line.
+
+    empo2-host build-policy                      build (or find) the cached built-in policy
+    empo2-host train [--preset builtin] [k=v ..] train; overrides like algo.p_memory=0
+    empo2-host resume RUN_FOLDER                 continue a run from its last checkpoint
+    empo2-host eval --run RUN_FOLDER             memory-free and memory-augmented success
+    empo2-host bench                             EMPO² vs GRPO on the built-in worlds
+    empo2-host serve [--port 0] [--run-root DIR]  the JSON-RPC host for EMPO² Studio (protocol/)
+
+A user's mistake (a bad config, a missing file or model) prints one sentence and exits with 2;
+progress bars and logs go to stderr, results to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from .config import ConfigError, TrainConfig, load_config, presets
+
+EXIT_USAGE = 2
+
+
+class UserError(Exception):
+    """Something the user can fix; its message is the one sentence they see."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(level=os.environ.get("EMPO2_LOG_LEVEL", "WARNING"), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.handler(args) or 0
+    except KeyboardInterrupt:
+        print("empo2-host: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - the one place errors become sentences
+        if _is_user_error(err):
+            print(f"empo2-host: error: {_sentence(err)}", file=sys.stderr)
+            return EXIT_USAGE
+        if os.environ.get("EMPO2_DEBUG"):
+            traceback.print_exc()
+        print(f"empo2-host: internal error: {_sentence(err)} (set EMPO2_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 1
+
+
+def _is_user_error(err: Exception) -> bool:
+    from .policy.model import PolicyLoadError
+    from .runs.folder import RunFolderError
+
+    return isinstance(err, (UserError, ConfigError, PolicyLoadError, RunFolderError,
+                            FileNotFoundError, NotADirectoryError, PermissionError))
+
+
+def _sentence(err: Exception) -> str:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return text.rstrip(".") + "."
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="empo2-host", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command")
+
+    p = sub.add_parser("build-policy", help="build the built-in policy (cached)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--size", default="default", choices=("default", "tiny"))
+    p.add_argument("--force", action="store_true", help="rebuild even when cached")
+    p.set_defaults(handler=cmd_build_policy)
+
+    p = sub.add_parser("train", help="train a policy with EMPO² (or GRPO with algo.p_memory=0)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--preset", help=f"a built-in preset: {', '.join(sorted(presets()))}")
+    source.add_argument("--config", help="a JSON config file")
+    p.add_argument("--root", help="folder of run folders (default: the config's root)")
+    p.add_argument("--name", help="run id (default: preset and time)")
+    p.add_argument("overrides", nargs="*", metavar="key=value")
+    p.set_defaults(handler=cmd_train)
+
+    p = sub.add_parser("resume", help="continue a run from its last checkpoint")
+    p.add_argument("run", help="the run folder")
+    p.add_argument("overrides", nargs="*", metavar="key=value",
+                   help="e.g. iterations=60 to extend a finished run")
+    p.set_defaults(handler=cmd_resume)
+
+    p = sub.add_parser("eval", help="memory-free and memory-augmented success on held-out variations")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--run", help="a run folder (its latest checkpoint)")
+    what.add_argument("--model", help="a model folder or 'builtin'")
+    p.add_argument("--tasks", help="comma-separated tasks (default: the run's or the preset's)")
+    p.add_argument("--trials", type=int, default=3, help="memory trials (the paper's OOD test: 10)")
+    p.add_argument("--variations", type=int, default=10, help="held-out variations per task")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(handler=cmd_eval)
+
+    p = sub.add_parser("bench", help="EMPO² vs GRPO on the built-in worlds, several seeds")
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--iterations", type=int, default=None, help="default: the bench preset's")
+    p.add_argument("--out", default="docs/bench", help="folder for results.json and results.md")
+    p.add_argument("--root", default=None, help="where the bench's run folders go")
+    p.add_argument("--ablations", action="store_true", help="also run the ablations (longer)")
+    p.set_defaults(handler=cmd_bench)
+
+    p = sub.add_parser("serve", help="serve the WebSocket JSON-RPC protocol (protocol/) to clients",
+                       description="Token from the environment variable EMPO2_HOST_TOKEN; one JSON "
+                                   "ready line on stdout, logs on stderr.")
+    p.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback only)")
+    p.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
+    p.add_argument("--run-root", action="append", metavar="DIR",
+                   help="folder of run folders; repeatable (default: .empo2/runs)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="permit a --host other than loopback (prefer an SSH tunnel)")
+    p.add_argument("--insecure-no-token", action="store_true",
+                   help="serve without a token (local experiments only; refused with --allow-remote)")
+    p.set_defaults(handler=cmd_serve)
+    return parser
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def cmd_build_policy(args) -> int:
+    from .policy.builtin import BuiltinRecipe, build_builtin_policy, builtin_policy_path
+
+    recipe = BuiltinRecipe(seed=args.seed, size=args.size)
+    path = builtin_policy_path(recipe)
+    if (path / "empo2_build.json").exists() and not args.force:
+        print(json.dumps({"path": str(path), "cached": True}))
+        return 0
+    bar = _bar("building the built-in policy", unit="batch")
+    report = build_builtin_policy(recipe, path, progress=_imitation_progress(bar))
+    bar.close()
+    print(json.dumps({"path": str(path), "cached": False, **report}))
+    return 0
+
+
+def cmd_train(args) -> int:
+    from .runs.folder import RunFolder
+
+    preset = args.preset or (None if args.config else "builtin")
+    config = load_config(args.config or preset, args.overrides)
+    if args.root:
+        config.root = args.root
+    config.name = args.name or config.name or f"{preset or Path(args.config).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folder = RunFolder.create(Path(config.root), config.name, config.to_dict())
+    print(json.dumps({"run": str(folder.path)}), flush=True)
+    return _train(config, folder, resume=False)
+
+
+def cmd_resume(args) -> int:
+    from .runs.folder import RunFolder
+
+    folder = RunFolder.open(Path(args.run))
+    config = load_config(folder.config(), args.overrides)
+    return _train(config, folder, resume=True)
+
+
+def _ensure_builtin_with_progress() -> str:
+    from .policy.builtin import BuiltinRecipe, builtin_policy_path, ensure_builtin_policy
+
+    if (builtin_policy_path(BuiltinRecipe()) / "empo2_build.json").exists():
+        return str(builtin_policy_path(BuiltinRecipe()))
+    bar = _bar("building the built-in policy (once)", unit="batch")
+    try:
+        return str(ensure_builtin_policy(progress=_imitation_progress(bar)))
+    finally:
+        bar.close()
+
+
+def _train(config: TrainConfig, folder, resume: bool) -> int:
+    from .trainer import Trainer, TrainerHooks
+
+    _log_to(folder.log_path)
+    if config.policy.model == "builtin":
+        _ensure_builtin_with_progress()
+    bar = _bar("training", total=config.iterations, unit="it")
+
+    class ProgressHooks(TrainerHooks):
+        def on_metrics(self, record: dict) -> None:
+            bar.n = record["iteration"]
+            shown = {"return": f"{record['rollout/return']:.1f}", "mode": record["rollout_mode"]}
+            if "eval/memory_free/success" in record:
+                shown["eval"] = f"{record['eval/memory_free/success']:.2f}"
+            bar.set_postfix(shown)
+            bar.refresh()
+
+    trainer = Trainer(config, folder, hooks=ProgressHooks())
+    try:
+        trainer.run(resume=resume)
+    except BaseException:
+        folder.set_state("failed", iteration=trainer.iteration)
+        raise
+    finally:
+        bar.close()
+    last = folder.metrics()[-1] if folder.metrics() else {}
+    print(json.dumps({"run": str(folder.path), "iteration": trainer.iteration,
+                      "state": folder.state()["state"],
+                      "eval_memory_free_success": last.get("eval/memory_free/success")}))
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from .evaluation import memory_trials
+    from .memory.embedding import SentenceEmbedder
+    from .policy.model import load_policy
+    from .runs.folder import RunFolder
+    from .trainer import resolve_model
+    from .envs.registry import make_env
+    from .rollout import RolloutSettings
+
+    if args.trials < 1 or args.variations < 1:
+        raise UserError("--trials and --variations must be at least 1")
+    if args.run:
+        folder = RunFolder.open(Path(args.run))
+        config = load_config(folder.config())
+        latest = folder.latest_checkpoint()
+        model_path = str(latest[1] / "model") if latest and (latest[1] / "model").exists() else resolve_model(config.policy.model)
+    else:
+        config = load_config("builtin")
+        model_path = _ensure_builtin_with_progress() if args.model == "builtin" else args.model
+    tasks = args.tasks.split(",") if args.tasks else config.env.tasks
+    env = make_env(config.env)
+    for task in tasks:
+        if task not in env.tasks():
+            raise UserError(f"unknown task {task!r}; known tasks: {', '.join(env.tasks())}")
+    model, tokenizer = load_policy(model_path, device="cpu" if config.policy.device == "auto" else config.policy.device)
+    model.eval()
+    p = config.policy
+    settings = RolloutSettings(p.max_action_tokens, p.eval_temperature, p.history_steps,
+                               p.observation_words, config.memory.similarity_threshold, config.memory.top_k)
+    pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
+    bar = _bar("evaluating", total=args.trials, unit="trial")
+    result = memory_trials(model, tokenizer, config.env, pairs, args.trials, settings,
+                           p.max_tip_tokens, SentenceEmbedder(), args.seed,
+                           progress=lambda t, n, r: bar.update(1))
+    bar.close()
+    print(json.dumps({"model": model_path, "tasks": tasks, "episodes_per_trial": len(pairs),
+                      "memory_free_success": result.success[0],
+                      "memory_success_by_trial": result.success, "score_by_trial": result.score}))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from .bench import run_bench
+
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        raise UserError(f"--seeds must be comma-separated integers, not {args.seeds!r}") from None
+    run_bench(seeds, args.iterations, Path(args.out), Path(args.root) if args.root else None,
+              args.ablations, bar_factory=_bar)
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from .server.main import serve_command, settings_from_args
+
+    try:
+        settings_from_args(args)  # the user's mistakes first, as one sentence
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    return serve_command(args)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _bar(description: str, total: int | None = None, unit: str = "it"):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, dynamic_ncols=True,
+                disable=os.environ.get("EMPO2_NO_PROGRESS") == "1")
+
+
+def _imitation_progress(bar):
+    def update(epoch: int, step: int, total: int, loss: float) -> None:
+        if bar.total != total:
+            bar.reset(total=total)
+            bar.set_description(f"building the built-in policy (epoch {epoch + 1})")
+        bar.update(1)
+        if step % 20 == 0:
+            bar.set_postfix(loss=f"{loss:.3f}")
+    return update
+
+
+def _log_to(path: Path) -> None:
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.INFO)
+    root = logging.getLogger("empo2")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Evaluation with memory trials: memory-free success, and adaptation with memory alone.
+
+The paper's out-of-distribution test (EMPO2.md §6): a trained policy plays a task it never trained
+on, with memory on and no weight updates, for 10 trials; after each trial it writes a tip per
+episode into a fresh memory, which later trials retrieve from. Trial 1 has an empty memory, so it
+is the memory-free score; the curve over trials shows what memory adds. `empo2-host eval` runs the
+same protocol on the held-out variations of the trained tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .envs.registry import make_env
+from .memory.store import MemoryStore
+from .rollout import Episode, RolloutSettings, roll_out, write_tips
+
+
+@dataclass
+class TrialResult:
+    success: list[float]   # per trial, mean over episodes
+    score: list[float]
+
+
+def memory_trials(model, tokenizer, env_config, pairs: list[tuple[str, int]], trials: int,
+                  settings: RolloutSettings, max_tip_tokens: int, embedder, seed: int,
+                  episodes_per_pair: int = 1, progress=None) -> TrialResult:
+    """Plays `trials` rounds over every (task, variation); tips accumulate in a fresh memory."""
+    memory = MemoryStore.open(None, embedder)
+    generator = torch.Generator().manual_seed(seed)
+    result = TrialResult([], [])
+    for trial in range(1, trials + 1):
+        episodes = [Episode(id=f"trial{trial}-{k}", task=t, variation=v, group=k,
+                            rollout_mode="memory" if trial > 1 else "memory-free")
+                    for k, (t, v) in enumerate(pairs * episodes_per_pair)]
+        envs = [make_env(env_config) for _ in episodes]
+        after = roll_out(envs, episodes, model, tokenizer, settings, generator,
+                         memory if trial > 1 else None)
+        write_tips(episodes, after, model, tokenizer, settings, max_tip_tokens, generator)
+        for ep in episodes:
+            if ep.tip:
+                memory.add_episode_tip(
+                    ep.variation_key, ep.tip,
+                    steps=[(s.user_text, s.executed_action) for s in ep.steps],
+                    score=ep.final_score,
+                    provenance={"run": "eval", "iteration": 0, "episode": ep.id,
+                                "step": len(ep.steps), "score": ep.final_score},
+                )
+        result.success.append(float(np.mean([ep.success for ep in episodes])))
+        result.score.append(float(np.mean([ep.final_score for ep in episodes])))
+        if progress is not None:
+            progress(trial, trials, result)
+    return result

@@ -1,0 +1,144 @@
+"""The built-in policy: a tiny Qwen2 model warm-started by imitation of scripted demonstrations.
+
+    empo2-host build-policy            # builds once, then reuses the cache
+
+Deterministic from its seed: the same recipe and seed give the same weights on the same machine.
+It is saved with save_pretrained, so the trainer loads it through exactly the code that loads
+Qwen2.5-7B-Instruct. The cache lives in $EMPO2_CACHE_DIR (default ~/.cache/empo2); its folder
+name carries a hash of the recipe, so a changed recipe never reuses stale weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from ..envs.builtin.demos import PromptShape, demonstration_examples, render_tip
+from ..envs.builtin.env import BuiltinEnv
+from ..envs.builtin.tasks import (
+    CONTAINER_POOL, DEMO_VARIATION_BASE, DISTRACTOR_ITEMS, ROOM_POOL, TASK_KINDS,
+    TEST_VARIATIONS, TRAIN_VARIATIONS,
+)
+from . import prompting
+from .imitation import imitate
+from .model import build_tiny_model
+from .tokenizer import build_word_tokenizer
+
+RECIPE_VERSION = 1
+
+
+@dataclass
+class BuiltinRecipe:
+    """Everything that determines the built-in policy's weights."""
+
+    seed: int = 0
+    size: str = "default"
+    episodes: dict[str, int] = field(default_factory=lambda: {
+        "habit": 300, "stuck": 200, "wander": 120, "tip-success": 220, "tip-failure": 220,
+    })
+    epochs: int = 2
+    batch_size: int = 32
+    lr: float = 2e-3
+    max_steps: int = 15
+    history_steps: int = 3
+    observation_words: int = 10
+
+    def key(self) -> str:
+        blob = json.dumps({"v": RECIPE_VERSION, **asdict(self)}, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:12]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("EMPO2_CACHE_DIR", Path.home() / ".cache" / "empo2"))
+
+
+def builtin_policy_path(recipe: BuiltinRecipe) -> Path:
+    return cache_root() / "policies" / f"builtin-{recipe.size}-seed{recipe.seed}-{recipe.key()}"
+
+
+def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
+    """Every word the built-in worlds, prompts and tips can produce.
+
+    Random play over every task kind (the held-out one too: its words must be readable, as an
+    LLM knows words it was never trained to act on) plus the fixed strings and the scores.
+    """
+    texts = [prompting.SYSTEM_PROMPT, prompting.REFLECTION_INSTRUCTION, "task : history : now : ->",
+             "episode : final score : | ;"]
+    texts += list(ROOM_POOL) + list(CONTAINER_POOL) + list(DISTRACTOR_ITEMS)
+    texts += [str(n) for n in range(-100, 101)]
+    rng = random.Random("empo2-vocabulary")
+    env = BuiltinEnv(max_steps=max_steps, correct_actions=False)
+    variations = list(TRAIN_VARIATIONS) + list(TEST_VARIATIONS) + list(range(DEMO_VARIATION_BASE, DEMO_VARIATION_BASE + 200))
+    for kind in TASK_KINDS.values():
+        texts += [kind.use_verb, *kind.items, *kind.targets, *kind.hiding_rooms]
+        for variation in variations:
+            obs, info = env.reset(kind.name, variation)
+            texts += [obs, info.task_description]
+            w = env.world
+            texts.append(render_tip(w.item, 100, (w.container_of[w.rooms[2]], w.rooms[2]), [], w.target))
+            texts.append(render_tip(w.item, 50, (w.container_of[w.rooms[2]], w.rooms[2]), [], w.target))
+            texts.append(render_tip(w.item, 0, None, [(w.container_of[w.rooms[0]], w.rooms[0])], w.target))
+            texts.append(render_tip(w.item, 0, None, [], w.target))
+            done = False
+            while not done:
+                action = rng.choice(info.valid_actions)
+                obs, _, done, info = env.step(action)
+                texts += [action, obs]
+            # The goal's own sequence, so success messages are in the corpus too.
+            obs, info = env.reset(kind.name, variation)
+            for action in (f"go to {w.item_room}", f"open {w.container_of[w.item_room]}",
+                           f"take {w.item}", f"go to {w.target_room}", f"put {w.item} in {w.target}",
+                           f"{kind.use_verb} {w.target}"):
+                obs, _, done, info = env.step(action)
+                texts += [action, obs]
+    return texts
+
+
+def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
+                         progress: Callable[[int, int, int, float], None] | None = None) -> dict:
+    """Builds the policy into `destination` (atomically); returns the build report."""
+    started = time.time()
+    torch.manual_seed(recipe.seed)
+    shape = PromptShape(recipe.history_steps, recipe.observation_words)
+    examples = demonstration_examples(recipe.episodes, recipe.seed, shape, recipe.max_steps)
+    corpus = vocabulary_corpus(shape, recipe.max_steps)
+    corpus += [m["content"] for messages, _ in examples for m in messages]
+    corpus += [target for _, target in examples]
+    tokenizer = build_word_tokenizer(corpus)
+    model = build_tiny_model(tokenizer, recipe.size, recipe.seed)
+    losses = imitate(model, tokenizer, examples, epochs=recipe.epochs, batch_size=recipe.batch_size,
+                     lr=recipe.lr, seed=recipe.seed, progress=progress)
+    model.eval()
+    report = {
+        "recipe": asdict(recipe), "recipe_key": recipe.key(), "examples": len(examples),
+        "parameters": sum(p.numel() for p in model.parameters()), "vocabulary": len(tokenizer),
+        "epoch_losses": losses, "seconds": round(time.time() - started, 1),
+    }
+    tmp = destination.with_name(destination.name + f".tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    (tmp / "empo2_build.json").write_text(json.dumps(report, indent=2) + "\n")
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(destination, ignore_errors=True)
+    tmp.rename(destination)
+    return report
+
+
+def ensure_builtin_policy(recipe: BuiltinRecipe | None = None,
+                          progress: Callable[[int, int, int, float], None] | None = None) -> Path:
+    """The cached built-in policy's folder, built first if it is not there yet."""
+    recipe = recipe or BuiltinRecipe()
+    path = builtin_policy_path(recipe)
+    if not (path / "empo2_build.json").exists():
+        build_builtin_policy(recipe, path, progress)
+    return path

@@ -1,0 +1,313 @@
+"""The EMPO² training loop (EMPO2.md §2), top to bottom in `Trainer.run`.
+
+    empo2-host train --preset builtin                 # EMPO² on the built-in worlds
+    empo2-host train --preset builtin algo.p_memory=0 # GRPO: the same code with p = 0
+
+Follows "Exploratory Memory-Augmented LLM Agent via Hybrid On- and Off-Policy Optimization"
+(arXiv 2602.23008). Per iteration: draw B tasks, draw the rollout mode once (memory with p), roll
+out N episodes per task in lockstep, give every state its novelty reward, let the policy write
+one tip per episode into the memory, draw the update mode (off-policy with q for memory
+rollouts), update. Where it deviates from the paper or the reference code:
+
+1. The GRPO return adds the *mean* novelty reward of the episode (update.py, choice 1).
+2. Retrieved entries are shown as distinct tip texts (rollout.py `distinct_tips`).
+3. Memory-augmented evaluation runs on the *training* variations with the run's memory (the
+   held-out variations have no tips of their own); memory-free evaluation runs on held-out ones.
+4. Checkpoints make a resumed CPU run reproduce the uninterrupted one bit for bit: every random
+   draw comes from generators saved in the checkpoint, evaluation from its own generators.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .algo.intrinsic import make_intrinsic_reward
+from .config import TrainConfig
+from .envs.registry import make_env
+from .memory.embedding import SentenceEmbedder
+from .memory.store import MemoryStore
+from .policy.model import load_policy
+from .rollout import Episode, RolloutSettings, add_intrinsic_rewards, roll_out, write_tips
+from .runs.checkpoint import load_checkpoint, save_checkpoint
+from .runs.folder import RunFolder
+from .runs.records import episode_record, episode_summary
+from .update import update_policy
+
+log = logging.getLogger("empo2.trainer")
+
+
+class TrainerHooks:
+    """What a trainer tells the outside world; the server subclasses it. All optional."""
+
+    def on_state(self, state: str, iteration: int) -> None: ...
+    def on_progress(self, iteration: int, phase: str, done: int, total: int) -> None: ...
+    def on_metrics(self, record: dict) -> None: ...
+    def on_trajectories(self, iteration: int, summaries: list[dict]) -> None: ...
+
+
+class RunControl:
+    """Pause, resume and stop requests from another thread, honoured between steps."""
+
+    def __init__(self):
+        self._running = threading.Event()
+        self._running.set()
+        self.stop_requested = False
+
+    def pause(self) -> None:
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def stop(self) -> None:
+        self.stop_requested = True
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    def wait_if_paused(self) -> bool:
+        """Blocks while paused; True when the run should stop."""
+        self._running.wait()
+        return self.stop_requested
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def resolve_model(name: str, progress=None) -> str:
+    if name == "builtin":
+        from .policy.builtin import ensure_builtin_policy
+
+        return str(ensure_builtin_policy(progress=progress))
+    return name
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig, folder: RunFolder, hooks: TrainerHooks | None = None,
+                 control: RunControl | None = None, embedder: SentenceEmbedder | None = None):
+        self.config = config
+        self.folder = folder
+        self.hooks = hooks or TrainerHooks()
+        self.control = control or RunControl()
+        self.device = resolve_device(config.policy.device)
+        self.embedder = embedder or SentenceEmbedder(device="cpu")
+        self.env = make_env(config.env)
+        self.train_variations = config.env.train_variations or None
+        self.model_path = resolve_model(config.policy.model)
+        self.model, self.tokenizer = load_policy(self.model_path, device=str(self.device),
+                                                 dtype=config.policy.dtype)
+        self.model.eval()
+        self.optimizer = torch.optim.AdamW(
+            [p for p in self.model.parameters() if p.requires_grad],
+            lr=config.algo.lr, weight_decay=config.algo.weight_decay,
+        )
+        self.reference = None
+        if config.algo.kl_beta > 0:  # kept only when it is used: a 7B copy is not free
+            self.reference, _ = load_policy(self.model_path, device=str(self.device),
+                                            dtype=config.policy.dtype)
+            self.reference.eval().requires_grad_(False)
+        self.intrinsic = make_intrinsic_reward(
+            config.algo.intrinsic,
+            **({"threshold": config.algo.novelty_threshold} if config.algo.intrinsic == "paper" else {}),
+        )
+        self.rng = random.Random(config.seed)
+        self.generator = torch.Generator().manual_seed(config.seed)
+        self.iteration = 0
+        self.env_steps = 0
+        self.memory: MemoryStore | None = None
+
+    # -- setup and resume ------------------------------------------------------------------------
+
+    def start(self, resume: bool) -> None:
+        """Opens the memory and, when resuming, restores the newest checkpoint."""
+        torch.manual_seed(self.config.seed)
+        marker = None
+        if resume:
+            latest = self.folder.latest_checkpoint()
+            if latest is not None:
+                state = load_checkpoint(latest[1], self)
+                marker = state["memory_marker"]
+                self.iteration = state["iteration"]
+                self.env_steps = state.get("env_steps", 0)
+            self.folder.rollback_to(self.iteration)
+        self.memory = MemoryStore.open(
+            self.folder.memory_path, self.embedder, capacity=self.config.memory.capacity,
+            rollback_to=marker if resume else None,
+        )
+        if not resume or self.folder.latest_checkpoint() is None:
+            self._checkpoint()  # iteration 0: the resume point of a run killed in iteration 1
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def run(self, resume: bool = False) -> None:
+        cfg, algo = self.config, self.config.algo
+        self.start(resume)
+        self.folder.set_state("running", iteration=self.iteration)
+        self.hooks.on_state("running", self.iteration)
+        while self.iteration < cfg.iterations and not self._budget_spent():
+            if self.control.wait_if_paused():
+                self._finish("stopped")
+                return
+            iteration = self.iteration + 1
+            timings: dict[str, float] = {}
+            clock = time.perf_counter()
+
+            # 1–2. B tasks, N rollouts each; rollout and update modes drawn once per iteration.
+            tasks = self._sample_tasks()
+            memory_mode = self.rng.random() < algo.p_memory
+            off_policy = self.rng.random() < algo.q_off_policy
+            update_mode = ("off-policy" if off_policy else "on-policy-with-tips") if memory_mode else "on-policy"
+            episodes = [
+                Episode(id=f"i{iteration:06d}-e{g * algo.group_size + n:04d}", task=task,
+                        variation=variation, group=g,
+                        rollout_mode="memory" if memory_mode else "memory-free")
+                for g, (task, variation) in enumerate(tasks) for n in range(algo.group_size)
+            ]
+
+            # 3. Roll out every episode in lockstep (tips retrieved each step in memory mode).
+            envs = [make_env(cfg.env) for _ in episodes]
+            after = roll_out(envs, episodes, self.model, self.tokenizer, self._settings(train=True),
+                             self.generator, self.memory if memory_mode else None,
+                             on_step=lambda t, n: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps))
+            timings["rollout"] = self._lap(clock)
+            add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
+            timings["intrinsic"] = self._lap(clock, timings)
+
+            # 4. The current policy writes a tip after every episode; each goes to memory.
+            write_tips(episodes, after, self.model, self.tokenizer, self._settings(train=True),
+                       cfg.policy.max_tip_tokens, self.generator)
+            for e, ep in enumerate(episodes):
+                self._store_tip(ep, iteration, e)
+            timings["tips"] = self._lap(clock, timings)
+
+            # 5–6. Update θ with the mode's ratio (Table 3), masking and dual clip.
+            self.hooks.on_progress(iteration, "update", 0, 1)
+            stats = update_policy(self.model, self.optimizer, episodes, update_mode, algo,
+                                  self.tokenizer.pad_token_id, self.generator, self.reference)
+            timings["update"] = self._lap(clock, timings)
+
+            evaluation = {}
+            last = iteration == cfg.iterations or 0 < cfg.max_env_steps <= self.env_steps + sum(len(ep.steps) for ep in episodes)
+            if cfg.eval.every and (iteration % cfg.eval.every == 0 or last):
+                self.hooks.on_progress(iteration, "evaluation", 0, 1)
+                evaluation = self.evaluate(iteration)
+            timings["evaluation"] = self._lap(clock, timings)
+
+            self.iteration = iteration
+            self.env_steps += sum(len(ep.steps) for ep in episodes)
+            record = self._metrics(iteration, episodes, memory_mode, update_mode, stats,
+                                   evaluation, timings)
+            summaries = [episode_summary(ep, update_mode, iteration) for ep in episodes]
+            records = [episode_record(ep, update_mode, iteration, after[e])
+                       for e, ep in enumerate(episodes)]
+            self.folder.write_trajectories(iteration, records, summaries)
+            self.folder.append_metrics(record)
+            self.hooks.on_trajectories(iteration, summaries)
+            self.hooks.on_metrics(record)
+            if iteration % cfg.checkpoint_every == 0 or iteration == cfg.iterations or self._budget_spent():
+                self._checkpoint()
+            self.folder.set_state("running", iteration=iteration)
+        self._finish("finished")
+
+    # -- pieces of an iteration ------------------------------------------------------------------
+
+    def _budget_spent(self) -> bool:
+        return 0 < self.config.max_env_steps <= self.env_steps
+
+    def _sample_tasks(self) -> list[tuple[str, int]]:
+        pairs = [(t, v) for t in self.config.env.tasks
+                 for v in (self.train_variations or self.env.variations(t, "train"))]
+        return [self.rng.choice(pairs) for _ in range(self.config.algo.batch_tasks)]
+
+    def _settings(self, train: bool) -> RolloutSettings:
+        p, m = self.config.policy, self.config.memory
+        return RolloutSettings(
+            max_action_tokens=p.max_action_tokens,
+            temperature=p.temperature if train else p.eval_temperature,
+            history_steps=p.history_steps, observation_words=p.observation_words,
+            similarity_threshold=m.similarity_threshold, top_k=m.top_k,
+        )
+
+    def _store_tip(self, ep: Episode, iteration: int, index: int) -> None:
+        if not ep.tip:
+            return
+        tip = self.memory.add_episode_tip(
+            ep.variation_key, ep.tip,
+            steps=[(s.user_text, s.executed_action) for s in ep.steps],
+            score=ep.final_score,
+            provenance={"run": self.folder.run_id, "iteration": iteration, "episode": ep.id,
+                        "step": len(ep.steps), "score": ep.final_score},
+        )
+        ep.tip_id = tip.id if tip is not None else None
+
+    def evaluate(self, iteration: int) -> dict:
+        """Memory-free success on held-out variations; memory-augmented on training ones."""
+        cfg = self.config
+        generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + iteration)
+        held_out = [(t, v) for t in cfg.env.tasks
+                    for v in (cfg.env.test_variations or self.env.variations(t, "test"))[:cfg.eval.max_variations]]
+        trained = [(t, v) for t in cfg.env.tasks
+                   for v in (self.train_variations or self.env.variations(t, "train"))]
+        result = {}
+        for name, pairs, memory in (("memory_free", held_out, None), ("memory", trained, self.memory)):
+            episodes = [Episode(id=f"eval-{name}-{k}", task=t, variation=v, group=k,
+                                rollout_mode="memory" if memory else "memory-free")
+                        for k, (t, v) in enumerate(pairs * cfg.eval.episodes_per_variation)]
+            envs = [make_env(cfg.env) for _ in episodes]
+            roll_out(envs, episodes, self.model, self.tokenizer, self._settings(train=False),
+                     generator, memory)
+            result[f"eval/{name}/success"] = float(np.mean([ep.success for ep in episodes]))
+            result[f"eval/{name}/score"] = float(np.mean([ep.final_score for ep in episodes]))
+            for task in cfg.env.tasks:
+                mine = [ep.success for ep in episodes if ep.task == task]
+                result[f"eval/{name}/success/{task}"] = float(np.mean(mine)) if mine else 0.0
+        return result
+
+    def _metrics(self, iteration, episodes, memory_mode, update_mode, stats, evaluation, timings) -> dict:
+        scores = [ep.final_score for ep in episodes]
+        successes = [float(ep.success) for ep in episodes]
+        action_tokens = sum(len(s.action_ids) for ep in episodes for s in ep.steps)
+        steps = [s for ep in episodes for s in ep.steps]
+        mode = "memory" if memory_mode else "memory_free"
+        record = {
+            "iteration": iteration, "time": time.time(),
+            "rollout_mode": "memory" if memory_mode else "memory-free", "update_mode": update_mode,
+            f"rollout/{mode}/return": float(np.mean(scores)),
+            f"rollout/{mode}/success": float(np.mean(successes)),
+            "rollout/return": float(np.mean(scores)), "rollout/success": float(np.mean(successes)),
+            "rollout/steps": len(steps), "env_steps": self.env_steps,
+            "memory/tips": self.memory.count(),
+            "memory/retrieval_hits": float(np.mean([len(s.tip_ids) > 0 for s in steps])) if memory_mode else 0.0,
+            "memory/tips_per_step": float(np.mean([len(s.tip_ids) for s in steps])) if memory_mode else 0.0,
+            "reward/intrinsic": float(np.mean([s.intrinsic for s in steps])),
+            "time/total": sum(timings.values()),
+            "throughput/rollout_tokens_per_s": action_tokens / max(timings["rollout"], 1e-9),
+            **{f"time/{k}": v for k, v in timings.items()},
+            **{f"update/{k}": v for k, v in stats.items()},
+            **evaluation,
+        }
+        return record
+
+    def _checkpoint(self) -> None:
+        save_checkpoint(self.folder, self, keep=self.config.keep_checkpoints)
+
+    def _finish(self, state: str) -> None:
+        self.folder.set_state(state, iteration=self.iteration)
+        self.hooks.on_state(state, self.iteration)
+
+    @staticmethod
+    def _lap(start: float, timings: dict | None = None) -> float:
+        return time.perf_counter() - start - (sum(timings.values()) if timings else 0.0)

@@ -1,0 +1,183 @@
+"""One EMPO² policy update from an iteration's episodes (EMPO2.md §2 step 6, §3).
+
+Every step of every episode is one sample: its action tokens, scored under the prompt that the
+update mode prescribes (paper Table 3), with the episode's GRPO advantage on every token:
+
+    update mode          numerator prompt      old (denominator) prompt
+    on-policy            no tips               no tips (rollout prompt)
+    on-policy-with-tips  tips                  tips (rollout prompt)
+    off-policy           no tips (removed)     tips — or no tips with off_policy_old_logprob=without_tips
+
+Choices where the paper is silent (each a config option where it matters):
+1. The return of an episode is reward_scale · Σ score deltas + intrinsic_coef · mean_t r_int:
+   the intrinsic part is averaged over the episode's steps so that it stays in [0, 1] and a
+   full solve (return 1) always outweighs wandering.
+2. π_old is recomputed in one no-grad pass before the first optimizer step (as verl does); the
+   sampling-time behaviour log-probs stay in the trajectory record and feed the 'behaviour'
+   masking variant.
+3. Low-probability masking tests log π_θ(a | s, u) without tips, recomputed at each minibatch
+   (paper Eq. 2); where the numerator already has no tips it is the numerator itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .algo.losses import group_advantages, low_probability_mask, token_mean, total_loss
+from .config import AlgoConfig
+from .policy.generation import sequence_logprobs
+from .rollout import Episode
+
+UPDATE_MODES = ("on-policy", "on-policy-with-tips", "off-policy")
+
+
+@dataclass
+class Sample:
+    episode: int
+    numerator_prompt: list[int]
+    old_prompt: list[int]
+    no_tip_prompt: list[int]
+    action: list[int]
+    behaviour: list[float]
+
+
+def episode_returns(episodes: list[Episode], algo: AlgoConfig) -> torch.Tensor:
+    """(E,) returns: scaled extrinsic score plus the coefficient times the mean novelty."""
+    values = []
+    for ep in episodes:
+        extrinsic = sum(s.reward for s in ep.steps) * algo.reward_scale
+        intrinsic = sum(s.intrinsic for s in ep.steps) / max(len(ep.steps), 1)
+        values.append(extrinsic + algo.intrinsic_coef * intrinsic)
+    return torch.tensor(values, dtype=torch.float32)
+
+
+def build_samples(episodes: list[Episode], update_mode: str, algo: AlgoConfig) -> list[Sample]:
+    if update_mode not in UPDATE_MODES:
+        raise ValueError(f"unknown update mode {update_mode!r}")
+    samples = []
+    for e, ep in enumerate(episodes):
+        for s in ep.steps:
+            if not s.action_ids:
+                continue
+            numerator = s.prompt_ids_no_tips if update_mode == "off-policy" else s.prompt_ids
+            old = s.prompt_ids
+            if update_mode == "off-policy" and algo.off_policy_old_logprob == "without_tips":
+                old = s.prompt_ids_no_tips
+            samples.append(Sample(e, numerator, old, s.prompt_ids_no_tips, s.action_ids,
+                                  s.behaviour_logprobs))
+    return samples
+
+
+def _pad(rows: list[list[float]], width: int) -> torch.Tensor:
+    return torch.tensor([r + [0.0] * (width - len(r)) for r in rows], dtype=torch.float32)
+
+
+def _scored(model, prompts, actions, pad_id, micro_batch, with_entropy=False):
+    """sequence_logprobs in micro-batches, padded to one width: (logp, entropy, mask)."""
+    width = max(len(a) for a in actions)
+    logps, ents, masks = [], [], []
+    for start in range(0, len(prompts), micro_batch):
+        logp, ent, mask = sequence_logprobs(model, prompts[start:start + micro_batch],
+                                            actions[start:start + micro_batch],
+                                            with_entropy=with_entropy, pad_id=pad_id)
+        grow = width - logp.shape[1]
+        logps.append(torch.nn.functional.pad(logp, (0, grow)))
+        masks.append(torch.nn.functional.pad(mask, (0, grow)))
+        if ent is not None:
+            ents.append(torch.nn.functional.pad(ent, (0, grow)))
+    return torch.cat(logps), (torch.cat(ents) if ents else None), torch.cat(masks)
+
+
+def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, algo: AlgoConfig,
+                  pad_id: int, generator: torch.Generator, reference_model=None,
+                  micro_batch: int = 64) -> dict[str, float]:
+    """Runs the iteration's optimizer steps; returns averaged statistics for the metrics line."""
+    samples = build_samples(episodes, update_mode, algo)
+    returns = episode_returns(episodes, algo)
+    group = torch.tensor([ep.group for ep in episodes], dtype=torch.long)
+    advantages = group_advantages(returns, group, normalize_std=algo.advantage_std_norm)
+    stats: dict[str, list[float]] = {}
+    if not samples:
+        return {"update_samples": 0.0}
+    actions = [s.action for s in samples]
+    with torch.no_grad():
+        old_logp, _, _ = _scored(model, [s.old_prompt for s in samples], actions, pad_id, micro_batch)
+        ref_logp = None
+        if algo.kl_beta > 0 and reference_model is not None:
+            ref_logp, _, _ = _scored(reference_model, [s.numerator_prompt for s in samples],
+                                     actions, pad_id, micro_batch)
+    behaviour = _pad([s.behaviour for s in samples], old_logp.shape[1])
+    row_adv = advantages[torch.tensor([s.episode for s in samples])]
+
+    model.train()
+    for _ in range(algo.ppo_epochs):
+        order = torch.randperm(len(samples), generator=generator).tolist()
+        size = math.ceil(len(samples) / algo.minibatches)
+        for start in range(0, len(order), size):
+            rows = order[start:start + size]
+            step = _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp,
+                                   behaviour, row_adv, update_mode, algo, pad_id, micro_batch)
+            for k, v in step.items():
+                stats.setdefault(k, []).append(v)
+    model.eval()
+    result = {k: sum(v) / len(v) for k, v in stats.items()}
+    result["ratio_max"] = max(stats.get("ratio_max", [1.0]))
+    result["ratio_min"] = min(stats.get("ratio_min", [1.0]))
+    result["update_samples"] = float(len(samples))
+    result["advantage_abs_mean"] = float(advantages.abs().mean())
+    return result
+
+
+def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp, behaviour,
+                    row_adv, update_mode, algo: AlgoConfig, pad_id, micro_batch) -> dict[str, float]:
+    """Gradient accumulation over micro-batches; each contributes its share of the token mean."""
+    optimizer.zero_grad(set_to_none=True)
+    total_tokens = sum(len(actions[r]) for r in rows)
+    merged: dict[str, float] = {}
+    for start in range(0, len(rows), micro_batch):
+        part = rows[start:start + micro_batch]
+        prompts = [samples[r].numerator_prompt for r in part]
+        part_actions = [actions[r] for r in part]
+        logp, entropy, mask = sequence_logprobs(model, prompts, part_actions, pad_id=pad_id)
+        width = logp.shape[1]
+        old = old_logp[part, :width]
+        keep = _keep_mask(model, samples, part, part_actions, logp, mask, behaviour[part, :width],
+                          update_mode, algo, pad_id)
+        ref = ref_logp[part, :width] if ref_logp is not None else None
+        loss, step = total_loss(logp, old, row_adv[part], mask, keep, ref_logp=ref,
+                                kl_coef=algo.kl_beta, kl_kind=algo.kl_kind,
+                                clip_low=algo.clip_low, clip_high=algo.clip_high,
+                                dual_clip_c=algo.dual_clip_c)
+        share = mask.sum().item() / max(total_tokens, 1)
+        (loss * share).backward()
+        step["entropy"] = token_mean(entropy.detach(), mask).item()
+        for k, v in step.items():
+            if k == "ratio_max":
+                merged[k] = max(merged.get(k, v), v)
+            elif k == "ratio_min":
+                merged[k] = min(merged.get(k, v), v)
+            else:
+                merged[k] = merged.get(k, 0.0) + v * share
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), algo.grad_clip)
+    optimizer.step()
+    merged["grad_norm"] = float(grad_norm)
+    return merged
+
+
+def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update_mode,
+               algo: AlgoConfig, pad_id):
+    if algo.low_prob_mask == "off":
+        return None
+    if algo.mask_logprob == "behaviour":
+        tested = behaviour
+    elif update_mode == "on-policy-with-tips":
+        # The numerator has tips; the paper's mask tests the policy without them.
+        with torch.no_grad():
+            tested, _, _ = sequence_logprobs(model, [samples[r].no_tip_prompt for r in part],
+                                             part_actions, with_entropy=False, pad_id=pad_id)
+    else:
+        tested = logp.detach()
+    return low_probability_mask(tested, mask, algo.mask_log_delta, level=algo.low_prob_mask)

@@ -1,0 +1,90 @@
+"""The command line, run as a user would: real subprocesses, one sentence per mistake."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import tiny_run_overrides
+
+HOST = [sys.executable, "-m", "empo2.cli"]
+
+
+def run(args, cwd, timeout=600, env=None):
+    environment = dict(os.environ, EMPO2_NO_PROGRESS="1", **(env or {}))
+    return subprocess.run(HOST + args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=environment)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["train", "--preset", "nope"], "no preset or config file named 'nope'"),
+    (["train", "algo.nonsense=1"], "unknown config key 'algo.nonsense'"),
+    (["train", "iterations=lots"], "'iterations' must be an integer"),
+    (["train", "policy.model=/no/such/model", "--root", "ROOT"], "/no/such/model"),
+    (["resume", "/no/such/run"], "is not a run folder"),
+    (["eval", "--model", "/no/such/model"], "/no/such/model"),
+    (["bench", "--seeds", "a,b"], "--seeds must be comma-separated integers"),
+])
+def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, message):
+    args = [str(tmp_path) if a == "ROOT" else a for a in args]
+    result = run(args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+
+
+def _metrics(path: Path) -> list[dict]:
+    drop = {"time"}
+    lines = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+    return [{k: v for k, v in m.items() if k not in drop and not k.startswith(("time/", "throughput/"))}
+            for m in lines]
+
+
+def _tips(run: Path) -> list[tuple]:
+    lines = [json.loads(l) for l in (run / "memory" / "events.jsonl").read_text().splitlines()]
+    return [(e.get("kind"), json.dumps(e.get("tip", {}).get("text")), e.get("tip", {}).get("id"))
+            for e in lines]
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume_reproduces_the_uninterrupted_run(tmp_path, tiny_policy):
+    config = tiny_run_overrides(tiny_policy, iterations=5, **{"algo.p_memory": 0.5,
+                                                             "algo.q_off_policy": 0.5,
+                                                             "eval.every": 2})
+    config_path = tmp_path / "config.json"
+    config_path.write_text(json.dumps(config))
+    root = tmp_path / "runs"
+
+    straight = run(["train", "--config", str(config_path), "--root", str(root), "--name", "straight"], tmp_path)
+    assert straight.returncode == 0, straight.stderr
+
+    proc = subprocess.Popen(HOST + ["train", "--config", str(config_path), "--root", str(root),
+                                    "--name", "killed"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, EMPO2_NO_PROGRESS="1"))
+    metrics = root / "killed" / "metrics.jsonl"
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if metrics.exists() and metrics.read_text().count("\n") >= 2:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)  # land somewhere inside iteration 3
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+    resumed = run(["resume", str(root / "killed")], tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _metrics(root / "killed" / "metrics.jsonl") == _metrics(root / "straight" / "metrics.jsonl")
+    assert _tips(root / "killed") == _tips(root / "straight")
+    for it in range(1, 6):
+        name = f"trajectories/iter-{it:06d}.jsonl"
+        assert (root / "killed" / name).read_text() == (root / "straight" / name).read_text()

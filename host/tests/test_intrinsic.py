@@ -1,0 +1,164 @@
+"""Intrinsic rewards: the vectorised novelty store against a one-state-at-a-time loop."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from empo2.algo.intrinsic import (
+    INTRINSIC_REWARDS,
+    NoveltyReward,
+    make_intrinsic_reward,
+    reference_intrinsic,
+)
+
+DIM = 16
+
+
+class LoopNovelty:
+    """Readable reference: a list of [vector, visits]; every cosine computed one pair at a time."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.states: dict[str, list[list]] = {}
+
+    def reward(self, key: str, vector: np.ndarray) -> float:
+        vector = vector / np.linalg.norm(vector)
+        stored = self.states.setdefault(key, [])
+        best, best_sim = None, -np.inf
+        for entry in stored:
+            sim = float(sum(float(a) * float(b) for a, b in zip(entry[0], vector)))
+            if sim > best_sim:
+                best, best_sim = entry, sim
+        if best is not None and best_sim >= self.threshold:
+            best[1] += 1
+            return 1.0 / best[1]
+        stored.append([vector, 1])
+        return 1.0
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def clustered_states(rng: np.random.Generator, n: int, centers: np.ndarray) -> np.ndarray:
+    """States near a few centres (cosine ≈ 0.99) so revisits happen, far from the threshold."""
+    picks = rng.integers(0, len(centers), size=n)
+    return unit(centers[picks] + 0.02 * rng.standard_normal((n, DIM)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_novelty_matches_loop(seed):
+    rng = np.random.default_rng(seed)
+    centers = unit(rng.standard_normal((12, DIM)))
+    fast, slow = NoveltyReward(threshold=0.9), LoopNovelty(threshold=0.9)
+    for batch_size in [1, 5, 17, 0, 40, 3, 100]:  # enough states to force the store to grow
+        key = ["task/0", "task/1"][int(rng.integers(0, 2))]
+        states = clustered_states(rng, batch_size, centers)
+        got = fast.rewards(key, states)
+        want = np.array([slow.reward(key, s) for s in states], dtype=np.float64)
+        np.testing.assert_allclose(got, want)
+    assert any(r < 1.0 for r in got), "revisits should occur"
+    assert fast.num_states("task/0") == len(slow.states.get("task/0", []))
+
+
+def test_brand_new_state_then_revisits():
+    reward = NoveltyReward()
+    state = unit(np.ones((1, DIM)))
+    assert reward.rewards("k", state).tolist() == [1.0]
+    assert reward.rewards("k", state).tolist() == [0.5]
+    assert reward.rewards("k", np.repeat(state, 2, axis=0)).tolist() == [1 / 3, 1 / 4]
+    assert reward.num_states("k") == 1
+
+
+def test_same_batch_sees_states_added_earlier_in_it():
+    reward = NoveltyReward()
+    a, b = unit(np.eye(DIM)[:2])
+    out = reward.rewards("k", np.stack([a, b, a, a, b]))
+    np.testing.assert_allclose(out, [1.0, 1.0, 0.5, 1 / 3, 0.5])
+
+
+def test_below_threshold_states_are_separate_and_keys_do_not_mix():
+    reward = NoveltyReward(threshold=0.9)
+    a = np.zeros(DIM, dtype=np.float32)
+    a[0] = 1.0
+    b = unit(np.array([1.0, 0.6] + [0.0] * (DIM - 2)))  # cos(a, b) ≈ 0.857 < 0.9
+    c = unit(np.array([1.0, 0.3] + [0.0] * (DIM - 2)))  # cos(a, c) ≈ 0.958 ≥ 0.9
+    assert reward.rewards("k", np.stack([a, b])).tolist() == [1.0, 1.0]
+    assert reward.rewards("k", c[None]).tolist() == [0.5]  # matched its most similar state, a
+    assert reward.rewards("other", a[None]).tolist() == [1.0]
+    assert reward.num_states("k") == 2
+
+
+def test_unnormalised_input_is_normalised():
+    reward = NoveltyReward()
+    assert reward.rewards("k", np.full((2, DIM), 7.0)).tolist() == [1.0, 0.5]
+
+
+def test_bad_embeddings_are_clear_errors():
+    reward = NoveltyReward()
+    with pytest.raises(ValueError, match="non-zero"):
+        reward.rewards("k", np.zeros((1, DIM)))
+    reward.rewards("k", np.ones((1, DIM)))
+    with pytest.raises(ValueError, match="Embedding size"):
+        reward.rewards("k", np.ones((1, DIM + 1)))
+    with pytest.raises(ValueError, match="needs state embeddings"):
+        reward.rewards("k")
+
+
+@pytest.mark.parametrize("through_json", [False, True])
+def test_state_dict_round_trip_reproduces_future_rewards_exactly(through_json):
+    rng = np.random.default_rng(7)
+    centers = unit(rng.standard_normal((20, DIM)))
+    history = [clustered_states(rng, 30, centers) for _ in range(4)]
+    future = [clustered_states(rng, 25, unit(rng.standard_normal((20, DIM)) + centers)) for _ in range(4)]
+
+    original = NoveltyReward(threshold=0.95)
+    for states in history:
+        original.rewards("k", states)
+    state = original.state_dict()
+    if through_json:
+        state = json.loads(json.dumps(state, default=lambda a: a.tolist()))
+
+    resumed = NoveltyReward()
+    resumed.load_state_dict(state)
+    assert resumed.threshold == 0.95
+    for states in future:
+        assert np.array_equal(original.rewards("k", states), resumed.rewards("k", states))
+        assert np.array_equal(original.rewards("new-key", states), resumed.rewards("new-key", states))
+
+
+def test_state_dict_is_a_snapshot():
+    reward = NoveltyReward()
+    reward.rewards("k", unit(np.ones((1, DIM))))
+    state = reward.state_dict()
+    reward.rewards("k", unit(np.ones((1, DIM))))
+    assert state["stores"]["k"]["counts"].tolist() == [1]
+
+
+def test_reference_intrinsic_is_one_over_retrieved_plus_one():
+    np.testing.assert_allclose(reference_intrinsic(np.array([0, 1, 3, 9])), [1.0, 0.5, 0.25, 0.1])
+    with pytest.raises(ValueError):
+        reference_intrinsic(np.array([-1]))
+
+
+def test_registry_variants_share_one_call():
+    assert set(INTRINSIC_REWARDS) == {"paper", "reference", "off"}
+    states = unit(np.ones((3, DIM)))
+    retrieved = np.array([0, 2, 4])
+    paper = make_intrinsic_reward("paper", threshold=0.8)
+    reference = make_intrinsic_reward("reference")
+    off = make_intrinsic_reward("off")
+    np.testing.assert_allclose(paper.rewards("k", embeddings=states, n_retrieved=retrieved), [1, 1 / 2, 1 / 3])
+    np.testing.assert_allclose(reference.rewards("k", embeddings=states, n_retrieved=retrieved), [1, 1 / 3, 1 / 5])
+    np.testing.assert_allclose(reference.rewards("k", embeddings=states), [0, 0, 0])  # memory-free
+    np.testing.assert_allclose(off.rewards("k", n_retrieved=retrieved), [0, 0, 0])
+    assert paper.needs_embeddings and not reference.needs_embeddings and not off.needs_embeddings
+    for variant in (reference, off):
+        variant.load_state_dict(variant.state_dict())
+    with pytest.raises(ValueError, match="expected"):
+        reference.load_state_dict(paper.state_dict())
+    with pytest.raises(ValueError, match="choose one of"):
+        make_intrinsic_reward("rnd")

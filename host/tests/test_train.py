@@ -1,0 +1,95 @@
+"""End-to-end training on CPU with the tiny built-in policy and the real embedder."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from conftest import tiny_run_overrides
+from empo2.config import load_config
+from empo2.runs.folder import RunFolder
+from empo2.trainer import Trainer
+
+pytestmark = pytest.mark.slow
+
+
+def make_trainer(tmp_path, tiny_policy, embedder, name="run", **overrides):
+    config = load_config(tiny_run_overrides(tiny_policy, **overrides))
+    config.root, config.name = str(tmp_path), name
+    folder = RunFolder.create(tmp_path, name, config.to_dict())
+    return Trainer(config, folder, embedder=embedder), folder
+
+
+def test_off_policy_run_writes_a_complete_run_folder(tmp_path, tiny_policy, embedder):
+    """p = q = 1: every iteration rolls out with memory and trains off-policy."""
+    trainer, folder = make_trainer(tmp_path, tiny_policy, embedder)
+    trainer.run()
+
+    assert folder.state()["state"] == "finished" and folder.state()["iteration"] == 3
+    assert json.loads((folder.path / "config.json").read_text())["algo"]["p_memory"] == 1.0
+    metrics = folder.metrics()
+    assert [m["iteration"] for m in metrics] == [1, 2, 3]
+    for m in metrics:
+        assert m["rollout_mode"] == "memory" and m["update_mode"] == "off-policy"
+        for key in ("rollout/memory/return", "rollout/memory/success", "memory/tips",
+                    "memory/retrieval_hits", "update/masked_fraction", "update/ratio_mean",
+                    "update/ratio_max", "update/clip_fraction", "update/entropy",
+                    "update/grad_norm", "update/approx_kl_old", "reward/intrinsic",
+                    "time/rollout", "time/update", "throughput/rollout_tokens_per_s"):
+            assert key in m, key
+    assert "eval/memory_free/success" in metrics[-1] and "eval/memory/success" in metrics[-1]
+    # Iteration 1 wrote tips; later iterations retrieve them into the prompt.
+    assert metrics[0]["memory/tips"] > 0 and metrics[-1]["memory/retrieval_hits"] > 0
+    # Tips removed from the numerator but kept in the denominator: ratios leave 1.
+    assert any(abs(m["update/ratio_max"] - 1) > 1e-3 or abs(m["update/ratio_min"] - 1) > 1e-3
+               for m in metrics[1:])
+
+    summaries = list(folder.trajectory_summaries())
+    assert len(summaries) == 3 * 2 * 2
+    episodes = [folder.trajectory(s["id"]) for s in summaries]
+    assert all(e["rollout_mode"] == "memory" and e["update_mode"] == "off-policy" for e in episodes)
+    assert all(e["description"] for e in episodes) and any(e["tip"] for e in episodes)
+    with_tips = [s for e in episodes if e["iteration"] > 1 for s in e["steps"] if s["tips"]]
+    assert with_tips, "memory-mode episodes after iteration 1 show tips"
+    for step in (s for e in episodes for s in e["steps"]):
+        assert len(step["action_ids"]) == len(step["behaviour_logprobs"]) > 0
+        assert all(lp <= 0 for lp in step["behaviour_logprobs"])
+        assert step["prompt_no_tips"] in step["prompt"]
+        assert {"observation", "action", "reward", "intrinsic", "prompt_ids",
+                "prompt_ids_no_tips", "next_observation"} <= set(step)
+    for step in with_tips:
+        assert step["prompt"].startswith("<tip>") and step["prompt_ids"] != step["prompt_ids_no_tips"]
+
+    tips, total = trainer.memory.list_tips()
+    assert total > 0
+    provenance = tips[0].provenance
+    assert provenance["run"] == "run" and provenance["iteration"] >= 1 and "episode" in provenance
+    assert folder.latest_checkpoint()[0] == 3
+
+
+def test_every_trainable_parameter_learns(tmp_path, tiny_policy, embedder):
+    trainer, _ = make_trainer(tmp_path, tiny_policy, embedder, iterations=1, **{
+        "algo.p_memory": 0.0, "algo.group_size": 4, "algo.minibatches": 1, "algo.lr": 1e-3,
+        "eval.every": 0})
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if p.requires_grad}
+    trainer.run()
+    metrics = trainer.folder.metrics()[-1]
+    assert metrics["update_mode"] == "on-policy"
+    assert all(torch.isfinite(torch.tensor(v)) for k, v in metrics.items() if k.startswith("update/"))
+    unchanged = [n for n, p in trainer.model.named_parameters()
+                 if p.requires_grad and torch.equal(p.detach(), before[n])]
+    assert not unchanged, unchanged
+
+
+def test_grpo_never_touches_memory_in_rollouts(tmp_path, tiny_policy, embedder):
+    trainer, folder = make_trainer(tmp_path, tiny_policy, embedder, iterations=2, **{
+        "algo.p_memory": 0.0, "eval.every": 0})
+    trainer.run()
+    for summary in folder.trajectory_summaries():
+        episode = folder.trajectory(summary["id"])
+        assert episode["rollout_mode"] == "memory-free" and episode["update_mode"] == "on-policy"
+        assert all(not s["tips"] for s in episode["steps"])
+    # Tips are still written after every episode (EMPO2.md §2.4), for later memory iterations.
+    assert trainer.memory.count() > 0
