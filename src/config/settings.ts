@@ -1,0 +1,38 @@
+import * as vscode from 'vscode';
+import * as path from 'node:path';
+
+// Typed access to the empo2.* settings declared in package.json. Read on each use, so a changed
+// setting applies without reloading the window.
+
+export class Settings {
+  private get section(): vscode.WorkspaceConfiguration {
+    return vscode.workspace.getConfiguration('empo2');
+  }
+
+  /** Empty means: find the interpreter ourselves (.venv, then the Python extension's choice). */
+  get pythonPath(): string {
+    return this.section.get<string>('pythonPath', '').trim();
+  }
+
+  get hostArgs(): string[] {
+    return this.section.get<string[]>('hostArgs', []);
+  }
+
+  get remoteUrl(): string {
+    return this.section.get<string>('remoteUrl', '').trim();
+  }
+
+  get autoStart(): boolean {
+    return this.section.get<boolean>('autoStart', false);
+  }
+
+  /** The run root as an absolute folder: relative values hang off the first workspace folder. */
+  get runRoot(): vscode.Uri | undefined {
+    const runRoot = this.section.get<string>('runRoot', '.empo2/runs').trim() || '.empo2/runs';
+    if (path.isAbsolute(runRoot)) {
+      return vscode.Uri.file(runRoot);
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    return folder ? vscode.Uri.joinPath(folder.uri, runRoot) : undefined;
+  }
+}

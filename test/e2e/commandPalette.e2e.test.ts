@@ -1,0 +1,72 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { e2eSession } from './session';
+import { Workbench } from './workbench';
+
+// A person drives EMPO² Studio from the command palette (F1).
+
+const manifest = JSON.parse(readFileSync(path.resolve(__dirname, '../../../../package.json'), 'utf8'));
+const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
+
+describe('EMPO² commands in the palette', () => {
+  const workbench = new Workbench();
+
+  it('lists every EMPO² command under its category', async () => {
+    const missing: string[] = [];
+    for (const { category, title } of commands) {
+      await workbench.openCommandPalette();
+      const label = `${category}: ${title}`;
+      await workbench.page.keyboard.type(label);
+      await workbench.paletteRow(label).first().waitFor({ timeout: 5_000 }).catch(() => missing.push(label));
+    }
+    await workbench.closeQuickInput();
+    assert.deepEqual(missing, []);
+  });
+
+  it('shows the host log in the EMPO² Host output channel', async () => {
+    await workbench.runCommand('EMPO²: Show Host Log');
+    const channel = await workbench.eventually('the Output view to show a channel', () =>
+      workbench.page
+        .locator('.part.panel select.monaco-select-box')
+        .first()
+        .evaluate((select: HTMLSelectElement) => select.options[select.selectedIndex]?.text)
+        .catch(() => undefined),
+    );
+    assert.equal(channel, 'EMPO² Host');
+    const text = await workbench.eventually('the activation line in the output', async () => {
+      const shown = await workbench.panelText();
+      return /EMPO² Studio \d+\.\d+\.\d+ is active/.test(shown) ? shown : undefined;
+    });
+    assert.match(text, /\[info\] EMPO² Studio/);
+    await workbench.screenshot('05-host-log');
+    await workbench.runCommand('View: Hide Panel');
+  });
+
+  it('opens a folder picker for Open Run Folder', async () => {
+    await workbench.pickCommand('EMPO²: Open Run Folder');
+    // In a browser VS Code's folder picker is a quick input with a path box; it starts in the
+    // run root, which the harness created in the workspace.
+    await workbench.quickInputTitle().filter({ hasText: 'EMPO²: Open Run Folder' }).waitFor();
+    const runRoot = `${e2eSession().workspace}/.empo2/runs/`;
+    const startsIn = await workbench
+      .eventually('the picker to show the run root', async () => {
+        const value = await workbench.quickInput().locator('input').first().inputValue();
+        return value === runRoot ? value : undefined;
+      }, 5_000)
+      .catch(async (error: Error) => {
+        await workbench.screenshot('06-open-run-folder-picker-wrong-path');
+        throw error;
+      });
+    assert.equal(startsIn, runRoot);
+    await workbench.screenshot('06-open-run-folder-picker');
+    await workbench.closeQuickInput();
+  });
+
+  it('asks for a running host before a tip can be edited', async () => {
+    await workbench.runCommand('EMPO²: Edit Tip');
+    await workbench.notification('EMPO²: start the host first. Editing a tip needs a running training host.').waitFor();
+    await workbench.screenshot('07-edit-tip-needs-host');
+    await workbench.clearNotifications();
+  });
+});

@@ -1,0 +1,84 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { TIPS_PANEL_COMMANDS } from '../../src/views/tips/tipsMessages';
+
+// Checks package.json against what issue 4 asks for and against src/, without VS Code. The
+// integration tier checks the same commands are really registered in a running VS Code.
+
+const root = path.resolve(__dirname, '../../../..');
+const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+
+const ISSUE_4_COMMANDS = [
+  'empo2.startHost', 'empo2.stopHost', 'empo2.restartHost', 'empo2.connectRemote', 'empo2.newRun',
+  'empo2.pauseRun', 'empo2.resumeRun', 'empo2.stopRun', 'empo2.openRunFolder', 'empo2.showMetrics',
+  'empo2.refresh', 'empo2.addTip', 'empo2.editTip', 'empo2.deleteTip', 'empo2.showTipHistory',
+  'empo2.showHostLog',
+];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? sourceFiles(full) : entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+describe('package.json', () => {
+  const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
+
+  it('contributes every command of issue 4, under the EMPO² category', () => {
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS].sort());
+    for (const command of commands) {
+      assert.equal(command.category, 'EMPO²', command.command);
+      assert.ok(command.title.length > 0, command.command);
+    }
+  });
+
+  it('has one Command class with a static id for each contributed command', () => {
+    const source = sourceFiles(path.join(root, 'src')).map((file) => readFileSync(file, 'utf8')).join('\n');
+    const declared = [...source.matchAll(/static readonly id = '([^']+)'/g)].map((m) => m[1]).sort();
+    assert.deepEqual(declared, commands.map((c) => c.command).sort());
+  });
+
+  it('puts commands, views and settings under the empo2. prefix', () => {
+    const views = manifest.contributes.views.empo2.map((v: { id: string }) => v.id);
+    assert.deepEqual(views, ['empo2.trajectories', 'empo2.tips']);
+    const settings = Object.keys(manifest.contributes.configuration.properties);
+    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remoteUrl', 'empo2.runRoot']);
+    for (const [key, setting] of Object.entries<Record<string, unknown>>(manifest.contributes.configuration.properties)) {
+      assert.ok(setting.description || setting.markdownDescription, `${key} has a description`);
+    }
+  });
+
+  it('only lets the tips panel run commands that exist', () => {
+    for (const command of TIPS_PANEL_COMMANDS) {
+      assert.ok(ISSUE_4_COMMANDS.includes(command), command);
+    }
+  });
+
+  it('supports untrusted workspaces in a limited way, ignoring workspace values that run code', () => {
+    const trust = manifest.capabilities.untrustedWorkspaces;
+    assert.equal(trust.supported, 'limited');
+    assert.ok(trust.description.length > 20);
+    assert.ok(trust.restrictedConfigurations.includes('empo2.pythonPath'));
+    assert.ok(trust.restrictedConfigurations.includes('empo2.hostArgs'));
+  });
+
+  it('targets the VS Code its types describe and ships no sunset toolkit', () => {
+    assert.equal(manifest.engines.vscode, '^1.95.0');
+    assert.equal(manifest.devDependencies['@types/vscode'], '1.95.0');
+    assert.equal(manifest.dependencies['@vscode/webview-ui-toolkit'], undefined);
+    for (const [name, version] of Object.entries({ ...manifest.dependencies, ...manifest.devDependencies })) {
+      assert.match(String(version), /^\d+\.\d+\.\d+$/, `${name} is pinned exactly`);
+    }
+  });
+
+  it('points every walkthrough step at a file that exists', () => {
+    for (const walkthrough of manifest.contributes.walkthroughs) {
+      for (const step of walkthrough.steps) {
+        const media = step.media.markdown ?? step.media.image ?? step.media.svg;
+        assert.ok(readFileSync(path.join(root, media), 'utf8').length > 0, media);
+      }
+    }
+  });
+});

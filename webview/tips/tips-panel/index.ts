@@ -1,0 +1,1 @@
+export { TipsPanel, type RunCommandEvent } from './tips-panel';
