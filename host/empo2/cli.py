@@ -145,24 +145,31 @@ def cmd_build_policy(args) -> int:
 
 
 def cmd_train(args) -> int:
+    from .distributed import Dist
     from .runs.folder import RunFolder
 
     preset = args.preset or (None if args.config else "builtin")
     config = load_config(args.config or preset, args.overrides)
     if args.root:
         config.root = args.root
-    config.name = args.name or config.name or f"{preset or Path(args.config).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
-    folder = RunFolder.create(Path(config.root), config.name, config.to_dict())
-    print(json.dumps({"run": str(folder.path)}), flush=True)
-    return _train(config, folder, resume=False)
+    dist = Dist.from_env()  # one process unless started by torchrun
+    config.name = dist.broadcast(args.name or config.name or f"{preset or Path(args.config).stem}-{time.strftime('%Y%m%d-%H%M%S')}")
+    if dist.main:
+        folder = RunFolder.create(Path(config.root), config.name, config.to_dict())
+        print(json.dumps({"run": str(folder.path)}), flush=True)
+    dist.barrier()  # rank 0 has made the run folder
+    if not dist.main:
+        folder = RunFolder.open(Path(config.root) / config.name)
+    return _train(config, folder, resume=False, dist=dist)
 
 
 def cmd_resume(args) -> int:
+    from .distributed import Dist
     from .runs.folder import RunFolder
 
     folder = RunFolder.open(Path(args.run))
     config = load_config(folder.config(), args.overrides)
-    return _train(config, folder, resume=True)
+    return _train(config, folder, resume=True, dist=Dist.from_env())
 
 
 def _ensure_builtin_with_progress() -> str:
@@ -177,13 +184,18 @@ def _ensure_builtin_with_progress() -> str:
         bar.close()
 
 
-def _train(config: TrainConfig, folder, resume: bool) -> int:
+def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
+    from .distributed import SINGLE
     from .trainer import Trainer, TrainerHooks
 
-    _log_to(folder.log_path)
+    dist = dist or SINGLE
+    if dist.main:
+        _log_to(folder.log_path)
     if config.policy.model == "builtin":
-        _ensure_builtin_with_progress()
-    bar = _bar("training", total=config.iterations, unit="it")
+        if dist.main:
+            _ensure_builtin_with_progress()
+        dist.barrier()  # the others find it built
+    bar = _bar("training", total=config.iterations, unit="it", disable=not dist.main)
 
     class ProgressHooks(TrainerHooks):
         def on_metrics(self, record: dict) -> None:
@@ -194,14 +206,17 @@ def _train(config: TrainConfig, folder, resume: bool) -> int:
             bar.set_postfix(shown)
             bar.refresh()
 
-    trainer = Trainer(config, folder, hooks=ProgressHooks())
+    trainer = Trainer(config, folder, hooks=ProgressHooks(), dist=dist)
     try:
         trainer.run(resume=resume)
     except BaseException:
-        folder.set_state("failed", iteration=trainer.iteration)
+        if dist.main:
+            folder.set_state("failed", iteration=trainer.iteration)
         raise
     finally:
         bar.close()
+    if not dist.main:
+        return 0
     last = folder.metrics()[-1] if folder.metrics() else {}
     print(json.dumps({"run": str(folder.path), "iteration": trainer.iteration,
                       "state": folder.state()["state"],
@@ -214,9 +229,8 @@ def cmd_eval(args) -> int:
     from .memory.embedding import SentenceEmbedder
     from .policy.model import load_policy
     from .runs.folder import RunFolder
-    from .trainer import resolve_model
+    from .trainer import resolve_model, rollout_settings
     from .envs.registry import make_env
-    from .rollout import RolloutSettings
 
     if args.trials < 1 or args.variations < 1:
         raise UserError("--trials and --variations must be at least 1")
@@ -236,8 +250,7 @@ def cmd_eval(args) -> int:
     model, tokenizer = load_policy(model_path, device="cpu" if config.policy.device == "auto" else config.policy.device)
     model.eval()
     p = config.policy
-    settings = RolloutSettings(p.max_action_tokens, p.eval_temperature, p.history_steps,
-                               p.observation_words, config.memory.similarity_threshold, config.memory.top_k)
+    settings = rollout_settings(config, env, train=False)
     pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
     bar = _bar("evaluating", total=args.trials, unit="trial")
     result = memory_trials(model, tokenizer, config.env, pairs, args.trials, settings,
@@ -275,21 +288,24 @@ def cmd_serve(args) -> int:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def _bar(description: str, total: int | None = None, unit: str = "it"):
+def _bar(description: str, total: int | None = None, unit: str = "it", disable: bool = False):
     from tqdm import tqdm
 
     return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, dynamic_ncols=True,
-                disable=os.environ.get("EMPO2_NO_PROGRESS") == "1")
+                disable=disable or os.environ.get("EMPO2_NO_PROGRESS") == "1")
 
 
 def _imitation_progress(bar):
+    """Progress of the imitation warm start: one bar per epoch, with the latest loss."""
+    current = {"epoch": -1}
+
     def update(epoch: int, step: int, total: int, loss: float) -> None:
-        if bar.total != total:
+        if epoch != current["epoch"]:
+            current["epoch"] = epoch
             bar.reset(total=total)
             bar.set_description(f"building the built-in policy (epoch {epoch + 1})")
         bar.update(1)
-        if step % 20 == 0:
-            bar.set_postfix(loss=f"{loss:.3f}")
+        bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
     return update
 
 

@@ -43,11 +43,11 @@ class BuiltinRecipe:
     seed: int = 0
     size: str = "default"
     episodes: dict[str, int] = field(default_factory=lambda: {
-        "habit": 300, "stuck": 200, "wander": 120, "tip-success": 220, "tip-failure": 220,
+        "habit": 160, "stuck": 110, "wander": 70, "tip-success": 130, "tip-failure": 130,
     })
     epochs: int = 2
-    batch_size: int = 32
-    lr: float = 2e-3
+    batch_size: int = 48
+    lr: float = 3e-3
     max_steps: int = 15
     history_steps: int = 3
     observation_words: int = 10

@@ -3,6 +3,11 @@
 The built-in model is a Qwen2ForCausalLM: the same architecture class as the real target
 (Qwen2.5-7B-Instruct), so the tiny CPU runs exercise the very code paths (q/k/v biases, grouped
 key/value heads, RoPE, its cache and masks) that a GPU run uses; only the sizes differ.
+
+Any Hugging Face causal LM with a chat template loads by folder or hub id (`load_policy`): bf16
+on CUDA, fp32 on CPU unless told otherwise; optional gradient checkpointing; optional LoRA
+adapters through peft, where only the adapters train and only they are saved; a folder that holds
+a saved adapter (adapter_config.json) loads its base model and the adapter on top.
 """
 
 from __future__ import annotations
@@ -113,24 +118,57 @@ def _enable_checkpointing(model: PreTrainedModel) -> None:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=options)
 
 
+@dataclass(frozen=True)
+class LoraSettings:
+    """LoRA adapters through peft (policy.lora_* in the config)."""
+
+    rank: int
+    alpha: float = 32.0
+    dropout: float = 0.0
+    targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                "down_proj")
+
+
+def resolve_dtype(dtype: str, device: str) -> str:
+    """'auto' is bfloat16 on CUDA and float32 elsewhere (CPU bf16 matmuls are slow and lossy)."""
+    if dtype != "auto":
+        return dtype
+    return "bfloat16" if str(device).startswith("cuda") else "float32"
+
+
+def is_adapter_folder(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "adapter_config.json"))
+
+
 def load_policy(
     name_or_path: str,
     device: str = "cpu",
     dtype: str = "auto",
     gradient_checkpointing: bool = False,
+    lora: LoraSettings | None = None,
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Any causal LM with a chat template, from a local folder or a hub id.
 
-    dtype "auto" keeps the checkpoint's own dtype. Padding side is left to our own code
-    (generation left-pads, scoring builds its own layout), so it is not touched here.
+    dtype "auto": bfloat16 on CUDA, float32 elsewhere. lora: wrap the model in fresh trainable
+    adapters (every base weight frozen). A folder with a saved adapter loads its base model from
+    the adapter's `base_model_name_or_path` and the adapter on top, trainable. Padding side is left
+    to our own code (generation left-pads, scoring builds its own layout).
     """
     if dtype not in _DTYPES:
         raise PolicyLoadError(f"unknown dtype '{dtype}'; choose one of {sorted(_DTYPES)}.")
     _check_source(name_or_path)
+    torch_dtype = _DTYPES[resolve_dtype(dtype, device)]
     try:
-        tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-        model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=_DTYPES[dtype])
+        if is_adapter_folder(name_or_path):
+            model, tokenizer = _load_adapter(name_or_path, torch_dtype)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+            model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=torch_dtype)
+            if lora is not None and lora.rank > 0:
+                model = _with_lora(model, lora)
         model.to(device)
+    except PolicyLoadError:
+        raise
     except Exception as error:  # transformers raises OSError, ValueError, KeyError, ...
         raise PolicyLoadError(
             f"could not load a causal language model from '{name_or_path}': {_one_line(error)}"
@@ -146,3 +184,52 @@ def load_policy(
         _enable_checkpointing(model)
     model.eval()
     return model, tokenizer
+
+
+def _with_lora(model: PreTrainedModel, lora: LoraSettings) -> PreTrainedModel:
+    from peft import LoraConfig, get_peft_model
+
+    present = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    targets = [t for t in lora.targets if t in present]
+    if not targets:
+        raise PolicyLoadError(
+            f"none of the LoRA target modules {list(lora.targets)} exist in this model."
+        )
+    config = LoraConfig(r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                        target_modules=targets, task_type="CAUSAL_LM")
+    return get_peft_model(model, config)
+
+
+def _load_adapter(folder: str, torch_dtype) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    import json
+
+    from peft import PeftModel
+
+    base = json.loads(open(os.path.join(folder, "adapter_config.json")).read()).get(
+        "base_model_name_or_path")
+    if not base:
+        raise PolicyLoadError(f"the adapter in '{folder}' does not name its base model.")
+    has_tokenizer = os.path.isfile(os.path.join(folder, "tokenizer_config.json"))
+    tokenizer = AutoTokenizer.from_pretrained(folder if has_tokenizer else base)
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch_dtype)
+    return PeftModel.from_pretrained(model, folder, is_trainable=True), tokenizer
+
+
+def is_peft(model) -> bool:
+    return hasattr(model, "peft_config") and hasattr(model, "disable_adapter")
+
+
+class AdapterFreeView:
+    """The base model under a LoRA policy, adapters switched off: the KL reference at no cost
+    in memory (a 7B copy is 15 GB). Callable like the model, as sequence_logprobs calls it."""
+
+    def __init__(self, model):
+        self.model = model
+
+    @property
+    def device(self):
+        return self.model.device
+
+    def __call__(self, **inputs):
+        with self.model.disable_adapter():
+            return self.model(**inputs)

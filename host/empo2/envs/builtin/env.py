@@ -127,7 +127,7 @@ class BuiltinEnv:
             return self._describe_room()
         if command.startswith("go to "):
             self.room = command[len("go to "):]
-            return f"you go to the {self.room} . " + self._describe_room()
+            return self._describe_room()
         if command.startswith("open "):
             container = command[len("open "):]
             self.open.add(container)
@@ -171,7 +171,7 @@ class BuiltinEnv:
         if self.room == w.target_room:
             things.append(w.target)
         exits = " , ".join(r for r in w.rooms if r != self.room)
-        return (f"you are in the {self.room} . you see {_listing(things)} . exits : {exits} ."
+        return (f"you are in the {self.room} . here : {_listing(things)} . exits : {exits} ."
                 + self._carrying())
 
     def _info(self) -> StepInfo:

@@ -1,0 +1,144 @@
+"""The memory's plain records: tips, retrieval results, errors. JSON-ready, no behaviour.
+
+A tip is one text, written by the policy after an episode or by a person (EMPO2.md §4 plus this
+project's provenance and history). Its entries (key text + action + key vector) live in the
+variation's buffer (buffer.py); the tip keeps only what a person or the wire protocol sees.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+POLICY = "policy"  # the author of tips the policy writes; every other author is a person
+PERSON = "person"
+
+
+def now_iso() -> str:
+    """Wall-clock time for history records (UTC, milliseconds). Never feeds training maths."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def is_person(author: str) -> bool:
+    """People may sign with a name; only the policy's own events are not a person's."""
+    return author != POLICY
+
+
+@dataclass
+class Tip:
+    """One tip and its edit history.
+
+    `version` starts at 1 and grows by one per update or delete; eviction does not change it
+    (eviction is no edit, and an evicted tip keeps its last text). `n_entries` counts the tip's
+    entries still in its variation's buffer; it reaches 0 when the tip is deleted or evicted.
+    `history` holds {version, text, author, at, kind} with kind in add|update|delete|evict.
+    """
+
+    id: str
+    variation_key: str
+    text: str
+    score: float
+    author: str
+    provenance: dict[str, Any]
+    version: int = 1
+    created: str = ""
+    updated: str = ""
+    deleted: bool = False
+    evicted: bool = False
+    n_entries: int = 0
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def live(self) -> bool:
+        """Retrievable: neither deleted nor fully evicted."""
+        return not self.deleted and not self.evicted
+
+    def to_dict(self, with_history: bool = False) -> dict[str, Any]:
+        """A plain JSON dict (a copy: callers may keep it while the store changes)."""
+        d = {
+            "id": self.id,
+            "variation_key": self.variation_key,
+            "text": self.text,
+            "score": self.score,
+            "author": self.author,
+            "provenance": copy.deepcopy(self.provenance),
+            "version": self.version,
+            "created": self.created,
+            "updated": self.updated,
+            "deleted": self.deleted,
+            "evicted": self.evicted,
+            "n_entries": self.n_entries,
+        }
+        if with_history:
+            d["history"] = copy.deepcopy(self.history)
+        return d
+
+    def snapshot(self) -> "Tip":
+        """A detached copy, so the caller never sees later edits mutate what it holds.
+
+        History records are flat dicts the store never changes once written: copying each
+        one shallowly is enough, and much cheaper than deepcopy for long listings.
+        """
+        return replace(
+            self,
+            provenance=copy.deepcopy(self.provenance),
+            history=[dict(h) for h in self.history],
+        )
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """One retrieved entry: the tip's current text plus what ranked it.
+
+    `entry` is the entry's global number (its row in keys.f32), stable for the store's life.
+    """
+
+    tip_id: str
+    text: str
+    score: float
+    similarity: float
+    action: str
+    entry: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tip_id": self.tip_id,
+            "text": self.text,
+            "score": self.score,
+            "similarity": self.similarity,
+            "action": self.action,
+            "entry": self.entry,
+        }
+
+
+class MemoryStoreError(Exception):
+    """Base class of the memory's errors."""
+
+
+class UnknownTip(MemoryStoreError, KeyError):
+    """No tip has this id."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else "unknown tip"
+
+
+class TipDeleted(MemoryStoreError):
+    """The tip was deleted; it can be read but not edited."""
+
+
+class VersionConflict(MemoryStoreError):
+    """An edit named a version that is no longer current; `current` is the tip as it is now."""
+
+    def __init__(self, current: Tip, expected_version: int):
+        super().__init__(
+            f"tip {current.id} is at version {current.version}, not {expected_version}; "
+            "reload it and edit again"
+        )
+        self.current = current
+        self.expected_version = expected_version
+
+
+class CorruptMemory(MemoryStoreError):
+    """The files on disk cannot be replayed (damage before the last record, not a torn tail)."""

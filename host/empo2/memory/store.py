@@ -1,0 +1,575 @@
+"""The tip memory of EMPO2.md §4: per-variation buffers, batched retrieval, edits, persistence.
+
+Use:
+    store = MemoryStore.open(run_dir / "memory", SentenceEmbedder())   # None: in memory only
+    store.add_episode_tip("power-component/3", tip_text, steps=[(key_text, action), ...],
+                          score=final_score, provenance={"run": ..., "iteration": ..., ...})
+    hits = store.retrieve("power-component/3", [key_text_of_this_step, ...])  # per query
+
+Follows the reference code: a policy tip becomes one entry per step of its episode, entry =
+(key text of the step, action taken there, tip); key = embedding of the key text. Retrieval keeps
+cosine > threshold and ranks by the stored episode score (not by similarity), at most top_k.
+
+Deviations and additions (numbered, see also EMPO2.md §7):
+1. Buffers are keyed by any string (the trainer passes f"{task}/{variation}"), not slots 0-4.
+2. Retrieval is one matrix product per call over a preallocated float32 key matrix, not a
+   Python loop over entries; ties in score go to the more similar, then the newer entry.
+3. Persistence (append-only log + key file, crash-safe), provenance, versioned edits by people.
+4. Editing a tip's text does not change its keys: keys embed the *situation* a tip was written
+   for (the step texts), which an edit of the advice does not change; and re-embedding on every
+   keystroke-save would stall the training thread. Text is looked up by tip id at retrieval
+   time, so an edit shows in the very next retrieval. (A person's tip without key_text is keyed
+   by its first text, and keeps that key after edits too.)
+5. Deleting a tip removes its entries from the buffer at once (frees capacity); it stays in
+   the history, marked deleted, and is never retrieved.
+6. Ids: policy tips "t000001", people's tips "p000001", two counters, deterministic given the
+   sequence of operations. Separate counters keep a person's tip id stable when a resumed run
+   re-applies it after rolling back to a checkpoint.
+7. Person tips have one entry with action "" (no action suffix when rendered).
+
+Threading: one RLock guards all state; embedding (slow) happens outside it, so a person's edit
+never waits for the model and is visible to the next retrieval. on_change runs under the lock,
+in order; it must not block (post to a queue or an event loop).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .buffer import VariationBuffer, rank
+from .persistence import FORMAT, EventLog, person_events_after, write_json_atomic
+from .records import (
+    PERSON,
+    POLICY,
+    CorruptMemory,
+    Retrieved,
+    Tip,
+    TipDeleted,
+    UnknownTip,
+    VersionConflict,
+    now_iso,
+)
+
+log = logging.getLogger(__name__)
+
+EVICTOR = "system"  # author of evict history records: capacity, not a person or the policy
+
+
+class MemoryStore:
+    """Tips and their entries for every task variation; see the module docstring."""
+
+    def __init__(self, embedder: Any, capacity: int = 1000, on_change: Callable | None = None):
+        """In memory only; use `MemoryStore.open(folder, ...)` for a persistent store.
+
+        embedder: anything with encode(texts) -> float32 (n, dim), L2-normalised rows, and dim.
+        """
+        if capacity < 1:
+            raise ValueError("memory capacity must be at least 1 entry per variation")
+        self.embedder = embedder
+        self.capacity = capacity
+        self.dim = int(embedder.dim)
+        self.on_change = on_change
+        self.folder: Path | None = None
+        self._lock = threading.RLock()
+        self._tips: list[Tip] = []  # creation order; a tip's position is its internal index
+        self._index: dict[str, int] = {}
+        self._buffers: dict[str, VariationBuffer] = {}
+        self._next_seq = {POLICY: 1, PERSON: 1}
+        self._next_entry = 0
+        self._log: EventLog | None = None
+
+    # --- opening, replay, rollback ---------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        folder: Path | str | None,
+        embedder: Any,
+        capacity: int = 1000,
+        on_change: Callable | None = None,
+        rollback_to: dict | None = None,
+    ) -> "MemoryStore":
+        """Open (or create) the store saved in `folder`; None keeps it in memory only.
+
+        rollback_to: a `marker()` from a training checkpoint. Both files are cut back to it;
+        events written after it by people are re-applied where their tip still exists (a
+        person's edit is never silently lost), the rest are dropped with a warning.
+        """
+        store = cls(embedder, capacity)
+        if folder is None:
+            if rollback_to is not None:
+                raise ValueError("rollback_to needs a memory folder; an in-memory store has none")
+            store.on_change = on_change
+            return store
+        store.folder = Path(folder)
+        events = EventLog(store.folder, store.dim)
+        try:
+            later: list[tuple[dict, np.ndarray | None]] = []
+            if rollback_to is None:
+                store._replay(events, events.events_bytes)
+            else:
+                later = person_events_after(events, rollback_to)
+                cut = int(rollback_to["events_bytes"]), int(rollback_to["keys_bytes"])
+                store._replay(events, cut[0])
+                store._check_marker(rollback_to)  # before cutting: a wrong marker loses nothing
+                events.truncate_to(*cut)
+            if events.events_bytes == 0:
+                events.append([{"kind": "header", "format": FORMAT, "dim": store.dim,
+                                "capacity": store.capacity, "at": now_iso()}])
+            events.cut_orphan_keys(store._next_entry)
+            store._log = events
+            store._reapply(later)
+        except BaseException:
+            events.close()
+            raise
+        store.on_change = on_change  # set last: replay and re-application are not news
+        return store
+
+    def _replay(self, events: EventLog, stop: int) -> None:
+        """Rebuild the state from log bytes [0, stop), keys from keys.f32 (no embedding)."""
+        keys = events.keys_view()
+        for i, (ev, _) in enumerate(events.iter_events(stop=stop)):
+            kind = ev.get("kind")
+            if i == 0:
+                self._check_header(ev)
+            elif kind == "add":
+                first, k = int(ev["first_entry"]), len(ev["entries"])
+                if first + k > len(keys):
+                    raise CorruptMemory(
+                        f"{events.keys_path} has {len(keys)} key rows; the log needs {first + k}"
+                    )
+                self._apply_add(ev, np.array(keys[first : first + k], dtype=np.float32))
+            elif kind == "update":
+                self._apply_update(ev)
+            elif kind == "delete":
+                self._apply_delete(ev)
+            elif kind != "evict":  # evictions follow from the adds; their lines are for readers
+                log.warning("memory: skipped an event of unknown kind %r in the log", kind)
+
+    def _check_header(self, ev: dict) -> None:
+        if ev.get("kind") != "header":
+            raise CorruptMemory(f"{self.folder}: events.jsonl does not start with a header")
+        if int(ev["dim"]) != self.dim:
+            raise ValueError(
+                f"memory in {self.folder} holds {ev['dim']}-d keys but the embedder makes "
+                f"{self.dim}-d ones"
+            )
+        if int(ev["capacity"]) != self.capacity:
+            raise ValueError(
+                f"memory in {self.folder} was created with capacity {ev['capacity']}; "
+                f"open it with capacity={ev['capacity']}"
+            )
+
+    def _check_marker(self, marker: dict) -> None:
+        want = tuple(marker.get(k) for k in ("next_policy_seq", "next_person_seq", "next_entry"))
+        got = (self._next_seq[POLICY], self._next_seq[PERSON], self._next_entry)
+        if want != got:
+            raise CorruptMemory(
+                f"memory in {self.folder} does not match the checkpoint's marker "
+                f"(counters {got} vs {want}); was the marker taken from another run's memory?"
+            )
+
+    def _reapply(self, later: list[tuple[dict, np.ndarray | None]]) -> None:
+        """Re-apply people's events written after the marker, in their original order."""
+        with self._lock:
+            for ev, keys in later:
+                kind = ev["kind"]
+                if kind == "add":
+                    t = ev["tip"]
+                    steps = [(kt, a) for kt, a in ev["entries"]]
+                    tip = self._add(t["variation_key"], t["text"], t["score"], t["author"],
+                                    t["provenance"], steps, keys, at=ev["at"], tip_id=t["id"])
+                    if tip.id != t["id"]:
+                        log.warning("memory: a person's tip %s duplicates %s after the rollback; "
+                                    "not re-added", t["id"], tip.id)
+                    continue
+                idx = self._index.get(ev["tip_id"])
+                if idx is None or self._tips[idx].deleted:
+                    log.warning(
+                        "memory: dropped %s's %s of tip %s made after the checkpoint: the tip %s",
+                        ev["author"], kind, ev["tip_id"],
+                        "does not exist at the checkpoint" if idx is None else "is deleted",
+                    )
+                    continue
+                self._commit_edit(dict(ev, version=self._tips[idx].version + 1))
+
+    # --- adding ------------------------------------------------------------------------------
+
+    def add_episode_tip(
+        self,
+        variation_key: str,
+        text: str,
+        steps: Sequence[tuple[str, str]],
+        score: float,
+        provenance: dict | None = None,
+    ) -> Tip:
+        """Store the policy's tip about one episode: one entry per step (key text, action).
+
+        provenance: {run, iteration, episode, step, score}; score is filled in if missing.
+        Returns the new tip, or the existing tip when every entry was an exact duplicate.
+        """
+        if not steps:
+            raise ValueError("an episode tip needs at least one step to key it")
+        steps = [(str(k), str(a)) for k, a in steps]
+        keys = self.embedder.encode([k for k, _ in steps])
+        with self._lock:
+            return self._add(variation_key, text, score, POLICY, provenance, steps, keys)
+
+    def add_tip(
+        self,
+        variation_key: str,
+        text: str,
+        score: float,
+        author: str = PERSON,
+        key_text: str | None = None,
+        provenance: dict | None = None,
+    ) -> Tip:
+        """A person's tip: one entry keyed by `key_text`, or by the tip text when None."""
+        key = str(key_text) if key_text is not None else _clean(text)
+        keys = self.embedder.encode([key])
+        with self._lock:
+            return self._add(variation_key, text, score, author, provenance, [(key, "")], keys)
+
+    def _add(
+        self,
+        variation_key: str,
+        text: str,
+        score: float,
+        author: str,
+        provenance: dict | None,
+        steps: list[tuple[str, str]],
+        keys: np.ndarray,
+        at: str | None = None,
+        tip_id: str | None = None,
+    ) -> Tip:
+        """Dedupe, log, apply, announce one add. Caller holds the lock; keys (len(steps), dim)."""
+        text, score = _clean(text), _finite(score)
+        if not isinstance(variation_key, str) or not variation_key:
+            raise ValueError("variation_key must be a non-empty string")
+        buf = self._buffers.get(variation_key)
+        keep: list[int] = []
+        seen: set[tuple[str, str]] = set()
+        duplicate_of: int | None = None
+        for i, (kt, act) in enumerate(steps):
+            owner = buf.owner(kt, act, text) if buf is not None else None
+            if owner is not None:
+                duplicate_of = owner if duplicate_of is None else duplicate_of
+            elif (kt, act) not in seen:  # the same step twice in one episode: one entry
+                seen.add((kt, act))
+                keep.append(i)
+        if not keep:
+            return self._tips[duplicate_of].snapshot()  # type: ignore[index]
+        prov = dict(provenance or {})
+        if author == POLICY:
+            prov.setdefault("score", score)
+        at = at or now_iso()
+        event = {
+            "kind": "add",
+            "at": at,
+            "tip": {
+                "id": tip_id or self._new_id(author),
+                "variation_key": variation_key,
+                "text": text,
+                "score": score,
+                "author": author,
+                "provenance": prov,
+            },
+            "entries": [list(steps[i]) for i in keep],
+            "first_entry": self._next_entry,
+        }
+        doomed = buf.evicted_by(len(keep)) if buf is not None else {}
+        evictions = [
+            {"kind": "evict", "at": at, "tip_id": self._tips[t].id, "variation_key": variation_key}
+            for t, c in doomed.items()
+            if c == self._tips[t].n_entries
+        ]
+        kept_keys = np.ascontiguousarray(keys[keep], dtype=np.float32)
+        self._write([event] + evictions, kept_keys)  # write-ahead: a failed write changes nothing
+        gone = self._apply_add(event, kept_keys)
+        tip = self._tips[self._index[event["tip"]["id"]]]
+        self._emit("add", tip, author)
+        for other in gone:
+            self._emit("evict", other, EVICTOR)
+        return tip.snapshot()
+
+    def _new_id(self, author: str) -> str:
+        kind = POLICY if author == POLICY else PERSON
+        return f"{'t' if kind == POLICY else 'p'}{self._next_seq[kind]:06d}"
+
+    def _apply_add(self, ev: dict, keys: np.ndarray) -> list[Tip]:
+        """Create the tip and append its entries; returns tips whose last entry was evicted."""
+        t, at = ev["tip"], ev["at"]
+        if t["id"] in self._index:
+            raise CorruptMemory(f"tip id {t['id']} is added twice")
+        tip = Tip(
+            id=t["id"], variation_key=t["variation_key"], text=t["text"], score=float(t["score"]),
+            author=t["author"], provenance=t["provenance"], created=at, updated=at,
+            n_entries=len(ev["entries"]),
+            history=[{"version": 1, "text": t["text"], "author": t["author"], "at": at,
+                      "kind": "add"}],
+        )
+        idx = len(self._tips)
+        self._tips.append(tip)
+        self._index[tip.id] = idx
+        kind = POLICY if tip.author == POLICY else PERSON
+        self._next_seq[kind] = max(self._next_seq[kind], int(tip.id[1:]) + 1)
+        first = int(ev["first_entry"])
+        self._next_entry = max(self._next_entry, first + len(ev["entries"]))
+        buf = self._buffers.get(tip.variation_key)
+        if buf is None:
+            buf = self._buffers[tip.variation_key] = VariationBuffer(self.capacity, self.dim)
+        evicted = buf.append(
+            keys,
+            [e[0] for e in ev["entries"]],
+            [e[1] for e in ev["entries"]],
+            idx,
+            tip.text,
+            tip.score,
+            first,
+        )
+        gone = []
+        for other_idx, count in evicted.items():
+            other = self._tips[other_idx]
+            other.n_entries -= count
+            if other.n_entries == 0 and other.live:
+                other.evicted = True
+                other.history.append({"version": other.version, "text": other.text,
+                                      "author": EVICTOR, "at": at, "kind": "evict"})
+                gone.append(other)
+        return gone
+
+    # --- edits by people -------------------------------------------------------------------
+
+    def update(self, tip_id: str, text: str, expected_version: int, author: str = PERSON) -> Tip:
+        """Replace a tip's text. Raises VersionConflict (carrying the current tip) when
+        expected_version is stale, TipDeleted for a deleted tip. Keys are not re-embedded."""
+        text = _clean(text)
+        with self._lock:
+            tip = self._checked(tip_id, expected_version)
+            event = {"kind": "update", "at": now_iso(), "tip_id": tip.id, "text": text,
+                     "version": tip.version + 1, "author": author}
+            return self._commit_edit(event)
+
+    def delete(self, tip_id: str, expected_version: int, author: str = PERSON) -> Tip:
+        """Mark a tip deleted: its entries leave the buffer; the record and history stay."""
+        with self._lock:
+            tip = self._checked(tip_id, expected_version)
+            event = {"kind": "delete", "at": now_iso(), "tip_id": tip.id,
+                     "version": tip.version + 1, "author": author}
+            return self._commit_edit(event)
+
+    def _checked(self, tip_id: str, expected_version: int) -> Tip:
+        tip = self._tip(tip_id)
+        if tip.version != expected_version:
+            raise VersionConflict(tip.snapshot(), expected_version)
+        if tip.deleted:
+            raise TipDeleted(f"tip {tip_id} is deleted; it can be read but not edited")
+        return tip
+
+    def _commit_edit(self, event: dict) -> Tip:
+        self._write([event])
+        tip = self._apply_update(event) if event["kind"] == "update" else self._apply_delete(event)
+        self._emit(event["kind"], tip, event["author"])
+        return tip.snapshot()
+
+    def _apply_update(self, ev: dict) -> Tip:
+        idx = self._index[ev["tip_id"]]
+        tip = self._tips[idx]
+        tip.text, tip.version, tip.updated = ev["text"], int(ev["version"]), ev["at"]
+        tip.history.append({"version": tip.version, "text": tip.text, "author": ev["author"],
+                            "at": ev["at"], "kind": "update"})
+        buf = self._buffers.get(tip.variation_key)
+        if buf is not None:
+            buf.retext(idx, tip.text)  # duplicates are judged on the current text
+        return tip
+
+    def _apply_delete(self, ev: dict) -> Tip:
+        idx = self._index[ev["tip_id"]]
+        tip = self._tips[idx]
+        tip.deleted, tip.version, tip.updated = True, int(ev["version"]), ev["at"]
+        tip.history.append({"version": tip.version, "text": tip.text, "author": ev["author"],
+                            "at": ev["at"], "kind": "delete"})
+        buf = self._buffers.get(tip.variation_key)
+        if buf is not None:
+            buf.remove_tip(idx)
+        tip.n_entries = 0
+        return tip
+
+    # --- retrieval ---------------------------------------------------------------------------
+
+    def retrieve(
+        self,
+        variation_key: str,
+        query_texts: Sequence[str],
+        threshold: float = 0.5,
+        top_k: int = 10,
+    ) -> list[list[Retrieved]]:
+        """For each query text, up to top_k entries with cosine > threshold, best score first.
+
+        One embedding call for the m queries, one product Q (m, dim) @ K (n, dim).T over the
+        variation's entries. An unknown or empty variation gives m empty lists (no embedding).
+        """
+        queries = list(query_texts)
+        with self._lock:
+            buf = self._buffers.get(variation_key)
+            if buf is None or buf.n == 0 or top_k <= 0:
+                return [[] for _ in queries]
+        q = self.embedder.encode(queries)  # outside the lock: edits must not wait for the model
+        with self._lock:
+            if buf.n == 0:
+                return [[] for _ in queries]
+            sims = buf.similarities(q)
+            out = []
+            for i, rows in enumerate(rank(sims, buf.scores[: buf.n], threshold, top_k)):
+                hits = []
+                for r in rows.tolist():
+                    tip = self._tips[int(buf.tip[r])]
+                    hits.append(Retrieved(tip.id, tip.text, float(buf.scores[r]),
+                                          float(sims[i, r]), buf.actions[r], int(buf.entry[r])))
+                out.append(hits)
+            return out
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def get(self, tip_id: str) -> Tip:
+        with self._lock:
+            return self._tip(tip_id).snapshot()
+
+    def history(self, tip_id: str) -> list[dict]:
+        with self._lock:
+            return self._tip(tip_id).snapshot().history
+
+    def list_tips(
+        self,
+        variation_key: str | None = None,
+        search: str | None = None,
+        author: str | None = None,
+        include_deleted: bool = False,
+        offset: int = 0,
+        limit: int = 100,
+        include_evicted: bool = False,
+    ) -> tuple[list[Tip], int]:
+        """A page of tips, newest first, and how many match in all.
+
+        search: case-insensitive substring of the text. Evicted tips are left out unless
+        include_evicted (a long run evicts far more tips than it keeps).
+        """
+        needle = search.casefold() if search else None
+        with self._lock:
+            matches = [
+                t for t in reversed(self._tips)
+                if (variation_key is None or t.variation_key == variation_key)
+                and (author is None or t.author == author)
+                and (include_deleted or not t.deleted)
+                and (include_evicted or not t.evicted)
+                and (needle is None or needle in t.text.casefold())
+            ]
+            page = matches[max(0, offset) : max(0, offset) + max(0, limit)]
+            return [t.snapshot() for t in page], len(matches)
+
+    def entries(self, variation_key: str) -> list[dict]:
+        """The variation's live entries, oldest first: {entry, tip_id, key_text, action, score}."""
+        with self._lock:
+            buf = self._buffers.get(variation_key)
+            if buf is None:
+                return []
+            return [
+                {"entry": int(buf.entry[r]), "tip_id": self._tips[int(buf.tip[r])].id,
+                 "key_text": buf.key_texts[r], "action": buf.actions[r],
+                 "score": float(buf.scores[r])}
+                for r in range(buf.n)
+            ]
+
+    def variation_keys(self) -> list[str]:
+        with self._lock:
+            return sorted(self._buffers)
+
+    def count(self, variation_key: str | None = None) -> int:
+        """Retrievable tips (neither deleted nor evicted), in one variation or in all."""
+        with self._lock:
+            return sum(
+                1 for t in self._tips
+                if t.live and (variation_key is None or t.variation_key == variation_key)
+            )
+
+    # --- checkpoints, snapshots ------------------------------------------------------------
+
+    def marker(self) -> dict:
+        """Where the files stand now; save it in a training checkpoint for `rollback_to`.
+
+        An in-memory store has no files: its byte counts are None.
+        """
+        with self._lock:
+            on_disk = self._log is not None
+            return {
+                "format": FORMAT,
+                "events_bytes": self._log.events_bytes if on_disk else None,
+                "keys_bytes": self._log.keys_rows * self._log.row_bytes if on_disk else None,
+                "next_policy_seq": self._next_seq[POLICY],
+                "next_person_seq": self._next_seq[PERSON],
+                "next_entry": self._next_entry,
+            }
+
+    def snapshot_json(self, path: Path | str) -> None:
+        """Write a readable dump of every tip with its history, atomically."""
+        with self._lock:
+            payload = {
+                "format": "empo2-memory-snapshot/1",
+                "written": now_iso(),
+                "capacity": self.capacity,
+                "variations": {k: {"entries": b.n} for k, b in sorted(self._buffers.items())},
+                "tips": [t.to_dict(with_history=True) for t in self._tips],
+            }
+        write_json_atomic(Path(path), payload)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+
+    def __enter__(self) -> "MemoryStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _tip(self, tip_id: str) -> Tip:
+        idx = self._index.get(tip_id)
+        if idx is None:
+            raise UnknownTip(f"no tip has id {tip_id!r}")
+        return self._tips[idx]
+
+    def _write(self, events: list[dict], keys: np.ndarray | None = None) -> None:
+        if self._log is not None:
+            self._log.append(events, keys)
+
+    def _emit(self, kind: str, tip: Tip, author: str) -> None:
+        if self.on_change is None:
+            return
+        try:
+            self.on_change({"kind": kind, "tip": tip.to_dict(), "author": author})
+        except Exception:  # a listener's bug must not break training; the change is committed
+            log.exception("memory: on_change listener failed on %s of %s", kind, tip.id)
+
+
+def _clean(text: str) -> str:
+    text = str(text).strip()
+    if not text:
+        raise ValueError("a tip's text cannot be empty")
+    return text
+
+
+def _finite(score: float) -> float:
+    score = float(score)
+    if not math.isfinite(score):
+        raise ValueError(f"a tip's score must be a finite number, not {score}")
+    return score

@@ -1,0 +1,456 @@
+"""Tests of the tip memory (EMPO2.md §4): real all-MiniLM-L6-v2 embeddings, no mocks.
+
+The model is loaded once per process (module-level cache); CPU only, one torch thread. Texts
+are short so the file stays well under a minute on two cores.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from empo2.memory import (
+    CorruptMemory,
+    MemoryStore,
+    MemoryStoreError,
+    SentenceEmbedder,
+    TipDeleted,
+    UnknownTip,
+    VersionConflict,
+)
+
+VK = "power-component/3"
+BULB = "the room has a red light bulb, a battery and a switch"
+BULB_NEAR = "a red light bulb, a switch and a battery are in this room"
+BULB_OTHER = "there is a light bulb and a battery here"  # cosine to BULB ~0.69
+UNRELATED = "the stock market closed lower on tuesday after the bank report"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """MiniLM forwards on single short texts are too small to gain from intra-op threads, and
+    on a busy 2-core machine OpenMP spinning made them ~5x slower; restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def embedder(one_torch_thread) -> SentenceEmbedder:
+    return SentenceEmbedder(device="cpu")  # the model itself is loaded once per process
+
+
+@pytest.fixture
+def store(embedder) -> MemoryStore:
+    return MemoryStore.open(None, embedder, capacity=1000)
+
+
+def tip_state(store: MemoryStore) -> list[dict]:
+    """Every tip with history, minus wall-clock times (they differ between runs)."""
+    tips, _ = store.list_tips(include_deleted=True, include_evicted=True, limit=10**9)
+    out = []
+    for t in tips:
+        d = t.to_dict(with_history=True)
+        for k in ("created", "updated"):
+            d.pop(k)
+        d["history"] = [{k: v for k, v in h.items() if k != "at"} for h in d["history"]]
+        out.append(d)
+    return out
+
+
+def full_state(store: MemoryStore, queries: list[str]) -> tuple:
+    return (
+        tip_state(store),
+        {vk: store.entries(vk) for vk in store.variation_keys()},
+        {vk: store.retrieve(vk, queries, threshold=0.0, top_k=50) for vk in store.variation_keys()},
+        {k: v for k, v in store.marker().items() if k not in ("events_bytes", "keys_bytes")},
+    )
+
+
+# --- embeddings ------------------------------------------------------------------------------
+
+
+def test_embeddings_are_normalised_and_deterministic(embedder):
+    texts = [BULB, BULB_NEAR, UNRELATED, "go to the kitchen", "x " * 300]
+    together = embedder.encode(texts)
+    assert together.shape == (5, 384) and together.dtype == np.float32 and embedder.dim == 384
+    np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    # Same bits alone, in other company, in another order, and from a cold cache.
+    fresh = SentenceEmbedder(device="cpu", cache_size=0)
+    alone = np.stack([fresh.encode([t])[0] for t in texts])
+    shuffled = fresh.encode(texts[::-1] + ["an unrelated extra text"])[:5][::-1]
+    assert np.array_equal(together, alone) and np.array_equal(together, shuffled)
+    # Same bits with the batched, length-bucketed shapes used on GPUs (cold cache).
+    batched = SentenceEmbedder(device="cpu", cache_size=0, batch_size=4, length_grid=16)
+    a = batched.encode(texts)
+    b = np.stack([batched.encode([t, "filler text"])[0] for t in texts])
+    assert np.array_equal(a, b)
+    assert together[0] @ together[1] > 0.5 > together[0] @ together[2]
+
+
+def test_cache_is_lru_and_only_misses_reach_the_model(embedder):
+    e = SentenceEmbedder(device="cpu", cache_size=2)
+    e.encode(["a", "b", "a"])
+    assert e.n_embedded == 2
+    e.encode(["a", "c"])  # c evicts b (a was used more recently)
+    e.encode(["a", "c"])
+    assert e.n_embedded == 3
+    e.encode(["b"])
+    assert e.n_embedded == 4
+
+
+# --- retrieval ---------------------------------------------------------------------------------
+
+
+def test_threshold_keeps_similar_drops_unrelated_and_is_strict(store):
+    t = store.add_episode_tip(VK, "flip the switch", [(BULB, "look around")], 50.0, {"run": "r"})
+    hits = store.retrieve(VK, [BULB_NEAR, UNRELATED])
+    assert [h.tip_id for h in hits[0]] == [t.id] and hits[1] == []
+    assert hits[0][0].action == "look around" and hits[0][0].similarity > 0.5
+    exact = hits[0][0].similarity
+    assert store.retrieve(VK, [BULB_NEAR], threshold=exact) == [[]]  # strictly greater
+    assert len(store.retrieve(VK, [BULB_NEAR], threshold=np.nextafter(exact, -1))[0]) == 1
+
+
+def test_ranking_by_score_not_similarity_then_similarity_then_newer(store):
+    low = store.add_episode_tip(VK, "low score tip", [(BULB, "a")], 10.0)
+    high = store.add_episode_tip(VK, "high score tip", [(BULB_OTHER, "b")], 90.0)
+    [hits] = store.retrieve(VK, [BULB])
+    assert hits[0].similarity < hits[1].similarity  # the less similar entry wins on score
+    assert [h.tip_id for h in hits] == [high.id, low.id]
+    # Equal scores: the more similar first; equal scores and keys: the newer first.
+    near = store.add_episode_tip(VK, "near", [(BULB_NEAR, "c")], 90.0)
+    twin_old = store.add_episode_tip(VK, "twin old", [(BULB_OTHER, "d")], 5.0)
+    twin_new = store.add_episode_tip(VK, "twin new", [(BULB_OTHER, "d")], 5.0)
+    [hits] = store.retrieve(VK, [BULB])
+    assert [h.tip_id for h in hits] == [near.id, high.id, low.id, twin_new.id, twin_old.id]
+
+
+def test_top_k_caps_each_query(store):
+    for i in range(15):
+        store.add_episode_tip(VK, f"tip number {i}", [(BULB, f"action {i}")], float(i))
+    full = store.retrieve(VK, [BULB_NEAR], top_k=10)[0]
+    assert len(full) == 10 and [h.score for h in full] == [float(i) for i in range(14, 4, -1)]
+    three = store.retrieve(VK, [BULB_NEAR], top_k=3)[0]
+    assert [h.text for h in three] == ["tip number 14", "tip number 13", "tip number 12"]
+
+
+def test_unknown_and_unseen_variation_keys(store):
+    assert store.retrieve("never/seen", [BULB, UNRELATED]) == [[], []]
+    odd = "chemistry-mix/17 — variación ☃ with spaces"
+    t = store.add_tip(odd, "mix red and blue", 30.0, key_text=BULB)
+    assert store.retrieve(odd, [BULB])[0][0].tip_id == t.id
+    assert store.retrieve(VK, [BULB]) == [[]]  # buffers do not leak across variations
+    assert odd in store.variation_keys() and store.count(odd) == 1
+
+
+def test_capacity_evicts_oldest_entries_first(embedder):
+    events = []
+    store = MemoryStore.open(None, embedder, capacity=3, on_change=events.append)
+    a = store.add_episode_tip(VK, "tip a", [(BULB, "a1"), (BULB_NEAR, "a2")], 1.0)
+    b = store.add_episode_tip(VK, "tip b", [(BULB_OTHER, "b1")], 2.0)
+    c = store.add_tip(VK, "tip c", 3.0, key_text=BULB)  # evicts a1 only
+    assert store.get(a.id).n_entries == 1 and not store.get(a.id).evicted
+    d = store.add_tip(VK, "tip d", 4.0, key_text=BULB)  # evicts a2: tip a is gone
+    gone = store.get(a.id)
+    assert gone.evicted and gone.n_entries == 0 and gone.history[-1]["kind"] == "evict"
+    assert [e["action"] for e in store.entries(VK)] == ["b1", "", ""]
+    ids = {h.tip_id for h in store.retrieve(VK, [BULB], threshold=0.0)[0]}
+    assert ids == {b.id, c.id, d.id}
+    assert [(e["kind"], e["tip"]["id"]) for e in events][-2:] == [("add", d.id), ("evict", a.id)]
+    assert store.count() == 3 and store.list_tips()[1] == 3
+    assert store.list_tips(include_evicted=True)[1] == 4
+
+
+def test_exact_duplicates_are_dropped(store):
+    t = store.add_episode_tip(VK, "same tip", [(BULB, "x"), (BULB, "x"), (BULB_NEAR, "y")], 5.0)
+    assert t.n_entries == 2  # the repeated step is one entry
+    again = store.add_episode_tip(VK, "same tip", [(BULB, "x"), (BULB_NEAR, "y")], 7.0)
+    assert again.id == t.id and store.list_tips()[1] == 1 and len(store.entries(VK)) == 2
+    partial = store.add_episode_tip(VK, "same tip", [(BULB, "x"), (BULB_OTHER, "z")], 7.0)
+    assert partial.id != t.id and partial.n_entries == 1
+    other_text = store.add_episode_tip(VK, "another tip", [(BULB, "x")], 7.0)
+    assert other_text.id not in (t.id, partial.id)
+    person = store.add_tip(VK, "a person's tip", 1.0)
+    assert store.add_tip(VK, "a person's tip", 1.0).id == person.id
+    # A deleted tip's entries are not live: the same entry may come back as a new tip.
+    store.delete(person.id, person.version)
+    assert store.add_tip(VK, "a person's tip", 1.0).id != person.id
+
+
+# --- edits ----------------------------------------------------------------------------------
+
+
+def test_version_conflict_keeps_the_winner(store):
+    t = store.add_tip(VK, "original text", 10.0, key_text=BULB)
+    winner = store.update(t.id, "winner's text", expected_version=1, author="alice")
+    with pytest.raises(VersionConflict) as info:
+        store.update(t.id, "loser's text", expected_version=1, author="bob")
+    assert info.value.current.version == 2 and info.value.current.text == "winner's text"
+    assert winner.version == 2 and store.get(t.id).text == "winner's text"
+    assert [(h["version"], h["text"], h["kind"]) for h in store.history(t.id)] == [
+        (1, "original text", "add"),
+        (2, "winner's text", "update"),
+    ]
+    with pytest.raises(VersionConflict):
+        store.delete(t.id, expected_version=1)
+    with pytest.raises(UnknownTip):
+        store.get("t999999")
+
+
+def test_delete_hides_from_retrieval_and_stays_in_history(store):
+    keep = store.add_episode_tip(VK, "keep me", [(BULB_NEAR, "a")], 1.0)
+    gone = store.add_episode_tip(VK, "delete me", [(BULB, "b"), (BULB_OTHER, "c")], 99.0)
+    assert store.retrieve(VK, [BULB])[0][0].tip_id == gone.id
+    deleted = store.delete(gone.id, expected_version=1)
+    assert deleted.deleted and deleted.version == 2 and deleted.n_entries == 0
+    assert [h.tip_id for h in store.retrieve(VK, [BULB], threshold=-1.0)[0]] == [keep.id]
+    assert [h["kind"] for h in store.history(gone.id)] == ["add", "delete"]
+    assert store.list_tips()[1] == 1 and store.list_tips(include_deleted=True)[1] == 2
+    with pytest.raises(TipDeleted):
+        store.update(gone.id, "revive", expected_version=2)
+
+
+def test_edit_from_another_thread_is_visible_to_the_next_retrieval(store):
+    t = store.add_episode_tip(VK, "old advice", [(BULB, "look")], 5.0)
+    edited = threading.Event()
+    seen: list[str] = []
+
+    def server() -> None:
+        store.update(t.id, "new advice", expected_version=1)
+        edited.set()
+
+    thread = threading.Thread(target=server)
+    thread.start()
+    assert edited.wait(30)
+    seen.append(store.retrieve(VK, [BULB_NEAR])[0][0].text)  # the very next retrieval
+    thread.join()
+    assert seen == ["new advice"]
+    assert store.retrieve(VK, [BULB_NEAR])[0][0].tip_id == t.id  # keys unchanged by the edit
+
+
+def test_list_tips_filters_and_pages(store):
+    for i in range(5):
+        store.add_episode_tip(VK, f"Policy Tip {i}", [(f"state {i}", "go")], float(i))
+    store.add_tip("other/1", "a PERSON wrote this", 1.0)
+    assert store.list_tips(search="POLICY TIP 4")[0][0].text == "Policy Tip 4"
+    tips, total = store.list_tips(search="policy tip", offset=1, limit=2)
+    assert total == 5 and [t.text for t in tips] == ["Policy Tip 3", "Policy Tip 2"]
+    assert store.list_tips(author="person")[1] == 1
+    assert store.list_tips(variation_key="other/1", search="person")[1] == 1
+    assert store.list_tips(variation_key="other/1", search="policy")[1] == 0
+
+
+# --- vectorised retrieval == readable loop ------------------------------------------------------
+
+
+def reference_retrieve(embedder, entries, texts, queries, threshold, top_k):
+    """Per entry, per query, in plain Python: the rule of EMPO2.md §4 written out."""
+    results = []
+    for q in embedder.encode(queries):
+        kept = []
+        for position, e in enumerate(entries):
+            key = embedder.encode([e["key_text"]])[0]
+            sim = sum(float(a) * float(b) for a, b in zip(q, key))
+            if sim > threshold:
+                kept.append((-e["score"], -sim, -position, e["tip_id"], e["entry"], sim))
+        kept.sort()
+        results.append([(tip, entry, texts[tip], sim) for *_, tip, entry, sim in kept[:top_k]])
+    return results
+
+
+def test_vectorised_retrieval_equals_a_per_entry_loop(embedder):
+    rng = random.Random(7)
+    words = ("bulb battery wire switch kitchen door open close look focus red blue green water "
+             "stove heat cold thermometer measure box table room go").split()
+    store = MemoryStore.open(None, embedder, capacity=150)  # small: eviction is exercised
+    for ep in range(60):
+        steps = [(" ".join(rng.choices(words, k=rng.randint(3, 9))), rng.choice(words))
+                 for _ in range(rng.randint(1, 5))]
+        store.add_episode_tip(f"task/{ep % 2}", f"tip {ep}", steps, float(rng.choice([0, 50, 100])))
+    queries = [" ".join(rng.choices(words, k=rng.randint(3, 9))) for _ in range(12)]
+    for vk in store.variation_keys():
+        entries = store.entries(vk)
+        texts = {t.id: t.text for t in store.list_tips(include_evicted=True, limit=10**6)[0]}
+        want = reference_retrieve(embedder, entries, texts, queries, 0.3, 10)
+        got = store.retrieve(vk, queries, threshold=0.3, top_k=10)
+        assert sum(len(w) for w in want) > 20  # the comparison is not vacuous
+        for w, g in zip(want, got):
+            assert [(tip, entry, text) for tip, entry, text, _ in w] == [
+                (h.tip_id, h.entry, h.text) for h in g
+            ]
+            np.testing.assert_allclose([s for *_, s in w], [h.similarity for h in g], atol=1e-5)
+
+
+# --- persistence ---------------------------------------------------------------------------------
+
+
+def populate(store: MemoryStore) -> dict:
+    """A mixed history: adds, duplicates, an eviction, an update, a delete."""
+    a = store.add_episode_tip(VK, "tip a", [(BULB, "look"), (BULB_OTHER, "flip")], 20.0,
+                              {"run": "r1", "iteration": 0, "episode": 0, "step": 2})
+    store.add_episode_tip(VK, "tip a", [(BULB, "look")], 20.0)  # duplicate
+    b = store.add_tip(VK, "person tip b", 70.0, key_text=BULB_NEAR)
+    store.update(b.id, "person tip b, edited", expected_version=1)
+    c = store.add_episode_tip("other/0", "tip c", [(UNRELATED, "sell")], -10.0)
+    for i in range(3):
+        store.add_episode_tip(VK, f"filler {i}", [(f"state number {i}", "go")], float(i))
+    store.delete(c.id, expected_version=1)
+    return {"a": a.id, "b": b.id, "c": c.id}
+
+
+def test_persistence_round_trip_without_re_embedding(embedder, tmp_path):
+    folder = tmp_path / "memory"
+    with MemoryStore.open(folder, embedder, capacity=4) as store:
+        ids = populate(store)
+        before = full_state(store, [BULB, UNRELATED])
+        store.snapshot_json(tmp_path / "snapshot.json")
+    assert store.get(ids["a"]).evicted
+    embedded = embedder.n_embedded
+    with MemoryStore.open(folder, embedder, capacity=4) as reopened:
+        assert embedder.n_embedded == embedded  # keys came from keys.f32
+        assert full_state(reopened, [BULB, UNRELATED]) == before
+
+    snap = json.loads((tmp_path / "snapshot.json").read_text())
+    assert {t["id"] for t in snap["tips"]} == set(ids.values()) | {"t000003", "t000004", "t000005"}
+    with pytest.raises(ValueError, match="capacity=4"):
+        MemoryStore.open(folder, embedder, capacity=5)
+
+
+def test_torn_tail_is_cut_and_the_rest_is_intact(embedder, tmp_path):
+    folder = tmp_path / "memory"
+    with MemoryStore.open(folder, embedder, capacity=4) as store:
+        populate(store)
+        before = full_state(store, [BULB])
+        sizes = ((folder / "events.jsonl").stat().st_size, (folder / "keys.f32").stat().st_size)
+    with open(folder / "events.jsonl", "ab") as f:
+        f.write(b'{"kind":"update","at":"2026-01-01","tip_id":"t0000')  # kill -9 mid-line
+    with open(folder / "keys.f32", "ab") as f:
+        f.write(np.ones(384 + 100, dtype=np.float32).tobytes()[: 4 * 384 + 200])  # row + half
+    with MemoryStore.open(folder, embedder, capacity=4) as store:
+        assert full_state(store, [BULB]) == before
+        assert (folder / "events.jsonl").stat().st_size == sizes[0]
+        assert (folder / "keys.f32").stat().st_size == sizes[1]
+        t = store.add_tip(VK, "after the crash", 1.0)
+    with MemoryStore.open(folder, embedder, capacity=4) as store:
+        assert store.get(t.id).text == "after the crash"
+
+
+def test_rollback_reproduces_the_run_and_keeps_people_edits(embedder, tmp_path, caplog):
+    def first_half(store):
+        return store.add_episode_tip(VK, "early tip", [(BULB, "look")], 10.0)
+
+    def second_half(store):
+        store.add_episode_tip(VK, "late tip", [(BULB_NEAR, "flip")], 80.0)
+        store.add_episode_tip(VK, "later tip", [(BULB_OTHER, "go")], 30.0)
+
+    # The uninterrupted run, for reference.
+    with MemoryStore.open(tmp_path / "straight", embedder, capacity=2) as straight:
+        first_half(straight)
+        second_half(straight)
+        want = full_state(straight, [BULB])
+
+    # The interrupted run: checkpoint, more training, people edit, then a crash.
+    folder = tmp_path / "resumed"
+    with MemoryStore.open(folder, embedder, capacity=2) as store:
+        early = first_half(store)
+        marker = store.marker()
+        second_half(store)
+        store.update(early.id, "early tip, fixed by a person", expected_version=1)
+        person = store.add_tip("other/0", "a person's advice", 60.0, key_text=UNRELATED)
+        store.update(person.id, "a person's advice, v2", expected_version=1)
+        store.update("t000002", "edit of a tip the rollback removes", expected_version=1)
+    with caplog.at_level(logging.WARNING, logger="empo2.memory"):
+        store = MemoryStore.open(folder, embedder, capacity=2, rollback_to=marker)
+    assert "t000002" in caplog.text  # the edit that no longer applies is reported
+    assert store.get(early.id).text == "early tip, fixed by a person"
+    assert store.get(early.id).version == 2
+    assert store.get(person.id).text == "a person's advice, v2" and person.id == "p000001"
+    with pytest.raises(UnknownTip):
+        store.get("t000002")
+    # Resuming training from the checkpoint repeats the policy's adds with the same ids.
+    store.update(early.id, "early tip", expected_version=2)  # undo the person, to compare
+    second_half(store)
+    got = full_state(store, [BULB])
+    store.close()
+    policy = lambda state: [t for t in state[0] if t["author"] == "policy"]  # noqa: E731
+    assert [(t["id"], t["text"], t["n_entries"], t["evicted"]) for t in policy(got)] == [
+        (t["id"], t["text"], t["n_entries"], t["evicted"]) for t in policy(want)
+    ]
+    # Entry numbers (rows of keys.f32) differ: the person's re-added tip took a row first.
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "entry"} for r in rows]  # noqa: E731
+    assert strip(got[1][VK]) == strip(want[1][VK])
+    assert [strip(h.to_dict() for h in q) for q in got[2][VK]] == [
+        strip(h.to_dict() for h in q) for q in want[2][VK]
+    ]
+
+
+WRITER = """
+import sys, torch
+torch.set_num_threads(1)
+from empo2.memory import MemoryStore, SentenceEmbedder
+store = MemoryStore.open(sys.argv[1], SentenceEmbedder(), capacity=50)
+steps = [("the room has a bulb", "look"), ("the bulb is off", "flip"), ("the bulb is on", "wait")]
+for i in range(100000):
+    tip = store.add_episode_tip("task/0", f"tip {i}", steps, float(i % 7))
+    store.update(tip.id, f"tip {i} edited", expected_version=1)
+    print(i, flush=True)
+"""
+
+
+def test_kill_9_while_writing_loses_at_most_the_last_operation(embedder, tmp_path):
+    folder = tmp_path / "memory"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(folder)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        done = -1
+        while done < 40:
+            line = proc.stdout.readline()
+            assert line, "the writer died before writing"
+            done = int(line)
+        os.kill(proc.pid, signal.SIGKILL)  # somewhere inside a later add or update
+    finally:
+        proc.kill()
+        proc.wait()
+    with MemoryStore.open(folder, embedder, capacity=50) as store:
+        tips, total = store.list_tips(include_evicted=True, limit=10**6)
+        assert total >= done + 1
+        texts = [t.text for t in reversed(tips)]
+        complete = [f"tip {i} edited" for i in range(total - 1)]
+        assert texts[:-1] == complete  # every finished add + update survived, in order
+        assert texts[-1] in (f"tip {total - 1}", f"tip {total - 1} edited")
+        assert len(store.entries("task/0")) == 50  # full: the oldest tips were evicted
+        store.add_tip("task/0", "after the kill", 1.0)
+
+
+def test_a_wrong_marker_is_refused_before_anything_is_cut(embedder, tmp_path):
+    with MemoryStore.open(tmp_path / "a", embedder) as a:
+        a.add_tip(VK, "tip one", 1.0)
+        a.add_tip(VK, "tip two", 2.0)
+    with MemoryStore.open(tmp_path / "b", embedder) as b:
+        b.add_tip(VK, "only tip", 1.0)
+        foreign = b.marker()
+    before = (tmp_path / "a" / "events.jsonl").read_bytes()
+    with pytest.raises(CorruptMemory):
+        MemoryStore.open(tmp_path / "a", embedder, rollback_to=foreign)
+    assert (tmp_path / "a" / "events.jsonl").read_bytes() == before
+
+
+def test_a_folder_has_one_writer(embedder, tmp_path):
+    with MemoryStore.open(tmp_path / "m", embedder):
+        with pytest.raises(MemoryStoreError, match="already open"):
+            MemoryStore.open(tmp_path / "m", embedder)
+    MemoryStore.open(tmp_path / "m", embedder).close()  # free again once closed
