@@ -4,19 +4,29 @@ Every turn, the prompts of all unfinished episodes go to the policy as one batch
 then one forward per token with the KV cache). In memory mode each episode's user turn gets the
 tips retrieved for its task variation at that step; both prompts — with and without tips — are
 kept, since the update may score the action under either (paper Table 3).
+
+Sequence budget: with `max_sequence_tokens` set (paper: 4,500), a step's prompt plus its action
+must fit; the oldest history steps are dropped first, then the current observation is clipped,
+then the lowest-ranked tips are left out. The memory key is the fitted user turn. Environments
+step one after another, or on `workers` threads when they wait on a simulator process (ScienceWorld's
+JVMs): the results are the same, in the same order.
 """
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
 
 from .envs.base import TextEnv
 from .policy.generation import generate_from_ids
-from .policy.prompting import Turn, reflection_messages, step_messages, step_user_text, with_tips
+from .policy.prompting import (SYSTEM_PROMPT, Turn, reflection_messages, step_messages,
+                               step_user_text, with_tips)
 from .policy.tokenizer import encode_chat
 
 
@@ -68,16 +78,24 @@ class RolloutSettings:
     observation_words: int
     similarity_threshold: float = 0.5
     top_k: int = 10
+    system_prompt: str = SYSTEM_PROMPT  # the environment's instructions (prompting.system_prompt_for)
+    max_sequence_tokens: int = 0        # prompt + response budget; 0: none
+    workers: int = 1                    # threads stepping environments
+    generation_batch: int = 64          # prompts decoded together
 
 
 def distinct_tips(retrieved) -> tuple[list[str], list[str]]:
-    """Tip texts of the retrieved entries, each once, in rank order (entries of one episode
-    share their tip; showing it ten times would tell the policy nothing more)."""
+    """The retrieved entries as the tip block shows them, one per tip, in rank order.
+
+    Entries of one episode share their tip; within a tip the best-ranked entry (ties on score go
+    to the most similar state) is kept, with its action: the action that episode took in the
+    state most like the current one.
+    """
     texts, ids = [], []
     for r in retrieved:
         if r.tip_id not in ids:
             ids.append(r.tip_id)
-            texts.append(r.text)
+            texts.append(shown_tip(r.text, r.action))
     return texts, ids
 
 
@@ -90,40 +108,51 @@ def roll_out(
     generator: torch.Generator,
     memory=None,
     on_step: Callable[[int, int], None] | None = None,
+    timings: dict[str, float] | None = None,
 ) -> list[list[str]]:
     """Plays every episode to the end; returns each episode's observations after each step.
 
-    envs[i] plays episodes[i]. `memory` is None for memory-free rollouts.
+    envs[i] plays episodes[i]. `memory` is None for memory-free rollouts. `timings`, when given,
+    accumulates seconds spent in "generation", "environment", "retrieval" and "prompting".
     """
-    observations, infos = [], []
-    for env, ep in zip(envs, episodes):
-        obs, info = env.reset(ep.task, ep.variation, seed=ep.group)
+    clock = _Clock(timings)
+    with clock("environment"):
+        resets = _each(settings.workers, lambda env, ep: env.reset(ep.task, ep.variation, seed=ep.group),
+                       envs, episodes)
+    observations = []
+    for ep, (obs, info) in zip(episodes, resets):
         ep.description = info.task_description
         observations.append(obs)
-        infos.append(info)
     after: list[list[str]] = [[] for _ in episodes]
+    budget = settings.max_sequence_tokens - settings.max_action_tokens if settings.max_sequence_tokens else 0
     turn = 0
     while True:
         active = [i for i, ep in enumerate(episodes) if not ep.done]
         if not active:
             return after
-        user_texts = {
-            i: step_user_text(episodes[i].description, episodes[i].turns(after[i]), observations[i],
-                              settings.history_steps, settings.observation_words)
-            for i in active
-        }
-        shown = _retrieve_tips(memory, episodes, user_texts, settings) if memory is not None else {}
-        no_tip_ids = {i: encode_chat(tokenizer, step_messages(user_texts[i])) for i in active}
-        prompt_ids = {
-            i: encode_chat(tokenizer, step_messages(with_tips(user_texts[i], shown[i][0])))
-            if shown.get(i, ([], []))[0] else no_tip_ids[i]
-            for i in active
-        }
-        generations = generate_from_ids(model, tokenizer, [prompt_ids[i] for i in active],
-                                        settings.max_action_tokens, settings.temperature, generator)
-        for i, gen in zip(active, generations):
-            ep, env = episodes[i], envs[i]
-            obs, reward, done, info = env.step(gen.text)
+        with clock("prompting"):
+            fitted = {i: _fit_user_turn(tokenizer, episodes[i], after[i], observations[i], settings, budget)
+                      for i in active}
+            user_texts = {i: text for i, (text, _) in fitted.items()}
+            no_tip_ids = {i: ids for i, (_, ids) in fitted.items()}
+        with clock("retrieval"):
+            shown = _retrieve_tips(memory, episodes, user_texts, settings) if memory is not None else {}
+        with clock("prompting"):
+            prompt_ids = {}
+            for i in active:
+                tips = shown.get(i, ([], []))
+                if tips[0]:
+                    ids, shown[i] = _fit_tips(tokenizer, user_texts[i], tips, settings.system_prompt, budget)
+                prompt_ids[i] = ids if tips[0] and shown[i][0] else no_tip_ids[i]
+        with clock("generation"):
+            generations = generate_from_ids(model, tokenizer, [prompt_ids[i] for i in active],
+                                            settings.max_action_tokens, settings.temperature, generator,
+                                            max_batch=settings.generation_batch)
+        with clock("environment"):
+            results = _each(settings.workers, lambda env, gen: env.step(gen.text),
+                            [envs[i] for i in active], generations)
+        for i, gen, (obs, reward, done, info) in zip(active, generations, results):
+            ep = episodes[i]
             tips, tip_ids = shown.get(i, ([], []))
             ep.steps.append(StepRecord(
                 observation=observations[i], user_text=user_texts[i], tips=tips, tip_ids=tip_ids,
@@ -138,6 +167,75 @@ def roll_out(
         turn += 1
         if on_step is not None:
             on_step(turn, len(active))
+
+
+class _Clock:
+    """Sums perf_counter time per phase into a dict (or nowhere): `with clock("generation"):`."""
+
+    def __init__(self, sums: dict[str, float] | None):
+        self.sums = sums
+
+    @contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.sums is not None:
+                self.sums[phase] = self.sums.get(phase, 0.0) + time.perf_counter() - start
+
+
+def _each(workers: int, call, envs, items) -> list:
+    """call(env, item) for every pair, in order; on threads when workers > 1 (each env is used by
+    one thread only, so environments need not be thread-safe, only independent)."""
+    if workers <= 1 or len(envs) <= 1:
+        return [call(env, item) for env, item in zip(envs, items)]
+    with ThreadPoolExecutor(max_workers=min(workers, len(envs))) as pool:
+        return list(pool.map(call, envs, items))
+
+
+def _fit_user_turn(tokenizer, ep: Episode, after: list[str], observation: str,
+                   settings: RolloutSettings, budget: int) -> tuple[str, list[int]]:
+    """The user turn (no tips) and its prompt ids, shortened to `budget` tokens when set: the
+    oldest history goes first (the most history that fits, found by bisection), then the
+    current observation is halved until it fits or is one word."""
+    def encoded(steps: int, words: int) -> tuple[str, list[int]]:
+        text = step_user_text(ep.description, ep.turns(after), observation, steps, words)
+        return text, encode_chat(tokenizer, step_messages(text, settings.system_prompt))
+
+    steps, words = settings.history_steps, settings.observation_words
+    text, ids = encoded(steps, words)
+    if budget <= 0 or len(ids) <= budget:
+        return text, ids
+    low, high = 0, min(steps, len(after))  # the largest history that fits lies in [low, high)
+    best = None
+    while low < high:
+        mid = (low + high) // 2
+        candidate = encoded(mid, words)
+        if len(candidate[1]) <= budget:
+            best, low = candidate, mid + 1
+        else:
+            high = mid
+    if best is not None:
+        return best
+    # Without history it is still too long: clip the current observation (shown at 3× words).
+    while words > 1:
+        words = max(1, words // 2)
+        text, ids = encoded(0, words)
+        if len(ids) <= budget:
+            break
+    return text, ids
+
+
+def _fit_tips(tokenizer, user_text: str, tips: tuple[list[str], list[str]], system: str,
+              budget: int) -> tuple[list[int], tuple[list[str], list[str]]]:
+    """Prompt ids with the tip block, leaving out the lowest-ranked tips until it fits."""
+    texts, ids = list(tips[0]), list(tips[1])
+    while True:
+        prompt = encode_chat(tokenizer, step_messages(with_tips(user_text, texts), system))
+        if budget <= 0 or len(prompt) <= budget or not texts:
+            return prompt, (texts, ids)
+        texts, ids = texts[:-1], ids[:-1]
 
 
 def _retrieve_tips(memory, episodes, user_texts, settings) -> dict[int, tuple[list[str], list[str]]]:
@@ -180,12 +278,23 @@ def write_tips(episodes: list[Episode], after: list[list[str]], model, tokenizer
                settings: RolloutSettings, max_tip_tokens: int,
                generator: torch.Generator) -> None:
     """The current policy writes one tip per episode after a reflection instruction."""
-    prompts = [
-        encode_chat(tokenizer, reflection_messages(ep.description, ep.turns(after[e]),
-                                                   ep.final_score, settings.observation_words))
-        for e, ep in enumerate(episodes)
-    ]
+    budget = settings.max_sequence_tokens - max_tip_tokens if settings.max_sequence_tokens else 0
+    prompts = [_fit_reflection(tokenizer, ep, after[e], settings, budget) for e, ep in enumerate(episodes)]
     generations = generate_from_ids(model, tokenizer, prompts, max_tip_tokens,
-                                    settings.temperature, generator)
+                                    settings.temperature, generator, max_batch=settings.generation_batch)
     for ep, gen in zip(episodes, generations):
         ep.tip = gen.text
+
+
+def _fit_reflection(tokenizer, ep: Episode, after: list[str], settings: RolloutSettings,
+                    budget: int) -> list[int]:
+    """The reflection prompt, dropping the episode's oldest steps while it exceeds `budget`."""
+    turns = ep.turns(after)
+    start = 0
+    while True:
+        ids = encode_chat(tokenizer, reflection_messages(ep.description, turns[start:], ep.final_score,
+                                                         settings.observation_words,
+                                                         settings.system_prompt))
+        if budget <= 0 or len(ids) <= budget or start >= len(turns):
+            return ids
+        start += max(1, (len(turns) - start) // 4)  # a quarter at a time: few encodes per tip

@@ -33,7 +33,7 @@ from .imitation import imitate
 from .model import build_tiny_model
 from .tokenizer import build_word_tokenizer
 
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 
 
 @dataclass
@@ -45,7 +45,7 @@ class BuiltinRecipe:
     episodes: dict[str, int] = field(default_factory=lambda: {
         "habit": 160, "stuck": 110, "wander": 70, "tip-success": 130, "tip-failure": 130,
     })
-    epochs: int = 2
+    epochs: int = 3
     batch_size: int = 48
     lr: float = 3e-3
     max_steps: int = 15

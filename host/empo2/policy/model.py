@@ -12,6 +12,7 @@ a saved adapter (adapter_config.json) loads its base model and the adapter on to
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from transformers import (
     AutoTokenizer,
     PreTrainedModel,
     PreTrainedTokenizerBase,
+    PreTrainedTokenizerFast,
     Qwen2Config,
     Qwen2ForCausalLM,
 )
@@ -103,6 +105,23 @@ def _check_source(name_or_path: str) -> None:
         raise PolicyLoadError(f"there is no model folder at '{name_or_path}'.")
 
 
+def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
+    """The tokenizer saved with a policy, as it was saved.
+
+    AutoTokenizer picks the tokenizer class from the model type when the folder has a
+    config.json: for the built-in Qwen2 model that is Qwen2Tokenizer, which rebuilds a byte-level
+    BPE from our word vocabulary and silently mangles every prompt. A folder whose
+    tokenizer_config.json names the generic fast tokenizer is loaded as exactly that.
+    """
+    config = os.path.join(name_or_path, "tokenizer_config.json")
+    if os.path.isfile(config):
+        with open(config) as f:
+            declared = json.load(f).get("tokenizer_class")
+        if declared in ("TokenizersBackend", "PreTrainedTokenizerFast"):
+            return PreTrainedTokenizerFast.from_pretrained(name_or_path)
+    return AutoTokenizer.from_pretrained(name_or_path)
+
+
 def _one_line(error: Exception) -> str:
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__
@@ -162,7 +181,7 @@ def load_policy(
         if is_adapter_folder(name_or_path):
             model, tokenizer = _load_adapter(name_or_path, torch_dtype)
         else:
-            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+            tokenizer = load_tokenizer(name_or_path)
             model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=torch_dtype)
             if lora is not None and lora.rank > 0:
                 model = _with_lora(model, lora)
@@ -210,7 +229,7 @@ def _load_adapter(folder: str, torch_dtype) -> tuple[PreTrainedModel, PreTrained
     if not base:
         raise PolicyLoadError(f"the adapter in '{folder}' does not name its base model.")
     has_tokenizer = os.path.isfile(os.path.join(folder, "tokenizer_config.json"))
-    tokenizer = AutoTokenizer.from_pretrained(folder if has_tokenizer else base)
+    tokenizer = load_tokenizer(folder if has_tokenizer else base)
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch_dtype)
     return PeftModel.from_pretrained(model, folder, is_trainable=True), tokenizer
 

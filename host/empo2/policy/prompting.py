@@ -4,6 +4,11 @@ One place builds every prompt, so the rollout, the update (with and without tips
 writer, the demonstrations that warm-start the built-in policy and the memory keys all see the
 same text. Prompts are chat messages; the model's own chat template turns them into tokens.
 
+The system prompt is the built-in worlds' one-liner unless the environment supplies its own
+instructions (`instructions()`, e.g. ScienceWorld's action formats and focus warning): real
+benchmarks need more words than the built-in policy was trained on, and the built-in prompts
+stay byte-identical.
+
 Each step is its own sample (as in verl-agent, which the reference code builds on): the user turn
 carries the task, the last few steps of history and the current observation, and, in memory mode,
 a delimited tip block. The memory key of a step is its user turn *without* the tip block.
@@ -33,6 +38,12 @@ class Turn:
 def clip_words(text: str, max_words: int) -> str:
     parts = text.split()
     return " ".join(parts[:max_words]) if len(parts) > max_words else " ".join(parts)
+
+
+def shown_tip(text: str, action: str) -> str:
+    """How one retrieved entry reads in the tip block: the tip, then the action its episode took
+    in the most similar state (the reference code's entry = tip + action suffix)."""
+    return f"{text.strip()} ; action : {action}" if action else text.strip()
 
 
 def tip_block(tips: Sequence[str]) -> str:
@@ -67,9 +78,15 @@ def with_tips(user_text: str, tips: Sequence[str]) -> str:
     return f"{block} {user_text}" if block else user_text
 
 
-def step_messages(user_text: str) -> list[dict]:
+def system_prompt_for(env) -> str:
+    """The environment's own instructions when it has them, else the built-in system prompt."""
+    instructions = getattr(env, "instructions", None)
+    return instructions() if callable(instructions) else SYSTEM_PROMPT
+
+
+def step_messages(user_text: str, system: str = SYSTEM_PROMPT) -> list[dict]:
     return [
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": system},
         {"role": "user", "content": user_text},
     ]
 
@@ -79,6 +96,7 @@ def reflection_messages(
     turns: Sequence[Turn],
     final_score: float,
     observation_words: int,
+    system: str = SYSTEM_PROMPT,
 ) -> list[dict]:
     """The conversation the policy answers with a tip after an episode (EMPO2.md §2.4)."""
     episode = " ; ".join(
@@ -89,6 +107,6 @@ def reflection_messages(
         f"final score : {int(round(final_score))} . {REFLECTION_INSTRUCTION}"
     )
     return [
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": system},
         {"role": "user", "content": user},
     ]

@@ -24,7 +24,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ...policy.prompting import Turn, reflection_messages, step_messages, step_user_text, with_tips
+from ...policy.prompting import (
+    Turn, reflection_messages, shown_tip, step_messages, step_user_text, with_tips,
+)
 from .env import BuiltinEnv
 from .tasks import DEMO_VARIATION_BASE, HABIT_ROOMS, in_distribution_tasks
 
@@ -58,14 +60,12 @@ def render_tip(item: str, score: float, found_in: tuple[str, str] | None,
     if found_in is not None:
         container, room = found_in
         if points >= 100:
-            return (f"the {item} was in the {container} in the {room} . i put it in the {target} "
-                    f"and it worked . score {points}")
-        return (f"the {item} was in the {container} in the {room} , but i did not finish . "
-                f"score {points}")
+            return f"the {item} was in the {container} in the {room} . it worked . score {points}"
+        return f"the {item} was in the {container} in the {room} . not finished . score {points}"
     empty = [f"the {c} in the {r}" for c, r in searched]
     if not empty:
-        return f"i opened nothing ; search the containers of other rooms . score {points}"
-    return f"i searched {' and '.join(empty)} ; no {item} there . score {points}"
+        return f"i opened nothing . look in other rooms . score {points}"
+    return f"no {item} in {' or '.join(empty)} . score {points}"
 
 
 # -- behaviours: generators of actions that may look at the episode's state -------------------
@@ -125,7 +125,8 @@ def _tip_failure(env: BuiltinEnv, rng: random.Random, mentioned: set[str]) -> It
 
 
 def _failure_tips(env: BuiltinEnv, rng: random.Random) -> tuple[list[str], set[str]]:
-    """One to three tips from earlier fruitless searches, and the rooms they mention."""
+    """One to three tips (with their entries' actions) from earlier fruitless searches, and the
+    rooms they mention."""
     w = env.world
     candidates = [r for r in w.rooms if r != w.item_room]
     tips, mentioned = [], set()
@@ -135,7 +136,9 @@ def _failure_tips(env: BuiltinEnv, rng: random.Random) -> tuple[list[str], set[s
             rooms = list(HABIT_ROOMS)
         mentioned.update(rooms)
         searched = [(w.container_of[r], r) for r in rooms]
-        tips.append(render_tip(w.item, 0, None, searched, w.target))
+        room = rng.choice(rooms)
+        action = rng.choice([f"go to {room}", f"open {w.container_of[room]}", "look around"])
+        tips.append(shown_tip(render_tip(w.item, 0, None, searched, w.target), action))
     return list(dict.fromkeys(tips)), mentioned
 
 
@@ -154,12 +157,13 @@ def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
     env = BuiltinEnv(max_steps=max_steps, correct_actions=False, placement=BEHAVIOURS[behaviour])
     observation, info = env.reset(task, variation)
     tips: list[str] = []
+    success_tip = ""  # shown with the action the successful episode took at this very step
     if behaviour == "tip-success":
         w = env.world
-        found = (w.container_of[w.item_room], w.item_room)
-        tips = [render_tip(w.item, 100, found, [], w.target)]
+        success_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [],
+                                 w.target)
         if rng.random() < 0.5:
-            tips += _failure_tips(env, rng)[0]
+            tips = _failure_tips(env, rng)[0]
         actions = _tip_success(env, rng)
     elif behaviour == "tip-failure":
         tips, mentioned = _failure_tips(env, rng)
@@ -171,7 +175,8 @@ def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
     for action in actions:
         user = step_user_text(info.task_description, episode.turns, observation,
                               shape.history_steps, shape.observation_words)
-        episode.steps.append((with_tips(user, tips), action))
+        shown = ([shown_tip(success_tip, action)] if success_tip else []) + tips
+        episode.steps.append((with_tips(user, shown), action))
         if action.startswith("open "):
             container = action[len("open "):]
             episode.searched.append((container, env.room))

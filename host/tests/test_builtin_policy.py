@@ -1,0 +1,50 @@
+"""The built-in policy as the trainer loads it: tokenizer, vocabulary, determinism."""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from empo2.envs.builtin.env import BuiltinEnv
+from empo2.envs.builtin.tasks import TASK_KINDS
+from empo2.policy.builtin import BuiltinRecipe, build_builtin_policy
+from empo2.policy.model import load_policy
+from empo2.policy.prompting import step_messages
+from empo2.policy.tokenizer import encode_chat
+
+
+def test_loaded_tokenizer_is_the_word_tokenizer(tiny_policy):
+    """AutoTokenizer would pick Qwen2Tokenizer from config.json and mangle every prompt."""
+    _, tokenizer = load_policy(str(tiny_policy))
+    text = "go to kitchen , open the cupboard . <tip> score 100 </tip>"
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    assert tokenizer.decode(ids) == text
+    assert len(ids) == len(text.split())
+
+
+def test_every_word_of_every_world_is_in_the_vocabulary(tiny_policy):
+    _, tokenizer = load_policy(str(tiny_policy))
+    env, rng = BuiltinEnv(), random.Random(0)
+    for task in TASK_KINDS:
+        for variation in (0, 4, 100, 119):
+            obs, info = env.reset(task, variation)
+            texts = [obs, info.task_description]
+            done = False
+            while not done:
+                action = rng.choice(info.valid_actions)
+                obs, _, done, info = env.step(action)
+                texts += [action, obs]
+            ids = encode_chat(tokenizer, step_messages(" ".join(texts)))
+            assert tokenizer.unk_token_id not in ids, task
+
+
+def test_the_build_is_deterministic(tmp_path):
+    recipe = BuiltinRecipe(size="tiny", epochs=1, seed=3, episodes={"habit": 4, "tip-success": 4})
+    a = build_builtin_policy(recipe, tmp_path / "a")
+    b = build_builtin_policy(recipe, tmp_path / "b")
+    assert a["epoch_losses"] == b["epoch_losses"]
+    model_a, _ = load_policy(str(tmp_path / "a"))
+    model_b, _ = load_policy(str(tmp_path / "b"))
+    for (name, pa), (_, pb) in zip(model_a.named_parameters(), model_b.named_parameters()):
+        assert torch.equal(pa, pb), name
