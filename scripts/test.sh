@@ -10,3 +10,6 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 EMPO2_NO_PROGRESS=1
 
 echo "== host tests (pytest)"
 (cd host && ../.venv/bin/python -m pytest -q -p no:cacheprovider "$@")
+
+echo "== extension tests (unit, integration in a real VS Code, browser end to end)"
+bash scripts/vscode-test.sh

@@ -279,9 +279,10 @@ def cmd_serve(args) -> int:
     from .server.main import serve_command, settings_from_args
 
     try:
-        settings_from_args(args)  # the user's mistakes first, as one sentence
+        settings_from_args(args)  # the user's mistakes first, as one sentence, before torch loads
     except ValueError as err:
-        raise UserError(str(err)) from None
+        print(f"empo2-host: error: {_sentence(err)}", file=sys.stderr)
+        return EXIT_USAGE
     return serve_command(args)
 
 

@@ -27,7 +27,7 @@ class ConfigError(ValueError):
 @dataclass
 class EnvConfig:
     name: str = "builtin"
-    """Environment family: 'builtin' (the built-in worlds)."""
+    """Environment family: 'builtin' (the built-in worlds), 'scienceworld' or 'textworld'."""
     tasks: list[str] = field(default_factory=lambda: ["power-device", "grow-plant", "heat-food"])
     """Task kinds trained on; each training batch draws from them."""
     train_variations: list[int] = field(default_factory=list)
@@ -38,6 +38,17 @@ class EnvConfig:
     """Step limit of an episode (paper: 30 on ScienceWorld, per-task in the reference code)."""
     correct_actions: bool = True
     """Replace an invalid action with the valid one of highest word overlap (reference setup)."""
+    correction: str = "unparsed"
+    """What counts as invalid (ScienceWorld, TextWorld): 'unparsed' (text the simulator does not
+    understand) or 'listed' (anything not in its valid-action list: the reference code, which
+    also turns 'open door' into 'close door' when the door is already open; docs/benchmarks.md)."""
+    step_limits: str = "fixed"
+    """'fixed': every task stops at max_steps; 'per-task': the environment's own table
+    (ScienceWorld: the reference code's, e.g. 20 for power-component, 60 for chemistry-mix)."""
+    simplification: str = "easy"
+    """ScienceWorld simplifications, comma-separated ('easy': the paper's preset)."""
+    workers: int = 1
+    """Threads stepping the environments of a batch (ScienceWorld: each waits on its own JVM)."""
 
 
 @dataclass
@@ -60,6 +71,22 @@ class PolicyConfig:
     """Past steps shown in each prompt."""
     observation_words: int = 10
     """Words kept of each past observation (three times that of the current one)."""
+    max_sequence_tokens: int = 0
+    """Prompt plus response budget in tokens (paper: 4,500); the oldest history is dropped first
+    to fit. 0: no budget."""
+    generation_batch: int = 64
+    """Prompts decoded together (one KV cache); larger batches run in chunks of this size."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in the backward pass (needed for 7B models with long prompts)."""
+    lora_rank: int = 0
+    """LoRA rank r through peft; 0 trains every weight (the paper's full fine-tune)."""
+    lora_alpha: float = 32.0
+    """LoRA scaling numerator (the update is scaled by alpha / r)."""
+    lora_dropout: float = 0.0
+    """Dropout on the LoRA input (0 keeps rollout and update log-probs identical)."""
+    lora_targets: list[str] = field(default_factory=lambda: [
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    """Module names that get adapters (Qwen2/Llama naming)."""
 
 
 @dataclass
@@ -110,6 +137,9 @@ class AlgoConfig:
     """Optimizer steps per iteration (the batch is split); later ones see ratios away from 1."""
     ppo_epochs: int = 1
     """Passes over the batch per iteration."""
+    micro_batch: int = 64
+    """Samples per forward/backward pass; gradients accumulate over a minibatch (memory knob
+    only: the loss is the same for any value)."""
 
 
 @dataclass
@@ -166,13 +196,15 @@ CHOICES = {
     "algo.kl_kind": ("low_var_kl", "kl", "mse"),
     "policy.dtype": ("auto", "float32", "bfloat16"),
     "policy.device": ("auto", "cpu", "cuda"),
-    "env.name": ("builtin",),
+    "env.name": ("builtin", "scienceworld", "textworld"),
+    "env.correction": ("unparsed", "listed"),
+    "env.step_limits": ("fixed", "per-task"),
 }
 PROBABILITIES = ("algo.p_memory", "algo.q_off_policy")
 POSITIVE = ("iterations", "algo.batch_tasks", "algo.group_size", "env.max_steps",
             "policy.max_action_tokens", "policy.max_tip_tokens", "algo.minibatches",
             "algo.ppo_epochs", "memory.capacity", "memory.top_k", "keep_checkpoints",
-            "checkpoint_every")
+            "checkpoint_every", "env.workers", "algo.micro_batch", "policy.generation_batch")
 
 
 def presets() -> dict[str, Path]:
@@ -293,6 +325,15 @@ def _validate(config: TrainConfig) -> None:
         raise ConfigError("config key 'algo.group_size' must be at least 2 (GRPO compares rollouts of a group)")
     if not config.env.tasks:
         raise ConfigError("config key 'env.tasks' must name at least one task")
+    p = config.policy
+    if p.max_sequence_tokens < 0 or p.lora_rank < 0 or not 0.0 <= p.lora_dropout < 1.0:
+        raise ConfigError("config keys 'policy.max_sequence_tokens' and 'policy.lora_rank' must be "
+                          "at least 0 and 'policy.lora_dropout' lie in [0, 1)")
+    if 0 < p.max_sequence_tokens <= max(p.max_action_tokens, p.max_tip_tokens):
+        raise ConfigError("config key 'policy.max_sequence_tokens' must exceed the action and tip "
+                          "token limits (it is the prompt plus the response)")
+    if p.lora_rank and not p.lora_targets:
+        raise ConfigError("config key 'policy.lora_targets' must name at least one module when LoRA is on")
 
 
 __all__ = ["TrainConfig", "ConfigError", "load_config", "presets"]

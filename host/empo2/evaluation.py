@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .envs.pool import EnvPool
 from .envs.registry import make_env
 from .memory.store import MemoryStore
 from .rollout import Episode, RolloutSettings, roll_out, write_tips
@@ -31,13 +32,13 @@ def memory_trials(model, tokenizer, env_config, pairs: list[tuple[str, int]], tr
     """Plays `trials` rounds over every (task, variation); tips accumulate in a fresh memory."""
     memory = MemoryStore.open(None, embedder)
     generator = torch.Generator().manual_seed(seed)
+    pool = EnvPool(lambda: make_env(env_config), workers=settings.workers)  # JVMs start once
     result = TrialResult([], [])
     for trial in range(1, trials + 1):
         episodes = [Episode(id=f"trial{trial}-{k}", task=t, variation=v, group=k,
                             rollout_mode="memory" if trial > 1 else "memory-free")
                     for k, (t, v) in enumerate(pairs * episodes_per_pair)]
-        envs = [make_env(env_config) for _ in episodes]
-        after = roll_out(envs, episodes, model, tokenizer, settings, generator,
+        after = roll_out(pool.take(len(episodes)), episodes, model, tokenizer, settings, generator,
                          memory if trial > 1 else None)
         write_tips(episodes, after, model, tokenizer, settings, max_tip_tokens, generator)
         for ep in episodes:
@@ -53,4 +54,5 @@ def memory_trials(model, tokenizer, env_config, pairs: list[tuple[str, int]], tr
         result.score.append(float(np.mean([ep.final_score for ep in episodes])))
         if progress is not None:
             progress(trial, trials, result)
+    pool.close()
     return result

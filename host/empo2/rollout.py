@@ -25,8 +25,8 @@ import torch
 
 from .envs.base import TextEnv
 from .policy.generation import generate_from_ids
-from .policy.prompting import (SYSTEM_PROMPT, Turn, reflection_messages, step_messages,
-                               step_user_text, with_tips)
+from .policy.prompting import (SYSTEM_PROMPT, Turn, reflection_messages, shown_tip,
+                               step_messages, step_user_text, with_tips)
 from .policy.tokenizer import encode_chat
 
 

@@ -15,12 +15,17 @@ rollouts), update. Where it deviates from the paper or the reference code:
    held-out variations have no tips of their own); memory-free evaluation runs on held-out ones.
 4. Checkpoints make a resumed CPU run reproduce the uninterrupted one bit for bit: every random
    draw comes from generators saved in the checkpoint, evaluation from its own generators.
+5. Under torchrun the B groups are dealt out to the ranks (distributed.py); each rank plays and
+   reflects on its own episodes, then all episodes are gathered and the rest of the iteration is
+   the same on every rank. Rank 0 alone writes the run folder.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import shutil
+import tempfile
 import threading
 import time
 from dataclasses import asdict
@@ -30,11 +35,14 @@ import numpy as np
 import torch
 
 from .algo.intrinsic import make_intrinsic_reward
-from .config import TrainConfig
+from .config import ConfigError, TrainConfig
+from .distributed import Dist
+from .envs.pool import EnvPool
 from .envs.registry import make_env
 from .memory.embedding import SentenceEmbedder
 from .memory.store import MemoryStore
-from .policy.model import load_policy
+from .policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
+from .policy.prompting import system_prompt_for
 from .rollout import Episode, RolloutSettings, add_intrinsic_rewards, roll_out, write_tips
 from .runs.checkpoint import load_checkpoint, save_checkpoint
 from .runs.folder import RunFolder
@@ -81,10 +89,25 @@ class RunControl:
         return self.stop_requested
 
 
-def resolve_device(name: str) -> torch.device:
+def resolve_device(name: str, local_rank: int = 0) -> torch.device:
     if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda":
+        return torch.device("cuda", local_rank)
     return torch.device(name)
+
+
+def rollout_settings(config: TrainConfig, env, train: bool) -> RolloutSettings:
+    """What a rollout needs from the config, with the environment's own system prompt."""
+    p, m = config.policy, config.memory
+    return RolloutSettings(
+        max_action_tokens=p.max_action_tokens,
+        temperature=p.temperature if train else p.eval_temperature,
+        history_steps=p.history_steps, observation_words=p.observation_words,
+        similarity_threshold=m.similarity_threshold, top_k=m.top_k,
+        system_prompt=system_prompt_for(env), max_sequence_tokens=p.max_sequence_tokens,
+        workers=config.env.workers, generation_batch=p.generation_batch,
+    )
 
 
 def resolve_model(name: str, progress=None) -> str:
@@ -97,18 +120,28 @@ def resolve_model(name: str, progress=None) -> str:
 
 class Trainer:
     def __init__(self, config: TrainConfig, folder: RunFolder, hooks: TrainerHooks | None = None,
-                 control: RunControl | None = None, embedder: SentenceEmbedder | None = None):
+                 control: RunControl | None = None, embedder: SentenceEmbedder | None = None,
+                 dist: Dist | None = None):
         self.config = config
         self.folder = folder
-        self.hooks = hooks or TrainerHooks()
+        self.dist = dist or Dist.from_env()
+        self.hooks = (hooks or TrainerHooks()) if self.dist.main else TrainerHooks()
         self.control = control or RunControl()
-        self.device = resolve_device(config.policy.device)
+        self.device = resolve_device(config.policy.device, self.dist.local_rank)
         self.embedder = embedder or SentenceEmbedder(device="cpu")
-        self.env = make_env(config.env)
+        # Environments live for the whole run: a ScienceWorld one is a JVM (envs/pool.py).
+        self.envs = EnvPool(lambda: make_env(config.env), workers=config.env.workers)
+        self.env = self.envs.take(1)[0]
+        unknown = [t for t in config.env.tasks if t not in self.env.tasks()]
+        if unknown:
+            raise ConfigError(f"config key 'env.tasks' names unknown {config.env.name} task(s) "
+                              f"{', '.join(unknown)} (known: {', '.join(self.env.tasks())})")
         self.train_variations = config.env.train_variations or None
         self.model_path = resolve_model(config.policy.model)
-        self.model, self.tokenizer = load_policy(self.model_path, device=str(self.device),
-                                                 dtype=config.policy.dtype)
+        p = config.policy
+        lora = LoraSettings(p.lora_rank, p.lora_alpha, p.lora_dropout, tuple(p.lora_targets)) if p.lora_rank else None
+        self.model, self.tokenizer = load_policy(self.model_path, device=str(self.device), dtype=p.dtype,
+                                                 gradient_checkpointing=p.gradient_checkpointing, lora=lora)
         self.model.eval()
         self.optimizer = torch.optim.AdamW(
             [p for p in self.model.parameters() if p.requires_grad],
@@ -116,15 +149,18 @@ class Trainer:
         )
         self.reference = None
         if config.algo.kl_beta > 0:  # kept only when it is used: a 7B copy is not free
-            self.reference, _ = load_policy(self.model_path, device=str(self.device),
-                                            dtype=config.policy.dtype)
-            self.reference.eval().requires_grad_(False)
+            if is_peft(self.model):  # the base under the adapters is the initial policy
+                self.reference = AdapterFreeView(self.model)
+            else:
+                self.reference, _ = load_policy(self.model_path, device=str(self.device), dtype=p.dtype)
+                self.reference.eval().requires_grad_(False)
         self.intrinsic = make_intrinsic_reward(
             config.algo.intrinsic,
             **({"threshold": config.algo.novelty_threshold} if config.algo.intrinsic == "paper" else {}),
         )
+        # Python draws (tasks, modes) are the same on every rank; sampling differs per rank.
         self.rng = random.Random(config.seed)
-        self.generator = torch.Generator().manual_seed(config.seed)
+        self.generator = torch.Generator().manual_seed(config.seed + 1_000_033 * self.dist.rank)
         self.iteration = 0
         self.env_steps = 0
         self.memory: MemoryStore | None = None
@@ -142,20 +178,37 @@ class Trainer:
                 marker = state["memory_marker"]
                 self.iteration = state["iteration"]
                 self.env_steps = state.get("env_steps", 0)
-            self.folder.rollback_to(self.iteration)
-        self.memory = MemoryStore.open(
-            self.folder.memory_path, self.embedder, capacity=self.config.memory.capacity,
-            rollback_to=marker if resume else None,
-        )
+            if self.dist.main:
+                self.folder.rollback_to(self.iteration)
+        if self.dist.main:
+            self.memory = MemoryStore.open(
+                self.folder.memory_path, self.embedder, capacity=self.config.memory.capacity,
+                rollback_to=marker if resume else None,
+            )
+        self.dist.barrier()  # rank 0 has cut the memory log back to the checkpoint
+        if not self.dist.main:
+            self.memory = self._memory_replica(resume)
         if not resume or self.folder.latest_checkpoint() is None:
             self._checkpoint()  # iteration 0: the resume point of a run killed in iteration 1
+
+    def _memory_replica(self, resume: bool) -> MemoryStore:
+        """Rank 0's memory as an in-memory store: replayed from a copy of its log (the log itself
+        is locked by its one writer), then every rank adds the same tips in the same order."""
+        if not resume or not self.folder.memory_path.exists():
+            return MemoryStore.open(None, self.embedder, capacity=self.config.memory.capacity)
+        with tempfile.TemporaryDirectory(prefix="empo2-replica-") as scratch:
+            copy = Path(scratch) / "memory"
+            shutil.copytree(self.folder.memory_path, copy)
+            store = MemoryStore.open(copy, self.embedder, capacity=self.config.memory.capacity)
+            store.close()  # no log: later tips stay in memory
+        return store
 
     # -- the loop --------------------------------------------------------------------------------
 
     def run(self, resume: bool = False) -> None:
         cfg, algo = self.config, self.config.algo
         self.start(resume)
-        self.folder.set_state("running", iteration=self.iteration)
+        self._set_state("running", self.iteration)
         self.hooks.on_state("running", self.iteration)
         while self.iteration < cfg.iterations and not self._budget_spent():
             if self.control.wait_if_paused():
@@ -177,26 +230,34 @@ class Trainer:
                 for g, (task, variation) in enumerate(tasks) for n in range(algo.group_size)
             ]
 
-            # 3. Roll out every episode in lockstep (tips retrieved each step in memory mode).
-            envs = [make_env(cfg.env) for _ in episodes]
-            after = roll_out(envs, episodes, self.model, self.tokenizer, self._settings(train=True),
-                             self.generator, self.memory if memory_mode else None,
-                             on_step=lambda t, n: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps))
+            # 3. Roll out every episode in lockstep (tips retrieved each step in memory mode); with
+            #    several ranks, each plays its own groups.
+            mine = [e for e, ep in enumerate(episodes) if self.dist.owns_group(ep.group)]
+            my_episodes = [episodes[e] for e in mine]
+            split: dict[str, float] = {}  # rollout time by phase: generation, environment, ...
+            my_after = roll_out(self.envs.take(len(my_episodes)), my_episodes, self.model, self.tokenizer,
+                                self._settings(train=True), self.generator,
+                                self.memory if memory_mode else None,
+                                on_step=lambda t, n: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
+                                timings=split)
             timings["rollout"] = self._lap(clock)
+
+            # 4. The current policy writes a tip after every episode (each rank its own).
+            write_tips(my_episodes, my_after, self.model, self.tokenizer, self._settings(train=True),
+                       cfg.policy.max_tip_tokens, self.generator)
+            timings["tips"] = self._lap(clock, timings)
+            episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
             add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
             timings["intrinsic"] = self._lap(clock, timings)
-
-            # 4. The current policy writes a tip after every episode; each goes to memory.
-            write_tips(episodes, after, self.model, self.tokenizer, self._settings(train=True),
-                       cfg.policy.max_tip_tokens, self.generator)
-            for e, ep in enumerate(episodes):
+            for e, ep in enumerate(episodes):  # the same tips, in the same order, on every rank
                 self._store_tip(ep, iteration, e)
-            timings["tips"] = self._lap(clock, timings)
+            timings["tips"] += self._lap(clock, timings)
 
             # 5–6. Update θ with the mode's ratio (Table 3), masking and dual clip.
             self.hooks.on_progress(iteration, "update", 0, 1)
             stats = update_policy(self.model, self.optimizer, episodes, update_mode, algo,
-                                  self.tokenizer.pad_token_id, self.generator, self.reference)
+                                  self.tokenizer.pad_token_id, self.generator, self.reference,
+                                  micro_batch=algo.micro_batch, dist=self.dist)
             timings["update"] = self._lap(clock, timings)
 
             evaluation = {}
@@ -208,18 +269,19 @@ class Trainer:
 
             self.iteration = iteration
             self.env_steps += sum(len(ep.steps) for ep in episodes)
-            record = self._metrics(iteration, episodes, memory_mode, update_mode, stats,
-                                   evaluation, timings)
-            summaries = [episode_summary(ep, update_mode, iteration) for ep in episodes]
-            records = [episode_record(ep, update_mode, iteration, after[e])
-                       for e, ep in enumerate(episodes)]
-            self.folder.write_trajectories(iteration, records, summaries)
-            self.folder.append_metrics(record)
-            self.hooks.on_trajectories(iteration, summaries)
-            self.hooks.on_metrics(record)
+            if self.dist.main:
+                record = self._metrics(iteration, episodes, memory_mode, update_mode, stats,
+                                       evaluation, timings, split)
+                summaries = [episode_summary(ep, update_mode, iteration) for ep in episodes]
+                records = [episode_record(ep, update_mode, iteration, after[e])
+                           for e, ep in enumerate(episodes)]
+                self.folder.write_trajectories(iteration, records, summaries)
+                self.folder.append_metrics(record)
+                self.hooks.on_trajectories(iteration, summaries)
+                self.hooks.on_metrics(record)
             if iteration % cfg.checkpoint_every == 0 or iteration == cfg.iterations or self._budget_spent():
                 self._checkpoint()
-            self.folder.set_state("running", iteration=iteration)
+            self._set_state("running", iteration)
         self._finish("finished")
 
     # -- pieces of an iteration ------------------------------------------------------------------
@@ -233,13 +295,11 @@ class Trainer:
         return [self.rng.choice(pairs) for _ in range(self.config.algo.batch_tasks)]
 
     def _settings(self, train: bool) -> RolloutSettings:
-        p, m = self.config.policy, self.config.memory
-        return RolloutSettings(
-            max_action_tokens=p.max_action_tokens,
-            temperature=p.temperature if train else p.eval_temperature,
-            history_steps=p.history_steps, observation_words=p.observation_words,
-            similarity_threshold=m.similarity_threshold, top_k=m.top_k,
-        )
+        return rollout_settings(self.config, self.env, train)
+
+    def _set_state(self, state: str, iteration: int) -> None:
+        if self.dist.main:
+            self.folder.set_state(state, iteration=iteration)
 
     def _store_tip(self, ep: Episode, iteration: int, index: int) -> None:
         if not ep.tip:
@@ -254,9 +314,10 @@ class Trainer:
         ep.tip_id = tip.id if tip is not None else None
 
     def evaluate(self, iteration: int) -> dict:
-        """Memory-free success on held-out variations; memory-augmented on training ones."""
+        """Memory-free success on held-out variations; memory-augmented on training ones (each
+        rank plays every world-th episode; the results are gathered)."""
         cfg = self.config
-        generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + iteration)
+        generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + iteration + 7_919 * self.dist.rank)
         held_out = [(t, v) for t in cfg.env.tasks
                     for v in (cfg.env.test_variations or self.env.variations(t, "test"))[:cfg.eval.max_variations]]
         trained = [(t, v) for t in cfg.env.tasks
@@ -266,21 +327,27 @@ class Trainer:
             episodes = [Episode(id=f"eval-{name}-{k}", task=t, variation=v, group=k,
                                 rollout_mode="memory" if memory else "memory-free")
                         for k, (t, v) in enumerate(pairs * cfg.eval.episodes_per_variation)]
-            envs = [make_env(cfg.env) for _ in episodes]
-            roll_out(envs, episodes, self.model, self.tokenizer, self._settings(train=False),
-                     generator, memory)
-            result[f"eval/{name}/success"] = float(np.mean([ep.success for ep in episodes]))
-            result[f"eval/{name}/score"] = float(np.mean([ep.final_score for ep in episodes]))
+            episodes = [ep for ep in episodes if self.dist.owns_group(ep.group)]
+            roll_out(self.envs.take(len(episodes)), episodes, self.model, self.tokenizer,
+                     self._settings(train=False), generator, memory)
+            outcomes = [o for part in self.dist.gather([(ep.task, ep.success, ep.final_score)
+                                                         for ep in episodes]) for o in part]
+            result[f"eval/{name}/success"] = float(np.mean([success for _, success, _ in outcomes]))
+            result[f"eval/{name}/score"] = float(np.mean([score for _, _, score in outcomes]))
             for task in cfg.env.tasks:
-                mine = [ep.success for ep in episodes if ep.task == task]
+                mine = [success for t, success, _ in outcomes if t == task]
                 result[f"eval/{name}/success/{task}"] = float(np.mean(mine)) if mine else 0.0
         return result
 
-    def _metrics(self, iteration, episodes, memory_mode, update_mode, stats, evaluation, timings) -> dict:
+    def _metrics(self, iteration, episodes, memory_mode, update_mode, stats, evaluation, timings,
+                 split) -> dict:
         scores = [ep.final_score for ep in episodes]
         successes = [float(ep.success) for ep in episodes]
         action_tokens = sum(len(s.action_ids) for ep in episodes for s in ep.steps)
         steps = [s for ep in episodes for s in ep.steps]
+        # Sequence tokens (prompt + action) per update pass, a proxy for the update's work.
+        update_tokens = self.config.algo.ppo_epochs * sum(
+            len(s.prompt_ids) + len(s.action_ids) for s in steps if s.action_ids)
         mode = "memory" if memory_mode else "memory_free"
         record = {
             "iteration": iteration, "time": time.time(),
@@ -295,7 +362,9 @@ class Trainer:
             "reward/intrinsic": float(np.mean([s.intrinsic for s in steps])),
             "time/total": sum(timings.values()),
             "throughput/rollout_tokens_per_s": action_tokens / max(timings["rollout"], 1e-9),
+            "throughput/update_tokens_per_s": update_tokens / max(timings["update"], 1e-9),
             **{f"time/{k}": v for k, v in timings.items()},
+            **{f"time/rollout/{k}": v for k, v in split.items()},
             **{f"update/{k}": v for k, v in stats.items()},
             **evaluation,
         }
@@ -304,8 +373,12 @@ class Trainer:
     def _checkpoint(self) -> None:
         save_checkpoint(self.folder, self, keep=self.config.keep_checkpoints)
 
+    def close(self) -> None:
+        """Stops the environments' simulators (ScienceWorld JVMs also die with the process)."""
+        self.envs.close()
+
     def _finish(self, state: str) -> None:
-        self.folder.set_state(state, iteration=self.iteration)
+        self._set_state(state, self.iteration)
         self.hooks.on_state(state, self.iteration)
 
     @staticmethod

@@ -17,6 +17,11 @@ Choices where the paper is silent (each a config option where it matters):
    masking variant.
 3. Low-probability masking tests log π_θ(a | s, u) without tips, recomputed at each minibatch
    (paper Eq. 2); where the numerator already has no tips it is the numerator itself.
+
+Data parallel (distributed.py): every rank holds every sample; π_old is scored for a rank's
+round-robin share and gathered; each minibatch's rows are dealt out to the ranks, each rank's
+loss is weighted by its share of the minibatch's tokens, and the gradients are summed before
+clipping, so every rank takes the one-process optimizer step.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import torch
 
 from .algo.losses import group_advantages, low_probability_mask, token_mean, total_loss
 from .config import AlgoConfig
+from .distributed import SINGLE, Dist
 from .policy.generation import sequence_logprobs
 from .rollout import Episode
 
@@ -75,9 +81,9 @@ def _pad(rows: list[list[float]], width: int) -> torch.Tensor:
     return torch.tensor([r + [0.0] * (width - len(r)) for r in rows], dtype=torch.float32)
 
 
-def _scored(model, prompts, actions, pad_id, micro_batch, with_entropy=False):
+def _scored(model, prompts, actions, pad_id, micro_batch, with_entropy=False, width=None):
     """sequence_logprobs in micro-batches, padded to one width: (logp, entropy, mask)."""
-    width = max(len(a) for a in actions)
+    width = width or max(len(a) for a in actions)
     logps, ents, masks = [], [], []
     for start in range(0, len(prompts), micro_batch):
         logp, ent, mask = sequence_logprobs(model, prompts[start:start + micro_batch],
@@ -93,8 +99,12 @@ def _scored(model, prompts, actions, pad_id, micro_batch, with_entropy=False):
 
 def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, algo: AlgoConfig,
                   pad_id: int, generator: torch.Generator, reference_model=None,
-                  micro_batch: int = 64) -> dict[str, float]:
-    """Runs the iteration's optimizer steps; returns averaged statistics for the metrics line."""
+                  micro_batch: int = 64, dist: Dist = SINGLE) -> dict[str, float]:
+    """Runs the iteration's optimizer steps; returns averaged statistics for the metrics line.
+
+    reference_model: anything sequence_logprobs can call (a frozen copy, or the LoRA policy's
+    base with its adapters off); used only when algo.kl_beta > 0.
+    """
     samples = build_samples(episodes, update_mode, algo)
     returns = episode_returns(episodes, algo)
     group = torch.tensor([ep.group for ep in episodes], dtype=torch.long)
@@ -104,22 +114,23 @@ def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, a
         return {"update_samples": 0.0}
     actions = [s.action for s in samples]
     with torch.no_grad():
-        old_logp, _, _ = _scored(model, [s.old_prompt for s in samples], actions, pad_id, micro_batch)
+        old_logp = _scored_everywhere(model, [s.old_prompt for s in samples], actions, pad_id,
+                                      micro_batch, dist)
         ref_logp = None
         if algo.kl_beta > 0 and reference_model is not None:
-            ref_logp, _, _ = _scored(reference_model, [s.numerator_prompt for s in samples],
-                                     actions, pad_id, micro_batch)
+            ref_logp = _scored_everywhere(reference_model, [s.numerator_prompt for s in samples],
+                                          actions, pad_id, micro_batch, dist)
     behaviour = _pad([s.behaviour for s in samples], old_logp.shape[1])
     row_adv = advantages[torch.tensor([s.episode for s in samples])]
 
     model.train()
     for _ in range(algo.ppo_epochs):
-        order = torch.randperm(len(samples), generator=generator).tolist()
+        order = dist.broadcast(torch.randperm(len(samples), generator=generator).tolist())
         size = math.ceil(len(samples) / algo.minibatches)
         for start in range(0, len(order), size):
             rows = order[start:start + size]
             step = _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp,
-                                   behaviour, row_adv, update_mode, algo, pad_id, micro_batch)
+                                   behaviour, row_adv, update_mode, algo, pad_id, micro_batch, dist)
             for k, v in step.items():
                 stats.setdefault(k, []).append(v)
     model.eval()
@@ -131,14 +142,38 @@ def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, a
     return result
 
 
+def _scored_everywhere(model, prompts, actions, pad_id, micro_batch, dist: Dist) -> torch.Tensor:
+    """(S, T) no-grad log-probs of every sample: each rank scores its round-robin share and the
+    shares are gathered (in one process, simply all of them)."""
+    width = max(len(a) for a in actions)
+    if not dist.active:
+        return _scored(model, prompts, actions, pad_id, micro_batch)[0]
+    mine = dist.mine(actions)
+    logp = torch.zeros(len(actions), width)
+    if mine:
+        part, _, _ = _scored(model, [prompts[i] for i in mine], [actions[i] for i in mine], pad_id,
+                             micro_batch, width=width)
+    else:
+        part = torch.zeros(0, width)
+    for rank, rows in enumerate(dist.gather(part.cpu())):
+        logp[rank::dist.world] = rows
+    return logp.to(model.device)
+
+
 def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp, behaviour,
-                    row_adv, update_mode, algo: AlgoConfig, pad_id, micro_batch) -> dict[str, float]:
-    """Gradient accumulation over micro-batches; each contributes its share of the token mean."""
+                    row_adv, update_mode, algo: AlgoConfig, pad_id, micro_batch,
+                    dist: Dist = SINGLE) -> dict[str, float]:
+    """Gradient accumulation over micro-batches; each contributes its share of the token mean.
+
+    With several ranks each takes every world-th row of the minibatch; shares stay relative to
+    the whole minibatch's tokens, so summing gradients over ranks gives the one-process gradient.
+    """
     optimizer.zero_grad(set_to_none=True)
     total_tokens = sum(len(actions[r]) for r in rows)
     merged: dict[str, float] = {}
-    for start in range(0, len(rows), micro_batch):
-        part = rows[start:start + micro_batch]
+    my_rows = rows[dist.rank::dist.world]
+    for start in range(0, len(my_rows), micro_batch):
+        part = my_rows[start:start + micro_batch]
         prompts = [samples[r].numerator_prompt for r in part]
         part_actions = [actions[r] for r in part]
         logp, entropy, mask = sequence_logprobs(model, prompts, part_actions, pad_id=pad_id)
@@ -161,7 +196,10 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
                 merged[k] = min(merged.get(k, v), v)
             else:
                 merged[k] = merged.get(k, 0.0) + v * share
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), algo.grad_clip)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    dist.sum_gradients(trainable)
+    merged = dist.reduce_stats(merged)
+    grad_norm = torch.nn.utils.clip_grad_norm_(trainable, algo.grad_clip)
     optimizer.step()
     merged["grad_norm"] = float(grad_norm)
     return merged

@@ -88,3 +88,15 @@ def test_kill_9_then_resume_reproduces_the_uninterrupted_run(tmp_path, tiny_poli
     for it in range(1, 6):
         name = f"trajectories/iter-{it:06d}.jsonl"
         assert (root / "killed" / name).read_text() == (root / "straight" / name).read_text()
+
+
+@pytest.mark.slow
+def test_eval_reports_memory_trials(tmp_path, tiny_policy):
+    result = run(["eval", "--model", str(tiny_policy), "--tasks", "power-device,repair-radio",
+                  "--trials", "2", "--variations", "1"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["tasks"] == ["power-device", "repair-radio"] and report["episodes_per_trial"] == 2
+    assert len(report["memory_success_by_trial"]) == 2
+    assert report["memory_free_success"] == report["memory_success_by_trial"][0]
+    assert all(0 <= s <= 1 for s in report["memory_success_by_trial"])

@@ -56,11 +56,11 @@ def test_off_policy_run_writes_a_complete_run_folder(tmp_path, tiny_policy, embe
     for step in (s for e in episodes for s in e["steps"]):
         assert len(step["action_ids"]) == len(step["behaviour_logprobs"]) > 0
         assert all(lp <= 0 for lp in step["behaviour_logprobs"])
-        assert step["prompt_no_tips"] in step["prompt"]
+        assert step["prompt"].startswith(step["prompt_no_tips"])
         assert {"observation", "action", "reward", "intrinsic", "prompt_ids",
                 "prompt_ids_no_tips", "next_observation"} <= set(step)
     for step in with_tips:
-        assert step["prompt"].startswith("<tip>") and step["prompt_ids"] != step["prompt_ids_no_tips"]
+        assert step["prompt"].endswith("</tip>") and step["prompt_ids"] != step["prompt_ids_no_tips"]
 
     tips, total = trainer.memory.list_tips()
     assert total > 0

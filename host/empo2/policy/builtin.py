@@ -33,7 +33,7 @@ from .imitation import imitate
 from .model import build_tiny_model
 from .tokenizer import build_word_tokenizer
 
-RECIPE_VERSION = 2
+RECIPE_VERSION = 3
 
 
 @dataclass
@@ -46,8 +46,8 @@ class BuiltinRecipe:
         "habit": 160, "stuck": 110, "wander": 70, "tip-success": 130, "tip-failure": 130,
     })
     epochs: int = 3
-    batch_size: int = 48
-    lr: float = 3e-3
+    batch_size: int = 16
+    lr: float = 2e-3
     max_steps: int = 15
     history_steps: int = 3
     observation_words: int = 10

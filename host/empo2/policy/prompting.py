@@ -73,9 +73,10 @@ def step_user_text(
 
 
 def with_tips(user_text: str, tips: Sequence[str]) -> str:
-    """The same user turn with the tip block in front of it (memory mode)."""
+    """The same user turn with the tip block at its end (memory mode): next to the answer, where
+    a small model finds it most easily; the text without tips stays a prefix, the memory key."""
     block = tip_block(tips)
-    return f"{block} {user_text}" if block else user_text
+    return f"{user_text} {block}" if block else user_text
 
 
 def system_prompt_for(env) -> str:

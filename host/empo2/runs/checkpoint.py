@@ -1,9 +1,11 @@
 """Training checkpoints: everything a resumed run needs to continue exactly where it stopped.
 
 A checkpoint folder holds the model (save_pretrained; omitted at iteration 0, where the model is
-the configured one), the optimizer state, every random generator, the intrinsic-reward archive
-and the memory store's marker (the length of its log at that moment). It is filled under a
-temporary name and renamed into place, so it is complete or absent.
+the configured one; with LoRA only the adapter, a few MB instead of 15 GB) and its tokenizer, so
+the folder loads by itself (`empo2-host eval --run`), the optimizer state, every random generator
+(one per rank in a distributed run), the intrinsic-reward archive and the memory store's marker
+(the length of its log at that moment). It is filled under a temporary name and renamed into
+place, so it is complete or absent. Only rank 0 writes it; every rank reads it on resume.
 """
 
 from __future__ import annotations
@@ -16,13 +18,19 @@ from .folder import RunFolder
 
 
 def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
+    # Every rank's sampling generator; gathered first, since all ranks must take part.
+    generators = trainer.dist.gather(trainer.generator.get_state())
+    if not trainer.dist.main:
+        return
     tmp = folder.new_checkpoint_dir(trainer.iteration)
     if trainer.iteration > 0:
         trainer.model.save_pretrained(tmp / "model")
+        trainer.tokenizer.save_pretrained(tmp / "model")
         torch.save(trainer.optimizer.state_dict(), tmp / "optimizer.pt")
     torch.save({
         "python_rng": trainer.rng.getstate(),
-        "torch_generator": trainer.generator.get_state(),
+        "torch_generator": generators[0],
+        "torch_generators": generators,
         "torch_global": torch.get_rng_state(),
         "intrinsic": trainer.intrinsic.state_dict(),
     }, tmp / "rng.pt")
@@ -40,22 +48,38 @@ def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
 def load_checkpoint(path, trainer) -> dict:
     state = json.loads((path / "trainer.json").read_text())
     if state["has_model"]:
-        from safetensors.torch import load_file
-
-        weights = {}
-        for shard in sorted((path / "model").glob("*.safetensors")):
-            weights.update(load_file(shard, device=str(trainer.device)))
-        missing, unexpected = trainer.model.load_state_dict(weights, strict=False)
-        # Tied embeddings are saved once; everything else must be there.
-        if unexpected or [k for k in missing if "lm_head" not in k]:
-            raise RuntimeError(f"checkpoint {path} does not match the model ({missing[:3]} {unexpected[:3]})")
-        trainer.optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False))
+        _load_weights(trainer.model, path / "model", str(trainer.device))
+        trainer.optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False,
+                                                     map_location=str(trainer.device)))
     rng = torch.load(path / "rng.pt", weights_only=False)
     trainer.rng.setstate(_as_tuple(rng["python_rng"]))
-    trainer.generator.set_state(rng["torch_generator"])
+    per_rank = rng.get("torch_generators") or [rng["torch_generator"]]
+    if len(per_rank) != trainer.dist.world:
+        raise RuntimeError(f"checkpoint {path} was written by {len(per_rank)} processes; "
+                           f"resume it with as many (this job has {trainer.dist.world})")
+    trainer.generator.set_state(per_rank[trainer.dist.rank])
     torch.set_rng_state(rng["torch_global"])
     trainer.intrinsic.load_state_dict(rng["intrinsic"])
     return state
+
+
+def _load_weights(model, folder, device: str) -> None:
+    from safetensors.torch import load_file
+
+    weights = {}
+    for shard in sorted(folder.glob("*.safetensors")):
+        weights.update(load_file(shard, device=device))
+    if hasattr(model, "peft_config"):
+        from peft import set_peft_model_state_dict
+
+        result = set_peft_model_state_dict(model, weights)
+        if result.unexpected_keys:
+            raise RuntimeError(f"checkpoint {folder} does not match the adapters ({result.unexpected_keys[:3]})")
+        return
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    # Tied embeddings are saved once; everything else must be there.
+    if unexpected or [k for k in missing if "lm_head" not in k]:
+        raise RuntimeError(f"checkpoint {folder} does not match the model ({missing[:3]} {unexpected[:3]})")
 
 
 def _as_tuple(state):

@@ -1,0 +1,169 @@
+"""The host server: binds the WebSocket, wires the pieces, and shuts down in order.
+
+    settings = Settings(token=os.environ["EMPO2_HOST_TOKEN"], roots=[Path(".empo2/runs")])
+    server = HostServer(settings)
+    port = await server.start()          # bound; port 0 picks a free one
+    await server.serve_until_shutdown()  # a `shutdown` request or a signal ends it
+
+Wiring, by hand: Hub (notifications) ← RunManager (the training run) and MemoryAccess (tip
+stores) → Dispatcher (the method table) → one Connection per client. Blocking work of handlers
+(reading run folders, memory operations) runs in a small thread pool, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from websockets.asyncio.server import serve
+
+from .. import __version__
+from ..config import presets
+from .auth import Gate
+from .connection import Connection
+from .dispatch import Dispatcher
+from .fanout import Hub
+from .logs import LogForwarder
+from .memory_access import MemoryAccess
+from .methods import METHODS
+from .protocol import Validators, load_schema, notification_methods, protocol_version
+from .runs import RunManager
+from .settings import Settings, is_loopback
+
+log = logging.getLogger("empo2.server")
+
+
+class HostServer:
+    def __init__(self, settings: Settings):
+        if not is_loopback(settings.host) and not settings.allow_remote:
+            raise ValueError(f"binding {settings.host} exposes the host beyond this machine; "
+                             "pass --allow-remote to do it anyway (better: an SSH tunnel)")
+        self.settings = settings
+        self.shutting_down = False
+        self.port: int | None = None
+        self._connections = 0
+        self._embedder = None
+        self._device: dict | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> int:
+        self.loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        self.executor = ThreadPoolExecutor(self.settings.handler_threads, thread_name_prefix="empo2-handler")
+        self.hub = Hub(self.loop)
+        self.validators = Validators(load_schema())
+        self.memory = MemoryAccess(self.hub, self.blocking, self.embedder)
+        self.runs = RunManager(self.settings.roots, self.hub, self.loop, self.memory, self.embedder,
+                               self.blocking)
+        self.memory.runs = self.runs
+        self.dispatcher = Dispatcher(METHODS, self.validators, self)
+        self.log_forwarder = LogForwarder(self.hub, lambda: self.runs.live.run_id if self.runs.live else None)
+        logging.getLogger("empo2").addHandler(self.log_forwarder)
+        limits = self.settings.limits
+        self.server = await serve(
+            self._connection, self.settings.host, self.settings.port,
+            process_request=Gate(self.settings.token),
+            max_size=limits.max_frame_bytes,
+            compression=None,  # no permessage-deflate: no decompression bombs, no CPU spent on it
+            max_queue=16, ping_interval=20, ping_timeout=20, close_timeout=5,
+            server_header=None,
+        )
+        self.port = self.server.sockets[0].getsockname()[1]
+        log.info("listening on %s:%d (protocol %s)", self.settings.host, self.port, protocol_version())
+        return self.port
+
+    async def serve_until_shutdown(self) -> None:
+        await self._stop.wait()
+        await self.close()
+
+    def request_shutdown(self) -> None:
+        self.shutting_down = True
+        self._stop.set()
+
+    async def close(self) -> None:
+        """Stops the live run (bounded wait), closes every connection (1001), frees threads."""
+        self.shutting_down = True
+        await self.runs.shutdown(self.settings.shutdown_grace_s)
+        self.server.close()  # closes connections with 1001 (going away)
+        await self.server.wait_closed()
+        await self.memory.close()
+        logging.getLogger("empo2").removeHandler(self.log_forwarder)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        self._stop.set()
+
+    async def exit_after_reply(self, connection) -> None:
+        """Lets a `shutdown` answer reach its client before the connections close."""
+        deadline = time.monotonic() + 2.0
+        await asyncio.sleep(0)
+        while len(connection.outbox) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self.request_shutdown()
+
+    # -- shared services -------------------------------------------------------------------------
+
+    async def blocking(self, fn, *args):
+        """Runs blocking work (disk, memory store, embedding) off the event loop."""
+        return await self.loop.run_in_executor(self.executor, functools.partial(fn, *args))
+
+    def embedder(self):
+        """The sentence embedder, made on first use (loading it costs seconds)."""
+        if self._embedder is None:
+            factory = self.settings.embedder_factory
+            if factory is None:
+                from ..memory.embedding import SentenceEmbedder
+
+                factory = SentenceEmbedder
+            self._embedder = factory()
+        return self._embedder
+
+    def capabilities(self) -> dict:
+        limits = self.settings.limits
+        schema = load_schema()
+        return {
+            "maxConcurrentRuns": 1,
+            "batchRequests": False,
+            "maxFrameBytes": limits.max_frame_bytes,
+            "requestsPerSecond": limits.requests_per_second,
+            "requestBurst": limits.request_burst,
+            "inboxLimit": limits.inbox_limit,
+            "sendQueueLimit": limits.send_queue_limit,
+            "runRoots": [str(r) for r in self.runs.roots],
+            "presets": sorted(presets()),
+            "methods": [m.name for m in METHODS],
+            "notifications": sorted(notification_methods()),
+            "trajectoryFilters": sorted(schema["$defs"]["TrajectoryFilter"]["properties"]),
+            "memoryEditsReachTraining": True,
+        }
+
+    def server_info(self) -> dict:
+        if self._device is None:
+            self._device = device_info()
+        return {"name": "empo2-host", "version": __version__, "pid": os.getpid(), "device": self._device}
+
+    # -- connections -------------------------------------------------------------------------------
+
+    async def _connection(self, websocket) -> None:
+        self._connections += 1
+        number = self._connections
+        log.info("connection %d opened", number)
+        await Connection(websocket, number, self.dispatcher, self.hub, self.settings.limits).serve()
+
+
+def device_info() -> dict:
+    """What the host trains on, for a client's status line: the first GPU's name and memory, or
+    the CPU. (Training may pick another device per run with `policy.device`.)"""
+    import torch
+
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        return {"kind": "cuda", "name": props.name, "memoryBytes": int(props.total_memory),
+                "count": torch.cuda.device_count()}
+    return {"kind": "cpu", "name": f"CPU ({os.cpu_count() or 1} cores)", "memoryBytes": None, "count": 1}
+
+
+__all__ = ["HostServer", "Settings", "device_info", "is_loopback"]

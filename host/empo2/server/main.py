@@ -1,0 +1,110 @@
+"""`empo2-host serve`: the host process the extension spawns (or a person starts on a GPU box).
+
+Contract with the spawning process: exactly one line on stdout,
+`{"event":"ready","port":..,"pid":..,"protocolVersion":".."}`, once the socket is bound; after it
+stdout is redirected to stderr, so no library's stray print can corrupt the channel. Logs go to
+stderr, and while a run trains also to its folder's host.log. SIGTERM and SIGINT shut down like a
+`shutdown` request (the live run stops at its next iteration boundary, bounded by a grace period).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from .settings import Settings, is_loopback
+from .auth import TOKEN_ENV, check_token
+from .protocol import protocol_version
+
+log = logging.getLogger("empo2.server")
+
+
+def settings_from_args(args, environ=os.environ) -> Settings:
+    """Settings from the command line and the environment; ValueError with one sentence."""
+    token = check_token(environ.get(TOKEN_ENV), args.insecure_no_token)
+    if not is_loopback(args.host):
+        if not args.allow_remote:
+            raise ValueError(f"--host {args.host} is not loopback; pass --allow-remote to bind it "
+                             "(an SSH tunnel is safer, see protocol/README.md)")
+        if token is None:
+            raise ValueError("--allow-remote needs a token; --insecure-no-token is for loopback only")
+    if args.port < 0 or args.port > 65535:
+        raise ValueError("--port must lie in 0..65535")
+    roots = [Path(r) for r in (args.run_root or [".empo2/runs"])]
+    for root in roots:
+        if root.exists() and not root.is_dir():
+            raise ValueError(f"--run-root {root} is not a folder")
+    return Settings(host=args.host, port=args.port, token=token, roots=roots,
+                    allow_remote=args.allow_remote)
+
+
+EXIT_ON_STDIN_EOF_ENV = "EMPO2_HOST_EXIT_ON_STDIN_EOF"
+
+
+def _exit_when_stdin_closes(loop, server) -> None:
+    """Shuts down when stdin reaches its end: the spawning process (the VS Code extension) keeps
+    a pipe open and never writes, so its end means the parent is gone, even after a kill -9 of
+    the parent that left it no chance to stop us. No orphaned trainer keeps the GPU."""
+    import threading
+
+    def watch() -> None:
+        try:
+            while sys.stdin.buffer.read(65536):
+                pass
+        except (OSError, ValueError):
+            pass
+        log.info("stdin closed (the process that started the host is gone); shutting down")
+        try:
+            loop.call_soon_threadsafe(server.request_shutdown)
+        except RuntimeError:
+            pass  # the loop is already closed: the host is exiting anyway
+
+    threading.Thread(target=watch, name="empo2-stdin-watch", daemon=True).start()
+
+
+def serve_command(args) -> int:
+    settings = settings_from_args(args)
+    if os.environ.get("EMPO2_LOG_LEVEL") is None:
+        logging.getLogger("empo2").setLevel(logging.INFO)
+    if settings.token is None:
+        log.warning("serving WITHOUT a token (--insecure-no-token): any local process can drive training")
+    if not is_loopback(settings.host):
+        log.warning("serving on %s: reachable from other machines; every client still needs the token",
+                    settings.host)
+    for root in settings.roots:
+        root.mkdir(parents=True, exist_ok=True)
+    # Training shares the interpreter with the event loop. PyTorch kernels release the GIL, but
+    # the Python between them does not; a 1 ms switch interval (default 5 ms) lets the loop in
+    # sooner. Measured with host/benchmarks/ping_under_load.py: it halves the ping tail.
+    sys.setswitchinterval(0.001)
+    return asyncio.run(_serve(settings))
+
+
+async def _serve(settings: Settings) -> int:
+    from .app import HostServer  # heavy (torch); loaded once the arguments are known to be good
+
+    server = HostServer(settings)
+    port = await server.start()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, server.request_shutdown)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
+            pass
+    ready = {"event": "ready", "port": port, "pid": os.getpid(), "protocolVersion": protocol_version()}
+    sys.stdout.write(json.dumps(ready) + "\n")
+    sys.stdout.flush()
+    sys.stdout = sys.stderr
+    if os.environ.get(EXIT_ON_STDIN_EOF_ENV) == "1":
+        _exit_when_stdin_closes(loop, server)
+    await server.serve_until_shutdown()
+    log.info("host stopped")
+    return 0
+
+
+__all__ = ["serve_command", "settings_from_args"]

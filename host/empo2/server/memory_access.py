@@ -1,0 +1,168 @@
+"""One writer per tip store: the trainer's while a run trains, the host's own otherwise.
+
+While a run trains, every memory request goes to the trainer's own `MemoryStore` instance
+(`trainer.memory`): an edit lands in the very store the next retrieval reads, under the store's
+lock, so the very next retrieval sees it. Before the trainer has opened its store (the run is
+starting) requests wait for it. When no run trains a folder, the host opens that folder's store
+itself, once, and keeps it; before a run starts or resumes on the folder the host closes its copy
+(under the folder's lock, so no edit is half-way) and the trainer opens its own; when the run
+ends the host adopts the trainer's instance. So there are never two writers on one store.
+
+Who changed a tip: the store calls its listener in the thread that made the change; a client's
+change runs in a handler thread that first records the client in a thread-local, so the
+listener can tell a person's edit (and which connection made it) from the policy's own tips.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+
+from ..memory.store import MemoryStore
+from ..runs.folder import RunFolder
+from .protocol import ProtocolError
+
+log = logging.getLogger("empo2.server.memory")
+
+STARTING_TIMEOUT_S = 300.0  # a first run may build the built-in policy before it opens memory
+
+
+class MemoryAccess:
+    def __init__(self, hub, blocking, embedder):
+        self.hub = hub
+        self.blocking = blocking
+        self.embedder = embedder
+        self.runs = None  # the RunManager, wired after both exist
+        self._stores: dict[Path, MemoryStore] = {}
+        self._run_ids: dict[Path, str] = {}
+        self._locks: dict[Path, asyncio.Lock] = {}
+        self._local = threading.local()
+
+    def _lock(self, path: Path) -> asyncio.Lock:
+        return self._locks.setdefault(path, asyncio.Lock())
+
+    async def use(self, run_id: str, fn, *, author: dict | None = None, create: bool = False):
+        """fn(store) in a worker thread on the run's one store.
+
+        fn gets None when the run has no memory yet and `create` is false: reading a run must
+        not create files in it.
+        """
+        folder = self.runs.folder(run_id)
+        live = self.runs.live
+        if live is not None and live.folder.path == folder.path:
+            if not live.memory_ready.is_set():
+                try:
+                    await asyncio.wait_for(live.memory_ready.wait(), STARTING_TIMEOUT_S)
+                except asyncio.TimeoutError:
+                    raise ProtocolError("RunBusy", f"run '{run_id}' is still starting; try again.",
+                                        {"runId": run_id}) from None
+            store = getattr(live.trainer, "memory", None)
+            if store is not None and self.runs.live is live:
+                return await self.blocking(self._call, fn, store, author)
+        async with self._lock(folder.path):
+            store = self._stores.get(folder.path)
+            if store is None:
+                if not create and not _has_memory(folder):
+                    return await self.blocking(fn, None)
+                store = await self.blocking(self._open, folder)
+                self._stores[folder.path] = store
+                self._run_ids[folder.path] = run_id
+            return await self.blocking(self._call, fn, store, author)
+
+    def _call(self, fn, store, author):
+        self._local.author = author
+        try:
+            return fn(store)
+        finally:
+            self._local.author = None
+
+    def _open(self, folder: RunFolder) -> MemoryStore:
+        capacity = _capacity(folder)
+        store = MemoryStore.open(folder.memory_path, self.embedder(),
+                                 **({"capacity": capacity} if capacity else {}))
+        self._listen(store, self.runs.run_id_of(folder))
+        return store
+
+    # -- hand-over between the host and a trainer ---------------------------------------------------
+
+    async def hand_over(self, folder: RunFolder) -> None:
+        """Closes the host's copy of the folder's store before a trainer opens its own."""
+        async with self._lock(folder.path):
+            store = self._stores.pop(folder.path, None)
+            if store is not None:
+                await self.blocking(_close, store)
+
+    def attach_trainer(self, live) -> None:
+        """Trainer thread, right after the trainer opened its store: listen to its changes."""
+        store = getattr(live.trainer, "memory", None)
+        if store is not None:
+            self._listen(store, live.run_id)
+
+    def take_back(self, live) -> None:
+        """On the loop when a run ended: the trainer's store becomes the host's copy."""
+        store = getattr(live.trainer, "memory", None)
+        if store is not None:
+            self._stores[live.folder.path] = store
+
+    async def close(self) -> None:
+        for path, store in list(self._stores.items()):
+            async with self._lock(path):
+                await self.blocking(_close, store)
+        self._stores.clear()
+
+    # -- change notifications ------------------------------------------------------------------------
+
+    def _listen(self, store: MemoryStore, run_id: str) -> None:
+        """Every change of the store → `memory/changed` (the store calls this under its lock,
+        in the changing thread; publishing only posts to the loop, so it never blocks)."""
+        def changed(event: dict) -> None:
+            self.hub.publish_threadsafe("memory/changed", {"runId": run_id, "changes": [{
+                "change": CHANGES.get(event["kind"], "updated"), "tip": tip_json(event["tip"]),
+                "by": self._author_of(event.get("author", ""))}]})
+
+        store.on_change = changed
+
+    def _author_of(self, name: str) -> dict:
+        local = getattr(self._local, "author", None)
+        if local is not None and local["name"] == name:
+            return local  # a client's edit: name and connection
+        kind = name if name in ("policy", "system") else "person"
+        return {"kind": kind, "name": name}
+
+
+CHANGES = {"add": "added", "update": "updated", "delete": "deleted", "evict": "evicted"}
+
+
+def tip_json(tip) -> dict:
+    """A store tip (a Tip or its to_dict()) as the protocol's Tip: camelCase, no history."""
+    d = tip if isinstance(tip, dict) else tip.to_dict()
+    return {
+        "id": d["id"], "variationKey": d["variation_key"], "text": d["text"],
+        "version": d["version"], "deleted": bool(d["deleted"]), "evicted": bool(d["evicted"]),
+        "author": d["author"], "provenance": dict(d.get("provenance") or {}),
+        "score": d.get("score"), "entries": d.get("n_entries", 0),
+        "created": d.get("created") or None, "updated": d.get("updated") or None,
+    }
+
+
+def _has_memory(folder: RunFolder) -> bool:
+    return (folder.memory_path / "events.jsonl").is_file()
+
+
+def _capacity(folder: RunFolder) -> int | None:
+    try:
+        value = folder.config().get("memory", {}).get("capacity")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def _close(store) -> None:
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+
+
+__all__ = ["MemoryAccess", "tip_json"]

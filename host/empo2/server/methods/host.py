@@ -1,0 +1,39 @@
+"""`initialize`, `shutdown`, `ping`: the connection's handshake and the host's lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from ..protocol import ProtocolError, protocol_version
+
+
+async def initialize(request, params: dict) -> dict:
+    """Checks the major version, records what the client wants, subscribes it to notifications."""
+    connection, host = request.connection, request.host
+    if connection.initialized:
+        raise ProtocolError("InvalidRequest", "this connection is already initialized.")
+    ours = protocol_version()
+    if params["protocolVersion"].split(".")[0] != ours.split(".")[0]:
+        raise ProtocolError("ProtocolVersionMismatch",
+                            f"the host speaks protocol {ours}, the client {params['protocolVersion'][:20]}.",
+                            {"hostVersion": ours})
+    connection.client_name = params["clientInfo"]["name"]
+    connection.capabilities = dict(params.get("capabilities", {}))
+    connection.initialized = True
+    connection.subscribe()
+    return {"protocolVersion": ours, "serverInfo": host.server_info(),
+            "connection": connection.number, "capabilities": host.capabilities()}
+
+
+async def shutdown(request, params: dict) -> dict:
+    """Stops the live run (bounded wait), answers, then closes every connection and exits."""
+    host = request.host
+    host.shutting_down = True
+    stopped = await host.runs.shutdown(host.settings.shutdown_grace_s)
+    asyncio.get_running_loop().create_task(host.exit_after_reply(request.connection))
+    return {"stoppedRun": stopped}
+
+
+async def ping(request, params: dict) -> dict:
+    return {"time": time.time()}

@@ -1,0 +1,155 @@
+"""`memory.*`: list, get, add, update, delete, history of a run's tips.
+
+Every call goes through MemoryAccess to the run's one store (the trainer's while it trains). A
+person's change carries an author: the `author` param, else the client's name from `initialize`;
+"policy" and "system" are reserved for training and eviction.
+"""
+
+from __future__ import annotations
+
+from ...memory.records import TipDeleted, UnknownTip, VersionConflict
+from ..memory_access import tip_json
+from ..protocol import ProtocolError
+from .trajectory import DEFAULT_LIMIT, decode_cursor
+
+PERSON_TIP_SCORE = 100.0
+EVERYTHING = 1 << 62
+
+
+def _author(request, params: dict) -> dict:
+    name = params.get("author") or request.connection.client_name
+    if name in ("policy", "system"):
+        raise ProtocolError("InvalidParams", f"params.author '{name}' is reserved; name a person.",
+                            {"field": "params.author"})
+    return {"kind": "person", "name": name, "connection": request.connection.number}
+
+
+def _not_found(params: dict) -> ProtocolError:
+    return ProtocolError("TipNotFound", f"no tip {params['tipId']} in run '{params['runId']}'.")
+
+
+def _conflict(params: dict, conflict: VersionConflict) -> ProtocolError:
+    return ProtocolError("VersionConflict", f"tip {params['tipId']} is at version "
+                         f"{conflict.current.version}, not {params['expectedVersion']}; reload it "
+                         "and edit again.", {"tip": tip_json(conflict.current)})
+
+
+def _text_error(err: ValueError) -> ProtocolError:
+    return ProtocolError("InvalidParams", f"params.text is invalid ({str(err)[:200]}).",
+                         {"field": "params.text"})
+
+
+async def list_tips(request, params: dict) -> dict:
+    """Newest first. Filters the store knows are applied and paged there; `task` and a
+    person-author filter need every tip, so they are applied here."""
+    wanted = params.get("filter", {})
+    offset = decode_cursor(params.get("cursor"))
+    limit = params.get("limit", DEFAULT_LIMIT)
+    task, author = wanted.get("task"), wanted.get("author")
+    here = task is not None or author == "person"
+
+    def listed(store):
+        if store is None:
+            return [], 0
+        tips, total = store.list_tips(
+            variation_key=wanted.get("variationKey"), search=params.get("search") or None,
+            author="policy" if author == "policy" else None,
+            include_deleted=wanted.get("includeDeleted", False),
+            include_evicted=wanted.get("includeEvicted", False),
+            offset=0 if here else offset, limit=EVERYTHING if here else limit)
+        if here:
+            tips = [t for t in tips if (task is None or t.variation_key.split("/")[0] == task)
+                    and (author != "person" or t.author not in ("policy", "system"))]
+            total = len(tips)
+            tips = tips[offset:offset + limit]
+        return [tip_json(t) for t in tips], total
+
+    items, total = await request.host.memory.use(params["runId"], listed)
+    end = offset + len(items)
+    return {"items": items, "nextCursor": f"o{end}" if end < total else None, "total": total}
+
+
+async def get_tip(request, params: dict) -> dict:
+    def get(store):
+        try:
+            if store is None:
+                raise UnknownTip(params["tipId"])
+            return {"tip": tip_json(store.get(params["tipId"]))}
+        except UnknownTip:
+            raise _not_found(params) from None
+
+    return await request.host.memory.use(params["runId"], get)
+
+
+async def add_tip(request, params: dict) -> dict:
+    """A person's tip in a variation's buffer; retrievable from the next retrieval on."""
+    author = _author(request, params)
+
+    def add(store):
+        try:
+            tip = store.add_tip(params["variationKey"], params["text"],
+                                score=params.get("score", PERSON_TIP_SCORE), author=author["name"],
+                                key_text=params.get("keyText"))
+        except ValueError as err:
+            raise _text_error(err) from None
+        return {"tip": tip_json(tip)}
+
+    return await request.host.memory.use(params["runId"], add, author=author, create=True)
+
+
+async def update_tip(request, params: dict) -> dict:
+    """A stale expectedVersion is VersionConflict carrying the tip as it is now."""
+    author = _author(request, params)
+
+    def update(store):
+        try:
+            if store is None:
+                raise UnknownTip(params["tipId"])
+            tip = store.update(params["tipId"], params["text"],
+                               expected_version=params["expectedVersion"], author=author["name"])
+        except UnknownTip:
+            raise _not_found(params) from None
+        except VersionConflict as conflict:
+            raise _conflict(params, conflict) from None
+        except TipDeleted:
+            raise ProtocolError("RunStateInvalid", f"tip {params['tipId']} is deleted; it cannot be edited.") from None
+        except ValueError as err:
+            raise _text_error(err) from None
+        return {"tip": tip_json(tip)}
+
+    return await request.host.memory.use(params["runId"], update, author=author)
+
+
+async def delete_tip(request, params: dict) -> dict:
+    """The tip leaves retrieval at once; it stays readable, with its history."""
+    author = _author(request, params)
+
+    def delete(store):
+        try:
+            if store is None:
+                raise UnknownTip(params["tipId"])
+            tip = store.delete(params["tipId"], expected_version=params["expectedVersion"],
+                               author=author["name"])
+        except UnknownTip:
+            raise _not_found(params) from None
+        except VersionConflict as conflict:
+            raise _conflict(params, conflict) from None
+        except TipDeleted:
+            raise ProtocolError("RunStateInvalid", f"tip {params['tipId']} is already deleted.") from None
+        return {"tip": tip_json(tip)}
+
+    return await request.host.memory.use(params["runId"], delete, author=author)
+
+
+async def history(request, params: dict) -> dict:
+    def versions(store):
+        try:
+            if store is None:
+                raise UnknownTip(params["tipId"])
+            entries = store.history(params["tipId"])
+        except UnknownTip:
+            raise _not_found(params) from None
+        return {"versions": [{"version": e["version"], "text": e["text"], "author": e["author"],
+                              "kind": e["kind"], "at": e.get("at") or None} for e in entries]}
+
+    return await request.host.memory.use(params["runId"], versions)

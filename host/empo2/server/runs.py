@@ -1,0 +1,486 @@
+"""The run manager: which run folders a host knows, the one run it trains, and their state.
+
+A host trains one run at a time (announced as `maxConcurrentRuns: 1`), in a worker thread:
+PyTorch releases the GIL inside its kernels, so the event loop keeps answering while a training
+step runs. The trainer talks back through `TrainerHooks` and a `RunControl` subclass; both run
+in the trainer thread and only ever post to the event loop, where every change of a run's state
+is made and published, so all clients see one order.
+
+Paths: every folder a client names (`run.open`, `run.start`'s root, a config file) must resolve,
+after symlinks, inside one of the host's run roots (a config file may also lie in the host's
+working directory). A run id is a folder name: looked up among the folders this host has seen,
+then directly inside each root.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import ConfigError, TrainConfig, load_config, presets
+from ..runs.atomic import iter_jsonl
+from ..runs.folder import RunFolder, RunFolderError
+from ..trainer import RunControl, TrainerHooks
+from .protocol import ProtocolError
+
+log = logging.getLogger("empo2.server.runs")
+
+STATES = ("created", "starting", "running", "pausing", "paused", "stopping", "stopped",
+          "finished", "failed")
+ACTIVE = ("starting", "running", "pausing", "paused", "stopping")
+PROGRESS_INTERVAL_S = 0.1  # at most ~10 progress notifications a second per run
+
+
+def sentence(err: BaseException) -> str:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return text[:300].rstrip(".") + "."
+
+
+class ServerControl(RunControl):
+    """RunControl that says when the trainer actually blocks, and can pause after iteration N."""
+
+    def __init__(self, on_paused, on_resumed, iteration):
+        super().__init__()
+        self.pause_after: int | None = None
+        self._on_paused, self._on_resumed, self._iteration = on_paused, on_resumed, iteration
+
+    def wait_if_paused(self) -> bool:
+        after = self.pause_after
+        if after is not None and self._iteration() >= after:
+            self.pause_after = None
+            self.pause()
+        if self.paused and not self.stop_requested:
+            self._on_paused()
+            stop = super().wait_if_paused()
+            if not stop:
+                self._on_resumed()
+            return stop
+        return super().wait_if_paused()
+
+
+@dataclass
+class LiveRun:
+    """The run this host trains. Mutated on the event loop only."""
+
+    run_id: str
+    folder: RunFolder
+    config: TrainConfig
+    resume: bool
+    state: str = "starting"
+    iteration: int = 0
+    progress: dict | None = None
+    error: str | None = None
+    trainer: object = None
+    control: ServerControl | None = None
+    thread: threading.Thread | None = None
+    memory_ready: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class _Hooks(TrainerHooks):
+    """Trainer callbacks (trainer thread) → posts to the loop, progress throttled."""
+
+    def __init__(self, manager: "RunManager", live: LiveRun):
+        self.manager, self.live = manager, live
+        self._last_progress = (None, None, 0.0)
+
+    def on_state(self, state: str, iteration: int) -> None:
+        if state == "running" and self.live.trainer is not None:
+            self.manager.memory.attach_trainer(self.live)
+        self.manager.post(self.manager._trainer_state, self.live, state, iteration)
+
+    def on_progress(self, iteration: int, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        last_iteration, last_phase, last_time = self._last_progress
+        if (iteration, phase) == (last_iteration, last_phase) and now - last_time < PROGRESS_INTERVAL_S:
+            return
+        self._last_progress = (iteration, phase, now)
+        progress = {"iteration": iteration, "phase": phase, "done": int(done), "total": int(total)}
+        self.manager.post(self.manager._progress, self.live, progress)
+
+    def on_metrics(self, record: dict) -> None:
+        self.manager.post(self.manager._metrics, self.live, record)
+
+    def on_trajectories(self, iteration: int, summaries: list[dict]) -> None:
+        self.manager.post(self.manager._trajectories, self.live, summaries)
+
+
+class RunManager:
+    def __init__(self, roots: list[Path], hub, loop: asyncio.AbstractEventLoop, memory,
+                 embedder_factory, blocking):
+        self.roots = [Path(r).resolve() for r in roots]
+        self.hub = hub
+        self.loop = loop
+        self.memory = memory  # MemoryAccess (memory_access.py)
+        self.embedder_factory = embedder_factory
+        self.blocking = blocking  # async fn(callable, *args): runs it in the handler thread pool
+        self.live: LiveRun | None = None
+        self.known: dict[str, Path] = {}
+        self._summaries: dict[Path, tuple[tuple, list[dict]]] = {}
+        self._file_log: logging.Handler | None = None
+        self.launch_lock = asyncio.Lock()  # run.start and run.resume: one launch at a time
+
+    def post(self, fn, *args) -> None:
+        """From the trainer thread: run fn(*args) on the loop, in posting order."""
+        try:
+            self.loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:
+            pass  # loop closed: the host is exiting
+
+    # -- paths and ids ---------------------------------------------------------------------------
+
+    def inside_roots(self, path: str | Path, also: tuple[Path, ...] = ()) -> Path:
+        """The resolved path, or PathNotAllowed when it escapes every root."""
+        try:
+            resolved = Path(os.path.expanduser(str(path))).resolve(strict=False)
+        except (OSError, RuntimeError, ValueError):
+            raise ProtocolError("PathNotAllowed", "the path cannot be resolved.") from None
+        for root in (*self.roots, *also):
+            if resolved == root or resolved.is_relative_to(root):
+                return resolved
+        raise ProtocolError("PathNotAllowed",
+                            f"{str(path)[:200]} is outside the host's run roots ({', '.join(map(str, self.roots))}).")
+
+    def folder(self, run_id: str) -> RunFolder:
+        """The folder of a run id (RunNotFound when there is none)."""
+        if self.live is not None and self.live.run_id == run_id:
+            return self.live.folder
+        path = self.known.get(run_id)
+        candidates = [path] if path is not None else [root / run_id for root in self.roots]
+        for candidate in candidates:
+            if (candidate / "config.json").is_file():
+                resolved = self.inside_roots(candidate)
+                self.known[run_id] = resolved
+                return RunFolder(resolved)
+        raise ProtocolError("RunNotFound", f"no run '{run_id}' in the host's run roots.")
+
+    def remember(self, folder: RunFolder) -> str:
+        """A run id for a folder: its name, made unique among the folders this host knows."""
+        name, n = folder.path.name, 1
+        run_id = name
+        while self.known.get(run_id, folder.path) != folder.path:
+            n += 1
+            run_id = f"{name}~{n}"
+        self.known[run_id] = folder.path
+        return run_id
+
+    def run_id_of(self, folder: RunFolder) -> str:
+        for run_id, path in self.known.items():
+            if path == folder.path:
+                return run_id
+        return self.remember(folder)
+
+    def live_run(self, run_id: str | None) -> LiveRun:
+        """The live run (named or not); RunNotFound or RunStateInvalid when it is not live."""
+        if run_id is None or (self.live is not None and self.live.run_id == run_id):
+            if self.live is None:
+                raise ProtocolError("RunNotFound", "no run is training in this host.")
+            return self.live
+        self.folder(run_id)  # RunNotFound for an unknown id
+        raise ProtocolError("RunStateInvalid", f"run '{run_id}' is not training in this host.")
+
+    # -- what clients see ------------------------------------------------------------------------
+
+    def info(self, folder: RunFolder, stored: dict | None = None) -> dict:
+        """RunInfo of a folder; a live run's state is the host's, not run.json's."""
+        stored = folder.state() if stored is None else stored
+        live = self.live if self.live is not None and self.live.folder.path == folder.path else None
+        state = stored.get("state", "created")
+        info = {
+            "runId": live.run_id if live else self.run_id_of(folder),
+            "path": str(folder.path),
+            "state": live.state if live else (state if state in STATES else "failed"),
+            "iteration": live.iteration if live else int(stored.get("iteration", 0) or 0),
+            "iterations": live.config.iterations if live else _configured_iterations(folder),
+            "live": live is not None,
+            "updated": stored.get("updated") if isinstance(stored.get("updated"), (int, float)) else None,
+        }
+        error = live.error if live else stored.get("error")
+        if info["state"] == "failed" and isinstance(error, str):
+            info["error"] = error
+        return info
+
+    def status(self, folder: RunFolder) -> dict:
+        """RunStatus: the info plus config, latest metrics, checkpoints, progress (blocking I/O)."""
+        info = self.info(folder)
+        live = self.live if info["live"] else None
+        metrics = folder.metrics()
+        try:
+            config = folder.config()
+        except (OSError, ValueError):
+            config = {}
+        return {
+            **info,
+            "config": config if isinstance(config, dict) else {},
+            "latestMetrics": metrics[-1] if metrics else None,
+            "checkpoints": self.checkpoints(folder),
+            "progress": live.progress if live else None,
+            "pauseAfterIteration": live.control.pause_after if live and live.control else None,
+            "episodes": len(self.summaries(folder)),
+        }
+
+    def checkpoints(self, folder: RunFolder) -> list[dict]:
+        iterations = folder.checkpoint_iterations()
+        found = []
+        for it in iterations:
+            path = folder.checkpoints_path / f"iter-{it:06d}"
+            try:
+                state = json.loads((path / "trainer.json").read_text())
+            except (OSError, ValueError):
+                continue
+            found.append({"iteration": it, "path": str(path), "hasModel": bool(state.get("has_model")),
+                          "latest": it == iterations[-1], "memoryMarker": state.get("memory_marker")})
+        return found
+
+    def summaries(self, folder: RunFolder) -> list[dict]:
+        """The trajectory index, parsed once per change of the file (size, mtime)."""
+        try:
+            st = folder.index_path.stat()
+            stamp = (st.st_size, st.st_mtime_ns)
+        except FileNotFoundError:
+            return []
+        cached = self._summaries.get(folder.path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        items = [s for s in iter_jsonl(folder.index_path) if isinstance(s, dict)]
+        self._summaries[folder.path] = (stamp, items)
+        return items
+
+    def list_runs(self) -> list[dict]:
+        folders: dict[Path, RunFolder] = {}
+        for root in self.roots:
+            if root.is_dir():
+                for child in sorted(root.iterdir()):
+                    if (child / "config.json").is_file():
+                        resolved = child.resolve()
+                        if any(resolved == r or resolved.is_relative_to(r) for r in self.roots):
+                            folders.setdefault(resolved, RunFolder(resolved))
+        for path in self.known.values():
+            if (path / "config.json").is_file():
+                folders.setdefault(path, RunFolder(path))
+        if self.live is not None:
+            folders.setdefault(self.live.folder.path, self.live.folder)
+        return [self.info(f) for f in folders.values()]
+
+    # -- starting and controlling -----------------------------------------------------------------
+
+    def config_for_start(self, params: dict) -> tuple[TrainConfig, str]:
+        """The validated config and the stem of a default run name (blocking: reads files)."""
+        overrides = params.get("overrides", [])
+        try:
+            if "config" in params:
+                return load_config(dict(params["config"]), overrides), "run"
+            if "configFile" in params:
+                path = self.inside_roots(params["configFile"], also=(Path.cwd().resolve(),))
+                return load_config(str(path), overrides), path.stem
+            preset = params.get("preset", "builtin")
+            if preset not in presets():
+                raise ProtocolError("ConfigInvalid", f"no preset named '{preset[:100]}' "
+                                    f"(presets: {', '.join(sorted(presets()))}).")
+            return load_config(preset, overrides), preset
+        except ConfigError as err:
+            raise ProtocolError("ConfigInvalid", sentence(err)) from None
+
+    def create_folder(self, root: Path, name: str | None, stem: str, config: TrainConfig) -> RunFolder:
+        """A new run folder (blocking); RunExists when a given name is taken."""
+        root.mkdir(parents=True, exist_ok=True)
+        run_id = name or f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+        if not name:
+            base, n = run_id, 1
+            while (root / run_id).exists():
+                n += 1
+                run_id = f"{base}-{n}"
+        config.root, config.name = str(root), run_id
+        try:
+            return RunFolder.create(root, run_id, config.to_dict())
+        except RunFolderError as err:
+            raise ProtocolError("RunExists", sentence(err)) from None
+
+    def check_idle(self) -> None:
+        if self.live is not None:
+            raise ProtocolError("RunBusy", f"the host already trains run '{self.live.run_id}'; "
+                                "stop it first.", {"runId": self.live.run_id})
+
+    async def launch(self, folder: RunFolder, config: TrainConfig, resume: bool,
+                     pause_after: int | None) -> LiveRun:
+        """Starts training `folder` in a worker thread; the memory store moves to the trainer."""
+        self.check_idle()
+        run_id = self.run_id_of(folder)
+        live = LiveRun(run_id=run_id, folder=folder, config=config, resume=resume,
+                       iteration=int(folder.state().get("iteration", 0) or 0) if resume else 0)
+        live.control = ServerControl(
+            on_paused=lambda: self._control_paused(live),
+            on_resumed=lambda: self.post(self._resumed, live),
+            iteration=lambda: getattr(live.trainer, "iteration", 0),
+        )
+        live.control.pause_after = pause_after
+        self.live = live
+        await self.memory.hand_over(folder)  # no second writer: the host's own store closes first
+        self._attach_file_log(folder)
+        live.thread = threading.Thread(target=self._train, args=(live,), daemon=True,
+                                       name=f"empo2-train-{run_id}")
+        live.thread.start()
+        self._publish_state(live)
+        log.info("run %s %s", run_id, "resumed" if resume else "started")
+        return live
+
+    def _train(self, live: LiveRun) -> None:
+        """The worker thread: build the trainer (loads the model), run it, report how it ended."""
+        from ..trainer import Trainer
+
+        error = None
+        hooks = _Hooks(self, live)
+        try:
+            if live.config.policy.model == "builtin":  # built once, minutes on a CPU: say so
+                from ..policy.builtin import ensure_builtin_policy
+
+                ensure_builtin_policy(progress=lambda epoch, step, steps, loss:
+                                      hooks.on_progress(0, "preparing", step + 1, steps))
+            live.trainer = Trainer(live.config, live.folder, hooks=hooks,
+                                   control=live.control, embedder=self.embedder_factory())
+            live.trainer.run(resume=live.resume)
+        except BaseException as err:  # noqa: BLE001 - a failed run must not kill the host
+            error = sentence(err)
+            log.error("run %s failed: %s", live.run_id, error, exc_info=True)
+            try:
+                iteration = getattr(live.trainer, "iteration", live.iteration)
+                live.folder.set_state("failed", iteration=iteration, error=error)
+            except Exception:  # noqa: BLE001 - the folder itself may be the problem
+                log.exception("could not record the failure of run %s", live.run_id)
+        self.post(self._ended, live, error)
+
+    def _control_paused(self, live: LiveRun) -> None:
+        """Trainer thread, blocked between iterations: record and announce the pause."""
+        try:
+            live.folder.set_state("paused", iteration=getattr(live.trainer, "iteration", 0))
+        except OSError:
+            log.exception("could not record the pause of run %s", live.run_id)
+        self.post(self._paused, live)
+
+    def pause(self, live: LiveRun, after: int | None) -> None:
+        if live.state not in ("starting", "running", "pausing", "paused"):
+            raise ProtocolError("RunStateInvalid", f"run '{live.run_id}' is {live.state}; it cannot pause.")
+        if after is not None and after > live.iteration:
+            live.control.pause_after = after
+            return
+        live.control.pause()
+        if live.state in ("starting", "running"):
+            self._set_state(live, "pausing")
+
+    def resume_live(self, live: LiveRun) -> None:
+        if live.state not in ("pausing", "paused") and not live.control.paused:
+            raise ProtocolError("RunStateInvalid", f"run '{live.run_id}' is {live.state}, not paused.")
+        live.control.pause_after = None
+        live.control.resume()
+        if live.state in ("pausing", "paused"):
+            self._set_state(live, "running" if live.trainer is not None else "starting")
+
+    def stop(self, live: LiveRun) -> None:
+        if live.state not in ACTIVE:
+            raise ProtocolError("RunStateInvalid", f"run '{live.run_id}' is {live.state}; it cannot stop.")
+        live.control.stop()
+        self._set_state(live, "stopping")
+
+    async def shutdown(self, grace_s: float) -> str | None:
+        """Stops the live run and waits (bounded) for its thread; the run id, if there was one."""
+        live = self.live
+        if live is None:
+            return None
+        live.control.stop()
+        if live.state in ACTIVE:
+            self._set_state(live, "stopping")
+        try:
+            await asyncio.wait_for(live.ended.wait(), timeout=grace_s)
+        except asyncio.TimeoutError:
+            log.warning("run %s did not stop within %.0f s; leaving it to its checkpoint",
+                        live.run_id, grace_s)
+        return live.run_id
+
+    # -- on the loop: what the trainer reported ---------------------------------------------------
+
+    def _set_state(self, live: LiveRun, state: str) -> None:
+        if live.state != state:
+            live.state = state
+            self._publish_state(live)
+
+    def _publish_state(self, live: LiveRun) -> None:
+        self.hub.publish("run/state", {"run": self.info(live.folder, stored={})})
+
+    def _trainer_state(self, live: LiveRun, state: str, iteration: int) -> None:
+        live.iteration = iteration
+        if state == "running":  # said once, when the trainer has opened its memory
+            live.memory_ready.set()
+            if live.state == "starting":
+                self._set_state(live, "pausing" if live.control.paused else "running")
+            return
+        live.progress = None
+        self._set_state(live, state)  # finished or stopped
+
+    def _paused(self, live: LiveRun) -> None:
+        if live.control.paused and not live.control.stop_requested:
+            self._set_state(live, "paused")
+
+    def _resumed(self, live: LiveRun) -> None:
+        if not live.control.paused and live.state in ("pausing", "paused"):
+            self._set_state(live, "running")
+
+    def _progress(self, live: LiveRun, progress: dict) -> None:
+        live.progress = progress
+        self.hub.publish("run/progress", {"runId": live.run_id, "progress": progress})
+
+    def _metrics(self, live: LiveRun, record: dict) -> None:
+        live.iteration = int(record.get("iteration", live.iteration))
+        self.hub.publish("run/metrics", {"runId": live.run_id, "records": [record]})
+
+    def _trajectories(self, live: LiveRun, summaries: list[dict]) -> None:
+        if summaries:
+            self.hub.publish("trajectory/added", {"runId": live.run_id, "summaries": summaries})
+
+    def _ended(self, live: LiveRun, error: str | None) -> None:
+        if error is not None:
+            live.error = error
+            live.state = "failed"
+            self._publish_state(live)
+        elif live.state not in ("finished", "stopped"):
+            self._set_state(live, "stopped" if live.control.stop_requested else "finished")
+        self._detach_file_log()
+        self.memory.take_back(live)
+        live.memory_ready.set()
+        if self.live is live:
+            self.live = None
+        live.ended.set()
+        log.info("run %s ended (%s)", live.run_id, live.state)
+
+    # -- the run folder's host.log ----------------------------------------------------------------
+
+    def _attach_file_log(self, folder: RunFolder) -> None:
+        """Training logs go to the run folder while it trains (and only then: browsing a run
+        must not write into it)."""
+        handler = logging.FileHandler(folder.log_path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setLevel(logging.INFO)
+        logging.getLogger("empo2").addHandler(handler)
+        self._file_log = handler
+
+    def _detach_file_log(self) -> None:
+        if self._file_log is not None:
+            logging.getLogger("empo2").removeHandler(self._file_log)
+            self._file_log.close()
+            self._file_log = None
+
+
+def _configured_iterations(folder: RunFolder) -> int | None:
+    try:
+        value = folder.config().get("iterations")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+__all__ = ["RunManager", "LiveRun", "ServerControl", "STATES", "sentence"]
