@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import secrets
+import signal
 import statistics
 import subprocess
 import sys
@@ -59,6 +60,7 @@ def main() -> int:
     parser.add_argument("--idle-seconds", type=float, default=10.0, help="seconds of pinging before training")
     parser.add_argument("overrides", nargs="*", metavar="key=value")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run `finally` (stop the host) on kill
 
     token = secrets.token_hex(32)
     workdir = Path(tempfile.mkdtemp(prefix="empo2-ping-"))
@@ -105,9 +107,13 @@ def main() -> int:
         return 0
     finally:
         try:
-            host.wait(60)
+            host.wait(10 if host.poll() is None else 0)
         except subprocess.TimeoutExpired:
-            host.kill()
+            host.terminate()  # never leave a training host behind
+            try:
+                host.wait(30)
+            except subprocess.TimeoutExpired:
+                host.kill()
 
 
 if __name__ == "__main__":

@@ -276,14 +276,13 @@ def cmd_bench(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from .server.main import serve_command, settings_from_args
+    from .server.main import ServeError, serve_command
 
     try:
-        settings_from_args(args)  # the user's mistakes first, as one sentence, before torch loads
-    except ValueError as err:
+        return serve_command(args)
+    except ServeError as err:  # printed here: the shared error path would import torch first
         print(f"empo2-host: error: {_sentence(err)}", file=sys.stderr)
         return EXIT_USAGE
-    return serve_command(args)
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -144,7 +144,9 @@ def test_a_live_run_pause_edit_resume_concurrent_edits_pause_stop(tmp_path, tiny
 
         # 5. A run that fails says why, and the host takes the next one.
         bad = dict(config, policy={**config["policy"], "model": str(tmp_path / "no-such-model")})
-        alice.request("run.start", {"config": bad, "name": "broken"})
+        (tmp_path / "runs" / "broken.json").write_text(json.dumps(bad))
+        alice.request("run.start", {"configFile": str(tmp_path / "runs" / "broken.json"), "name": "broken",
+                                    "overrides": ["iterations=2"]})
         failed = alice.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "broken"
                                 and m["params"]["run"]["state"] == "failed")
         assert "no-such-model" in failed["params"]["run"]["error"]

@@ -5,6 +5,8 @@ Contract with the spawning process: exactly one line on stdout,
 stdout is redirected to stderr, so no library's stray print can corrupt the channel. Logs go to
 stderr, and while a run trains also to its folder's host.log. SIGTERM and SIGINT shut down like a
 `shutdown` request (the live run stops at its next iteration boundary, bounded by a grace period).
+With EMPO2_HOST_EXIT_ON_STDIN_EOF=1 (the VS Code extension sets it) the end of stdin does too: the
+parent holds the pipe open and never writes, so the host outlives no killed parent.
 """
 
 from __future__ import annotations
@@ -24,21 +26,28 @@ from .protocol import protocol_version
 log = logging.getLogger("empo2.server")
 
 
+class ServeError(ValueError):
+    """A mistake the user can fix (no token, an unsafe address, a port in use): one sentence."""
+
+
 def settings_from_args(args, environ=os.environ) -> Settings:
-    """Settings from the command line and the environment; ValueError with one sentence."""
-    token = check_token(environ.get(TOKEN_ENV), args.insecure_no_token)
+    """Settings from the command line and the environment; ServeError with one sentence."""
+    try:
+        token = check_token(environ.get(TOKEN_ENV), args.insecure_no_token)
+    except ValueError as err:
+        raise ServeError(str(err)) from None
     if not is_loopback(args.host):
         if not args.allow_remote:
-            raise ValueError(f"--host {args.host} is not loopback; pass --allow-remote to bind it "
+            raise ServeError(f"--host {args.host} is not loopback; pass --allow-remote to bind it "
                              "(an SSH tunnel is safer, see protocol/README.md)")
         if token is None:
-            raise ValueError("--allow-remote needs a token; --insecure-no-token is for loopback only")
+            raise ServeError("--allow-remote needs a token; --insecure-no-token is for loopback only")
     if args.port < 0 or args.port > 65535:
-        raise ValueError("--port must lie in 0..65535")
+        raise ServeError("--port must lie in 0..65535")
     roots = [Path(r) for r in (args.run_root or [".empo2/runs"])]
     for root in roots:
         if root.exists() and not root.is_dir():
-            raise ValueError(f"--run-root {root} is not a folder")
+            raise ServeError(f"--run-root {root} is not a folder")
     return Settings(host=args.host, port=args.port, token=token, roots=roots,
                     allow_remote=args.allow_remote)
 
@@ -68,6 +77,7 @@ def _exit_when_stdin_closes(loop, server) -> None:
 
 
 def serve_command(args) -> int:
+    """Checks the arguments (fast, before torch loads), then serves until shutdown."""
     settings = settings_from_args(args)
     if os.environ.get("EMPO2_LOG_LEVEL") is None:
         logging.getLogger("empo2").setLevel(logging.INFO)
@@ -89,7 +99,10 @@ async def _serve(settings: Settings) -> int:
     from .app import HostServer  # heavy (torch); loaded once the arguments are known to be good
 
     server = HostServer(settings)
-    port = await server.start()
+    try:
+        port = await server.start()
+    except OSError as err:
+        raise ServeError(f"cannot listen on {settings.host}:{settings.port} ({err.strerror or err})") from None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         try:
@@ -97,7 +110,7 @@ async def _serve(settings: Settings) -> int:
         except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
             pass
     ready = {"event": "ready", "port": port, "pid": os.getpid(), "protocolVersion": protocol_version()}
-    sys.stdout.write(json.dumps(ready) + "\n")
+    sys.stdout.write(json.dumps(ready, separators=(",", ":")) + "\n")
     sys.stdout.flush()
     sys.stdout = sys.stderr
     if os.environ.get(EXIT_ON_STDIN_EOF_ENV) == "1":
@@ -107,4 +120,4 @@ async def _serve(settings: Settings) -> int:
     return 0
 
 
-__all__ = ["serve_command", "settings_from_args"]
+__all__ = ["serve_command", "settings_from_args", "ServeError"]
