@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
+import * as path from 'node:path';
 import { registerCommands } from './commands/command';
 import { ConnectRemoteCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './commands/hostCommands';
+import { OpenEpisodeCommand } from './commands/openEpisode';
 import { OpenRunFolderCommand } from './commands/openRunFolder';
 import { RefreshCommand } from './commands/refresh';
 import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand } from './commands/runCommands';
@@ -8,54 +10,133 @@ import { ShowHostLogCommand } from './commands/showHostLog';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './commands/tipCommands';
 import { Settings } from './config/settings';
 import { HostLog } from './host/hostLog';
+import { HostManager } from './host/hostManager';
 import { HostStateModel } from './host/hostState';
 import { WorkspaceTrustGuard } from './host/workspaceTrust';
+import { Notifications } from './rpc/methods';
+import { RunProgressReporter } from './runs/runProgress';
+import { RunsModel } from './runs/runsModel';
 import { HostStatusBar } from './statusBar/hostStatusBar';
+import { TipsModel } from './tips/tipsModel';
+import { EpisodeBrowser } from './views/episode/episodeBrowser';
+import { EpisodePanel } from './views/episode/episodePanel';
+import { MetricsPanel } from './views/metrics/metricsPanel';
 import { TipsViewProvider } from './views/tips/tipsViewProvider';
+import { TrajectoryModel } from './views/trajectories/trajectoryModel';
 import { TrajectoryTreeProvider } from './views/trajectories/trajectoryTreeProvider';
 
 // Services are built here, once each, in dependency order, and handed to whoever needs them.
 
-export function activate(context: vscode.ExtensionContext): void {
+/** What the extension returns from activate(): its services, for the integration tests. */
+export interface Empo2Api {
+  readonly host: HostManager;
+  readonly runs: RunsModel;
+  readonly trajectories: TrajectoryTreeProvider;
+  readonly tips: TipsModel;
+  readonly episodes: EpisodeBrowser;
+  readonly metrics: MetricsPanel;
+}
+
+let hostToStop: HostManager | undefined;
+
+export function activate(context: vscode.ExtensionContext): Empo2Api {
+  const version = (context.extension.packageJSON as { version: string }).version;
   const settings = new Settings();
   const hostLog = new HostLog();
   const hostState = new HostStateModel();
   const trust = new WorkspaceTrustGuard(vscode.workspace, vscode.window, vscode.commands);
-  const trajectories = new TrajectoryTreeProvider();
-  const tips = new TipsViewProvider(context.extensionUri, hostState);
+  const host = new HostManager(hostState, hostLog, settings, {
+    extensionVersion: version,
+    projectRoot: context.extensionUri.fsPath,
+    fallbackRunRoot: path.join(context.globalStorageUri.fsPath, 'runs'),
+    secrets: context.secrets,
+    workspaceState: context.workspaceState,
+  });
+  hostToStop = host;
+  const runs = new RunsModel(host);
+  const tips = new TipsModel(host, runs);
+  const trajectoryModel = new TrajectoryModel(host, runs);
+  const trajectories = new TrajectoryTreeProvider(trajectoryModel);
+  const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true });
+  let tipsView: TipsViewProvider | undefined;
+  const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
+  const episodes = new EpisodeBrowser(trajectoryModel, runs, treeView, episodePanel, hostLog);
+  tipsView = new TipsViewProvider(context.extensionUri, hostState, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
+  const metrics = new MetricsPanel(context.extensionUri, host, runs);
+  const refresh = new RefreshCommand(trajectories, runs, tips);
 
   context.subscriptions.push(
     hostLog,
     hostState,
-    trajectories,
+    host,
+    runs,
     tips,
-    new HostStatusBar(hostState),
-    vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true }),
-    vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tips),
+    trajectoryModel,
+    trajectories,
+    treeView,
+    episodePanel,
+    episodes,
+    tipsView,
+    metrics,
+    new HostStatusBar(host, runs),
+    new RunProgressReporter(runs),
+    vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, { webviewOptions: { retainContextWhenHidden: true } }),
+    host.on(Notifications.hostResync, ({ reason, dropped }) => {
+      hostLog.warn(`The host dropped ${dropped} notification(s) for this window (${reason}); reloading.`);
+      void refresh.execute();
+    }),
+    host.state.onDidChange((state) => void vscode.commands.executeCommand('setContext', 'empo2.hostState', state)),
+    runs.onDidChangeCurrent((entry) => void vscode.commands.executeCommand('setContext', 'empo2.runLive', entry?.info.live ?? false)),
     registerCommands([
-      new StartHostCommand(trust, hostLog),
-      new StopHostCommand(hostLog),
-      new RestartHostCommand(trust, hostLog),
-      new ConnectRemoteCommand(hostLog),
-      new NewRunCommand(trust),
-      new PauseRunCommand(),
-      new ResumeRunCommand(),
-      new StopRunCommand(),
-      new OpenRunFolderCommand(settings, hostLog),
-      new ShowMetricsCommand(),
-      new RefreshCommand(trajectories),
-      new AddTipCommand(),
-      new EditTipCommand(),
-      new DeleteTipCommand(),
-      new ShowTipHistoryCommand(),
+      new StartHostCommand(trust, host),
+      new StopHostCommand(host, hostLog),
+      new RestartHostCommand(trust, host),
+      new ConnectRemoteCommand(host, settings),
+      new NewRunCommand(trust, host, runs),
+      new PauseRunCommand(host, runs),
+      new ResumeRunCommand(trust, host, runs),
+      new StopRunCommand(host, runs),
+      new OpenRunFolderCommand(settings, hostLog, trust, host, runs),
+      new ShowMetricsCommand(host, runs, metrics),
+      refresh,
+      new AddTipCommand(host, tips, runs),
+      new EditTipCommand(host, tips),
+      new DeleteTipCommand(host, tips),
+      new ShowTipHistoryCommand(host, tips),
       new ShowHostLogCommand(hostLog),
+      new OpenEpisodeCommand(episodes),
     ]),
   );
+  void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
 
-  const version = (context.extension.packageJSON as { version: string }).version;
   hostLog.info(`EMPO² Studio ${version} is active. The training host is not running.`);
+  if (settings.autoStart && vscode.workspace.isTrusted) {
+    void autoStart(host, runs, settings);
+  }
+  return { host, runs, trajectories, tips, episodes, metrics };
 }
 
-export function deactivate(): void {
-  // Everything lives in context.subscriptions; VS Code disposes it after this returns.
+/** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. */
+async function autoStart(host: HostManager, runs: RunsModel, settings: Settings): Promise<void> {
+  if (!(await host.start()) || !settings.autoStartRun) {
+    return;
+  }
+  await runs.reload();
+  if (runs.live) {
+    return;
+  }
+  const what = settings.autoStartRun;
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
+  const arg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
+  const run = await vscode.commands.executeCommand<{ runId: string } | undefined>('empo2.newRun', arg);
+  if (run) {
+    await vscode.commands.executeCommand('workbench.view.extension.empo2');
+    await vscode.commands.executeCommand('empo2.showMetrics', run.runId);
+  }
+}
+
+/** Stops a spawned host before the extension host goes away: no orphan trainer. */
+export async function deactivate(): Promise<void> {
+  await hostToStop?.stopForExit();
+  hostToStop = undefined;
 }

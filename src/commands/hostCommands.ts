@@ -1,11 +1,14 @@
 import * as vscode from 'vscode';
-import { HostLog } from '../host/hostLog';
-import { WorkspaceTrustGuard } from '../host/workspaceTrust';
-import { Command } from './command';
-import { showNotInThisBuild } from './notices';
+import type { Settings } from '../config/settings';
+import type { HostLog } from '../host/hostLog';
+import type { HostManager } from '../host/hostManager';
+import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
+import { ConnectError } from '../rpc/wsTransport';
+import { describeError } from '../rpc/errors';
+import type { Command } from './command';
 
-// Host lifecycle commands. Starting a host checks Workspace Trust first; the launcher itself
-// (spawn `empo2-host serve`, token, ready line, reconnect) comes with the protocol client.
+// Host lifecycle commands. Starting a host runs the workspace's Python, so it checks Workspace
+// Trust first; connecting to a remote host does not (nothing runs here).
 
 export class StartHostCommand implements Command {
   static readonly id = 'empo2.startHost';
@@ -13,12 +16,16 @@ export class StartHostCommand implements Command {
 
   constructor(
     private readonly trust: WorkspaceTrustGuard,
-    private readonly hostLog: HostLog,
+    private readonly host: HostManager,
   ) {}
 
   async execute(): Promise<void> {
+    if (this.host.current && !this.host.isRemote) {
+      void vscode.window.showInformationMessage('EMPO²: the training host is already running.');
+      return;
+    }
     if (await this.trust.ensureTrusted('Starting the training host')) {
-      await showNotInThisBuild('Starting the training host', this.hostLog);
+      await this.host.start();
     }
   }
 }
@@ -29,12 +36,13 @@ export class RestartHostCommand implements Command {
 
   constructor(
     private readonly trust: WorkspaceTrustGuard,
-    private readonly hostLog: HostLog,
+    private readonly host: HostManager,
   ) {}
 
   async execute(): Promise<void> {
     if (await this.trust.ensureTrusted('Restarting the training host')) {
-      await showNotInThisBuild('Restarting the training host', this.hostLog);
+      await this.host.stop();
+      await this.host.start();
     }
   }
 }
@@ -43,11 +51,21 @@ export class StopHostCommand implements Command {
   static readonly id = 'empo2.stopHost';
   readonly id = StopHostCommand.id;
 
-  constructor(private readonly hostLog: HostLog) {}
+  constructor(
+    private readonly host: HostManager,
+    private readonly hostLog: HostLog,
+  ) {}
 
   async execute(): Promise<void> {
-    this.hostLog.info('Stop Host requested; no host is running.');
-    await vscode.window.showInformationMessage('EMPO²: no training host is running.');
+    if (!this.host.current && this.host.state.state === 'stopped') {
+      this.hostLog.info('Stop Host requested; no host is running.');
+      await vscode.window.showInformationMessage('EMPO²: no training host is running.');
+      return;
+    }
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'EMPO²: stopping the training host (a live run stops at its next iteration boundary)' },
+      () => this.host.stop(),
+    );
   }
 }
 
@@ -55,9 +73,58 @@ export class ConnectRemoteCommand implements Command {
   static readonly id = 'empo2.connectRemote';
   readonly id = ConnectRemoteCommand.id;
 
-  constructor(private readonly hostLog: HostLog) {}
+  constructor(
+    private readonly host: HostManager,
+    private readonly settings: Settings,
+  ) {}
 
-  async execute(): Promise<void> {
-    await showNotInThisBuild('Connecting to a remote host', this.hostLog);
+  /** Arguments (for scripts and tests): a URL and a token skip the prompts. */
+  async execute(urlArg?: unknown, tokenArg?: unknown): Promise<boolean> {
+    const url =
+      typeof urlArg === 'string'
+        ? urlArg
+        : await vscode.window.showInputBox({
+            title: 'EMPO²: Connect to Remote Host',
+            prompt: 'WebSocket URL of a running `empo2-host serve` (for example through an SSH tunnel)',
+            value: this.settings.remoteUrl || 'ws://127.0.0.1:8765',
+            ignoreFocusOut: true,
+            validateInput: (value) => (/^wss?:\/\/[^\s/]+/.test(value.trim()) ? undefined : 'A ws:// or wss:// URL, e.g. ws://127.0.0.1:8765'),
+          });
+    if (!url) {
+      return false;
+    }
+    const trimmed = url.trim();
+    let token = typeof tokenArg === 'string' ? tokenArg : await this.host.remoteToken(trimmed);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (!token) {
+        token = await vscode.window.showInputBox({
+          title: `EMPO²: token of ${trimmed}`,
+          prompt: 'The EMPO2_HOST_TOKEN the remote host was started with; it is kept in VS Code\'s secret storage.',
+          password: true,
+          ignoreFocusOut: true,
+        });
+        if (!token) {
+          return false;
+        }
+      }
+      try {
+        await this.host.connectRemote(trimmed, token);
+        await this.host.storeRemoteToken(trimmed, token);
+        if (this.settings.remoteUrl !== trimmed) {
+          await vscode.workspace.getConfiguration('empo2').update('remoteUrl', trimmed, vscode.ConfigurationTarget.Global);
+        }
+        return true;
+      } catch (error) {
+        if (error instanceof ConnectError && error.status === 401) {
+          await this.host.forgetRemoteToken(trimmed);
+          void vscode.window.showWarningMessage(`EMPO²: ${trimmed} refused the token; enter it again.`);
+          token = undefined;
+          continue;
+        }
+        await vscode.window.showErrorMessage(`EMPO²: cannot connect to ${trimmed}: ${describeError(error)}`);
+        return false;
+      }
+    }
+    return false;
   }
 }

@@ -1,13 +1,14 @@
 import * as vscode from 'vscode';
-import { HostLog } from '../host/hostLog';
+import type { HostManager } from '../host/hostManager';
+import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
+import { describeError } from '../rpc/errors';
 
-// What commands say while the piece they need is not there. Until the host launcher and the
-// protocol client land, every host-backed command ends in one of these two messages.
+// What commands share: getting a host when they need one, and saying what went wrong in one
+// sentence.
 
 const START_HOST = 'Start Host';
-const SHOW_LOG = 'Show Host Log';
 
-/** The command works on a running host, and none is running. */
+/** The command works on a running host, and none is running: say so, offer to start one. */
 export async function showHostRequired(what: string): Promise<void> {
   const choice = await vscode.window.showInformationMessage(
     `EMPO²: start the host first. ${what} needs a running training host.`,
@@ -18,14 +19,18 @@ export async function showHostRequired(what: string): Promise<void> {
   }
 }
 
-/** The feature itself is not in this build yet; say so plainly and leave a note in the log. */
-export async function showNotInThisBuild(what: string, hostLog: HostLog): Promise<void> {
-  hostLog.info(`${what} was requested; this preview build does not include it yet.`);
-  const choice = await vscode.window.showInformationMessage(
-    `EMPO²: ${what} is not available in this preview build yet.`,
-    SHOW_LOG,
-  );
-  if (choice === SHOW_LOG) {
-    hostLog.show();
+/** A connected host, starting a local one first (after the trust check) when none is connected. */
+export async function ensureHost(host: HostManager, trust: WorkspaceTrustGuard, what: string): Promise<boolean> {
+  if (host.current) {
+    return true;
   }
+  if (!(await trust.ensureTrusted(what))) {
+    return false;
+  }
+  return host.start();
+}
+
+/** Reports a failed action in one sentence (the details are in the host log). */
+export async function showFailure(what: string, error: unknown): Promise<void> {
+  await vscode.window.showErrorMessage(`EMPO²: ${what} failed: ${describeError(error)}`);
 }

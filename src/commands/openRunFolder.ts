@@ -1,10 +1,23 @@
 import * as vscode from 'vscode';
-import { Settings } from '../config/settings';
-import { HostLog } from '../host/hostLog';
-import { Command } from './command';
-import { showHostRequired } from './notices';
+import * as path from 'node:path';
+import type { Settings } from '../config/settings';
+import type { HostLog } from '../host/hostLog';
+import type { HostManager } from '../host/hostManager';
+import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
+import { isRpcError } from '../rpc/errors';
+import { Requests } from '../rpc/methods';
+import { ErrorCodes, type RunStatus } from '../rpc/protocol';
+import type { RunsModel } from '../runs/runsModel';
+import type { Command } from './command';
+import { ensureHost, showFailure } from './notices';
 
-/** Picks a run folder (a finished or interrupted run) to open; starts in the run root. */
+const ADD_ROOT = 'Restart Host with This Root';
+const METRICS_ONLY = 'Show Its Metrics Only';
+
+/**
+ * Opens a run folder (finished, stopped or crashed) in the host with run.open: its trajectories,
+ * tips and metrics become browsable, and it can be resumed. Starts in the run root.
+ */
 export class OpenRunFolderCommand implements Command {
   static readonly id = 'empo2.openRunFolder';
   readonly id = OpenRunFolderCommand.id;
@@ -12,23 +25,69 @@ export class OpenRunFolderCommand implements Command {
   constructor(
     private readonly settings: Settings,
     private readonly hostLog: HostLog,
+    private readonly trust: WorkspaceTrustGuard,
+    private readonly host: HostManager,
+    private readonly runs: RunsModel,
   ) {}
 
-  async execute(): Promise<void> {
-    const picked = await vscode.window.showOpenDialog({
-      title: 'EMPO²: Open Run Folder',
-      openLabel: 'Open Run',
-      canSelectFiles: false,
-      canSelectFolders: true,
-      canSelectMany: false,
-      defaultUri: await this.existingRunRoot(),
-    });
-    const folder = picked?.[0];
+  /** Argument (scripts, tests): the folder's Uri or path skips the picker. */
+  async execute(arg?: unknown): Promise<RunStatus | undefined> {
+    const folder =
+      arg instanceof vscode.Uri
+        ? arg
+        : typeof arg === 'string'
+          ? vscode.Uri.file(arg)
+          : (
+              await vscode.window.showOpenDialog({
+                title: 'EMPO²: Open Run Folder',
+                openLabel: 'Open Run',
+                canSelectFiles: false,
+                canSelectFolders: true,
+                canSelectMany: false,
+                defaultUri: await this.existingRunRoot(),
+              })
+            )?.[0];
     if (!folder) {
-      return;
+      return undefined;
     }
     this.hostLog.info(`Run folder picked: ${folder.fsPath}`);
-    await showHostRequired('Reading a run folder');
+    if (!(await ensureHost(this.host, this.trust, 'Reading a run folder'))) {
+      return undefined;
+    }
+    try {
+      const { run } = await this.host.request(Requests.runOpen, { path: folder.fsPath }, { timeoutMs: 120_000 });
+      this.runs.absorbStatus(run);
+      this.runs.select(run.runId);
+      void vscode.commands.executeCommand('empo2.trajectories.focus');
+      return run;
+    } catch (error) {
+      if (isRpcError(error, ErrorCodes.PathNotAllowed) && !this.host.isRemote) {
+        return this.outsideRoots(folder);
+      }
+      await showFailure(`Opening ${folder.fsPath}`, error);
+      return undefined;
+    }
+  }
+
+  /** The host reads only its run roots; offer to add the folder's parent, or just the metrics. */
+  private async outsideRoots(folder: vscode.Uri): Promise<RunStatus | undefined> {
+    const parent = path.dirname(folder.fsPath);
+    const choice = await vscode.window.showWarningMessage(
+      `EMPO²: ${folder.fsPath} is outside the host's run roots (${this.host.runRoots().join(', ')}), and the host reads no other folders. ` +
+        `Restart the host with ${parent} as another run root?`,
+      ADD_ROOT,
+      METRICS_ONLY,
+    );
+    if (choice === METRICS_ONLY) {
+      await vscode.commands.executeCommand('empo2.showMetrics', folder);
+    } else if (choice === ADD_ROOT) {
+      await this.host.addRunRoot(parent);
+      await this.host.stop();
+      if (await this.host.start()) {
+        return this.execute(folder);
+      }
+    }
+    return undefined;
   }
 
   /** The run root when it exists; otherwise let the dialog choose its own start. */

@@ -1,13 +1,22 @@
-import { TrajectoryTreeProvider } from '../views/trajectories/trajectoryTreeProvider';
-import { Command } from './command';
+import type { RunsModel } from '../runs/runsModel';
+import type { TipsModel } from '../tips/tipsModel';
+import type { TrajectoryTreeProvider } from '../views/trajectories/trajectoryTreeProvider';
+import type { Command } from './command';
 
+/** Reads runs, trajectories and tips again from the host (after a resync, or to be sure). */
 export class RefreshCommand implements Command {
   static readonly id = 'empo2.refresh';
   readonly id = RefreshCommand.id;
 
-  constructor(private readonly trajectories: TrajectoryTreeProvider) {}
+  constructor(
+    private readonly trajectories: TrajectoryTreeProvider,
+    private readonly runs: RunsModel,
+    private readonly tips: TipsModel,
+  ) {}
 
-  execute(): void {
+  async execute(): Promise<void> {
     this.trajectories.refresh();
+    await this.runs.reload();
+    await this.tips.load(this.runs.current?.info.runId);
   }
 }

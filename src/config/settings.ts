@@ -26,6 +26,11 @@ export class Settings {
     return this.section.get<boolean>('autoStart', false);
   }
 
+  /** A preset or config file to train once an auto-started host is up; empty for none. */
+  get autoStartRun(): string {
+    return this.section.get<string>('autoStartRun', '').trim();
+  }
+
   /** The run root as an absolute folder: relative values hang off the first workspace folder. */
   get runRoot(): vscode.Uri | undefined {
     const runRoot = this.section.get<string>('runRoot', '.empo2/runs').trim() || '.empo2/runs';

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 
 /**
- * The "EMPO² Host" output channel: the extension's own notes about the host's life, and (once
- * the launcher exists) every line the host writes. A log channel, so users can pick the level.
+ * The "EMPO² Host" output channel: the extension's own notes about the host's life, and every
+ * line the host writes to stderr (its log). A log channel, so users can pick the level.
  */
 export class HostLog implements vscode.Disposable {
   static readonly channelName = 'EMPO² Host';
@@ -18,6 +18,18 @@ export class HostLog implements vscode.Disposable {
 
   error(message: string): void {
     this.channel.error(message);
+  }
+
+  /** A line of the host's own log (stderr), at the level the line names. */
+  hostLine(line: string): void {
+    const text = `[host] ${line}`;
+    if (/\b(ERROR|CRITICAL)\b|Traceback/.test(line)) {
+      this.channel.error(text);
+    } else if (/\bWARNING\b/.test(line)) {
+      this.channel.warn(text);
+    } else {
+      this.channel.info(text);
+    }
   }
 
   show(): void {

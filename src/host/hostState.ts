@@ -1,8 +1,12 @@
 import { Disposable } from '../common/lifecycle';
 import { Emitter } from '../common/event';
 
-/** Where the training host is in its life; the status bar, views and context keys follow it. */
-export type HostState = 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+/**
+ * Where the training host is in its life; the status bar, views and context keys follow it.
+ * `reconnecting`: the connection dropped and the extension is dialling again (with backoff)
+ * while the host process (or the remote host) may still be up.
+ */
+export type HostState = 'stopped' | 'starting' | 'running' | 'reconnecting' | 'stopping' | 'crashed';
 
 export class HostStateModel extends Disposable {
   private _state: HostState = 'stopped';

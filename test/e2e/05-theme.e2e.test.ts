@@ -33,6 +33,11 @@ describe('EMPO² views in a dark theme', () => {
     });
     assert.ok(brightness(after.text) > 150, `light text on a dark theme (${after.text})`);
     assert.notEqual(after.background, before.background);
-    await workbench.screenshot('08-dark-theme');
+    await workbench.screenshot('30-dark-theme');
+    // The charts re-read their colours from the theme too.
+    await workbench.runCommand('EMPO²: Show Metrics');
+    await workbench.webviewFrame('empo2-metrics-panel');
+    await workbench.page.waitForTimeout(500);
+    await workbench.screenshot('31-dark-theme-metrics');
   });
 });

@@ -11,6 +11,16 @@ export interface E2ESession {
   readonly screenshotDir: string;
   /** Every console message of the page and its frames (webviews included), as "[type] text". */
   readonly consoleMessages: readonly string[];
+  /** What test/harness/fixtures.mjs put in the workspace. */
+  readonly fixtures: {
+    readonly runRoot: string;
+    readonly configFile: string;
+    readonly bigRun: string;
+    readonly bigEpisodes: number;
+    readonly metricsRun: string;
+  };
+  /** Numbers measured as a person would feel them; written to test-output/measurements-e2e.json. */
+  readonly measurements: Record<string, number | string>;
 }
 
 export function e2eSession(): E2ESession {

@@ -131,8 +131,67 @@ export class Workbench {
     }
   }
 
+  /** A row of the Trajectories tree whose label starts with `label`. */
+  treeRow(label: string | RegExp): Locator {
+    const text = typeof label === 'string' ? new RegExp(`^\\s*${escapeRegExp(label)}`) : label;
+    return this.page
+      .locator('.part.sidebar .pane')
+      .filter({ has: this.page.locator('.pane-header', { hasText: 'Trajectories' }) })
+      .locator('.monaco-list-row')
+      .filter({ has: this.page.locator('.label-name', { hasText: text }) });
+  }
+
+  /** Collapses every row of the Trajectories tree (its title's Collapse All action). */
+  async collapseTree(): Promise<void> {
+    const header = this.viewHeader('Trajectories');
+    await header.hover();
+    await header.locator('.action-label[aria-label="Collapse All"]').click();
+  }
+
+  /** The twistie of a tree row: a click there expands or collapses it (a click on the label of
+   * a row with a command, like an episode, runs the command instead). */
+  twistie(row: Locator): Locator {
+    return row.locator('.monaco-tl-twistie');
+  }
+
+  /** Expands a collapsed tree row (an expanded row is left as it is). */
+  async expandRow(row: Locator): Promise<void> {
+    await row.waitFor();
+    if ((await row.getAttribute('aria-expanded')) !== 'true') {
+      await this.twistie(row).click();
+      await this.eventually('the row to expand', async () => ((await row.getAttribute('aria-expanded')) === 'true' ? true : undefined), 10_000);
+    }
+  }
+
+  /** Picks a folder in VS Code's own folder dialog (the browser has no native one) by typing its path. */
+  async pickFolder(folder: string, okLabel: string): Promise<void> {
+    const input = this.quickInput().locator('input').first();
+    await input.waitFor();
+    // The dialog fills in its start folder once it has read it; type over that, not before it.
+    await this.quickInputRows().first().waitFor();
+    const typed = folder.endsWith('/') ? folder : `${folder}/`;
+    await this.eventually('the dialog to show the typed folder', async () => {
+      if ((await input.inputValue()) !== typed) {
+        await input.fill(typed);
+      }
+      await this.page.waitForTimeout(300);
+      return (await input.inputValue()) === typed ? true : undefined;
+    }, 10_000);
+    await this.quickInput().locator('.monaco-button', { hasText: okLabel }).click();
+    await this.quickInput().waitFor({ state: 'hidden' });
+  }
+
+  /** An editor tab by its title. */
+  editorTab(title: string | RegExp): Locator {
+    return this.page.locator('.part.editor .tabs-container .tab').filter({ hasText: title });
+  }
+
   async clearNotifications(): Promise<void> {
     await this.runCommand('Notifications: Clear All Notifications');
+  }
+
+  measure(name: string, value: number | string): void {
+    e2eSession().measurements[name] = value;
   }
 
   async screenshot(name: string): Promise<string> {
@@ -141,4 +200,8 @@ export class Workbench {
     await this.page.screenshot({ path: file, animations: 'disabled' });
     return file;
   }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

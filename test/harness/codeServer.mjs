@@ -40,8 +40,11 @@ export async function freePort() {
   });
 }
 
-/** A fresh folder tree for one code-server: home, user data, extensions and a workspace. */
-export function makeSandbox(label) {
+/**
+ * A fresh folder tree for one code-server: home, user data, extensions and a workspace.
+ * `settings` are added to the user settings (e.g. empo2.pythonPath).
+ */
+export function makeSandbox(label, settings = {}) {
   const root = mkdtempSync(path.join(os.tmpdir(), `empo2-${label}-`));
   const dirs = {
     root,
@@ -54,7 +57,11 @@ export function makeSandbox(label) {
     mkdirSync(dir, { recursive: true });
   }
   mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
-  writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify(CLEAN_SETTINGS, null, 2));
+  writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify({ ...CLEAN_SETTINGS, ...settings }, null, 2));
+  // code-server is a remote setup: machine-scoped settings (empo2.pythonPath) are read from the
+  // Machine settings, and ignored in the User settings.
+  mkdirSync(path.join(dirs.userData, 'Machine'), { recursive: true });
+  writeFileSync(path.join(dirs.userData, 'Machine', 'settings.json'), JSON.stringify(settings, null, 2));
   return dirs;
 }
 

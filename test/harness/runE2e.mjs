@@ -9,6 +9,8 @@ import path from 'node:path';
 import Mocha from 'mocha';
 import { launchBrowser } from './browser.mjs';
 import { installExtension, makeSandbox, removeSandbox, startCodeServer } from './codeServer.mjs';
+import { HOST_ENV, prepareWorkspace } from './fixtures.mjs';
+import { venvPython } from './tinyPolicy.mjs';
 import { assertVscodeToolsInstalled, compiledTestsDir, repoRoot, testOutputDir } from './paths.mjs';
 
 const require = createRequire(import.meta.url);
@@ -35,7 +37,7 @@ async function runMocha(page) {
   const SummaryReporter = require(path.join(compiledTestsDir, 'harness', 'summaryReporter.js'));
   const mocha = new Mocha({
     reporter: SummaryReporter,
-    timeout: 60_000,
+    timeout: 180_000,
     grep: process.env.EMPO2_TEST_GREP || undefined,
     rootHooks: {
       async afterEach() {
@@ -65,18 +67,25 @@ async function main() {
   }
   packageExtension();
 
-  const sandbox = makeSandbox('e2e');
-  // An empty run root, as a first run leaves it: Open Run Folder should start there.
-  mkdirSync(path.join(sandbox.workspace, '.empo2', 'runs'), { recursive: true });
+  // The installed .vsix has no virtual environment of its own: point it at the project's.
+  const sandbox = makeSandbox('e2e', { 'empo2.pythonPath': venvPython });
+  // A run root holding the synthetic runs (10,000 episodes; 100,000 iterations of metrics) and a
+  // config file for a three-iteration run of the tiny policy.
+  const fixtures = prepareWorkspace(sandbox.workspace, { iterations: 3 });
   await installExtension(sandbox, vsixPath);
-  const server = await startCodeServer({ sandbox, logFile: path.join(testOutputDir, 'logs', 'code-server-e2e.log') });
+  const server = await startCodeServer({ sandbox, env: HOST_ENV, logFile: path.join(testOutputDir, 'logs', 'code-server-e2e.log') });
   const { browser, page } = await launchBrowser();
   const consoleMessages = [];
   page.on('console', (message) => consoleMessages.push(`[${message.type()}] ${message.text()}`));
   try {
     await openWorkbench(page, server, sandbox);
-    globalThis.__empo2E2E = { page, url: server.url, workspace: sandbox.workspace, screenshotDir, consoleMessages };
-    return await runMocha(page);
+    const measurements = {};
+    globalThis.__empo2E2E = { page, url: server.url, workspace: sandbox.workspace, screenshotDir, consoleMessages, fixtures, measurements };
+    try {
+      return await runMocha(page);
+    } finally {
+      writeFileSync(path.join(testOutputDir, 'measurements-e2e.json'), JSON.stringify(measurements, null, 2) + '\n');
+    }
   } finally {
     writeFileSync(path.join(testOutputDir, 'logs', 'e2e-browser-console.log'), consoleMessages.join('\n') + '\n');
     await browser.close();

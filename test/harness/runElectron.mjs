@@ -6,15 +6,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runTests } from '@vscode/test-electron';
-import { compiledTestsDir, repoRoot } from './paths.mjs';
+import { HOST_ENV, prepareWorkspace } from './fixtures.mjs';
+import { compiledTestsDir, repoRoot, testOutputDir } from './paths.mjs';
 
 const version = process.argv[2] ?? '1.95.0';
 const workspace = mkdtempSync(path.join(os.tmpdir(), 'empo2-electron-'));
 try {
+  // The same fixtures as in code-server: the tiny policy's config, a 10,000-episode run.
+  const fixtures = prepareWorkspace(workspace, { metricsIterations: 0 });
   await runTests({
     version,
     extensionDevelopmentPath: repoRoot,
     extensionTestsPath: path.join(compiledTestsDir, 'integration', 'index.js'),
+    extensionTestsEnv: {
+      ...HOST_ENV,
+      EMPO2_TEST_CONFIG: fixtures.configFile,
+      EMPO2_TEST_BIG_RUN: fixtures.bigRun,
+      EMPO2_TEST_BIG_EPISODES: String(fixtures.bigEpisodes),
+      EMPO2_TEST_MEASUREMENTS: path.join(testOutputDir, 'measurements-electron.json'),
+    },
     launchArgs: [workspace, '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes'],
   });
 } catch (error) {

@@ -10,9 +10,10 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { launchBrowser } from './browser.mjs';
 import { makeSandbox, removeSandbox, startCodeServer, tail } from './codeServer.mjs';
+import { HOST_ENV, prepareWorkspace } from './fixtures.mjs';
 import { assertVscodeToolsInstalled, compiledTestsDir, repoRoot, testOutputDir } from './paths.mjs';
 
-const SUITE_TIMEOUT_MS = 5 * 60_000;
+const SUITE_TIMEOUT_MS = 6 * 60_000;
 
 export async function runIntegrationTier({ summaryFile, logFile }) {
   assertVscodeToolsInstalled();
@@ -24,12 +25,23 @@ export async function runIntegrationTier({ summaryFile, logFile }) {
   rmSync(logFile, { force: true });
 
   const sandbox = makeSandbox('integration');
+  // The extension under development is this repository, so it finds the project .venv itself.
+  const fixtures = prepareWorkspace(sandbox.workspace, { metricsIterations: 0 });
   const server = await startCodeServer({
     sandbox,
     smokeTestDriver: true,
     logFile: path.join(testOutputDir, 'logs', 'code-server-integration.log'),
     // The extension host inherits code-server's environment: that is how these reach the suite.
-    env: { EMPO2_TEST_SUMMARY: summaryFile, EMPO2_TEST_LOG: logFile, EMPO2_TEST_GREP: process.env.EMPO2_TEST_GREP ?? '' },
+    env: {
+      ...HOST_ENV,
+      EMPO2_TEST_SUMMARY: summaryFile,
+      EMPO2_TEST_LOG: logFile,
+      EMPO2_TEST_GREP: process.env.EMPO2_TEST_GREP ?? '',
+      EMPO2_TEST_CONFIG: fixtures.configFile,
+      EMPO2_TEST_BIG_RUN: fixtures.bigRun,
+      EMPO2_TEST_BIG_EPISODES: String(fixtures.bigEpisodes),
+      EMPO2_TEST_MEASUREMENTS: path.join(testOutputDir, 'measurements-integration.json'),
+    },
   });
   const { browser, page } = await launchBrowser();
   const consoleLines = [];

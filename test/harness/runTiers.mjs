@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { compiledTestsDir, repoRoot, testOutputDir } from './paths.mjs';
+import { tinyPolicy } from './tinyPolicy.mjs';
 
 const require = createRequire(import.meta.url);
 const reporter = path.join(compiledTestsDir, 'harness', 'summaryReporter.js');
@@ -37,8 +38,19 @@ if (!existsSync(reporter)) {
 }
 
 mkdirSync(testOutputDir, { recursive: true });
+const tiers = requested.length > 0 ? requested : Object.keys(TIERS);
+if ((tiers.includes('integration') || tiers.includes('e2e')) && !process.env.EMPO2_TEST_POLICY) {
+  // Both tiers train the tiny built-in policy; find (or build) it once.
+  const started = Date.now();
+  try {
+    process.env.EMPO2_TEST_POLICY = tinyPolicy();
+    console.log(`tiny policy: ${process.env.EMPO2_TEST_POLICY} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  } catch (error) {
+    console.error(`cannot build the tiny policy the tests train: ${error instanceof Error ? error.message : error}`);
+  }
+}
 const results = [];
-for (const tier of requested.length > 0 ? requested : Object.keys(TIERS)) {
+for (const tier of tiers) {
   const summaryFile = path.join(testOutputDir, `${tier}-summary.json`);
   rmSync(summaryFile, { force: true });
   console.log(`\n=== ${tier} tests ===`);

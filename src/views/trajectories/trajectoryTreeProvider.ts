@@ -1,32 +1,65 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../../common/lifecycle';
-import { TrajectoryNode } from './trajectoryNode';
+import { describeError } from '../../rpc/errors';
+import { present } from './presentation';
+import { TrajectoryModel, type TrajectoryNode } from './trajectoryModel';
+import { TrajectoryTreeItem } from './trajectoryTreeItem';
+
+/** A row that says why a node has no children (the host is gone, a request failed). */
+interface MessageNode {
+  readonly kind: 'message';
+  readonly id: string;
+  readonly parent: TrajectoryNode | undefined;
+  readonly text: string;
+}
+
+export type TreeElement = TrajectoryNode | MessageNode;
 
 /**
- * Data for the Trajectories tree. Runs come from the host's trajectory.* requests, which the
- * protocol client will carry; until then the tree is empty and viewsWelcome (package.json)
- * tells the user how to start. getChildren() only reads: no prompts, no side effects.
+ * The Trajectories tree: Run → Iteration → Task group → Episode → Step, from TrajectoryModel.
+ * getChildren() only reads (a failed request becomes a message row, never a popup); the model's
+ * change events refresh just the nodes that changed, so expansion and selection survive a live
+ * run. viewsWelcome (package.json) explains the empty tree.
  */
-export class TrajectoryTreeProvider extends Disposable implements vscode.TreeDataProvider<TrajectoryNode> {
+export class TrajectoryTreeProvider extends Disposable implements vscode.TreeDataProvider<TreeElement> {
   static readonly viewId = 'empo2.trajectories';
 
-  private readonly _onDidChangeTreeData = this._register(new vscode.EventEmitter<TrajectoryNode | undefined>());
+  private readonly _onDidChangeTreeData = this._register(new vscode.EventEmitter<TreeElement | undefined>());
   readonly onDidChangeTreeData = this._onDidChangeTreeData.event;
 
-  getTreeItem(node: TrajectoryNode): vscode.TreeItem {
-    return node;
+  constructor(readonly model: TrajectoryModel) {
+    super();
+    this._register(model.onDidChange((node) => this._onDidChangeTreeData.fire(node)));
   }
 
-  getChildren(_node?: TrajectoryNode): TrajectoryNode[] {
-    return [];
+  getTreeItem(element: TreeElement): vscode.TreeItem {
+    if (element.kind === 'message') {
+      const item = new vscode.TreeItem(element.text, vscode.TreeItemCollapsibleState.None);
+      item.id = element.id;
+      item.iconPath = new vscode.ThemeIcon('warning');
+      item.contextValue = 'empo2.message';
+      return item;
+    }
+    return new TrajectoryTreeItem(element.id, present(element, this.model));
   }
 
-  getParent(node: TrajectoryNode): TrajectoryNode | undefined {
-    return node.parent;
+  async getChildren(element?: TreeElement): Promise<TreeElement[]> {
+    if (element?.kind === 'message') {
+      return [];
+    }
+    try {
+      return await this.model.getChildren(element);
+    } catch (error) {
+      return [{ kind: 'message', id: `${element?.id ?? 'root'}/error`, parent: element, text: `Cannot load: ${describeError(error)}` }];
+    }
   }
 
-  /** Asks VS Code to read the whole tree again (expansion and selection are kept by node id). */
+  getParent(element: TreeElement): TreeElement | undefined {
+    return element.parent;
+  }
+
+  /** Forgets what was loaded and reads the whole tree again (ids keep expansion and selection). */
   refresh(): void {
-    this._onDidChangeTreeData.fire(undefined);
+    this.model.clear();
   }
 }

@@ -1,1 +1,1 @@
-export { TipsPanel, type RunCommandEvent } from './tips-panel';
+export { TipsPanel, type AddTipEvent, type FilterChangeEvent, type RunCommandEvent } from './tips-panel';

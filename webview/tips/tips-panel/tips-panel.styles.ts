@@ -5,7 +5,7 @@ import { css } from 'lit';
 export const tipsPanelStyles = css`
   :host {
     display: block;
-    padding: 8px 12px;
+    padding: 6px 8px 12px;
     color: var(--vscode-foreground);
     font-family: var(--vscode-font-family);
     font-size: var(--vscode-font-size);
@@ -16,6 +16,7 @@ export const tipsPanelStyles = css`
     flex-direction: column;
     gap: 10px;
     max-width: 420px;
+    padding: 4px;
   }
 
   p {
@@ -27,13 +28,78 @@ export const tipsPanelStyles = css`
     color: var(--vscode-descriptionForeground);
   }
 
-  .actions {
+  .error {
+    color: var(--vscode-errorForeground);
+    margin: 6px 0;
+  }
+
+  .empty .actions {
     display: flex;
     flex-direction: column;
     gap: 6px;
   }
 
-  vscode-button {
+  .empty vscode-button {
+    width: 100%;
+  }
+
+  header {
+    position: sticky;
+    top: 0;
+    z-index: 1;
+    padding-bottom: 6px;
+    background: var(--vscode-sideBar-background);
+  }
+
+  .run {
+    font-weight: 600;
+    margin-bottom: 4px;
+    overflow: hidden;
+    text-overflow: ellipsis;
+    white-space: nowrap;
+  }
+
+  .filters {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 4px;
+  }
+
+  .filters .search {
+    flex: 1 1 100%;
+  }
+
+  .filters vscode-single-select {
+    flex: 1 1 120px;
+    min-width: 0;
+  }
+
+  form.add {
+    display: flex;
+    flex-direction: column;
+    gap: 4px;
+    margin: 6px 0 10px;
+    padding: 6px;
+    border: 1px solid var(--vscode-widget-border, var(--vscode-panel-border));
+  }
+
+  form.add vscode-textarea,
+  form.add vscode-single-select {
+    width: 100%;
+  }
+
+  .cards {
+    display: flex;
+    flex-direction: column;
+    gap: 2px;
+  }
+
+  vscode-collapsible {
+    margin-top: 6px;
+  }
+
+  .more {
+    margin-top: 8px;
     width: 100%;
   }
 `;

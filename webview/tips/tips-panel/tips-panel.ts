@@ -1,50 +1,272 @@
-import { LitElement, html, type TemplateResult } from 'lit';
-import { customElement, property } from 'lit/decorators.js';
+import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { customElement, property, state } from 'lit/decorators.js';
+import { repeat } from 'lit/directives/repeat.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-textfield/index.js';
+import '@vscode-elements/elements/dist/vscode-textarea/index.js';
+import '@vscode-elements/elements/dist/vscode-single-select/index.js';
+import '@vscode-elements/elements/dist/vscode-option/index.js';
+import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
+import type { VscodeTextfield } from '@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js';
+import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-textarea/vscode-textarea.js';
+import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { HostState } from '../../../src/host/hostState';
+import type { MemoryChange, Tip, TipVersion } from '../../../src/rpc/protocol';
 import type { TipsPanelCommand } from '../../../src/views/tips/tipsMessages';
+import '../tip-card';
+import type { TipCard, TipEditState } from '../tip-card/tip-card';
+import { applyChanges, filterTips, groupByVariation, NO_FILTER, type TipsFilter } from '../tipsView';
 import { tipsPanelStyles } from './tips-panel.styles';
 
 export type RunCommandEvent = CustomEvent<{ readonly command: TipsPanelCommand }>;
+export type AddTipEvent = CustomEvent<{ readonly variationKey: string; readonly text: string }>;
+export type FilterChangeEvent = CustomEvent<TipsFilter>;
+
+/** Cards rendered per filter before "Show more": thousands of tips must not stall the view. */
+const RENDER_LIMIT = 150;
 
 /**
- * The Memory Tips panel. Today it shows its empty states; tips per task variation (score,
- * provenance, version, author, inline edit) arrive with the memory.* protocol.
+ * The Memory Tips panel: the current run's tips grouped by task variation, with a search box and
+ * variation and author filters, an Add form, and a card per tip (tip-card) to edit, delete or
+ * read the history. The panel only renders and fires events; index.ts talks to the extension
+ * and hands results back through the methods below.
  *
  * @fires empo2-run-command - a button asks the extension to run one of its commands
+ * @fires empo2-tip-add - the Add form was submitted
+ * @fires empo2-filter-change - the filters changed (index.ts keeps them across reloads)
  */
 @customElement('empo2-tips-panel')
 export class TipsPanel extends LitElement {
   static override styles = tipsPanelStyles;
 
-  @property({ attribute: 'host-state' })
-  hostState: HostState = 'stopped';
+  @property({ attribute: 'host-state' }) hostState: HostState = 'stopped';
+  @property({ attribute: false }) runId: string | undefined;
+  @property({ attribute: false }) tips: readonly Tip[] = [];
+  @property({ attribute: false }) variations: readonly string[] = [];
+  @property({ attribute: false }) error: string | undefined;
+  @property({ attribute: false }) filter: TipsFilter = NO_FILTER;
+
+  @state() private editStates = new Map<string, TipEditState>();
+  @state() private histories = new Map<string, readonly TipVersion[]>();
+  @state() private highlightedId: string | undefined;
+  @state() private adding = false;
+  @state() private addState: { busy?: boolean; error?: string } = {};
+  @state() private renderLimit = RENDER_LIMIT;
+
+  // -- called by index.ts ------------------------------------------------------------------------
+
+  applyChanges(runId: string, changes: readonly MemoryChange[]): void {
+    if (runId === this.runId) {
+      this.tips = applyChanges(this.tips, changes);
+    }
+  }
+
+  setEditState(tipId: string, edit: TipEditState | undefined): void {
+    const next = new Map(this.editStates);
+    if (edit) {
+      next.set(tipId, edit);
+    } else {
+      next.delete(tipId);
+    }
+    this.editStates = next;
+  }
+
+  /** A save went through: close the editor and clear any conflict. */
+  editSaved(tipId: string): void {
+    this.setEditState(tipId, undefined);
+    this.card(tipId)?.finishEditing();
+  }
+
+  setHistory(tipId: string, versions: readonly TipVersion[] | undefined): void {
+    const next = new Map(this.histories);
+    if (versions) {
+      next.set(tipId, versions);
+    } else {
+      next.delete(tipId);
+    }
+    this.histories = next;
+  }
+
+  hasHistory(tipId: string): boolean {
+    return this.histories.has(tipId);
+  }
+
+  setAddState(state: { busy?: boolean; error?: string; done?: boolean }): void {
+    this.addState = state.done ? {} : state;
+    if (state.done) {
+      this.adding = false;
+    }
+  }
+
+  /** Scrolls to a tip, clearing filters that would hide it, and highlights it. */
+  async reveal(tipId: string): Promise<void> {
+    const tip = this.tips.find((t) => t.id === tipId);
+    if (tip && !filterTips([tip], this.filter).length) {
+      this.setFilter(NO_FILTER);
+    }
+    this.highlightedId = tipId;
+    this.renderLimit = Math.max(this.renderLimit, this.tips.length);
+    await this.updateComplete;
+    this.card(tipId)?.scrollIntoView({ block: 'center' });
+  }
+
+  /** Opens a tip's editor (the Edit Tip command, with the panel visible). */
+  async startEditing(tipId: string): Promise<void> {
+    await this.reveal(tipId);
+    this.card(tipId)?.startEditing();
+  }
+
+  // -- rendering --------------------------------------------------------------------------------
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('runId') && changed.get('runId') !== undefined) {
+      this.editStates = new Map();
+      this.histories = new Map();
+      this.highlightedId = undefined;
+    }
+  }
 
   override render(): TemplateResult {
-    const hostUp = this.hostState === 'running';
+    if (this.hostState !== 'running' && !this.tips.length) {
+      return this.renderEmpty(
+        this.hostState === 'starting' ? 'The training host is starting…' : 'Memory tips appear here once a run is open.',
+        this.hostState === 'starting' ? [] : [['Start Host', 'empo2.startHost'], ['Open Run Folder', 'empo2.openRunFolder']],
+      );
+    }
+    if (!this.runId) {
+      return this.renderEmpty('No run is open. Start a training run, or open a finished one.', [
+        ['New Training Run', 'empo2.newRun'],
+        ['Open Run Folder', 'empo2.openRunFolder'],
+      ]);
+    }
+    const shown = filterTips(this.tips, this.filter);
+    const groups = groupByVariation(shown.slice(0, this.renderLimit));
+    return html`
+      <header>
+        <div class="run" title="Tips of this run">${this.runId} · ${this.tips.length} tip${this.tips.length === 1 ? '' : 's'}</div>
+        <div class="filters">
+          <vscode-textfield
+            class="search"
+            placeholder="Search tips"
+            aria-label="Search tips"
+            .value=${this.filter.search}
+            @input=${(event: Event) => this.setFilter({ ...this.filter, search: (event.target as VscodeTextfield).value })}
+          ></vscode-textfield>
+          <vscode-single-select
+            aria-label="Task variation"
+            .value=${this.filter.variation}
+            @change=${(event: Event) => this.setFilter({ ...this.filter, variation: (event.target as VscodeSingleSelect).value })}
+          >
+            <vscode-option value="">All variations</vscode-option>
+            ${this.allVariations().map((key) => html`<vscode-option value=${key}>${key}</vscode-option>`)}
+          </vscode-single-select>
+          <vscode-single-select
+            aria-label="Author"
+            .value=${this.filter.author}
+            @change=${(event: Event) => this.setFilter({ ...this.filter, author: (event.target as VscodeSingleSelect).value as TipsFilter['author'] })}
+          >
+            <vscode-option value="">Any author</vscode-option>
+            <vscode-option value="policy">Written by the policy</vscode-option>
+            <vscode-option value="person">Written by people</vscode-option>
+          </vscode-single-select>
+          <vscode-button @click=${() => (this.adding = !this.adding)}>${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button>
+        </div>
+      </header>
+      ${this.adding ? this.renderAddForm() : nothing}
+      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${shown.length === 0
+        ? html`<p class="muted">${this.tips.length ? 'No tip matches the filters.' : 'No tips yet in this run. The policy writes one after every training episode; you can add your own.'}</p>`
+        : nothing}
+      ${repeat(
+        groups,
+        (group) => group.variationKey,
+        (group) => html`
+          <vscode-collapsible open heading=${group.variationKey} description=${`${group.tips.length} tip${group.tips.length === 1 ? '' : 's'}`}>
+            <div class="cards">
+              ${repeat(
+                group.tips,
+                (tip) => tip.id,
+                (tip) => html`<empo2-tip-card
+                  data-tip-id=${tip.id}
+                  .tip=${tip}
+                  .runId=${this.runId ?? ''}
+                  .edit=${this.editStates.get(tip.id) ?? {}}
+                  .history=${this.histories.get(tip.id)}
+                  ?highlighted=${tip.id === this.highlightedId}
+                ></empo2-tip-card>`,
+              )}
+            </div>
+          </vscode-collapsible>
+        `,
+      )}
+      ${shown.length > this.renderLimit
+        ? html`<vscode-button secondary class="more" @click=${() => (this.renderLimit += RENDER_LIMIT * 4)}>
+            Show ${Math.min(RENDER_LIMIT * 4, shown.length - this.renderLimit)} more of ${shown.length - this.renderLimit}
+          </vscode-button>`
+        : nothing}
+    `;
+  }
+
+  private renderEmpty(message: string, actions: Array<[string, TipsPanelCommand]>): TemplateResult {
     return html`
       <section class="empty" aria-label="Memory tips">
-        <p>${hostUp ? 'No tips yet in this run.' : 'Memory tips appear here once a run is open.'}</p>
+        <p>${message}</p>
         <p class="muted">
           Tips are short lessons the policy writes for itself after each episode and reads back in
           later prompts. Here you can read them, edit them, add your own and see every version.
         </p>
         <div class="actions">
-          ${hostUp
-            ? html`<vscode-button @click=${() => this.runCommand('empo2.addTip')}>Add Tip</vscode-button>`
-            : html`<vscode-button @click=${() => this.runCommand('empo2.startHost')}>Start Host</vscode-button>`}
-          <vscode-button secondary @click=${() => this.runCommand('empo2.openRunFolder')}>
-            Open Run Folder
-          </vscode-button>
+          ${actions.map(
+            ([label, command], index) =>
+              html`<vscode-button ?secondary=${index > 0} @click=${() => this.runCommand(command)}>${label}</vscode-button>`,
+          )}
         </div>
       </section>
     `;
   }
 
+  private renderAddForm(): TemplateResult {
+    const variations = this.allVariations();
+    return html`
+      <form class="add" @submit=${(event: Event) => event.preventDefault()}>
+        <vscode-single-select class="add-variation" aria-label="Variation of the new tip" combobox .value=${this.filter.variation || variations[0] || ''}>
+          ${variations.map((key) => html`<vscode-option value=${key}>${key}</vscode-option>`)}
+        </vscode-single-select>
+        <vscode-textarea class="add-text" rows="3" placeholder="What should the agent remember for this task?" aria-label="Text of the new tip"></vscode-textarea>
+        ${this.addState.error ? html`<div class="error" role="alert">${this.addState.error}</div>` : nothing}
+        <div class="actions">
+          <vscode-button ?disabled=${this.addState.busy} @click=${() => this.submitAdd()}>Save Tip</vscode-button>
+        </div>
+      </form>
+    `;
+  }
+
+  private submitAdd(): void {
+    const variationKey = this.renderRoot.querySelector<VscodeSingleSelect>('.add-variation')?.value.trim() ?? '';
+    const text = this.renderRoot.querySelector<VscodeTextarea>('.add-text')?.value.trim() ?? '';
+    if (!variationKey || !text) {
+      this.addState = { error: 'Choose a variation and write the tip first.' };
+      return;
+    }
+    this.dispatchEvent(new CustomEvent('empo2-tip-add', { detail: { variationKey, text }, bubbles: true, composed: true }) as AddTipEvent);
+  }
+
+  private allVariations(): string[] {
+    return [...new Set([...this.variations, ...this.tips.map((t) => t.variationKey)])].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  }
+
+  private setFilter(filter: TipsFilter): void {
+    this.filter = filter;
+    this.renderLimit = RENDER_LIMIT;
+    this.dispatchEvent(new CustomEvent('empo2-filter-change', { detail: filter, bubbles: true, composed: true }) as FilterChangeEvent);
+  }
+
+  private card(tipId: string): TipCard | null {
+    return this.renderRoot.querySelector<TipCard>(`empo2-tip-card[data-tip-id="${CSS.escape(tipId)}"]`);
+  }
+
   private runCommand(command: TipsPanelCommand): void {
-    this.dispatchEvent(
-      new CustomEvent('empo2-run-command', { detail: { command }, bubbles: true, composed: true }) as RunCommandEvent,
-    );
+    this.dispatchEvent(new CustomEvent('empo2-run-command', { detail: { command }, bubbles: true, composed: true }) as RunCommandEvent);
   }
 }
 
@@ -54,5 +276,7 @@ declare global {
   }
   interface HTMLElementEventMap {
     'empo2-run-command': RunCommandEvent;
+    'empo2-tip-add': AddTipEvent;
+    'empo2-filter-change': FilterChangeEvent;
   }
 }

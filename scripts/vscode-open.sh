@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Opens a folder (default: this repository) in VS Code with EMPO² Studio installed from a freshly
+# built .vsix and pointed at the project's training host (.venv, created if missing):
+#   - the local `code` when there is one (it installs the .vsix and opens a window);
+#   - else a real VS Code in the browser: code-server on 127.0.0.1, the URL printed, running in
+#     the foreground until Ctrl-C (its profile lives in $EMPO2_CACHE_DIR/vscode/profile).
+#
+#   scripts/vscode-open.sh [--train PRESET|CONFIG.json] [--port N] [FOLDER]
+#
+#   --train builtin   once VS Code is up, the extension starts the host and trains the preset (or
+#                     config file) live: the tree fills, the metrics move, tips appear (code-server
+#                     only; in a local VS Code run "EMPO²: New Training Run" from the palette)
+#   --port N          code-server's port (default 8765, or EMPO2_VSCODE_PORT)
+#
+# Prints the URL as one line `EMPO2_VSCODE_URL=http://127.0.0.1:PORT/?folder=...` before serving.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+train=""
+port="${EMPO2_VSCODE_PORT:-8765}"
+folder="$root"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --train) train="${2:?--train needs a preset name or a config file}"; shift 2 ;;
+    --port) port="${2:?--port needs a number}"; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -*) echo "vscode-open: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) folder="$(cd "$1" && pwd)"; shift ;;
+  esac
+done
+
+log() { printf 'vscode-open: %s\n' "$*" >&2; }
+
+bash scripts/setup-host.sh
+[ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error </dev/null
+log "building the extension (.vsix)"
+npm run --silent package >/dev/null
+vsix="$root/out/empo2-studio.vsix"
+python="$root/.venv/bin/python"
+
+if command -v code >/dev/null 2>&1 && [ -z "${EMPO2_FORCE_CODE_SERVER:-}" ]; then
+  log "installing into the local VS Code"
+  code --install-extension "$vsix" --force >/dev/null
+  code "$folder"
+  log "opened $folder in VS Code; set empo2.pythonPath to $python if the host is not found"
+  exit 0
+fi
+
+eval "$(bash scripts/vscode-install.sh </dev/null)"   # EMPO2_VSCODE_NODE, EMPO2_CODE_SERVER
+profile="${EMPO2_CACHE_DIR:-$HOME/.cache/empo2}/vscode/profile"
+mkdir -p "$profile/user-data/User" "$profile/user-data/Machine" "$profile/extensions"
+auto_start=false
+[ -n "$train" ] && auto_start=true
+cat >"$profile/user-data/User/settings.json" <<JSON
+{
+  "telemetry.telemetryLevel": "off",
+  "update.mode": "none",
+  "extensions.autoUpdate": false,
+  "extensions.autoCheckUpdates": false,
+  "workbench.startupEditor": "none",
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+  "chat.disableAIFeatures": true,
+  "security.workspace.trust.enabled": false,
+  "empo2.autoStart": $auto_start,
+  "empo2.autoStartRun": "$train"
+}
+JSON
+# Machine-scoped settings of a remote window (code-server is one) live in the Machine settings.
+cat >"$profile/user-data/Machine/settings.json" <<JSON
+{
+  "empo2.pythonPath": "$python"
+}
+JSON
+# Its own config file, so nothing is written to ~/.config/code-server.
+touch "$profile/config.yaml"
+cs() { "$EMPO2_VSCODE_NODE" "$EMPO2_CODE_SERVER" --config "$profile/config.yaml" --user-data-dir "$profile/user-data" --extensions-dir "$profile/extensions" "$@"; }
+log "installing the extension into code-server"
+cs --force --install-extension "$vsix" >/dev/null
+url="http://127.0.0.1:$port/?folder=$folder"
+echo "EMPO2_VSCODE_URL=$url"
+log "serving VS Code at $url (Ctrl-C stops it, and the training host with it)"
+PATH="$(dirname "$EMPO2_VSCODE_NODE"):$PATH" exec "$EMPO2_VSCODE_NODE" "$EMPO2_CODE_SERVER" \
+  --config "$profile/config.yaml" --bind-addr "127.0.0.1:$port" --auth none --disable-telemetry --disable-update-check \
+  --disable-workspace-trust --disable-getting-started-override \
+  --user-data-dir "$profile/user-data" --extensions-dir "$profile/extensions" "$folder"

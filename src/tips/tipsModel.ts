@@ -1,0 +1,194 @@
+import { Emitter } from '../common/event';
+import { Disposable } from '../common/lifecycle';
+import { describeError, RpcError } from '../rpc/errors';
+import { Notifications, Requests } from '../rpc/methods';
+import { ErrorCodes, type MemoryChange, type Tip, type TipVersion } from '../rpc/protocol';
+import type { HostApi } from '../runs/hostApi';
+import type { RunsModel } from '../runs/runsModel';
+
+// The memory tips of the current run, free of vscode: loaded with memory.list, kept live by
+// memory/changed (tips the policy writes during training appear as they are written), and
+// edited through memory.add / update / delete with the version the person read, so an edit
+// made on a stale copy comes back as a conflict carrying the current tip instead of silently
+// overwriting someone else's (or the policy's) change.
+
+/** Tips listed at most; a run keeps at most 1,000 entries per variation. */
+const MAX_TIPS = 20_000;
+const PAGE = 1_000;
+
+export type TipsChange =
+  | { readonly kind: 'reset'; readonly runId: string | undefined; readonly tips: readonly Tip[] }
+  | { readonly kind: 'changes'; readonly runId: string; readonly changes: readonly MemoryChange[] };
+
+export type EditOutcome =
+  | { readonly kind: 'saved'; readonly tip: Tip }
+  /** Someone changed the tip since it was read: `current` is how it is now; nothing was written. */
+  | { readonly kind: 'conflict'; readonly current: Tip; readonly attempted: string };
+
+export class TipsModel extends Disposable {
+  private runId: string | undefined;
+  private readonly tips = new Map<string, Tip>();
+  private loading: Promise<void> | undefined;
+  private loadError: string | undefined;
+  private readonly _onDidChange = this._register(new Emitter<TipsChange>());
+  readonly onDidChange = this._onDidChange.event;
+
+  constructor(
+    private readonly host: HostApi,
+    private readonly runs: RunsModel,
+  ) {
+    super();
+    this._register(runs.onDidChangeCurrent((entry) => {
+      if (entry?.info.runId !== this.runId) {
+        void this.load(entry?.info.runId);
+      }
+    }));
+    this._register(host.onDidConnect(() => void this.load(this.runs.current?.info.runId)));
+    this._register(
+      host.onDidDisconnect(() => {
+        this.tips.clear();
+        this._onDidChange.fire({ kind: 'reset', runId: this.runId, tips: [] });
+      }),
+    );
+    this._register(host.on(Notifications.memoryChanged, ({ runId, changes }) => this.apply(runId, changes)));
+  }
+
+  get currentRunId(): string | undefined {
+    return this.runId;
+  }
+
+  get error(): string | undefined {
+    return this.loadError;
+  }
+
+  list(): Tip[] {
+    return [...this.tips.values()];
+  }
+
+  get(tipId: string): Tip | undefined {
+    return this.tips.get(tipId);
+  }
+
+  /** Task variations a new tip can go to: those with tips, and the run's configured tasks. */
+  variations(configured: readonly string[] = []): string[] {
+    return [...new Set([...configured, ...this.list().map((tip) => tip.variationKey)])].sort();
+  }
+
+  /** (Re)reads every tip of a run; undefined clears the list. */
+  load(runId: string | undefined): Promise<void> {
+    this.runId = runId;
+    this.tips.clear();
+    this.loadError = undefined;
+    if (!runId || !this.host.current) {
+      this._onDidChange.fire({ kind: 'reset', runId, tips: [] });
+      return Promise.resolve();
+    }
+    const loading = this.fetchAll(runId)
+      .then((tips) => {
+        if (this.runId !== runId) {
+          return; // Another run was selected meanwhile.
+        }
+        for (const tip of tips) {
+          this.tips.set(tip.id, tip);
+        }
+      })
+      .catch((error) => {
+        if (this.runId === runId) {
+          this.loadError = describeError(error);
+        }
+      })
+      .finally(() => {
+        if (this.runId === runId) {
+          this._onDidChange.fire({ kind: 'reset', runId, tips: this.list() });
+        }
+      });
+    this.loading = loading;
+    return loading;
+  }
+
+  /** Resolves when the current load (if any) is done. */
+  whenLoaded(): Promise<void> {
+    return this.loading ?? Promise.resolve();
+  }
+
+  private async fetchAll(runId: string): Promise<Tip[]> {
+    const tips: Tip[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.host.request(Requests.memoryList, { runId, limit: PAGE, ...(cursor ? { cursor } : {}) });
+      tips.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor && tips.length < MAX_TIPS);
+    return tips;
+  }
+
+  private apply(runId: string, changes: readonly MemoryChange[]): void {
+    if (runId !== this.runId) {
+      return;
+    }
+    for (const { change, tip } of changes) {
+      if (change === 'deleted' || change === 'evicted') {
+        this.tips.delete(tip.id);
+      } else {
+        const known = this.tips.get(tip.id);
+        // Notifications and responses can cross: never go back to an older version.
+        if (!known || known.version <= tip.version) {
+          this.tips.set(tip.id, tip);
+        }
+      }
+    }
+    this._onDidChange.fire({ kind: 'changes', runId, changes });
+  }
+
+  private requireRun(): string {
+    if (!this.runId) {
+      throw new Error('no run is open; start or open a run first');
+    }
+    return this.runId;
+  }
+
+  async add(variationKey: string, text: string, author?: string): Promise<Tip> {
+    const runId = this.requireRun();
+    const { tip } = await this.host.request(Requests.memoryAdd, { runId, variationKey, text, ...(author ? { author } : {}) });
+    this.tips.set(tip.id, tip);
+    this._onDidChange.fire({ kind: 'changes', runId, changes: [{ change: 'added', tip, by: { kind: 'person', name: author ?? '' } }] });
+    return tip;
+  }
+
+  /** Saves a person's edit made on `expectedVersion`; a stale version is a conflict, not an error. */
+  async update(tipId: string, text: string, expectedVersion: number, author?: string): Promise<EditOutcome> {
+    const runId = this.requireRun();
+    try {
+      const { tip } = await this.host.request(Requests.memoryUpdate, { runId, tipId, text, expectedVersion, ...(author ? { author } : {}) });
+      this.apply(runId, [{ change: 'updated', tip, by: { kind: 'person', name: author ?? '' } }]);
+      return { kind: 'saved', tip };
+    } catch (error) {
+      const current = error instanceof RpcError ? error.conflictingTip : undefined;
+      if (current) {
+        this.apply(runId, [{ change: 'updated', tip: current, by: { kind: 'person', name: '' } }]);
+        return { kind: 'conflict', current, attempted: text };
+      }
+      throw error;
+    }
+  }
+
+  async delete(tipId: string, expectedVersion: number, author?: string): Promise<EditOutcome> {
+    const runId = this.requireRun();
+    try {
+      const { tip } = await this.host.request(Requests.memoryDelete, { runId, tipId, expectedVersion, ...(author ? { author } : {}) });
+      this.apply(runId, [{ change: 'deleted', tip, by: { kind: 'person', name: author ?? '' } }]);
+      return { kind: 'saved', tip };
+    } catch (error) {
+      if (error instanceof RpcError && error.code === ErrorCodes.VersionConflict && error.conflictingTip) {
+        return { kind: 'conflict', current: error.conflictingTip, attempted: '' };
+      }
+      throw error;
+    }
+  }
+
+  async history(tipId: string): Promise<TipVersion[]> {
+    const runId = this.requireRun();
+    const { versions } = await this.host.request(Requests.memoryHistory, { runId, tipId });
+    return [...versions];
+  }
+}

@@ -1,0 +1,32 @@
+import * as vscode from 'vscode';
+import type { NodePresentation } from './presentation';
+
+/**
+ * One row of the Trajectories tree, built from its presentation. `contextValue`
+ * (`empo2.run`, `empo2.episode`, …) selects its menus; the id keeps expansion and selection
+ * when the tree refreshes.
+ */
+export class TrajectoryTreeItem extends vscode.TreeItem {
+  constructor(id: string, presentation: NodePresentation) {
+    super(
+      presentation.label,
+      presentation.collapsible === 'collapsed' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
+    this.id = id;
+    this.description = presentation.description;
+    this.contextValue = presentation.contextValue;
+    if (presentation.icon) {
+      this.iconPath = new vscode.ThemeIcon(
+        presentation.icon.id,
+        presentation.icon.color ? new vscode.ThemeColor(presentation.icon.color) : undefined,
+      );
+    }
+    if (presentation.tooltip) {
+      this.tooltip = new vscode.MarkdownString(presentation.tooltip);
+    }
+    if (presentation.open) {
+      const { runId, episodeId, step } = presentation.open;
+      this.command = { command: 'empo2.openEpisode', title: 'Open Episode', arguments: [runId, episodeId, step] };
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import type { Frame } from 'playwright-core';
+import { e2eSession } from './session';
+import { Workbench } from './workbench';
+
+// Runs bigger than this machine trains in minutes, written by test/harness/syntheticRun.mjs in
+// the host's own format: 10,000 episodes to browse, and 100,000 iterations of metrics to chart.
+// Both are finished runs: the host reads them, nothing trains.
+
+describe('Large runs, opened from their folders', () => {
+  const workbench = new Workbench();
+
+  /** Clicks a row and returns the ms until `next` shows up (what a person waits for). */
+  async function timeExpansion(row: ReturnType<Workbench['treeRow']>, next: ReturnType<Workbench['treeRow']>): Promise<number> {
+    await row.waitFor();
+    const started = Date.now();
+    await workbench.twistie(row).click();
+    await next.first().waitFor({ timeout: 10_000 });
+    return Date.now() - started;
+  }
+
+  it('opens a 10,000-episode run and expands its levels quickly', async () => {
+    const { bigRun, bigEpisodes } = e2eSession().fixtures;
+    await workbench.pickCommand('EMPO²: Open Run Folder');
+    await workbench.pickFolder(bigRun, 'Open Run');
+    await workbench.openViewContainer('EMPO²');
+    // Rows of the run trained before are expanded; start from a collapsed tree.
+    await workbench.collapseTree();
+    const name = path.basename(bigRun);
+    const run = workbench.treeRow(name).first();
+    await run.waitFor({ timeout: 30_000 });
+    const times = {
+      run: await timeExpansion(run, workbench.treeRow('Iteration 79')),
+      iteration: await timeExpansion(workbench.treeRow('Iteration 79').first(), workbench.treeRow(/^(power-device|grow-plant|heat-food)\//)),
+      taskGroup: await timeExpansion(workbench.treeRow(/^(power-device|grow-plant|heat-food)\//).first(), workbench.treeRow('Episode 0000')),
+      episode: await timeExpansion(workbench.treeRow('Episode 0000').first(), workbench.treeRow(/^t0: /)),
+    };
+    for (const [level, ms] of Object.entries(times)) {
+      workbench.measure(`UI: click to children shown, ${level} of the ${bigEpisodes}-episode run (ms)`, ms);
+    }
+    // A click on the episode's label opens it.
+    await workbench.treeRow('Episode 0000').first().click();
+    const frame = await workbench.webviewFrame('empo2-episode-view', 30_000);
+    await frame.locator('empo2-episode-view').getByText('Episode i000079-e0000').waitFor();
+    await workbench.screenshot('20-large-run-tree');
+    // Includes the browser's own click and paint; the extension's part is timed in the integration tier.
+    for (const [level, ms] of Object.entries(times)) {
+      assert.ok(ms < 2_000, `${level}: ${ms} ms`);
+    }
+    await workbench.runCommand('View: Close All Editors');
+  });
+
+  it('charts 100,000 iterations of a finished run, and a live update stays cheap', async () => {
+    const { metricsRun } = e2eSession().fixtures;
+    await workbench.pickCommand('EMPO²: Open Run Folder');
+    await workbench.pickFolder(metricsRun, 'Open Run');
+    // Opened: it is the current run (the status bar names it), so Show Metrics shows it.
+    await workbench.statusBarItem(path.basename(metricsRun)).waitFor({ timeout: 60_000 });
+    const started = Date.now();
+    await workbench.runCommand('EMPO²: Show Metrics');
+    const frame: Frame = await workbench.webviewFrame('empo2-metrics-panel', 60_000);
+    const panel = frame.locator('empo2-metrics-panel');
+    await workbench.eventually(
+      '100,000 points on the charts',
+      () => panel.evaluate((p) => (p.shadowRoot?.querySelector('empo2-metrics-chart')?.getAttribute('data-points') === '100000' ? true : undefined)),
+      120_000,
+    );
+    workbench.measure('100k-point run: Show Metrics to charts drawn (ms)', Date.now() - started);
+    // One more iteration arrives: what a live update costs with 100,000 points per series.
+    const cost = await panel.evaluate(async (p) => {
+      const element = p as HTMLElement & { appendColumns(columns: { iterations: number[]; series: Record<string, number[]> }): void };
+      const charts = Array.from(element.shadowRoot?.querySelectorAll<HTMLElement>('empo2-metrics-chart') ?? []);
+      const keys = ['rollout/return', 'rollout/memory-free/return', 'update/entropy', 'memory/tips'];
+      const frameDone = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      const samples: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const before = performance.now();
+        element.appendColumns({ iterations: [100_001 + i], series: Object.fromEntries(keys.map((k) => [k, [0.5]])) });
+        await frameDone();
+        samples.push(performance.now() - before);
+      }
+      // The charts redraw in one batch; the last one done tells how long the batch took.
+      const draw = Math.max(...charts.map((chart) => Number(chart.dataset.drawMs ?? 0)));
+      return { frameMs: Math.min(...samples), drawMsAllCharts: draw, charts: charts.length, points: charts[0]?.dataset.points };
+    });
+    workbench.measure('100k points: one live update, all charts redrawn (ms, setData to the last chart drawn)', Math.round(cost.drawMsAllCharts * 10) / 10);
+    workbench.measure('100k points: one live update, append to next frame painted (ms)', Math.round(cost.frameMs * 10) / 10);
+    workbench.measure('charts', cost.charts);
+    assert.equal(cost.points, '100005');
+    assert.ok(cost.drawMsAllCharts < 1_000, `a live update redraws all charts in ${cost.drawMsAllCharts} ms`);
+    await workbench.screenshot('21-metrics-100k-points');
+  });
+});

@@ -1,0 +1,54 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { appendRecords, CHART_KEYS, CHARTS, emptyColumns, parseMetricsJsonl } from '../../src/views/metrics/metricsCharts';
+import { aMetricsRecord } from '../builders/protocol';
+
+const root = path.resolve(__dirname, '../../../..');
+
+describe('metrics charts', () => {
+  it('draws every quantity the issue names', () => {
+    const titles = CHARTS.map((c) => c.title.toLowerCase()).join(' | ');
+    for (const quantity of ['return by rollout mode', 'memory-free', 'memory-augmented', 'masked-token', 'importance ratio', 'clip fraction', 'entropy', 'kl', 'tip', 'intrinsic', 'throughput']) {
+      assert.ok(titles.includes(quantity), quantity);
+    }
+  });
+
+  it('uses metric names from docs/run-folder.md', () => {
+    const doc = readFileSync(path.join(root, 'docs', 'run-folder.md'), 'utf8');
+    // The trainer also writes update throughput; docs/run-folder.md lists only the rollout's.
+    for (const key of CHART_KEYS.filter((k) => k !== 'throughput/update_tokens_per_s')) {
+      const leaf = key.split('/').pop()!.replace(/_(min|max|mean)$/, '');
+      assert.ok(doc.includes(leaf), `${key} (${leaf}) is documented`);
+    }
+  });
+
+  it('turns records into columns, null where a metric is absent', () => {
+    const columns = appendRecords(emptyColumns(['rollout/return', 'eval/memory/success']), [
+      aMetricsRecord({ iteration: 1, 'rollout/return': 0.5 }),
+      aMetricsRecord({ iteration: 2, 'rollout/return': 0.75, 'eval/memory/success': 1 }),
+    ]);
+    assert.deepEqual(columns, { iterations: [1, 2], series: { 'rollout/return': [0.5, 0.75], 'eval/memory/success': [null, 1] } });
+  });
+
+  it('replaces rows from a re-sent iteration on (a resumed run rolled back)', () => {
+    const columns = appendRecords(emptyColumns(['rollout/return']), [1, 2, 3, 4].map((i) => aMetricsRecord({ iteration: i, 'rollout/return': i })));
+    appendRecords(columns, [aMetricsRecord({ iteration: 3, 'rollout/return': 30 })]);
+    assert.deepEqual(columns.iterations, [1, 2, 3]);
+    assert.deepEqual(columns.series['rollout/return'], [1, 2, 30]);
+  });
+
+  it('parses metrics.jsonl, skipping a torn last line', () => {
+    const text = `${JSON.stringify(aMetricsRecord({ iteration: 1 }))}\n${JSON.stringify(aMetricsRecord({ iteration: 2 }))}\n{"iteration": 3, "rollo`;
+    assert.deepEqual(parseMetricsJsonl(text).map((r) => r.iteration), [1, 2]);
+  });
+
+  it('appends 100,000 iterations in well under a second', () => {
+    const records = Array.from({ length: 100_000 }, (_, i) => aMetricsRecord({ iteration: i + 1, 'rollout/return': Math.sin(i) }));
+    const started = performance.now();
+    const columns = appendRecords(emptyColumns(), records);
+    const ms = performance.now() - started;
+    assert.equal(columns.iterations.length, 100_000);
+    assert.ok(ms < 1_000, `${ms.toFixed(0)} ms`);
+  });
+});

@@ -1,0 +1,29 @@
+import * as assert from 'node:assert/strict';
+import { deviceLabel, statusText } from '../../src/statusBar/statusText';
+import { aMetricsRecord, aRunInfo } from '../builders/protocol';
+
+describe('status bar text', () => {
+  it('says the host state when it is not running', () => {
+    assert.equal(statusText({ state: 'stopped' }), '$(circle-slash) EMPO²: host stopped');
+    assert.equal(statusText({ state: 'crashed' }), '$(error) EMPO²: host crashed');
+    assert.equal(statusText({ state: 'reconnecting' }), '$(loading~spin) EMPO²: reconnecting…');
+  });
+
+  it('shows device, run, iteration and latest return of a training run', () => {
+    const run = {
+      info: aRunInfo({ runId: 'builtin-1', state: 'running', live: true, iteration: 3, iterations: 40 }),
+      progress: { iteration: 4, phase: 'rollout' as const, done: 2, total: 15 },
+      latestMetrics: aMetricsRecord({ iteration: 3, 'rollout/return': 0.4217 }),
+      trajectoryIteration: 3,
+      config: undefined,
+    };
+    const text = statusText({ state: 'running', device: { kind: 'cpu', name: 'CPU (2 cores)', memoryBytes: null }, run });
+    assert.equal(text, '$(sync~spin) EMPO²: CPU · builtin-1 · iter 3/40 (rollout) · return 0.42');
+  });
+
+  it('names a GPU with its memory', () => {
+    assert.equal(deviceLabel({ kind: 'cuda', name: 'NVIDIA H200', memoryBytes: 150_000_000_000, count: 1 }), 'NVIDIA H200 140 GB');
+    assert.equal(deviceLabel({ kind: 'cuda', name: 'NVIDIA A100-SXM4-40GB', memoryBytes: 42_505_273_344, count: 8 }), 'NVIDIA A100-SXM4-40GB 40 GB ×8');
+    assert.equal(deviceLabel(undefined), undefined);
+  });
+});

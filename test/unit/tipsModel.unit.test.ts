@@ -1,0 +1,99 @@
+import * as assert from 'node:assert/strict';
+import { RpcError } from '../../src/rpc/errors';
+import { Notifications, Requests } from '../../src/rpc/methods';
+import { ErrorCodes, type MemoryUpdateParams, type Tip } from '../../src/rpc/protocol';
+import { RunsModel } from '../../src/runs/runsModel';
+import { TipsModel, type TipsChange } from '../../src/tips/tipsModel';
+import { FakeHost } from '../builders/fakeHost';
+import { aRunInfo, aTip } from '../builders/protocol';
+
+function setup(tips: Tip[]) {
+  const store = new Map(tips.map((t) => [t.id, t]));
+  const host = new FakeHost()
+    .handle(Requests.runList, () => ({ runs: [aRunInfo()], roots: ['/tmp/runs'] }))
+    .handle(Requests.runStatus, () => ({ run: null }))
+    .handle(Requests.memoryList, ({ cursor, limit }) => {
+      const all = [...store.values()];
+      const start = cursor ? Number(cursor.slice(1)) : 0;
+      const items = all.slice(start, start + (limit ?? 100));
+      const end = start + items.length;
+      return { items, nextCursor: end < all.length ? `o${end}` : null, total: all.length };
+    })
+    .handle(Requests.memoryUpdate, ({ tipId, text, expectedVersion }: MemoryUpdateParams) => {
+      const tip = store.get(tipId)!;
+      if (tip.version !== expectedVersion) {
+        throw new RpcError('memory.update', ErrorCodes.VersionConflict, 'stale', { tip });
+      }
+      const next = { ...tip, text, version: tip.version + 1, author: tip.author };
+      store.set(tipId, next);
+      return { tip: next };
+    });
+  const runs = new RunsModel(host);
+  const model = new TipsModel(host, runs);
+  const changes: TipsChange[] = [];
+  model.onDidChange((change) => changes.push(change));
+  return { host, runs, model, store, changes };
+}
+
+describe('TipsModel', () => {
+  it('loads every tip of the current run, following cursors', async () => {
+    const tips = Array.from({ length: 2_500 }, (_, i) => aTip({ id: `t${String(i).padStart(6, '0')}` }));
+    const { runs, model, host } = setup(tips);
+    await runs.reload();
+    await model.whenLoaded();
+    assert.equal(model.currentRunId, 'run-1');
+    assert.equal(model.list().length, 2_500);
+    assert.equal(host.callsOf('memory.list').length, 3);
+    assert.deepEqual(host.violations, []);
+  });
+
+  it('applies memory/changed for its run: tips the policy writes appear, deleted ones leave', async () => {
+    const { runs, model, host, changes } = setup([aTip()]);
+    await runs.reload();
+    await model.whenLoaded();
+    host.notify(Notifications.memoryChanged, {
+      seq: 9,
+      runId: 'run-1',
+      changes: [
+        { change: 'added', tip: aTip({ id: 't000002', text: 'new' }), by: { kind: 'policy', name: 'policy' } },
+        { change: 'deleted', tip: aTip({ deleted: true, version: 2 }), by: { kind: 'person', name: 'bob', connection: 2 } },
+      ],
+    });
+    host.notify(Notifications.memoryChanged, { seq: 10, runId: 'other-run', changes: [{ change: 'added', tip: aTip({ id: 't000009' }), by: { kind: 'policy', name: 'policy' } }] });
+    assert.deepEqual(model.list().map((t) => t.id), ['t000002']);
+    assert.equal(changes.filter((c) => c.kind === 'changes').length, 1);
+  });
+
+  it('saves an edit with the version read, and returns a conflict (both texts) when it is stale', async () => {
+    const { runs, model, store } = setup([aTip({ version: 1 })]);
+    await runs.reload();
+    await model.whenLoaded();
+    const saved = await model.update('t000001', 'mine', 1);
+    assert.equal(saved.kind, 'saved');
+    assert.equal(model.get('t000001')?.version, 2);
+    store.set('t000001', { ...store.get('t000001')!, text: 'theirs', version: 3 });
+    const conflict = await model.update('t000001', 'mine again', 2);
+    assert.deepEqual(conflict.kind === 'conflict' && [conflict.attempted, conflict.current.text, conflict.current.version], ['mine again', 'theirs', 3]);
+    assert.equal(model.get('t000001')?.text, 'theirs', 'the list shows the current tip');
+  });
+
+  it('never goes back to an older version when a notification and a response cross', async () => {
+    const { runs, model, host } = setup([aTip({ version: 4, text: 'v4' })]);
+    await runs.reload();
+    await model.whenLoaded();
+    host.notify(Notifications.memoryChanged, { seq: 3, runId: 'run-1', changes: [{ change: 'updated', tip: aTip({ version: 3, text: 'v3' }), by: { kind: 'person', name: 'x' } }] });
+    assert.equal(model.get('t000001')?.text, 'v4');
+  });
+
+  it('empties when the host goes away and reloads on reconnect', async () => {
+    const { runs, model, host } = setup([aTip()]);
+    await runs.reload();
+    await model.whenLoaded();
+    host.disconnect();
+    assert.equal(model.list().length, 0);
+    host.connect();
+    await new Promise((resolve) => setImmediate(resolve));
+    await model.whenLoaded();
+    assert.equal(model.list().length, 1);
+  });
+});

@@ -1,0 +1,50 @@
+import * as assert from 'node:assert/strict';
+import { applyChanges, filterTips, groupByVariation, NO_FILTER } from '../../webview/tips/tipsView';
+import { configuredVariations } from '../../src/views/tips/variations';
+import { aTip } from '../builders/protocol';
+
+describe('Memory Tips panel logic', () => {
+  const tips = [
+    aTip({ id: 't000001', variationKey: 'power-device/1', text: 'Open the shed', author: 'policy', score: 0 }),
+    aTip({ id: 't000002', variationKey: 'power-device/1', text: 'the lamp is in the office', author: 'alice', score: 100 }),
+    aTip({ id: 't000003', variationKey: 'grow-plant/0', text: 'water after planting', author: 'policy', score: 1 }),
+  ];
+
+  it('searches text, id and variation, case-insensitively', () => {
+    assert.deepEqual(filterTips(tips, { ...NO_FILTER, search: 'SHED' }).map((t) => t.id), ['t000001']);
+    assert.deepEqual(filterTips(tips, { ...NO_FILTER, search: 't000003' }).map((t) => t.id), ['t000003']);
+    assert.deepEqual(filterTips(tips, { ...NO_FILTER, search: 'grow' }).map((t) => t.id), ['t000003']);
+  });
+
+  it('filters by variation and by author (policy, or people)', () => {
+    assert.deepEqual(filterTips(tips, { ...NO_FILTER, variation: 'power-device/1' }).map((t) => t.id), ['t000001', 't000002']);
+    assert.deepEqual(filterTips(tips, { ...NO_FILTER, author: 'person' }).map((t) => t.id), ['t000002']);
+    assert.deepEqual(filterTips(tips, { ...NO_FILTER, author: 'policy' }).map((t) => t.id), ['t000001', 't000003']);
+  });
+
+  it('groups by variation, highest score first as retrieval ranks them', () => {
+    const groups = groupByVariation(tips);
+    assert.deepEqual(groups.map((g) => g.variationKey), ['grow-plant/0', 'power-device/1']);
+    assert.deepEqual(groups[1].tips.map((t) => t.id), ['t000002', 't000001']);
+  });
+
+  it('applies changes: newer versions win, deletions and evictions remove', () => {
+    const next = applyChanges(tips, [
+      { change: 'updated', tip: { ...tips[0], version: 2, text: 'edited' }, by: { kind: 'person', name: 'bob' } },
+      { change: 'updated', tip: { ...tips[1], version: 0, text: 'stale' }, by: { kind: 'person', name: 'bob' } },
+      { change: 'evicted', tip: tips[2], by: { kind: 'system', name: 'system' } },
+      { change: 'added', tip: aTip({ id: 't000004' }), by: { kind: 'policy', name: 'policy' } },
+    ]);
+    assert.deepEqual(next.map((t) => [t.id, t.text]), [
+      ['t000001', 'edited'],
+      ['t000002', 'the lamp is in the office'],
+      ['t000004', 'look in the shed before the kitchen'],
+    ]);
+  });
+
+  it('offers the variations a run trains on (built-in: 0–4) for a new tip', () => {
+    assert.deepEqual(configuredVariations({ env: { name: 'builtin', tasks: ['power-device'] } }), [0, 1, 2, 3, 4].map((v) => `power-device/${v}`));
+    assert.deepEqual(configuredVariations({ env: { name: 'scienceworld', tasks: ['power-component'], train_variations: [7] } }), ['power-component/7']);
+    assert.deepEqual(configuredVariations(undefined), []);
+  });
+});

@@ -1,0 +1,1 @@
+export { EpisodeView, type RevealTipEvent } from './episode-view';

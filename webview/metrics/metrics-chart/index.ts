@@ -1,0 +1,1 @@
+export { MetricsChart } from './metrics-chart';

@@ -1,0 +1,1 @@
+export { TipCard, type TipCardEvents } from './tip-card';

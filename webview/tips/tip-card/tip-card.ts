@@ -1,0 +1,171 @@
+import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { customElement, property, state } from 'lit/decorators.js';
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-textarea/index.js';
+import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-textarea/vscode-textarea.js';
+import type { Tip, TipVersion } from '../../../src/rpc/protocol';
+import { formatScore, isPersonAuthor } from '../tipsView';
+import { tipCardStyles } from './tip-card.styles';
+
+/** What the panel tells a card about an edit in flight. */
+export interface TipEditState {
+  readonly busy?: boolean;
+  /** Someone changed the tip while this person edited it: both texts, for them to choose. */
+  readonly conflict?: { readonly current: Tip; readonly attempted: string };
+  readonly error?: string;
+}
+
+export interface TipCardEvents {
+  'empo2-tip-save': CustomEvent<{ readonly tipId: string; readonly text: string; readonly expectedVersion: number }>;
+  'empo2-tip-delete': CustomEvent<{ readonly tipId: string; readonly expectedVersion: number }>;
+  'empo2-tip-history': CustomEvent<{ readonly tipId: string }>;
+  'empo2-tip-discard-conflict': CustomEvent<{ readonly tipId: string }>;
+  'empo2-open-episode': CustomEvent<{ readonly runId: string; readonly episodeId: string }>;
+}
+
+/**
+ * One tip: text, score, version, author, and a link to the episode that wrote it; Edit turns the
+ * text into a text area (Save / Cancel), History lists every version, Delete asks first. On a
+ * conflict it shows the person's text next to the current one: keep mine, take theirs, or merge
+ * by hand.
+ *
+ * @fires empo2-tip-save, empo2-tip-delete, empo2-tip-history, empo2-tip-discard-conflict, empo2-open-episode
+ */
+@customElement('empo2-tip-card')
+export class TipCard extends LitElement {
+  static override styles = tipCardStyles;
+
+  @property({ attribute: false }) tip!: Tip;
+  @property({ attribute: false }) runId = '';
+  @property({ attribute: false }) edit: TipEditState = {};
+  @property({ attribute: false }) history: readonly TipVersion[] | undefined;
+  @property({ type: Boolean, reflect: true }) highlighted = false;
+
+  @state() private editing = false;
+  @state() private draft = '';
+
+  /** Opens the editor (the Edit Tip command asks for this). */
+  startEditing(): void {
+    this.draft = this.tip.text;
+    this.editing = true;
+    void this.updateComplete.then(() => this.renderRoot.querySelector<VscodeTextarea>('vscode-textarea')?.focus());
+  }
+
+  /** The panel calls this once a save went through. */
+  finishEditing(): void {
+    this.editing = false;
+  }
+
+  override render(): TemplateResult {
+    const tip = this.tip;
+    const provenance = tip.provenance ?? {};
+    const episode = typeof provenance.episode === 'string' ? provenance.episode : undefined;
+    const run = typeof provenance.run === 'string' ? provenance.run : this.runId;
+    return html`
+      ${this.editing ? this.renderEditor() : html`<p class="text" data-testid="tip-text">${tip.text}</p>`}
+      <div class="meta">
+        <span title="Retrieval ranks tips by the score of the episode that wrote them">score ${formatScore(tip.score)}</span>
+        <span>v${tip.version}</span>
+        <span class=${isPersonAuthor(tip.author) ? 'author-person' : ''}>by ${tip.author}</span>
+        ${episode
+          ? html`<a role="link" tabindex="0" title="Open the episode that wrote this tip" @click=${() => this.openEpisode(run, episode)}
+              >from ${episode}${provenance.step !== undefined ? `, step ${provenance.step}` : ''}</a
+            >`
+          : nothing}
+        <span class="id">${tip.id}</span>
+      </div>
+      ${this.edit.conflict ? this.renderConflict(this.edit.conflict) : nothing}
+      ${this.edit.error ? html`<div class="error" role="alert">${this.edit.error}</div>` : nothing}
+      ${this.editing
+        ? nothing
+        : html`<div class="actions">
+            <vscode-button secondary @click=${() => this.startEditing()}>Edit</vscode-button>
+            <vscode-button secondary @click=${() => this.fire('empo2-tip-history', { tipId: tip.id })}>
+              ${this.history ? 'Hide History' : 'History'}
+            </vscode-button>
+            <vscode-button secondary @click=${() => this.fire('empo2-tip-delete', { tipId: tip.id, expectedVersion: tip.version })}>Delete</vscode-button>
+          </div>`}
+      ${this.history ? this.renderHistory(this.history) : nothing}
+    `;
+  }
+
+  private renderEditor(): TemplateResult {
+    return html`
+      <vscode-textarea
+        rows="3"
+        aria-label="Tip text"
+        .value=${this.draft}
+        @input=${(event: Event) => (this.draft = (event.target as VscodeTextarea).value)}
+        @keydown=${(event: KeyboardEvent) => {
+          if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+            this.save(this.tip.version);
+          } else if (event.key === 'Escape') {
+            this.editing = false;
+          }
+        }}
+      ></vscode-textarea>
+      <div class="actions">
+        <vscode-button ?disabled=${this.edit.busy || !this.draft.trim()} @click=${() => this.save(this.tip.version)}>Save</vscode-button>
+        <vscode-button secondary @click=${() => (this.editing = false)}>Cancel</vscode-button>
+      </div>
+    `;
+  }
+
+  private renderConflict(conflict: NonNullable<TipEditState['conflict']>): TemplateResult {
+    const current = conflict.current;
+    return html`
+      <div class="conflict" role="alert">
+        <div>Tip ${current.id} changed while you edited it (now v${current.version}, by ${current.author === 'policy' ? 'the policy' : 'someone else'}). Nothing was saved; choose a text.</div>
+        <div class="texts">
+          <div><h4>Yours</h4><pre data-testid="conflict-mine">${conflict.attempted}</pre></div>
+          <div><h4>Current (v${current.version})</h4><pre data-testid="conflict-theirs">${current.text}</pre></div>
+        </div>
+        <div class="actions">
+          <vscode-button @click=${() => {
+            this.draft = conflict.attempted;
+            this.save(current.version);
+          }}>Keep Mine</vscode-button>
+          <vscode-button secondary @click=${() => {
+            this.editing = false;
+            this.fire('empo2-tip-discard-conflict', { tipId: current.id });
+          }}>Keep Current</vscode-button>
+          <vscode-button secondary @click=${() => {
+            this.draft = conflict.attempted;
+            this.editing = true;
+            this.fire('empo2-tip-discard-conflict', { tipId: current.id });
+          }}>Edit Again</vscode-button>
+        </div>
+      </div>
+    `;
+  }
+
+  private renderHistory(versions: readonly TipVersion[]): TemplateResult {
+    return html`<ol class="history" aria-label="History of ${this.tip.id}">
+      ${versions.map(
+        (v) => html`<li>v${v.version} · ${v.kind} by ${v.author}${v.at ? ` · ${v.at.replace('T', ' ').slice(0, 19)}` : ''}: <em>${v.text}</em></li>`,
+      )}
+    </ol>`;
+  }
+
+  private save(expectedVersion: number): void {
+    const text = this.draft.trim();
+    if (text) {
+      this.fire('empo2-tip-save', { tipId: this.tip.id, text, expectedVersion });
+    }
+  }
+
+  private openEpisode(runId: string, episodeId: string): void {
+    this.fire('empo2-open-episode', { runId, episodeId });
+  }
+
+  private fire<K extends keyof TipCardEvents>(type: K, detail: TipCardEvents[K]['detail']): void {
+    this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'empo2-tip-card': TipCard;
+  }
+  interface HTMLElementEventMap extends TipCardEvents {}
+}
