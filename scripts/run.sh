@@ -1,12 +1,36 @@
 #!/usr/bin/env bash
-# The main job on the built-in default: installs what is missing, builds the built-in policy
-# once (cached), and trains it with EMPO² on the built-in worlds. The run folder is printed first
-# and fills as the run goes: .empo2/runs/<run-id>/ (metrics.jsonl, trajectories/, memory/).
-# Extra arguments go to `empo2-host train` (e.g. algo.p_memory=0 for GRPO).
+# The main job on the built-in default: trains the built-in policy with EMPO² on the built-in
+# worlds, visible in VS Code. It installs what is missing, builds the built-in policy once
+# (cached, progress on this terminal), then opens VS Code with EMPO² Studio (scripts/vscode-open.sh:
+# code-server on 127.0.0.1 with its URL printed, or the local `code`), where the extension starts
+# the host and the run: the trajectory tree fills, the metrics move, the tips appear.
+#
+#   scripts/run.sh [--headless] [OVERRIDE ...]
+#
+#   --headless   train in this terminal instead (`empo2-host train`, progress bar, JSON result)
+#   OVERRIDE     config overrides, e.g. algo.p_memory=0 (GRPO) or iterations=10
+#
+# Either way the run folder is .empo2/runs/<run-id>/ (metrics.jsonl, trajectories/, memory/).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
+headless=false
+if [ "${1:-}" = "--headless" ]; then headless=true; shift; fi
+
 bash scripts/setup-host.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-exec .venv/bin/empo2-host train --preset builtin "$@"
+if $headless; then
+  exec .venv/bin/empo2-host train --preset builtin "$@"
+fi
+
+.venv/bin/empo2-host build-policy >/dev/null  # once; later runs find it cached
+run="builtin"
+if [ $# -gt 0 ]; then
+  # The extension starts a preset or a config file: the overrides become one (a bad override is
+  # reported here, in one sentence, before VS Code opens).
+  mkdir -p .empo2
+  run="$root/.empo2/run-config.json"
+  .venv/bin/empo2-host config --preset builtin "$@" >"$run.tmp" && mv "$run.tmp" "$run"
+fi
+exec bash scripts/vscode-open.sh --train "$run"

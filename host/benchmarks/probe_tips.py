@@ -1,46 +1,106 @@
 """Does the built-in policy read tips? Held-out success with no memory, with a success tip and
-with a failure tip (gold-path or habit-path tips stored in a real MemoryStore).
+with a failure tip, the tips stored in a real MemoryStore exactly as training stores them.
 
-    .venv/bin/python host/benchmarks/probe_tips.py ~/.cache/empo2/policies/<builtin-folder>
+    .venv/bin/python host/benchmarks/probe_tips.py [--policy FOLDER] [--variations 4] [--repeats 4]
+
+For every held-out variation (the three training kinds and the held-out kind) the probe plays
+the gold path once and stores its tip with each step's state and action (a success tip, score
+100), and a habitual search of the hallway and the kitchen as a failure tip (score 0). Then it
+rolls out every variation `--repeats` times at temperature 1.0 in three conditions: no memory,
+the success memory, the failure memory. A policy that reads tips succeeds far more often with
+the success tip; where "go to" actions lead matters too, so the probe prints the most visited
+rooms of each condition.
 """
-import sys, torch, collections
-from empo2.policy.model import load_policy
-from empo2.config import load_config
-from empo2.envs.registry import make_env
-from empo2.rollout import Episode, RolloutSettings, roll_out
-from empo2.envs.builtin.demos import render_tip
-from empo2.policy.prompting import step_user_text, Turn
-from empo2.memory.store import MemoryStore
-from empo2.memory.embedding import SentenceEmbedder
-path = sys.argv[1]
-model, tok = load_policy(path); model.eval()
-cfg = load_config("builtin"); p = cfg.policy
-env = make_env(cfg.env)
-emb = SentenceEmbedder()
-pairs = [(t, v) for t in cfg.env.tasks + ["repair-radio"] for v in env.variations(t, "test")[:4]]
-mem_s = MemoryStore.open(None, emb); mem_f = MemoryStore.open(None, emb)
-for t, v in pairs:
-    obs, info = env.reset(t, v); w = env.world
-    gold = [f"go to {w.item_room}", f"open {w.container_of[w.item_room]}", f"take {w.item}", f"go to {w.target_room}", f"put {w.item} in {w.target}", f"{w.kind.use_verb} {w.target}"]
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from empo2.config import load_config  # noqa: E402
+from empo2.envs.builtin.demos import render_tip  # noqa: E402
+from empo2.envs.builtin.tasks import HABIT_ROOMS, out_of_distribution_tasks  # noqa: E402
+from empo2.envs.registry import make_env  # noqa: E402
+from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
+from empo2.memory.store import MemoryStore  # noqa: E402
+from empo2.policy.model import load_policy  # noqa: E402
+from empo2.policy.prompting import Turn, step_user_text  # noqa: E402
+from empo2.rollout import Episode, RolloutSettings, roll_out  # noqa: E402
+from empo2.trainer import resolve_model  # noqa: E402
+
+
+def _play(env, task: str, variation: int, actions: list[str], shape) -> list[tuple[str, str]]:
+    """(memory key, action) of every step of a scripted episode."""
+    observation, info = env.reset(task, variation)
     turns, steps = [], []
-    for a in gold:
-        steps.append((step_user_text(info.task_description, turns, obs, p.history_steps, p.observation_words), a))
-        obs, r, d, info = env.step(a); turns.append(Turn(a, obs))
-    mem_s.add_episode_tip(f"{t}/{v}", render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target), steps, 100.0, {})
-    obs, info = env.reset(t, v)
-    fail = ["open " + w.container_of["hallway"], "go to kitchen", "open " + w.container_of["kitchen"], "go to hallway"]
-    turns, steps = [], []
-    for a in fail:
-        steps.append((step_user_text(info.task_description, turns, obs, p.history_steps, p.observation_words), a))
-        obs, r, d, info = env.step(a); turns.append(Turn(a, obs))
-    mem_f.add_episode_tip(f"{t}/{v}", render_tip(w.item, 0, None, [(w.container_of[r], r) for r in ("hallway", "kitchen")], w.target), steps, 0.0, {})
-s = RolloutSettings(p.max_action_tokens, 1.0, p.history_steps, p.observation_words)
-for name, mem in (("none", None), ("success-tip", mem_s), ("failure-tip", mem_f)):
-    eps = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * 4)]
-    roll_out([make_env(cfg.env) for _ in eps], eps, model, tok, s, torch.Generator().manual_seed(0), mem)
-    by = collections.defaultdict(list)
-    for e in eps: by[e.task].append(e.success)
-    rooms = collections.Counter(st.executed_action for e in eps for st in e.steps if st.executed_action.startswith("go to"))
-    print(name, {k: round(sum(v)/len(v), 2) for k, v in by.items()}, "score", sum(e.final_score for e in eps)/len(eps))
-    print("   ", rooms.most_common(6))
-    if mem is not None: print("   ", eps[0].steps[0].tips[:2], [st.executed_action for st in eps[0].steps])
+    for action in actions:
+        steps.append((step_user_text(info.task_description, turns, observation,
+                                     shape.history_steps, shape.observation_words), action))
+        observation, _, _, info = env.step(action)
+        turns.append(Turn(action, observation))
+    return steps
+
+
+def _memories(config, pairs, embedder) -> tuple[MemoryStore, MemoryStore]:
+    env = make_env(config.env)
+    success, failure = MemoryStore.open(None, embedder), MemoryStore.open(None, embedder)
+    for task, variation in pairs:
+        env.reset(task, variation)
+        w = env.world
+        gold = [f"go to {w.item_room}", f"open {w.container_of[w.item_room]}", f"take {w.item}",
+                f"go to {w.target_room}", f"put {w.item} in {w.target}", f"{w.kind.use_verb} {w.target}"]
+        tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target)
+        success.add_episode_tip(f"{task}/{variation}", tip,
+                                _play(env, task, variation, gold, config.policy), 100.0, {})
+        habit = []
+        for room in HABIT_ROOMS:
+            habit += [f"go to {room}", f"open {w.container_of[room]}"]
+        searched = [(w.container_of[r], r) for r in HABIT_ROOMS]
+        tip = render_tip(w.item, 0, None, searched, w.target)
+        failure.add_episode_tip(f"{task}/{variation}", tip,
+                                _play(env, task, variation, habit, config.policy), 0.0, {})
+    return success, failure
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--policy", default=None, help="model folder (default: the built-in policy)")
+    parser.add_argument("--variations", type=int, default=4, help="held-out variations per task")
+    parser.add_argument("--repeats", type=int, default=4, help="rollouts per variation and condition")
+    args = parser.parse_args()
+
+    config = load_config("builtin")
+    model, tokenizer = load_policy(args.policy or resolve_model("builtin"))
+    model.eval()
+    env = make_env(config.env)
+    tasks = config.env.tasks + out_of_distribution_tasks()
+    pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
+    success, failure = _memories(config, pairs, SentenceEmbedder())
+    p = config.policy
+    settings = RolloutSettings(p.max_action_tokens, 1.0, p.history_steps, p.observation_words)
+    print(f"{len(pairs)} held-out variations x {args.repeats} rollouts per condition")
+    for name, memory in (("no memory", None), ("success tip", success), ("failure tip", failure)):
+        episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * args.repeats)]
+        roll_out([make_env(config.env) for _ in episodes], episodes, model, tokenizer, settings,
+                 torch.Generator().manual_seed(0), memory)
+        by_task = collections.defaultdict(list)
+        for episode in episodes:
+            by_task[episode.task].append(episode.success)
+        rooms = collections.Counter(s.executed_action[len("go to "):] for e in episodes
+                                    for s in e.steps if s.executed_action.startswith("go to "))
+        visits = sum(rooms.values()) or 1
+        success_rate = {t: f"{100 * sum(v) / len(v):.0f}%" for t, v in by_task.items()}
+        print(f"{name:12s} success {success_rate}  mean score "
+              f"{sum(e.final_score for e in episodes) / len(episodes):.1f}")
+        print(f"{'':12s} rooms visited: "
+              + ", ".join(f"{r} {100 * n / visits:.0f}%" for r, n in rooms.most_common(5)))
+
+
+if __name__ == "__main__":
+    main()

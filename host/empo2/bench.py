@@ -94,7 +94,8 @@ def run_bench(seeds: list[int], iterations: int | None, out: Path, root: Path | 
               ablations: bool, bar_factory) -> dict:
     root = root or Path(".empo2") / "bench" / time.strftime("%Y%m%d-%H%M%S")
     methods = dict(METHODS, **(ABLATIONS if ablations else {}))
-    extra = [f"iterations={iterations}"] if iterations else []
+    # --iterations replaces the env-step budget: every run then trains that many iterations.
+    extra = [f"iterations={iterations}", "max_env_steps=0"] if iterations else []
     jobs = [{"method": "warm start (no RL)", "seed": 0, "overrides": [], "train": False,
              "root": str(root), "name": "warm-start"}]
     for seed in seeds:

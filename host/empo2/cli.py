@@ -2,6 +2,7 @@
 
     empo2-host build-policy                      build (or find) the cached built-in policy
     empo2-host train [--preset builtin] [k=v ..] train; overrides like algo.p_memory=0
+    empo2-host config [--preset builtin] [k=v ..] print the resolved config (a file train --config reads)
     empo2-host resume RUN_FOLDER                 continue a run from its last checkpoint
     empo2-host eval --run RUN_FOLDER             memory-free and memory-augmented success
     empo2-host bench                             EMPO² vs GRPO on the built-in worlds
@@ -87,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("overrides", nargs="*", metavar="key=value")
     p.set_defaults(handler=cmd_train)
 
+    p = sub.add_parser("config", help="print a preset or config file with overrides applied, as JSON")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--preset", help=f"a built-in preset: {', '.join(sorted(presets()))}")
+    source.add_argument("--config", help="a JSON config file")
+    p.add_argument("overrides", nargs="*", metavar="key=value")
+    p.set_defaults(handler=cmd_config)
+
     p = sub.add_parser("resume", help="continue a run from its last checkpoint")
     p.add_argument("run", help="the run folder")
     p.add_argument("overrides", nargs="*", metavar="key=value",
@@ -105,7 +113,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="EMPO² vs GRPO on the built-in worlds, several seeds")
     p.add_argument("--seeds", default="0,1,2")
-    p.add_argument("--iterations", type=int, default=None, help="default: the bench preset's")
+    p.add_argument("--iterations", type=int, default=None,
+                   help="train this many iterations instead of the preset's 6,000-env-step budget")
     p.add_argument("--out", default="docs/bench", help="folder for results.json and results.md")
     p.add_argument("--root", default=None, help="where the bench's run folders go")
     p.add_argument("--ablations", action="store_true", help="also run the ablations (longer)")
@@ -163,6 +172,12 @@ def cmd_train(args) -> int:
     return _train(config, folder, resume=False, dist=dist)
 
 
+def cmd_config(args) -> int:
+    config = load_config(args.config or args.preset or "builtin", args.overrides)
+    print(json.dumps(config.to_dict(), indent=2))
+    return 0
+
+
 def cmd_resume(args) -> int:
     from .distributed import Dist
     from .runs.folder import RunFolder
@@ -186,6 +201,7 @@ def _ensure_builtin_with_progress() -> str:
 
 def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
     from .distributed import SINGLE
+    from .runs.folder import RunLockedError
     from .trainer import Trainer, TrainerHooks
 
     dist = dist or SINGLE
@@ -209,12 +225,19 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
     trainer = Trainer(config, folder, hooks=ProgressHooks(), dist=dist)
     try:
         trainer.run(resume=resume)
+    except RunLockedError:
+        raise  # the run belongs to another process: its state is not ours to change
     except BaseException:
         if dist.main:
             folder.set_state("failed", iteration=trainer.iteration)
         raise
     finally:
         bar.close()
+    # A rank that exits with its process group alive lets gloo's threads be destroyed at
+    # interpreter teardown, which aborts the process ("terminate called without an active
+    # exception") and fails the whole torchrun job after a successful run.
+    dist.barrier()
+    dist.close()
     if not dist.main:
         return 0
     last = folder.metrics()[-1] if folder.metrics() else {}

@@ -56,7 +56,8 @@ class PolicyConfig:
     model: str = "builtin"
     """'builtin' for the cached built-in policy, else a Hugging Face folder or hub id."""
     dtype: str = "auto"
-    """'auto' (bf16 on CUDA, fp32 on CPU), 'float32' or 'bfloat16'."""
+    """'auto' (bf16 on CUDA, fp32 on CPU), 'float32', 'bfloat16', or 'mixed-bfloat16' (fp32
+    master weights, bf16 compute: a full fine-tune at the paper's lr 1e-6 needs it)."""
     device: str = "auto"
     """'auto', 'cpu' or 'cuda'."""
     temperature: float = 1.0
@@ -194,7 +195,7 @@ CHOICES = {
     "algo.mask_logprob": ("current_no_tips", "behaviour"),
     "algo.intrinsic": ("paper", "reference", "off"),
     "algo.kl_kind": ("low_var_kl", "kl", "mse"),
-    "policy.dtype": ("auto", "float32", "bfloat16"),
+    "policy.dtype": ("auto", "float32", "bfloat16", "mixed-bfloat16"),
     "policy.device": ("auto", "cpu", "cuda"),
     "env.name": ("builtin", "scienceworld", "textworld"),
     "env.correction": ("unparsed", "listed"),

@@ -22,6 +22,8 @@ rollouts), update. Where it deviates from the paper or the reference code:
 
 from __future__ import annotations
 
+import contextlib
+
 import logging
 import random
 import shutil
@@ -206,6 +208,14 @@ class Trainer:
     # -- the loop --------------------------------------------------------------------------------
 
     def run(self, resume: bool = False) -> None:
+        """Trains until config.iterations or the env-step budget, from the newest checkpoint when
+        resuming. Rank 0 holds the run folder's writer lock throughout: a second writer (another
+        `train`/`resume`, or a host resuming the same run) is refused before it rolls anything
+        back."""
+        with self.folder.writer_lock() if self.dist.main else contextlib.nullcontext():
+            self._run(resume)
+
+    def _run(self, resume: bool) -> None:
         cfg, algo = self.config, self.config.algo
         self.start(resume)
         self._set_state("running", self.iteration)

@@ -41,3 +41,13 @@ def test_iteration_split_prints_every_phase(tiny_policy):
     assert result.returncode == 0, result.stderr[-3000:]
     for phase in ("generation", "environment", "retrieval", "tips", "update"):
         assert phase in result.stdout
+
+
+def test_the_tip_probe_reports_every_condition(tiny_policy):
+    result = _run([str(BENCH / "probe_tips.py"), "--policy", str(tiny_policy), "--variations", "1",
+                   "--repeats", "1"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "4 held-out variations x 1 rollouts per condition" in result.stdout
+    for condition in ("no memory", "success tip", "failure tip"):
+        assert condition in result.stdout
+    assert result.stdout.count("rooms visited:") == 3

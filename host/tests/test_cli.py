@@ -100,3 +100,29 @@ def test_eval_reports_memory_trials(tmp_path, tiny_policy):
     assert len(report["memory_success_by_trial"]) == 2
     assert report["memory_free_success"] == report["memory_success_by_trial"][0]
     assert all(0 <= s <= 1 for s in report["memory_success_by_trial"])
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow
+def test_a_run_being_trained_refuses_a_second_writer_and_is_left_as_it_was(tmp_path, tiny_policy):
+    from empo2.runs.folder import RunFolder
+
+    config_path = tmp_path / "config.json"
+    config_path.write_text(json.dumps(tiny_run_overrides(tiny_policy, iterations=1)))
+    first = run(["train", "--config", str(config_path), "--root", str(tmp_path), "--name", "r"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    folder = RunFolder.open(tmp_path / "r")
+
+    with folder.writer_lock():  # this test process plays the trainer that is still running
+        before = _snapshot(folder.path)
+        second = run(["resume", str(folder.path), "iterations=2"], tmp_path)
+        assert second.returncode == 2, second.stderr
+        assert f"run r is being trained by pid {os.getpid()}; stop it first." in second.stderr
+        assert _snapshot(folder.path) == before  # nothing rolled back, nothing appended
+
+    third = run(["resume", str(folder.path), "iterations=2"], tmp_path)  # the lock went with it
+    assert third.returncode == 0, third.stderr
+    assert [m["iteration"] for m in _metrics(folder.metrics_path)] == [1, 2]

@@ -14,7 +14,7 @@ import torch
 
 from conftest import tiny_run_overrides
 from empo2.config import load_config
-from empo2.policy.generation import sequence_logprobs
+from empo2.policy.generation import compute_precision, sequence_logprobs
 from empo2.policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy, resolve_dtype
 from empo2.policy.prompting import step_messages, step_user_text
 from empo2.policy.tokenizer import encode_chat
@@ -37,6 +37,32 @@ def test_dtype_auto_is_float32_on_cpu_and_bfloat16_loads_too(tiny_policy):
     assert next(model.parameters()).dtype == torch.bfloat16
     logp, _, _ = sequence_logprobs(model, *_batch(tokenizer), pad_id=tokenizer.pad_token_id)
     assert torch.isfinite(logp).all()
+
+
+def _changed_by_one_small_step(model, tokenizer, lr: float) -> float:
+    """Share of trainable weights that one AdamW step at `lr` actually changes."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    before = [p.detach().clone() for p in params]
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    model.train()
+    logp, _, mask = sequence_logprobs(model, *_batch(tokenizer), pad_id=tokenizer.pad_token_id)
+    (-(logp * mask).sum() / mask.sum()).backward()
+    optimizer.step()
+    changed = sum(int((p.detach() != b).sum()) for p, b in zip(params, before))
+    return changed / sum(b.numel() for b in before)
+
+
+def test_mixed_precision_keeps_fp32_master_weights_that_a_1e_6_step_moves(tiny_policy):
+    # The paper's full fine-tune runs at lr 1e-6: in pure bf16 almost every such step rounds
+    # away; with fp32 master weights and bf16 compute it lands.
+    model, tokenizer = load_policy(str(tiny_policy), device="cpu", dtype="mixed-bfloat16")
+    assert next(model.parameters()).dtype == torch.float32
+    with compute_precision(model):
+        assert torch.matmul(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.bfloat16
+    mixed = _changed_by_one_small_step(model, tokenizer, 1e-6)
+    model, tokenizer = load_policy(str(tiny_policy), device="cpu", dtype="bfloat16")
+    pure = _changed_by_one_small_step(model, tokenizer, 1e-6)
+    assert mixed > 0.9 and pure < 0.2, (mixed, pure)
 
 
 @pytest.mark.gpu

@@ -59,6 +59,13 @@ def prompts_of_mixed_length() -> list[list[dict]]:
     return [toy_prompt("light lamp", 2), toy_prompt("open door", 14), toy_prompt("read book", 7)]
 
 
+def test_the_tip_block_ends_the_user_turn_with_the_best_tip_last():
+    # Retrieval hands tips over best first; the block puts the best one next to the answer.
+    assert with_tips("task : light lamp", ["best tip", "second tip"]) == \
+        "task : light lamp <tip> second tip | best tip </tip>"
+    assert with_tips("task : light lamp", []) == "task : light lamp"
+
+
 # --- tokenizer ------------------------------------------------------------------------------
 
 
@@ -218,6 +225,19 @@ def test_gradients_reach_every_parameter(tokenizer):
     assert torch.isfinite(loss)
     for name, parameter in learner.named_parameters():
         assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+
+
+def test_the_imitation_rate_warms_up_then_decays_to_zero_on_a_cosine():
+    from empo2.policy.imitation import _warmup_cosine, steps_per_epoch
+
+    factors = [_warmup_cosine(step, 10, 110) for step in range(110)]
+    assert factors[:10] == pytest.approx([(s + 1) / 10 for s in range(10)])
+    assert factors[10] == pytest.approx(1.0)
+    assert factors[60] == pytest.approx(0.5)  # halfway through the decay
+    assert factors[-1] == pytest.approx(0.5 * (1 + math.cos(math.pi * 99 / 100)))
+    assert all(a >= b for a, b in zip(factors[10:], factors[11:]))
+    assert _warmup_cosine(500, 0, 110) == 1.0  # no warmup: a constant rate
+    assert steps_per_epoch(200, 16) == math.ceil(200 / 16)
 
 
 def test_imitation_learns_the_answers_and_survives_a_reload(tokenizer, tmp_path):

@@ -14,7 +14,9 @@ import time
 import pytest
 
 from conftest import tiny_run_overrides
-from empo2.server.client import HostClient
+from empo2.runs.folder import RunFolder
+from empo2.server.client import HostClient, HostError
+from empo2.server.protocol import error_codes
 from empo2.server.protocol import protocol_version
 from server_support import TOKEN, SchemaCheck
 
@@ -143,6 +145,17 @@ def test_kill_9_mid_iteration_then_restart_open_and_resume(tmp_path, tiny_policy
         tips = {t["id"]: t for t in client.request("memory.list", {"runId": "crash", "limit": 1000})["items"]}
         survivors = {i: t for i, t in added.items() if t["provenance"]["iteration"] <= done}
         assert survivors and all(i in tips and tips[i]["text"] == t["text"] for i, t in survivors.items())
+
+        # While another process trains the run (this test plays one), resuming it is refused
+        # and the folder is left exactly as it was.
+        folder = RunFolder.open(root / "crash")
+        with folder.writer_lock():
+            before = (root / "crash" / "run.json").read_bytes()
+            with pytest.raises(HostError) as refused:
+                client.request("run.resume", {"runId": "crash"})
+            assert refused.value.code == error_codes()["RunBusy"]
+            assert "is being trained by pid" in refused.value.message
+            assert (root / "crash" / "run.json").read_bytes() == before
 
         client.request("run.resume", {"runId": "crash"})
         until(client, served, lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished")

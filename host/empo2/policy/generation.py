@@ -11,7 +11,7 @@ depend on how much padding its batch-mates forced on it.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from .model import compute_dtype
 from .tokenizer import encode_chat
 
 
@@ -43,6 +44,15 @@ def stop_token_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -
     elif configured:
         ids.update(int(i) for i in configured)
     return ids
+
+
+def compute_precision(model: PreTrainedModel):
+    """bf16 autocast for a mixed-precision policy (fp32 weights), else nothing. Backward runs
+    outside it, as autocast wants: each op's gradient comes back in its forward dtype."""
+    dtype = compute_dtype(model)
+    if dtype is None:
+        return nullcontext()
+    return torch.autocast(device_type=model.device.type, dtype=dtype)
 
 
 def pad_layout(
@@ -110,9 +120,9 @@ def _generate_batch(
 ) -> list[tuple[list[int], list[float], bool]]:
     """(token_ids, logprobs, finished) per prompt; one prefill, then one cached step per token."""
     ids, mask, positions = pad_layout(prompt_ids, [[] for _ in prompt_ids], pad_id, model.device)
-    out = model(
-        input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
-    )
+    with compute_precision(model):
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                    logits_to_keep=1)
     next_position = positions[:, -1] + 1
     stop = torch.tensor(sorted(stop_ids), device=model.device)
     done = torch.zeros(len(prompt_ids), dtype=torch.bool, device=model.device)
@@ -126,13 +136,14 @@ def _generate_batch(
         # Finished rows keep decoding (cheaper than reshaping the cache); their tokens are
         # dropped because `alive` is False for them from the next step on.
         mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
-        out = model(
-            input_ids=token[:, None],
-            attention_mask=mask,
-            position_ids=next_position[:, None],
-            past_key_values=out.past_key_values,
-            use_cache=True,
-        )
+        with compute_precision(model):
+            out = model(
+                input_ids=token[:, None],
+                attention_mask=mask,
+                position_ids=next_position[:, None],
+                past_key_values=out.past_key_values,
+                use_cache=True,
+            )
         next_position = next_position + 1
     if not steps:
         return [([], [], False) for _ in prompt_ids]
@@ -213,13 +224,14 @@ def sequence_logprobs(
     width_t = max((len(r) for r in response_ids), default=0)
     # Only the logits that predict response tokens: the last T+1 columns minus the final one.
     # This keeps a 150k-word vocabulary from materialising logits for thousands of prompt tokens.
-    out = model(
-        input_ids=ids,
-        attention_mask=mask,
-        position_ids=positions,
-        use_cache=False,
-        logits_to_keep=width_t + 1,
-    )
+    with compute_precision(model):
+        out = model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=False,
+            logits_to_keep=width_t + 1,
+        )
     logits = out.logits[:, :-1].float()
     if temperature > 0:
         logits = logits / temperature

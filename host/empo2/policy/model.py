@@ -89,7 +89,11 @@ def build_tiny_model(
     return model
 
 
-_DTYPES = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16}
+MIXED_BF16 = "mixed-bfloat16"
+_DTYPES = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
+           # fp32 master weights (what the optimizer updates), bf16 matmuls under autocast:
+           # a full fine-tune at lr 1e-6 needs it, since a bf16 weight cannot hold a 1e-6 step.
+           MIXED_BF16: torch.float32}
 # owner/name or name, as on the Hugging Face Hub.
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
@@ -148,6 +152,11 @@ class LoraSettings:
                                 "down_proj")
 
 
+def compute_dtype(model: PreTrainedModel) -> torch.dtype | None:
+    """The autocast dtype of a mixed-precision policy (None: compute in the weights' dtype)."""
+    return getattr(model, "empo2_compute_dtype", None)
+
+
 def resolve_dtype(dtype: str, device: str) -> str:
     """'auto' is bfloat16 on CUDA and float32 elsewhere (CPU bf16 matmuls are slow and lossy)."""
     if dtype != "auto":
@@ -168,7 +177,8 @@ def load_policy(
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Any causal LM with a chat template, from a local folder or a hub id.
 
-    dtype "auto": bfloat16 on CUDA, float32 elsewhere. lora: wrap the model in fresh trainable
+    dtype "auto": bfloat16 on CUDA, float32 elsewhere; "mixed-bfloat16": float32 weights, bf16
+    compute (generation.py runs every forward pass under autocast). lora: wrap the model in fresh trainable
     adapters (every base weight frozen). A folder with a saved adapter loads its base model from
     the adapter's `base_model_name_or_path` and the adapter on top, trainable. Padding side is left
     to our own code (generation left-pads, scoring builds its own layout).
@@ -201,6 +211,8 @@ def load_policy(
         tokenizer.pad_token = tokenizer.eos_token
     if gradient_checkpointing:
         _enable_checkpointing(model)
+    if dtype == MIXED_BF16:
+        model.empo2_compute_dtype = torch.bfloat16
     model.eval()
     return model, tokenizer
 

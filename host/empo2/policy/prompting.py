@@ -73,9 +73,15 @@ def step_user_text(
 
 
 def with_tips(user_text: str, tips: Sequence[str]) -> str:
-    """The same user turn with the tip block at its end (memory mode): next to the answer, where
-    a small model finds it most easily; the text without tips stays a prefix, the memory key."""
-    block = tip_block(tips)
+    """The same user turn with the tip block at its end (memory mode); the text without tips
+    stays a prefix, the memory key.
+
+    Tips arrive best first (retrieval order: highest stored score first) and the block lists
+    them best last, so the best tip and its action sit right before the answer: a fixed distance
+    that a small model learns to copy from long before it learns to search a prompt by content.
+    EMPO2.md leaves the order inside the block open; a large instruct model reads either.
+    """
+    block = tip_block(list(reversed(tips)))
     return f"{user_text} {block}" if block else user_text
 
 

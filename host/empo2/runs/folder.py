@@ -11,6 +11,7 @@ Layout (docs/run-folder.md has the record formats):
     checkpoints/iter-NNNNNN/     model, optimizer, RNG and trainer state, memory marker
     checkpoints/LATEST           name of the newest complete checkpoint
     host.log                     the host's log
+    .writer.lock                 held (flock) by the process that trains the run
 
 An iteration's records are written in a fixed order — trajectories, index, metrics, then the
 checkpoint — so after a kill the last checkpoint tells which iteration is complete; `rollback_to`
@@ -19,11 +20,18 @@ removes what a later, unfinished iteration left behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import time
 from pathlib import Path
 from typing import Iterator
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; one writer is then the user's care
+    fcntl = None
 
 from .atomic import (
     append_jsonl, atomic_write_json, atomic_write_text, dumps_line, iter_jsonl, repair_jsonl,
@@ -31,8 +39,15 @@ from .atomic import (
 )
 
 
+WRITER_LOCK = ".writer.lock"
+
+
 class RunFolderError(ValueError):
     """A folder that is not a run, or a run that cannot be created; one sentence."""
+
+
+class RunLockedError(RunFolderError):
+    """Another process is training this run; nothing was touched."""
 
 
 def iteration_name(iteration: int) -> str:
@@ -62,6 +77,29 @@ class RunFolder:
         if not (path / "config.json").is_file():
             raise RunFolderError(f"{path} is not a run folder (it has no config.json)")
         return cls(path)
+
+    @contextlib.contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Held by the one process that trains this run. An advisory lock on `.writer.lock`: the
+        kernel drops it when the holder dies, so a run killed with -9 resumes without cleanup."""
+        if fcntl is None:
+            yield
+            return
+        handle = open(self.path / WRITER_LOCK, "a+")
+        try:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise RunLockedError(
+                    f"run {self.run_id} is being trained by {holder}; stop it first") from None
+            handle.truncate(0)
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
+            yield
+        finally:
+            handle.close()
 
     def config(self) -> dict:
         return json.loads((self.path / "config.json").read_text())

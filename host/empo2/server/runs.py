@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..runs.atomic import iter_jsonl
-from ..runs.folder import RunFolder, RunFolderError
+from ..runs.folder import RunFolder, RunFolderError, RunLockedError
 from ..trainer import RunControl, TrainerHooks
 from .protocol import ProtocolError
 
@@ -313,6 +313,11 @@ class RunManager:
         """Starts training `folder` in a worker thread; the memory store moves to the trainer."""
         self.check_idle()
         run_id = self.run_id_of(folder)
+        try:  # a run that another process (a CLI `train`) is writing stays that process's
+            with folder.writer_lock():
+                pass
+        except RunLockedError as err:
+            raise ProtocolError("RunBusy", sentence(err), {"runId": run_id}) from None
         live = LiveRun(run_id=run_id, folder=folder, config=config, resume=resume,
                        iteration=int(folder.state().get("iteration", 0) or 0) if resume else 0)
         live.control = ServerControl(
@@ -356,8 +361,9 @@ class RunManager:
             error = sentence(err)
             log.error("run %s failed: %s", live.run_id, error, exc_info=True)
             try:
-                iteration = getattr(live.trainer, "iteration", live.iteration)
-                live.folder.set_state("failed", iteration=iteration, error=error)
+                if not isinstance(err, RunLockedError):  # else another process's run: hands off
+                    iteration = getattr(live.trainer, "iteration", live.iteration)
+                    live.folder.set_state("failed", iteration=iteration, error=error)
             except Exception:  # noqa: BLE001 - the folder itself may be the problem
                 log.exception("could not record the failure of run %s", live.run_id)
         self.post(self._ended, live, error)
