@@ -71,7 +71,7 @@ describe('Large runs, opened from their folders', () => {
     const cost = await panel.evaluate(async (p) => {
       const element = p as HTMLElement & { appendColumns(columns: { iterations: number[]; series: Record<string, number[]> }): void };
       const charts = Array.from(element.shadowRoot?.querySelectorAll<HTMLElement>('empo2-metrics-chart') ?? []);
-      const keys = ['rollout/return', 'rollout/memory-free/return', 'update/entropy', 'memory/tips'];
+      const keys = ['rollout/return', 'rollout/memory_free/return', 'update/entropy', 'memory/tips'];
       const frameDone = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
       const samples: number[] = [];
       for (let i = 0; i < 5; i++) {

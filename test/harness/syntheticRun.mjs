@@ -59,6 +59,7 @@ export function writeTrajectoryRun(root, { name = 'synthetic-10k', episodes = 10
   for (let iteration = 1; iteration <= iterations; iteration++) {
     const memory = random() < 0.25;
     const rolloutMode = memory ? 'memory' : 'memory-free';
+    const metricMode = memory ? 'memory' : 'memory_free'; // metrics.jsonl spells it so
     const updateMode = memory ? (random() < 2 / 3 ? 'off-policy' : 'on-policy-with-tips') : 'on-policy';
     const lines = [];
     let returns = 0;
@@ -117,7 +118,7 @@ export function writeTrajectoryRun(root, { name = 'synthetic-10k', episodes = 10
         rollout_mode: rolloutMode,
         update_mode: updateMode,
         'rollout/return': returns / perIteration,
-        [`rollout/${rolloutMode}/return`]: returns / perIteration,
+        [`rollout/${metricMode}/return`]: returns / perIteration,
         'rollout/success': returns / perIteration,
         'memory/tips': iteration * perIteration,
       }),
@@ -145,7 +146,7 @@ export function writeMetricsRun(root, { name = 'synthetic-100k-metrics', iterati
       iteration: i,
       rollout_mode: memory ? 'memory' : 'memory-free',
       'rollout/return': ret,
-      [`rollout/${memory ? 'memory' : 'memory-free'}/return`]: ret,
+      [`rollout/${memory ? 'memory' : 'memory_free'}/return`]: ret,
       'rollout/success': round(Math.min(1, progress + 0.1 * random())),
       'update/masked_fraction': round(0.3 * (1 - progress) + 0.02 * random()),
       'update/ratio_mean': round(1 + 0.02 * (random() - 0.5)),

@@ -23,6 +23,17 @@ describe('metrics charts', () => {
     }
   });
 
+  it('reads the rollout metrics under the names the real host writes', () => {
+    // A metrics record the real host sent in a recorded session (a memory-mode iteration); the
+    // memory-free twin of each rollout/memory/* key is spelled rollout/memory_free/*.
+    const transcript = readFileSync(path.join(root, 'test', 'fixtures', 'transcripts', 'training-session.jsonl'), 'utf8');
+    const line = transcript.split('\n').find((l) => l.includes('"method":"run/metrics"'))!;
+    const recorded = Object.keys(JSON.parse(line).message.params.records[0]);
+    for (const key of CHART_KEYS.filter((k) => k.startsWith('rollout/'))) {
+      assert.ok(recorded.includes(key.replace('/memory_free/', '/memory/')), `${key} is a key the host writes`);
+    }
+  });
+
   it('turns records into columns, null where a metric is absent', () => {
     const columns = appendRecords(emptyColumns(['rollout/return', 'eval/memory/success']), [
       aMetricsRecord({ iteration: 1, 'rollout/return': 0.5 }),

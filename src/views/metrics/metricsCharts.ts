@@ -25,9 +25,11 @@ export const CHARTS: readonly ChartSpec[] = [
     id: 'return',
     title: 'Return by rollout mode',
     series: [
-      { key: 'rollout/memory-free/return', label: 'memory-free', color: '--vscode-charts-blue' },
-      { key: 'rollout/memory/return', label: 'with memory', color: '--vscode-charts-orange' },
+      // All rollouts first: each iteration has one mode, so its line is always one of the
+      // other two, which are drawn over it in their mode's colour.
       { key: 'rollout/return', label: 'all rollouts', color: '--vscode-charts-foreground' },
+      { key: 'rollout/memory_free/return', label: 'memory-free', color: '--vscode-charts-blue' },
+      { key: 'rollout/memory/return', label: 'with memory', color: '--vscode-charts-orange' },
     ],
   },
   {
