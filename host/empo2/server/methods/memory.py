@@ -7,6 +7,8 @@ person's change carries an author: the `author` param, else the client's name fr
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ...memory.records import TipDeleted, UnknownTip, VersionConflict
 from ..memory_access import tip_json
 from ..protocol import ProtocolError
@@ -97,24 +99,38 @@ async def add_tip(request, params: dict) -> dict:
     return await request.host.memory.use(params["runId"], add, author=author, create=True)
 
 
+def _existing(store, params: dict):
+    """The run's store; a run without one has no tips at all."""
+    if store is None:
+        raise UnknownTip(params["tipId"])
+    return store
+
+
+@contextmanager
+def _edit_errors(params: dict, deleted: str):
+    """A versioned edit's store errors as protocol errors (one mapping for update and delete)."""
+    try:
+        yield
+    except UnknownTip:
+        raise _not_found(params) from None
+    except VersionConflict as conflict:
+        raise _conflict(params, conflict) from None
+    except TipDeleted:
+        raise ProtocolError("RunStateInvalid", f"tip {params['tipId']} {deleted}.") from None
+
+
 async def update_tip(request, params: dict) -> dict:
     """A stale expectedVersion is VersionConflict carrying the tip as it is now."""
     author = _author(request, params)
 
     def update(store):
-        try:
-            if store is None:
-                raise UnknownTip(params["tipId"])
-            tip = store.update(params["tipId"], params["text"],
-                               expected_version=params["expectedVersion"], author=author["name"])
-        except UnknownTip:
-            raise _not_found(params) from None
-        except VersionConflict as conflict:
-            raise _conflict(params, conflict) from None
-        except TipDeleted:
-            raise ProtocolError("RunStateInvalid", f"tip {params['tipId']} is deleted; it cannot be edited.") from None
-        except ValueError as err:
-            raise _text_error(err) from None
+        with _edit_errors(params, "is deleted; it cannot be edited"):
+            try:
+                tip = _existing(store, params).update(
+                    params["tipId"], params["text"], expected_version=params["expectedVersion"],
+                    author=author["name"])
+            except ValueError as err:
+                raise _text_error(err) from None
         return {"tip": tip_json(tip)}
 
     return await request.host.memory.use(params["runId"], update, author=author)
@@ -125,17 +141,9 @@ async def delete_tip(request, params: dict) -> dict:
     author = _author(request, params)
 
     def delete(store):
-        try:
-            if store is None:
-                raise UnknownTip(params["tipId"])
-            tip = store.delete(params["tipId"], expected_version=params["expectedVersion"],
-                               author=author["name"])
-        except UnknownTip:
-            raise _not_found(params) from None
-        except VersionConflict as conflict:
-            raise _conflict(params, conflict) from None
-        except TipDeleted:
-            raise ProtocolError("RunStateInvalid", f"tip {params['tipId']} is already deleted.") from None
+        with _edit_errors(params, "is already deleted"):
+            tip = _existing(store, params).delete(
+                params["tipId"], expected_version=params["expectedVersion"], author=author["name"])
         return {"tip": tip_json(tip)}
 
     return await request.host.memory.use(params["runId"], delete, author=author)
