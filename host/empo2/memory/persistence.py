@@ -9,7 +9,7 @@ A store folder holds two files:
                 number), so reopening never re-embeds.
 
 Writes: keys first, then the event lines, each flushed and fsynced, one write per logical
-operation. A kill -9 can therefore leave only (a) a torn last line, (b) a partial last key row,
+operation, through the run folder's one crash-safe kit (runs/atomic.py). A kill -9 can therefore leave only (a) a torn last line, (b) a partial last key row,
 (c) key rows that no event references yet. `EventLog.open` cuts all three away; everything before
 is intact, so replaying the log gives exactly the state before the crash. Evict lines are derived
 (an add's evictions follow from the state), written for people and tools reading the log; replay
@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..runs.atomic import encode_lines, fsync_dir, intact_length, truncate_synced, write_synced
 from .records import CorruptMemory, MemoryStoreError, is_person
 
 try:
@@ -41,62 +42,6 @@ log = logging.getLogger(__name__)
 EVENTS_FILE = "events.jsonl"
 KEYS_FILE = "keys.f32"
 FORMAT = 1
-
-
-def encode_lines(events: list[dict[str, Any]]) -> bytes:
-    """JSON lines; ensure_ascii keeps every line free of raw newlines and odd encodings."""
-    return b"".join(
-        json.dumps(e, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
-        for e in events
-    )
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a file's creation durable (its directory entry), where the OS allows it."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
-def intact_length(path: Path) -> int:
-    """Length of `path` without a torn last line.
-
-    A last line without its newline is torn; so is a last complete line that does not parse
-    (garbage can only end a file whose last write was cut). Damage further up is no crash
-    signature: the reader reports it as CorruptMemory.
-    """
-    with open(path, "rb") as f:
-        end = _last_newline_end(f, f.seek(0, os.SEEK_END))
-        if end == 0:
-            return 0
-        start = _last_newline_end(f, end - 1)
-        f.seek(start)
-        try:
-            json.loads(f.read(end - start))
-        except ValueError:
-            return start
-        return end
-
-
-def _last_newline_end(f: Any, limit: int) -> int:
-    """Offset just after the last b'\\n' in bytes [0, limit) of the open file (0 if none)."""
-    pos = limit
-    while pos > 0:
-        step = min(1 << 16, pos)
-        f.seek(pos - step)
-        chunk = f.read(step)
-        i = chunk.rfind(b"\n")
-        if i >= 0:
-            return pos - step + i + 1
-        pos -= step
-    return 0
 
 
 class EventLog:
@@ -113,7 +58,7 @@ class EventLog:
         for p in (self.events_path, self.keys_path):
             p.touch(exist_ok=True)
         if created:
-            _fsync_dir(self.folder)
+            fsync_dir(self.folder)
         self._events = open(self.events_path, "ab")
         self._lock_folder()
         self._recover_tails()
@@ -139,13 +84,13 @@ class EventLog:
         if keep < size:
             log.warning("memory: cut a torn tail of %d bytes from %s", size - keep,
                         self.events_path)
-            os.truncate(self.events_path, keep)
+            _truncate_path(self.events_path, keep)
         size = self.keys_path.stat().st_size
         keep = size - size % self.row_bytes
         if keep < size:
             log.warning("memory: cut a partial key row (%d bytes) from %s", size - keep,
                         self.keys_path)
-            os.truncate(self.keys_path, keep)
+            _truncate_path(self.keys_path, keep)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -194,15 +139,10 @@ class EventLog:
     def append(self, events: list[dict[str, Any]], keys: np.ndarray | None = None) -> None:
         """One logical operation: key rows (if any), then its event lines; fsync after each."""
         if keys is not None and len(keys):
-            data = np.ascontiguousarray(keys, dtype=np.float32).tobytes()
-            self._keys.write(data)
-            self._keys.flush()
-            os.fsync(self._keys.fileno())
+            write_synced(self._keys, np.ascontiguousarray(keys, dtype=np.float32).tobytes())
             self.keys_rows += len(keys)
         data = encode_lines(events)
-        self._events.write(data)
-        self._events.flush()
-        os.fsync(self._events.fileno())
+        write_synced(self._events, data)
         self.events_bytes += len(data)
 
     def cut_orphan_keys(self, referenced_rows: int) -> None:
@@ -236,10 +176,7 @@ class EventLog:
         """Cut both files back to the given lengths (a checkpoint's marker)."""
         self.check_cut(events_bytes, keys_bytes)
         for f, n in ((self._events, events_bytes), (self._keys, keys_bytes)):
-            f.flush()
-            f.truncate(n)
-            f.seek(0, os.SEEK_END)
-            os.fsync(f.fileno())
+            truncate_synced(f, n)
         self.events_bytes = events_bytes
         self.keys_rows = keys_bytes // self.row_bytes
 
@@ -270,15 +207,6 @@ def person_events_after(events: EventLog, marker: dict) -> list[tuple[dict, np.n
     return out
 
 
-def write_json_atomic(path: Path, payload: Any) -> None:
-    """Write JSON to `path` so readers see the old file or the new one, never a half."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(payload, f, ensure_ascii=False, indent=1)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+def _truncate_path(path: Path, length: int) -> None:
+    with open(path, "rb+") as f:
+        truncate_synced(f, length)

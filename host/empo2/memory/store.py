@@ -42,8 +42,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..runs.atomic import atomic_write_json
 from .buffer import VariationBuffer, rank
-from .persistence import FORMAT, EventLog, person_events_after, write_json_atomic
+from .persistence import FORMAT, EventLog, person_events_after
 from .records import (
     PERSON,
     POLICY,
@@ -526,7 +527,7 @@ class MemoryStore:
                 "variations": {k: {"entries": b.n} for k, b in sorted(self._buffers.items())},
                 "tips": [t.to_dict(with_history=True) for t in self._tips],
             }
-        write_json_atomic(Path(path), payload)
+        atomic_write_json(Path(path), payload)
 
     def close(self) -> None:
         with self._lock:

@@ -28,6 +28,7 @@ from ..envs.builtin.tasks import (
     CONTAINER_POOL, DEMO_VARIATION_BASE, DISTRACTOR_ITEMS, ROOM_POOL, TASK_KINDS,
     TEST_VARIATIONS, TRAIN_VARIATIONS,
 )
+from ..runs.atomic import commit_folder
 from . import prompting
 from .imitation import imitate, steps_per_epoch
 from .model import build_tiny_model
@@ -135,7 +136,7 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
     (tmp / "empo2_build.json").write_text(json.dumps(report, indent=2) + "\n")
     destination.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(destination, ignore_errors=True)
-    tmp.rename(destination)
+    commit_folder(tmp, destination)
     return report
 
 

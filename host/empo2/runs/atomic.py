@@ -1,9 +1,23 @@
-"""Crash-safe file writes: a `kill -9` at any instant leaves every file whole or absent.
+"""The one crash-safe write kit: a `kill -9` (or a power cut) at any instant leaves every file of
+a run folder, its memory store included, whole or absent.
 
-Whole files are written to a temporary sibling, fsynced, then renamed over the target (rename is
-atomic on POSIX). Append-only JSON-lines files get whole lines with an fsync; a reader skips a
-torn last line, and `repair_jsonl` cuts it off before the next append so it never glues onto a
-good line.
+Every writer of the run folder goes through these helpers (runs/folder.py, runs/checkpoint.py,
+memory/persistence.py, memory/store.py); they sit here, beside the run folder that owns the
+rule, and the memory imports them.
+
+The order of every write, which tests/test_write_order.py checks call by call:
+
+    whole file   write a temporary sibling → fsync it → os.replace over the target → fsync the
+                 folder (the rename itself becomes durable)
+    folder       fsync every file and folder inside → fsync the folder → os.replace into place
+                 → fsync the parent (a checkpoint)
+    append       write whole lines → flush → fsync the file → fsync the folder when the append
+                 created it
+    truncate     cut → fsync the file
+
+A reader skips a torn last line (`iter_jsonl`), and `repair_jsonl` cuts it off before the next
+append so it never glues onto a good line. Append-only logs that must not skip anything (the
+memory's event log) cut their tail with `intact_length` on open instead.
 """
 
 from __future__ import annotations
@@ -12,25 +26,48 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 
 def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
+    """Makes the entries of `folder` durable (a rename or a creation in it), where the OS allows
+    it: Windows cannot open a folder, and a few file systems refuse to fsync one."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
     try:
         os.fsync(fd)
+    except OSError:  # pragma: no cover - e.g. some network file systems
+        pass
     finally:
         os.close(fd)
 
 
+def write_synced(f: IO[bytes], data: bytes) -> None:
+    """Appends `data` to an open file and returns once it is on disk."""
+    f.write(data)
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def truncate_synced(f: IO[bytes], length: int) -> None:
+    """Cuts an open file to `length` bytes, durably, and leaves it positioned at the end."""
+    f.flush()
+    f.truncate(length)
+    f.seek(0, os.SEEK_END)
+    os.fsync(f.fileno())
+
+
+# -- whole files and folders --------------------------------------------------------------------
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            write_synced(f, data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -42,25 +79,52 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def atomic_write_json(path: Path, value) -> None:
-    atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
+def atomic_write_json(path: Path, value: Any) -> None:
+    # ensure_ascii=False: tip texts and task names stay readable in the files people open.
+    atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
+
+def fsync_tree(folder: Path) -> None:
+    """fsyncs every file and folder under `folder`, deepest first, then `folder` itself."""
+    for root, _, files in os.walk(folder, topdown=False):
+        for name in files:
+            with open(Path(root) / name, "rb") as f:
+                os.fsync(f.fileno())
+        fsync_dir(Path(root))
+
+
+def commit_folder(tmp: Path, final: Path) -> None:
+    """Moves a filled temporary folder into place as one step: after a kill the folder is
+    either complete under its final name or still temporary. `final` must not exist."""
+    fsync_tree(tmp)
+    os.replace(tmp, final)
+    fsync_dir(final.parent)
+
+
+# -- JSON lines ---------------------------------------------------------------------------------
 
 def dumps_line(record: dict) -> str:
-    # allow_nan=False: a NaN in a metric must fail loudly here, not produce a line that a
-    # strict JSON reader (the extension) rejects later.
-    return json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n"
+    """One compact ASCII JSON line. allow_nan=False: a NaN must fail loudly here, not produce a
+    line that a strict JSON reader (the extension) rejects later; ensure_ascii keeps every line
+    free of raw newlines and odd encodings."""
+    return json.dumps(record, separators=(",", ":"), allow_nan=False, ensure_ascii=True) + "\n"
+
+
+def encode_lines(records: Iterable[dict]) -> bytes:
+    return "".join(dumps_line(r) for r in records).encode("ascii")
 
 
 def append_jsonl(path: Path, records: Iterable[dict]) -> None:
-    data = "".join(dumps_line(r) for r in records).encode("utf-8")
+    data = encode_lines(records)
     if not data:
         return
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    created = not path.exists()
     with open(path, "ab") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        write_synced(f, data)
+    if created:
+        fsync_dir(path.parent)
 
 
 def iter_jsonl(path: Path) -> Iterator[dict]:
@@ -77,17 +141,48 @@ def iter_jsonl(path: Path) -> Iterator[dict]:
                 continue
 
 
+def intact_length(path: Path) -> int:
+    """Length of `path` without a torn last line.
+
+    A last line without its newline is torn; so is a last complete line that does not parse
+    (garbage can only end a file whose last write was cut). Damage further up is no crash
+    signature: readers report or skip it.
+    """
+    with open(path, "rb") as f:
+        end = _last_newline_end(f, f.seek(0, os.SEEK_END))
+        if end == 0:
+            return 0
+        start = _last_newline_end(f, end - 1)
+        f.seek(start)
+        try:
+            json.loads(f.read(end - start))
+        except ValueError:
+            return start
+        return end
+
+
+def _last_newline_end(f: Any, limit: int) -> int:
+    """Offset just after the last b'\\n' in bytes [0, limit) of the open file (0 if none)."""
+    pos = limit
+    while pos > 0:
+        step = min(1 << 16, pos)
+        f.seek(pos - step)
+        chunk = f.read(step)
+        i = chunk.rfind(b"\n")
+        if i >= 0:
+            return pos - step + i + 1
+        pos -= step
+    return 0
+
+
 def repair_jsonl(path: Path) -> None:
     """Cuts a torn last line off, so the next append starts on a line of its own."""
     if not path.exists():
         return
-    with open(path, "rb+") as f:
-        data = f.read()
-        end = data.rfind(b"\n") + 1
-        if end != len(data):
-            f.truncate(end)
-            f.flush()
-            os.fsync(f.fileno())
+    keep = intact_length(path)
+    if keep != path.stat().st_size:
+        with open(path, "rb+") as f:
+            truncate_synced(f, keep)
 
 
 def rewrite_jsonl(path: Path, keep: Callable[[dict], bool]) -> None:
@@ -95,4 +190,4 @@ def rewrite_jsonl(path: Path, keep: Callable[[dict], bool]) -> None:
     if not path.exists():
         return
     kept = [r for r in iter_jsonl(path) if keep(r)]
-    atomic_write_text(path, "".join(dumps_line(r) for r in kept))
+    atomic_write_bytes(path, encode_lines(kept))

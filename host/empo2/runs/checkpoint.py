@@ -5,7 +5,7 @@ the configured one; with LoRA only the adapter, a few MB instead of 15 GB) and i
 the folder loads by itself (`empo2-host eval --run`), the optimizer state, every random generator
 (one per rank in a distributed run), the intrinsic-reward archive and the memory store's marker
 (the length of its log at that moment). It is filled under a temporary name and renamed into
-place, so it is complete or absent. Only rank 0 writes it; every rank reads it on resume.
+place (runs/atomic.py `commit_folder`: every file fsynced first), so it is complete or absent. Only rank 0 writes it; every rank reads it on resume.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 
 import torch
 
+from .atomic import atomic_write_json
 from .folder import RunFolder
 
 
@@ -41,7 +42,7 @@ def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
         "has_model": trainer.iteration > 0,
     }
     # trainer.json is written last: a folder without it is an incomplete checkpoint.
-    (tmp / "trainer.json").write_text(json.dumps(state, indent=2) + "\n")
+    atomic_write_json(tmp / "trainer.json", state)
     folder.commit_checkpoint(trainer.iteration, tmp, keep)
 
 

@@ -9,13 +9,18 @@ Layout (docs/run-folder.md has the record formats):
     trajectories/index.jsonl     one summary line per episode, for listing without reading all
     memory/                      the tip store (its own append-only log, see memory/store.py)
     checkpoints/iter-NNNNNN/     model, optimizer, RNG and trainer state, memory marker
-    checkpoints/LATEST           name of the newest complete checkpoint
     host.log                     the host's log
     .writer.lock                 held (flock) by the process that trains the run
 
 An iteration's records are written in a fixed order — trajectories, index, metrics, then the
 checkpoint — so after a kill the last checkpoint tells which iteration is complete; `rollback_to`
-removes what a later, unfinished iteration left behind.
+removes what a later, unfinished iteration left behind. Every file is written through the one
+crash-safe kit (runs/atomic.py).
+
+There is no `checkpoints/LATEST` pointer: a checkpoint folder appears under its final name only
+when it is complete (`commit_folder`), so the newest `iter-*` folder with a `trainer.json` *is*
+the newest checkpoint, and a second record of that fact could only disagree with it (runs
+written before this release may still hold a LATEST file; nothing reads it).
 """
 
 from __future__ import annotations
@@ -34,8 +39,8 @@ except ImportError:  # Windows: no advisory locks; one writer is then the user's
     fcntl = None
 
 from .atomic import (
-    append_jsonl, atomic_write_json, atomic_write_text, dumps_line, iter_jsonl, repair_jsonl,
-    rewrite_jsonl,
+    append_jsonl, atomic_write_bytes, atomic_write_json, commit_folder, encode_lines, iter_jsonl,
+    repair_jsonl, rewrite_jsonl,
 )
 
 
@@ -140,8 +145,7 @@ class RunFolder:
         return list(iter_jsonl(self.metrics_path))
 
     def write_trajectories(self, iteration: int, episodes: list[dict], summaries: list[dict]) -> None:
-        lines = "".join(dumps_line(e) for e in episodes)
-        atomic_write_text(self.trajectory_path(iteration), lines)
+        atomic_write_bytes(self.trajectory_path(iteration), encode_lines(episodes))
         append_jsonl(self.index_path, summaries)
 
     def trajectory_summaries(self) -> Iterator[dict]:
@@ -173,8 +177,7 @@ class RunFolder:
     def commit_checkpoint(self, iteration: int, tmp: Path, keep: int) -> Path:
         final = self.checkpoints_path / iteration_name(iteration)
         shutil.rmtree(final, ignore_errors=True)
-        tmp.rename(final)
-        atomic_write_text(self.checkpoints_path / "LATEST", iteration_name(iteration) + "\n")
+        commit_folder(tmp, final)
         for old in self.checkpoint_iterations()[:-keep]:
             shutil.rmtree(self.checkpoints_path / iteration_name(old), ignore_errors=True)
         return final
@@ -189,7 +192,7 @@ class RunFolder:
         return sorted(found)
 
     def latest_checkpoint(self) -> tuple[int, Path] | None:
-        """The newest complete checkpoint; LATEST is a hint, the folders are the truth."""
+        """The newest complete checkpoint (what `resume` restores), or None."""
         iterations = self.checkpoint_iterations()
         if not iterations:
             return None
