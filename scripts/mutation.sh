@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Mutation testing of the modules that carry the algorithm's choices and the run folder's safety
+# (docs/testing.md). Slow — hours for everything on two cores — so a tool to run by hand, not a
+# CI step. Each mutant is one small realistic bug; a mutant that no test notices is a gap.
+#
+#   scripts/mutation.sh                       # host (mutmut) and extension (StrykerJS)
+#   scripts/mutation.sh host ['empo2.update.*' ...]   # host only; optional mutmut name globs
+#   scripts/mutation.sh extension             # extension only
+#
+# Needs the optional extra `mutation` of the host (`pip install -e 'host[mutation]'`, done by
+# nothing else) and `npm ci`. Writes test-output/mutation/report.md (per-module killed/total),
+# with the raw results beside it. MUTATION_JOBS (default 1) sets the parallel mutants.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+what="${1:-all}"
+[ $# -gt 0 ] && shift
+out="$root/test-output/mutation"
+mkdir -p "$out"
+jobs="${MUTATION_JOBS:-1}"
+
+run_host() {
+  if ! .venv/bin/python -c "import mutmut" 2>/dev/null; then
+    echo "mutmut is not installed: .venv/bin/pip install -e 'host[mutation]'" >&2
+    exit 2
+  fi
+  echo "== host: mutmut on $(grep -A3 '^only_mutate' host/pyproject.toml | tr -d '\n ' )"
+  (
+    cd host
+    # mutmut imports the mutated copy in host/mutants/; a PYTHONPATH to host/ would shadow it.
+    unset PYTHONPATH
+    export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 EMPO2_NO_PROGRESS=1 OMP_NUM_THREADS=1
+    # Each mutant starts a pytest session; the tiny test policy is built once and kept here.
+    export EMPO2_TEST_POLICY_CACHE="${EMPO2_TEST_POLICY_CACHE:-$root/test-output/mutation/policy-cache}"
+    status=0
+    nice -n 10 ../.venv/bin/mutmut run --max-children "$jobs" "$@" || status=$?
+    ../.venv/bin/mutmut results --all true > "$out/host-results.txt"
+    [ "$status" -eq 0 ] || echo "mutmut exited with $status (results so far are kept)" >&2
+  )
+}
+
+run_extension() {
+  echo "== extension: StrykerJS (mocha runner) on the models and the RPC client"
+  nice -n 10 npx stryker run --concurrency "$jobs"
+  cp reports/mutation/mutation.json "$out/extension-results.json"
+}
+
+case "$what" in
+  host) run_host "$@" ;;
+  extension) run_extension ;;
+  all) run_host; run_extension ;;
+  *) echo "usage: scripts/mutation.sh [all|host [mutant globs]|extension]" >&2; exit 2 ;;
+esac
+
+.venv/bin/python scripts/mutation_report.py \
+  --mutmut "$out/host-results.txt" --stryker "$out/extension-results.json" \
+  --equivalent "$root/scripts/mutation-equivalent.txt" > "$out/report.md"
+echo "== report: $out/report.md"
+cat "$out/report.md"
