@@ -12,8 +12,9 @@ resident memory (VmRSS) of the idle host after `run.list` and a short settle.
 The baseline is the old eager path, measured in the same run: the same command with the trainer
 imported before the server starts (`import empo2.trainer`, which loads torch, transformers and
 scipy, as the server did at start until the training stack became lazy). The two paths
-alternate, so a busy machine slows both alike. Prints one line per start, the medians, and the
-ratios eager / lazy.
+alternate, so a busy machine slows both alike. For scale, each round also times a bare
+interpreter (`python -c pass`): no host starts faster than that. Prints one line per start, the
+medians, and the ratios eager / lazy.
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ def one_start(code: str, workdir: Path, settle_s: float) -> dict:
     return {"ready_s": ready_s, "initialized_s": initialized_s, "idle_rss_mib": rss, "device": device}
 
 
+def bare_interpreter_s() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="starts of each path")
@@ -84,10 +91,13 @@ def main() -> int:
         print("serve_startup.py reads /proc/<pid>/status: Linux only.", file=sys.stderr)
         return 2
     results: dict[str, list[dict]] = {"lazy": [], "eager": []}
+    bare: list[float] = []
     with tempfile.TemporaryDirectory(prefix="empo2-startup-") as scratch:
         workdir = Path(scratch)
         one_start(LAZY, workdir, 0.0)  # warm the OS file cache for both paths' first files
         for _ in range(args.repeats):
+            bare.append(bare_interpreter_s())
+            print(f"bare   interpreter start {bare[-1]:6.2f} s", flush=True)
             for name, code in (("lazy", LAZY), ("eager", EAGER)):
                 result = one_start(code, workdir, args.settle)
                 results[name].append(result)
@@ -100,11 +110,13 @@ def main() -> int:
     for name, m in median.items():
         print(f"median {name:5s}: ready {m['ready_s']:.2f} s, initialize answered "
               f"{m['initialized_s']:.2f} s, idle RSS {m['idle_rss_mib']:.0f} MiB")
+    print(f"median bare interpreter start: {statistics.median(bare):.2f} s")
     lazy, eager = median["lazy"], median["eager"]
     print(f"eager / lazy: ready {eager['ready_s'] / lazy['ready_s']:.1f}x, initialize "
           f"{eager['initialized_s'] / lazy['initialized_s']:.1f}x, idle RSS "
           f"{eager['idle_rss_mib'] / lazy['idle_rss_mib']:.1f}x")
-    print(json.dumps({"repeats": args.repeats, "median": median, "cpus": os.cpu_count(),
+    print(json.dumps({"repeats": args.repeats, "median": median,
+                      "bare_interpreter_s": statistics.median(bare), "cpus": os.cpu_count(),
                       "load_average": os.getloadavg()[0]}))
     return 0
 
