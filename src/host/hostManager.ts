@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { Emitter } from '../common/event';
 import { Disposable, type IDisposable } from '../common/lifecycle';
-import type { Settings } from '../config/settings';
+import type { Settings } from '../common/settings';
 import { RpcClient, type RequestOptions } from '../rpc/client';
 import { describeError } from '../rpc/errors';
 import { Notifications, Requests, type NotificationType, type RequestType } from '../rpc/methods';
@@ -11,10 +11,10 @@ import { connectWebSocket } from '../rpc/wsTransport';
 import { Backoff } from './backoff';
 import { HostLog } from './hostLog';
 import { HostProcess, HostStartError } from './hostProcess';
+import { runHostSetup } from './hostSetup';
 import { HostStateModel } from './hostState';
 import { chooseInterpreter, checkHostInstalled, hostSources, type Interpreter } from './interpreter';
 import { pythonExtensionInterpreter } from './pythonExtension';
-import { runHostSetup } from './hostSetup';
 
 // The one training host this window talks to: spawned here (`empo2-host serve`) or remote
 // (Connect to Remote Host). It owns the process and the connection, reconnects with backoff

@@ -1,9 +1,9 @@
-import { Emitter } from '../../common/event';
-import { Disposable } from '../../common/lifecycle';
-import { Notifications, Requests } from '../../rpc/methods';
-import type { Episode, MetricsRecord, TrajectoryStep, TrajectorySummary } from '../../rpc/protocol';
-import type { HostApi } from '../../runs/hostApi';
-import type { RunEntry, RunsModel } from '../../runs/runsModel';
+import { Emitter } from '../common/event';
+import { Disposable } from '../common/lifecycle';
+import type { HostApi } from '../host/hostApi';
+import { Notifications, Requests } from '../rpc/methods';
+import type { Episode, MetricsRecord, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
+import type { RunEntry, RunsModel } from '../runs/runsModel';
 
 // The data behind the Trajectories tree, free of vscode: Run → Iteration → Task group (the N
 // rollouts of one task) → Episode → Step. Everything below a run is loaded when its node is

@@ -1,15 +1,15 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import type { Settings } from '../config/settings';
+import type { Command } from '../common/command';
+import type { Settings } from '../common/settings';
 import type { HostLog } from '../host/hostLog';
 import type { HostManager } from '../host/hostManager';
+import { ensureHost, showFailure } from '../host/notices';
 import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
 import { isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { ErrorCodes, type RunStatus } from '../rpc/protocol';
-import type { RunsModel } from '../runs/runsModel';
-import type { Command } from './command';
-import { ensureHost, showFailure } from './notices';
+import type { RunsModel } from './runsModel';
 
 const ADD_ROOT = 'Restart Host with This Root';
 const METRICS_ONLY = 'Show Its Metrics Only';

@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import type { Settings } from '../config/settings';
-import type { HostLog } from '../host/hostLog';
-import type { HostManager } from '../host/hostManager';
-import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
-import { ConnectError } from '../rpc/wsTransport';
+import type { Command } from '../common/command';
+import type { Settings } from '../common/settings';
 import { describeError } from '../rpc/errors';
-import type { Command } from './command';
+import { ConnectError } from '../rpc/wsTransport';
+import type { HostLog } from './hostLog';
+import type { HostManager } from './hostManager';
+import type { WorkspaceTrustGuard } from './workspaceTrust';
 
 // Host lifecycle commands. Starting a host runs the workspace's Python, so it checks Workspace
 // Trust first; connecting to a remote host does not (nothing runs here).

@@ -1,5 +1,5 @@
-import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../../rpc/protocol';
-import { latestReturn } from '../../runs/runsModel';
+import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
+import { latestReturn } from '../runs/runsModel';
 import type { TrajectoryModel, TrajectoryNode } from './trajectoryModel';
 
 // How each row of the Trajectories tree reads: label, description, icon, tooltip. Pure (no

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import { Disposable } from '../../common/lifecycle';
-import { describeError } from '../../rpc/errors';
+import { Disposable } from '../common/lifecycle';
+import { describeError } from '../rpc/errors';
 import { present } from './presentation';
 import { TrajectoryModel, type TrajectoryNode } from './trajectoryModel';
 import { TrajectoryTreeItem } from './trajectoryTreeItem';
