@@ -94,7 +94,7 @@ export class ConnectRemoteCommand implements Command {
       return false;
     }
     const trimmed = url.trim();
-    let token = typeof tokenArg === 'string' ? tokenArg : await this.host.remoteToken(trimmed);
+    let token = typeof tokenArg === 'string' ? tokenArg : await this.host.remoteTokens.get(trimmed);
     for (let attempt = 0; attempt < 3; attempt++) {
       if (!token) {
         token = await vscode.window.showInputBox({
@@ -109,14 +109,14 @@ export class ConnectRemoteCommand implements Command {
       }
       try {
         await this.host.connectRemote(trimmed, token);
-        await this.host.storeRemoteToken(trimmed, token);
+        await this.host.remoteTokens.store(trimmed, token);
         if (this.settings.remoteUrl !== trimmed) {
           await vscode.workspace.getConfiguration('empo2').update('remoteUrl', trimmed, vscode.ConfigurationTarget.Global);
         }
         return true;
       } catch (error) {
         if (error instanceof ConnectError && error.status === 401) {
-          await this.host.forgetRemoteToken(trimmed);
+          await this.host.remoteTokens.forget(trimmed);
           void vscode.window.showWarningMessage(`EMPO²: ${trimmed} refused the token; enter it again.`);
           token = undefined;
           continue;

@@ -3,7 +3,8 @@ import { Notifications, Requests } from '../../src/rpc/methods';
 import type { TrajectoryListParams, TrajectorySummary } from '../../src/rpc/protocol';
 import { RunsModel } from '../../src/runs/runsModel';
 import { present } from '../../src/trajectories/presentation';
-import { PAGE_SIZE, TrajectoryModel, type TrajectoryNode } from '../../src/trajectories/trajectoryModel';
+import { TrajectoryModel } from '../../src/trajectories/trajectoryModel';
+import { PAGE_SIZE, type TrajectoryNode } from '../../src/trajectories/trajectoryNodes';
 import { FakeHost } from '../builders/fakeHost';
 import { aMetricsRecord, anEpisode, anEpisodeId, aRunInfo, aStep, aSummary } from '../builders/protocol';
 
