@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from empo2.algo.intrinsic import make_intrinsic_reward
-from empo2.rollout import Episode, StepRecord, add_intrinsic_rewards
+from empo2.rollout import MEMORY, MEMORY_FREE, Episode, StepRecord, add_intrinsic_rewards
 
 GARDEN = "you are in the garden . the sun shines on a bed of red flowers ."
 CELLAR = "a dark cellar . a locked wooden chest stands against the cold wall ."
 
 
-def episode(states: list[str], variation: int = 0, rollout_mode: str = "memory-free",
+def episode(states: list[str], variation: int = 0, rollout_mode: str = MEMORY_FREE,
             tips_per_step: list[int] | None = None) -> Episode:
     ep = Episode(id=f"e-{variation}", task="grow-plant", variation=variation, group=0,
                  rollout_mode=rollout_mode)
@@ -51,7 +51,7 @@ def test_states_are_counted_per_task_variation(embedder):
 
 def test_reference_variant_pays_per_step_from_that_steps_retrieval(embedder):
     """algo.intrinsic=reference: 1/(tips retrieved at the step + 1), step by step."""
-    ep = episode(["x"] * 3, rollout_mode="memory", tips_per_step=[0, 2, 1])
+    ep = episode(["x"] * 3, rollout_mode=MEMORY, tips_per_step=[0, 2, 1])
     add_intrinsic_rewards([ep], [[GARDEN, CELLAR, GARDEN]], make_intrinsic_reward("reference"),
                           embedder)
     assert [s.intrinsic for s in ep.steps] == [1.0, 1 / 3, 0.5]

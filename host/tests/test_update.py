@@ -13,14 +13,15 @@ import dataclasses
 import pytest
 import torch
 
-from empo2.config import AlgoConfig
+from empo2.config import CHOICES, AlgoConfig
 from empo2.policy.model import load_policy
 from empo2.policy.prompting import step_messages, step_user_text, with_tips
 from empo2.policy.tokenizer import encode_chat, encode_response
-from empo2.rollout import Episode, StepRecord
-from empo2.update import UPDATE_MODES, build_samples, update_policy
+from empo2.rollout import MEMORY, MEMORY_FREE, Episode, StepRecord
+from empo2.update import (OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, UPDATE_MODES, build_samples,
+                          update_policy)
 
-OLD_LOGPROB_SETTINGS = ("with_tips", "without_tips")
+OLD_LOGPROB_SETTINGS = CHOICES["algo.off_policy_old_logprob"]
 TIP = "turn on the lamp first ; action : turn on lamp"
 ACTIONS = ("go to kitchen", "turn on lamp", "look around", "pick up seed")
 SCENES = ("you are in the hall . a lamp is here .", "you are in the kitchen . a seed is here .")
@@ -37,11 +38,11 @@ def make_episodes(tokenizer, update_mode: str, behaviour: float | None = None) -
     memory-mode steps carry a tip block, memory-free ones (on-policy) do not. Returns differ
     within each group, so every advantage is non-zero. `behaviour` overrides the sampler's
     recorded log-probs (None: a plausible -1.0 per token)."""
-    memory = update_mode != "on-policy"
+    memory = update_mode != ON_POLICY
     episodes = []
     for e in range(4):
         ep = Episode(id=f"i000001-e{e:04d}", task="power-device", variation=0, group=e // 2,
-                     rollout_mode="memory" if memory else "memory-free", description="turn on the lamp")
+                     rollout_mode=MEMORY if memory else MEMORY_FREE, description="turn on the lamp")
         for t, scene in enumerate(SCENES):
             user = step_user_text(ep.description, [], scene, history_steps=3, observation_words=10)
             no_tips = encode_chat(tokenizer, step_messages(user))
@@ -61,12 +62,12 @@ def make_episodes(tokenizer, update_mode: str, behaviour: float | None = None) -
 # "rollout" is the prompt the action was sampled from (with tips in memory mode), "no_tips" the
 # same turn without the tip block. On-policy rollouts are memory-free, so there both are one.
 EXPECTED_PROMPTS = {
-    ("on-policy", "with_tips"): ("rollout", "rollout"),
-    ("on-policy", "without_tips"): ("rollout", "rollout"),
-    ("on-policy-with-tips", "with_tips"): ("rollout", "rollout"),
-    ("on-policy-with-tips", "without_tips"): ("rollout", "rollout"),
-    ("off-policy", "with_tips"): ("no_tips", "rollout"),
-    ("off-policy", "without_tips"): ("no_tips", "no_tips"),
+    (ON_POLICY, "with_tips"): ("rollout", "rollout"),
+    (ON_POLICY, "without_tips"): ("rollout", "rollout"),
+    (ON_POLICY_WITH_TIPS, "with_tips"): ("rollout", "rollout"),
+    (ON_POLICY_WITH_TIPS, "without_tips"): ("rollout", "rollout"),
+    (OFF_POLICY, "with_tips"): ("no_tips", "rollout"),
+    (OFF_POLICY, "without_tips"): ("no_tips", "no_tips"),
 }
 
 
@@ -93,13 +94,13 @@ def test_build_samples_scores_each_prompt_as_the_table_says(policy, mode, old_se
         assert sample.old_prompt == prompt[old_role]
         assert sample.no_tip_prompt == step.prompt_ids_no_tips  # what the mask tests
         assert sample.action == step.action_ids and sample.behaviour == step.behaviour_logprobs
-        if mode != "on-policy":
+        if mode != ON_POLICY:
             assert step.prompt_ids != step.prompt_ids_no_tips  # the rows above tell them apart
 
 
 def test_build_samples_refuses_an_unknown_mode(policy):
     with pytest.raises(ValueError, match="unknown update mode"):
-        build_samples(make_episodes(policy[1], "off-policy"), "offpolicy", AlgoConfig())
+        build_samples(make_episodes(policy[1], OFF_POLICY), "offpolicy", AlgoConfig())
 
 
 def one_step_update(policy, mode: str, behaviour: float | None = None, **algo) -> dict:
@@ -121,7 +122,7 @@ def one_step_update(policy, mode: str, behaviour: float | None = None, **algo) -
 RATIO_TOLERANCE = 1e-5  # float32 noise of scoring one row twice; a wrong prompt moves it by >1e-2
 
 
-@pytest.mark.parametrize("mode", ["on-policy", "on-policy-with-tips"])
+@pytest.mark.parametrize("mode", [ON_POLICY, ON_POLICY_WITH_TIPS])
 @pytest.mark.parametrize("behaviour", [-1.0, -9.0])
 def test_on_policy_ratios_are_exactly_one_whatever_the_sampler_recorded(policy, mode, behaviour):
     """π_old is recomputed under the numerator's prompt before the first step (update.py choice
@@ -136,12 +137,12 @@ def test_on_policy_ratios_are_exactly_one_whatever_the_sampler_recorded(policy, 
 def test_off_policy_ratios_compare_no_tips_with_tips(policy):
     """Table 3: the numerator drops the tips, π_old keeps them, so ratios leave 1 at once (not
     only after a first optimizer step, as with several minibatches)."""
-    stats = one_step_update(policy, "off-policy")
+    stats = one_step_update(policy, OFF_POLICY)
     assert max(stats["ratio_max"] - 1, 1 - stats["ratio_min"]) > 1e-2
 
 
 def test_off_policy_without_tips_option_scores_both_sides_without_tips(policy):
-    stats = one_step_update(policy, "off-policy", off_policy_old_logprob="without_tips")
+    stats = one_step_update(policy, OFF_POLICY, off_policy_old_logprob="without_tips")
     assert abs(stats["ratio_max"] - 1) < RATIO_TOLERANCE
     assert abs(stats["ratio_min"] - 1) < RATIO_TOLERANCE
 
@@ -176,7 +177,7 @@ def test_the_mask_tests_the_policy_without_tips_in_every_mode(policy, mode):
     """Eq. 2: a token is dropped when π_θ(a | s) *without* tips is below δ, also when the
     numerator has tips (on-policy-with-tips recomputes it). The δ is chosen so that testing the
     prompt with tips would drop a different number of tokens."""
-    episodes = make_episodes(policy[1], "on-policy-with-tips")
+    episodes = make_episodes(policy[1], ON_POLICY_WITH_TIPS)
     no_tips = action_logprobs(policy, episodes, with_tips_prompt=False)
     tips = action_logprobs(policy, episodes, with_tips_prompt=True)
     delta = separating_delta(no_tips, tips)
@@ -199,6 +200,6 @@ def test_the_behaviour_variant_masks_on_the_recorded_logprobs(policy, mode):
 
 
 def test_mask_off_keeps_every_token(policy):
-    stats = one_step_update(policy, "on-policy-with-tips", behaviour=-9.0, low_prob_mask="off",
+    stats = one_step_update(policy, ON_POLICY_WITH_TIPS, behaviour=-9.0, low_prob_mask="off",
                             mask_logprob="behaviour")
     assert stats["masked_fraction"] == 0.0
