@@ -4,6 +4,7 @@ import type { HostManager } from '../host/hostManager';
 import { showFailure, showHostRequired } from '../host/notices';
 import type { Tip } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
+import { deleteTipQuestion, type TipEdit } from './tipRules';
 import type { TipsModel } from './tipsModel';
 import { configuredVariations } from './variations';
 
@@ -13,6 +14,7 @@ import { configuredVariations } from './variations';
 
 const KEEP_MINE = 'Keep Mine';
 const KEEP_CURRENT = 'Keep Current';
+const DELETE = 'Delete';
 
 interface TipPick extends vscode.QuickPickItem {
   readonly tip: Tip;
@@ -27,6 +29,11 @@ function tipIdOf(arg: unknown): string | undefined {
     return (arg as { tipId: string }).tipId;
   }
   return undefined;
+}
+
+/** Asks before a tip is deleted (a modal dialog); true when the person confirmed. */
+export async function confirmTipDeletion(tipId: string, tip: Tip | undefined): Promise<boolean> {
+  return (await vscode.window.showWarningMessage(deleteTipQuestion(tipId, tip), { modal: true }, DELETE)) === DELETE;
 }
 
 /** The run whose tips the commands edit; explains what is missing when there is none. */
@@ -149,12 +156,13 @@ export class EditTipCommand implements Command {
     if (!text?.trim() || text.trim() === tip.text) {
       return undefined;
     }
-    return this.save(tip.id, text.trim(), tip.version);
+    return this.save({ tipId: tip.id, text: text.trim(), expectedVersion: tip.version });
   }
 
-  private async save(tipId: string, text: string, expectedVersion: number): Promise<Tip | undefined> {
+  private async save(edit: TipEdit): Promise<Tip | undefined> {
+    const { tipId, text } = edit;
     try {
-      const outcome = await this.tips.update(tipId, text, expectedVersion);
+      const outcome = await this.tips.update(edit);
       if (outcome.kind === 'saved') {
         void vscode.window.setStatusBarMessage(`EMPO²: tip ${tipId} saved (v${outcome.tip.version})`, 4_000);
         return outcome.tip;
@@ -166,7 +174,7 @@ export class EditTipCommand implements Command {
         KEEP_MINE,
         KEEP_CURRENT,
       );
-      return choice === KEEP_MINE ? this.save(tipId, text, current.version) : current;
+      return choice === KEEP_MINE ? this.save({ ...edit, expectedVersion: current.version }) : current;
     } catch (error) {
       await showFailure(`Saving tip ${tipId}`, error);
       return undefined;
@@ -191,18 +199,11 @@ export class DeleteTipCommand implements Command {
     if (!tip) {
       return false;
     }
-    if (confirmArg !== true) {
-      const ok = await vscode.window.showWarningMessage(
-        `Delete tip ${tip.id} ("${tip.text.slice(0, 80)}")? Retrieval stops returning it at once; it stays in its history.`,
-        { modal: true },
-        'Delete',
-      );
-      if (ok !== 'Delete') {
-        return false;
-      }
+    if (confirmArg !== true && !(await confirmTipDeletion(tip.id, tip))) {
+      return false;
     }
     try {
-      const outcome = await this.tips.delete(tip.id, tip.version);
+      const outcome = await this.tips.delete({ tipId: tip.id, expectedVersion: tip.version });
       if (outcome.kind === 'conflict') {
         void vscode.window.showWarningMessage(`EMPO²: tip ${tip.id} changed meanwhile (now v${outcome.current.version}); nothing was deleted. Read it again first.`);
         return false;

@@ -15,7 +15,7 @@ import type { MemoryChange, Tip, TipVersion } from '../../../src/rpc/protocol';
 import type { TipsPanelCommand } from '../../../src/tips/tipsMessages';
 import '../tip-card';
 import type { TipCard, TipEditState } from '../tip-card/tip-card';
-import { applyChanges, filterTips, groupByVariation, NO_FILTER, type TipsFilter } from '../tipsView';
+import { applyChanges, AUTHOR_FILTER_LABELS, filterTips, groupByVariation, NO_FILTER, type TipsFilter } from '../tipsView';
 import { tipsPanelStyles } from './tips-panel.styles';
 
 export type RunCommandEvent = CustomEvent<{ readonly command: TipsPanelCommand }>;
@@ -166,8 +166,7 @@ export class TipsPanel extends LitElement {
             @change=${(event: Event) => this.setFilter({ ...this.filter, author: (event.target as VscodeSingleSelect).value as TipsFilter['author'] })}
           >
             <vscode-option value="">Any author</vscode-option>
-            <vscode-option value="policy">Written by the policy</vscode-option>
-            <vscode-option value="person">Written by people</vscode-option>
+            ${Object.entries(AUTHOR_FILTER_LABELS).map(([author, label]) => html`<vscode-option value=${author}>${label}</vscode-option>`)}
           </vscode-single-select>
           <vscode-button @click=${() => (this.adding = !this.adding)}>${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button>
         </div>
