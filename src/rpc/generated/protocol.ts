@@ -6,7 +6,7 @@
 /**
  * The version of this protocol, semantic versioning. A host accepts a client whose major version equals its own; a minor version adds optional fields, methods or notifications only.
  */
-export type ProtocolVersion = '1.0.0';
+export type ProtocolVersion = '1.1.0';
 /**
  * Every message a client may send: one of the requests. (No client notifications are defined; a host ignores unknown ones.)
  */
@@ -30,7 +30,8 @@ export type ClientMessage =
   | MemoryUpdateRequest
   | MemoryDeleteRequest
   | MemoryHistoryRequest
-  | CheckpointListRequest;
+  | CheckpointListRequest
+  | LogTailRequest;
 /**
  * The first request on every connection: versions and capabilities. Anything else before it is NotInitialized; a second one is InvalidRequest.
  */
@@ -193,6 +194,10 @@ export type MemoryAddRequest = RequestMessage & {
   params: MemoryAddParams;
 };
 /**
+ * A client-chosen id of one person's edit (memory.add, memory.update, memory.delete), the same on every retry of that save. The host applies an edit id once and records it in the run's memory; a retry of an applied edit answers with `replayed: true` instead of applying it again (since 1.1.0).
+ */
+export type EditId = string;
+/**
  * A person edits a tip's text; the edit is a new version (the old one stays in history). During training, the very next retrieval sees it.
  */
 export type MemoryUpdateRequest = RequestMessage & {
@@ -216,6 +221,13 @@ export type MemoryHistoryRequest = RequestMessage & {
 export type CheckpointListRequest = RequestMessage & {
   method?: 'checkpoint.list';
   params: CheckpointListParams;
+};
+/**
+ * The last lines of the host's log (INFO and up), server lines included: how a client of a remote host shows its log, and fills in what it missed while disconnected (since 1.1.0).
+ */
+export type LogTailRequest = RequestMessage & {
+  method?: 'log.tail';
+  params?: LogTailParams;
 };
 /**
  * Every message a host may send: a response (success or error) or a notification. A success response's `result` is checked against the `...Response` definition of the request it answers (found by its id).
@@ -491,6 +503,7 @@ export interface MemoryAddParams {
    * The situation the tip is for: its retrieval key is this text's embedding (default: the tip's text).
    */
   keyText?: string;
+  editId?: EditId;
 }
 export interface MemoryUpdateParams {
   runId: RunId;
@@ -504,6 +517,7 @@ export interface MemoryUpdateParams {
    * The person's name recorded with the edit (default: the client's name); "policy" is reserved.
    */
   author?: string;
+  editId?: EditId;
 }
 export interface MemoryDeleteParams {
   runId: RunId;
@@ -513,9 +527,20 @@ export interface MemoryDeleteParams {
    * The person's name recorded with the edit (default: the client's name); "policy" is reserved.
    */
   author?: string;
+  editId?: EditId;
 }
 export interface CheckpointListParams {
   runId: RunId;
+}
+export interface LogTailParams {
+  /**
+   * The `n` of the last line the client has; only later lines are returned (default 0: the oldest kept).
+   */
+  after?: number;
+  /**
+   * At most this many lines, the oldest first (default 500).
+   */
+  limit?: number;
 }
 /**
  * The JSON-RPC 2.0 success response envelope.
@@ -711,6 +736,10 @@ export interface LogEntry {
   logger: string;
   message: string;
   runId?: RunId;
+  /**
+   * The line's number in this host process's log, counting every line (server lines too), from 1; `log.tail {after: n}` returns the lines after it (since 1.1.0).
+   */
+  n?: number;
 }
 export interface ResyncEvent {
   seq: Seq;
@@ -856,6 +885,10 @@ export interface RunResult {
 }
 export interface TipResult {
   tip: Tip;
+  /**
+   * Present (true) only when the request's editId had been applied already: nothing changed now, and `tip` is the tip as it is now (since 1.1.0).
+   */
+  replayed?: boolean;
 }
 export interface InitializeResult {
   protocolVersion: string;
@@ -998,6 +1031,27 @@ export interface CheckpointListResult {
 export interface CheckpointListResponse {
   result?: CheckpointListResult;
 }
+export interface LogTailResult {
+  /**
+   * Random per host process: a new value means the host restarted and `n` counts from 1 again.
+   */
+  instance: string;
+  /**
+   * Lines after `after`, oldest first, each with `n`; server lines included.
+   */
+  entries: LogEntry[];
+  /**
+   * Lines after `after` the host no longer keeps (it keeps the newest few thousand).
+   */
+  dropped: number;
+  /**
+   * The `n` of the host's newest line (0: none yet); more than the last entry's `n` when `limit` cut the answer.
+   */
+  newest: number;
+}
+export interface LogTailResponse {
+  result?: LogTailResult;
+}
 
 export type ShutdownParams = EmptyParams;
 export type PingParams = EmptyParams;
@@ -1018,7 +1072,7 @@ export type MemoryHistoryParams = TipParams;
 // -- values the schema fixes ------------------------------------------------------------------
 
 /** The protocol version this client speaks ($defs.ProtocolVersion). */
-export const PROTOCOL_VERSION: ProtocolVersion = '1.0.0';
+export const PROTOCOL_VERSION: ProtocolVersion = '1.1.0';
 
 /** Every error code of the schema's ErrorCode, by its title. */
 export const ErrorCodes = {
