@@ -5,7 +5,7 @@ import { ensureHost, showFailure, showHostRequired } from '../host/notices';
 import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
 import { describeError, isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
-import { ErrorCodes, type RunInfo } from '../rpc/protocol';
+import { ErrorCodes, type RunInfo, type RunStartParams } from '../rpc/protocol';
 import type { MetricsPanel } from './metricsPanel';
 import { isActive, type RunsModel } from './runsModel';
 
@@ -13,8 +13,14 @@ import { isActive, type RunsModel } from './runsModel';
 // on the current one (selected in the Trajectories tree, or opened last).
 
 interface RunPick extends vscode.QuickPickItem {
-  readonly start?: { readonly preset?: string; readonly configFile?: vscode.Uri; readonly browse?: boolean };
+  readonly start?: Pick<RunStartParams, 'preset'> & { readonly configFile?: vscode.Uri; readonly browse?: boolean };
 }
+
+/**
+ * The command's argument (scripts, tests, empo2.autoStartRun): the start request's own fields. A
+ * config file is read here and sent as `config`, so a remote host needs no access to it.
+ */
+export type NewRunArg = Pick<RunStartParams, 'preset' | 'config' | 'configFile' | 'pauseAfterIteration'>;
 
 const CONFIG_GLOB = '{.empo2/configs/*.json,**/empo2*.json,**/*.empo2.json}';
 
@@ -54,7 +60,7 @@ export class NewRunCommand implements Command {
     }
   }
 
-  private async pick(): Promise<{ preset?: string; config?: Record<string, unknown> } | undefined> {
+  private async pick(): Promise<RunStartParams | undefined> {
     const presets = this.host.current?.init.capabilities.presets ?? [];
     const files = await vscode.workspace.findFiles(CONFIG_GLOB, '**/{node_modules,.venv,out}/**', 50);
     const items: RunPick[] = [
@@ -89,7 +95,7 @@ export class NewRunCommand implements Command {
   }
 
   /** A config file is read here and sent as an object, so a remote host needs no access to it. */
-  private async paramsFrom(arg: StartArg): Promise<{ preset?: string; config?: Record<string, unknown>; pauseAfterIteration?: number } | undefined> {
+  private async paramsFrom(arg: NewRunArg): Promise<RunStartParams | undefined> {
     const pause = typeof arg.pauseAfterIteration === 'number' ? { pauseAfterIteration: arg.pauseAfterIteration } : {};
     if (arg.preset) {
       return { preset: arg.preset, ...pause };
@@ -111,14 +117,7 @@ export class NewRunCommand implements Command {
   }
 }
 
-interface StartArg {
-  readonly preset?: string;
-  readonly config?: Record<string, unknown>;
-  readonly configFile?: string;
-  readonly pauseAfterIteration?: number;
-}
-
-function isStartArg(arg: unknown): arg is StartArg {
+function isStartArg(arg: unknown): arg is NewRunArg {
   return typeof arg === 'object' && arg !== null && ('preset' in arg || 'config' in arg || 'configFile' in arg);
 }
 
