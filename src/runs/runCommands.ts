@@ -5,9 +5,9 @@ import { ensureHost, showFailure, showHostRequired } from '../host/notices';
 import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
 import { describeError, isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
-import { ErrorCodes, type RunInfo, type RunStartParams } from '../rpc/protocol';
+import { ErrorCodes, type RunInfo, type RunResult, type RunStartParams } from '../rpc/protocol';
 import type { MetricsPanel } from './metricsPanel';
-import { isActive, type RunsModel } from './runsModel';
+import { isActive, type RunEntry, type RunsModel } from './runsModel';
 
 // Commands on training runs, through the host's run.* requests. They act on the live run, else
 // on the current one (selected in the Trajectories tree, or opened last).
@@ -132,6 +132,38 @@ function targetRun(runs: RunsModel, arg: unknown): string | undefined {
   return runs.live?.info.runId ?? runs.current?.info.runId;
 }
 
+/** What Pause and Stop say and send; both act on the training run. */
+interface LiveRunAction {
+  /** 'Pausing a run', for the message when no host runs. */
+  readonly doing: string;
+  /** 'Pausing the run', for the message when the host refuses. */
+  readonly failing: string;
+  readonly verb: string;
+  /** Whether the live run can take the action (a pausing run cannot be paused again). */
+  readonly applies: (live: RunEntry) => boolean;
+  readonly send: (runId: string) => Promise<RunResult>;
+  readonly done: string;
+}
+
+/** Pause and Stop: needs a host and a training run; the request, then a status-bar line. */
+async function actOnLiveRun(host: HostManager, runs: RunsModel, arg: unknown, action: LiveRunAction): Promise<void> {
+  if (!host.current) {
+    return showHostRequired(action.doing);
+  }
+  const live = runs.live;
+  if (!live || !action.applies(live)) {
+    void vscode.window.showInformationMessage(`EMPO²: no run is training, so there is nothing to ${action.verb}.`);
+    return;
+  }
+  try {
+    const { run } = await action.send(targetRun(runs, arg) ?? live.info.runId);
+    runs.absorbInfo(run);
+    void vscode.window.setStatusBarMessage(`EMPO²: ${run.runId} ${action.done}`, 5_000);
+  } catch (error) {
+    await showFailure(action.failing, error);
+  }
+}
+
 export class PauseRunCommand implements Command {
   static readonly id = 'empo2.pauseRun';
   readonly id = PauseRunCommand.id;
@@ -141,22 +173,15 @@ export class PauseRunCommand implements Command {
     private readonly runs: RunsModel,
   ) {}
 
-  async execute(arg?: unknown): Promise<void> {
-    if (!this.host.current) {
-      return showHostRequired('Pausing a run');
-    }
-    const live = this.runs.live;
-    if (!live || !isActive(live.info)) {
-      void vscode.window.showInformationMessage('EMPO²: no run is training, so there is nothing to pause.');
-      return;
-    }
-    try {
-      const { run } = await this.host.request(Requests.runPause, { runId: targetRun(this.runs, arg) ?? live.info.runId });
-      this.runs.absorbInfo(run);
-      void vscode.window.setStatusBarMessage(`EMPO²: ${run.runId} pauses after its current iteration`, 5_000);
-    } catch (error) {
-      await showFailure('Pausing the run', error);
-    }
+  execute(arg?: unknown): Promise<void> {
+    return actOnLiveRun(this.host, this.runs, arg, {
+      doing: 'Pausing a run',
+      failing: 'Pausing the run',
+      verb: 'pause',
+      applies: (live) => isActive(live.info),
+      send: (runId) => this.host.request(Requests.runPause, { runId }),
+      done: 'pauses after its current iteration',
+    });
   }
 }
 
@@ -209,22 +234,15 @@ export class StopRunCommand implements Command {
     private readonly runs: RunsModel,
   ) {}
 
-  async execute(arg?: unknown): Promise<void> {
-    if (!this.host.current) {
-      return showHostRequired('Stopping a run');
-    }
-    const live = this.runs.live;
-    if (!live) {
-      void vscode.window.showInformationMessage('EMPO²: no run is training, so there is nothing to stop.');
-      return;
-    }
-    try {
-      const { run } = await this.host.request(Requests.runStop, { runId: targetRun(this.runs, arg) ?? live.info.runId });
-      this.runs.absorbInfo(run);
-      void vscode.window.setStatusBarMessage(`EMPO²: ${run.runId} stops at its next iteration boundary`, 5_000);
-    } catch (error) {
-      await showFailure('Stopping the run', error);
-    }
+  execute(arg?: unknown): Promise<void> {
+    return actOnLiveRun(this.host, this.runs, arg, {
+      doing: 'Stopping a run',
+      failing: 'Stopping the run',
+      verb: 'stop',
+      applies: () => true,
+      send: (runId) => this.host.request(Requests.runStop, { runId }),
+      done: 'stops at its next iteration boundary',
+    });
   }
 }
 

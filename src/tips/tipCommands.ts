@@ -50,6 +50,11 @@ async function tipsReady(host: HostManager, tips: TipsModel, what: string): Prom
   return true;
 }
 
+/** The tip a command acts on (the argument's, else picked), once the run's tips are loaded. */
+async function readyTip(host: HostManager, tips: TipsModel, what: string, arg: unknown, title: string): Promise<Tip | undefined> {
+  return (await tipsReady(host, tips, what)) ? pickTip(tips, arg, title) : undefined;
+}
+
 async function pickTip(tips: TipsModel, arg: unknown, title: string): Promise<Tip | undefined> {
   const given = tipIdOf(arg);
   if (given) {
@@ -137,10 +142,7 @@ export class EditTipCommand implements Command {
 
   /** Arguments: a tip id (or `{ tipId }`) and, for scripts and tests, the new text. */
   async execute(arg?: unknown, textArg?: unknown): Promise<Tip | undefined> {
-    if (!(await tipsReady(this.host, this.tips, 'Editing a tip'))) {
-      return undefined;
-    }
-    const tip = await pickTip(this.tips, arg, 'EMPO²: Edit Tip');
+    const tip = await readyTip(this.host, this.tips, 'Editing a tip', arg, 'EMPO²: Edit Tip');
     if (!tip) {
       return undefined;
     }
@@ -192,10 +194,7 @@ export class DeleteTipCommand implements Command {
   ) {}
 
   async execute(arg?: unknown, confirmArg?: unknown): Promise<boolean> {
-    if (!(await tipsReady(this.host, this.tips, 'Deleting a tip'))) {
-      return false;
-    }
-    const tip = await pickTip(this.tips, arg, 'EMPO²: Delete Tip');
+    const tip = await readyTip(this.host, this.tips, 'Deleting a tip', arg, 'EMPO²: Delete Tip');
     if (!tip) {
       return false;
     }
@@ -227,10 +226,7 @@ export class ShowTipHistoryCommand implements Command {
 
   /** Opens the tip's history as a read-only Markdown document, oldest version first. */
   async execute(arg?: unknown): Promise<vscode.TextDocument | undefined> {
-    if (!(await tipsReady(this.host, this.tips, 'A tip\'s history'))) {
-      return undefined;
-    }
-    const tip = await pickTip(this.tips, arg, 'EMPO²: Show Tip History');
+    const tip = await readyTip(this.host, this.tips, 'A tip\'s history', arg, 'EMPO²: Show Tip History');
     if (!tip) {
       return undefined;
     }

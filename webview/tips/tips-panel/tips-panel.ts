@@ -62,13 +62,7 @@ export class TipsPanel extends LitElement {
   }
 
   setEditState(tipId: string, edit: TipEditState | undefined): void {
-    const next = new Map(this.editStates);
-    if (edit) {
-      next.set(tipId, edit);
-    } else {
-      next.delete(tipId);
-    }
-    this.editStates = next;
+    this.editStates = withEntry(this.editStates, tipId, edit);
   }
 
   /** A save went through: close the editor and clear any conflict. */
@@ -78,13 +72,7 @@ export class TipsPanel extends LitElement {
   }
 
   setHistory(tipId: string, versions: readonly TipVersion[] | undefined): void {
-    const next = new Map(this.histories);
-    if (versions) {
-      next.set(tipId, versions);
-    } else {
-      next.delete(tipId);
-    }
-    this.histories = next;
+    this.histories = withEntry(this.histories, tipId, versions);
   }
 
   hasHistory(tipId: string): boolean {
@@ -278,4 +266,15 @@ declare global {
     'empo2-tip-add': AddTipEvent;
     'empo2-filter-change': FilterChangeEvent;
   }
+}
+
+/** A copy of `map` with `key` set to `value`, or without it (a new object, so lit re-renders). */
+function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V | undefined): Map<string, V> {
+  const next = new Map(map);
+  if (value === undefined) {
+    next.delete(key);
+  } else {
+    next.set(key, value);
+  }
+  return next;
 }
