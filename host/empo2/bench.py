@@ -22,20 +22,11 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from . import metric_keys as metric
+from .arms import ABLATIONS, ARMS
 from .config import load_config
 from .envs.builtin.tasks import out_of_distribution_tasks
 
-METHODS = {"EMPO²": [], "GRPO": ["algo.p_memory=0"]}
-ABLATIONS = {
-    "EMPO² p=0.1": ["algo.p_memory=0.1"],
-    "EMPO² p=0.7": ["algo.p_memory=0.7"],
-    "EMPO² q=0.3": ["algo.q_off_policy=0.3"],
-    "EMPO² q=0.95": ["algo.q_off_policy=0.95"],
-    "EMPO² no off-policy (q=0)": ["algo.q_off_policy=0"],
-    "EMPO² no on-policy-with-tips (q=1)": ["algo.q_off_policy=1"],
-    "EMPO² no masking": ["algo.low_prob_mask=off"],
-    "EMPO² no intrinsic reward": ["algo.intrinsic=off"],
-}
 OOD_TRIALS = 10
 
 
@@ -59,7 +50,7 @@ def _train_and_evaluate(job: dict) -> dict:
         trainer = Trainer(config, folder, embedder=embedder)
         trainer.run()
         model, tokenizer, iterations = trainer.model, trainer.tokenizer, trainer.iteration
-        env_steps = sum(m["rollout/steps"] for m in folder.metrics())
+        env_steps = sum(m[metric.ROLLOUT_STEPS] for m in folder.metrics())
     else:
         from .policy.model import load_policy
         from .trainer import resolve_model
@@ -68,12 +59,10 @@ def _train_and_evaluate(job: dict) -> dict:
         iterations, env_steps = 0, 0
     model.eval()
     p = config.policy
-    settings = RolloutSettings(p.max_action_tokens, p.eval_temperature, p.history_steps,
-                               p.observation_words, config.memory.similarity_threshold,
-                               config.memory.top_k)
     from .envs.registry import make_env
 
     env = make_env(config.env)
+    settings = RolloutSettings.from_config(config, env, train=False)
     held_out = [(t, v) for t in config.env.tasks
                 for v in env.variations(t, "test")[:config.eval.max_variations]]
     in_dist = memory_trials(model, tokenizer, config.env, held_out, 1, settings, p.max_tip_tokens,
@@ -93,7 +82,7 @@ def _train_and_evaluate(job: dict) -> dict:
 def run_bench(seeds: list[int], iterations: int | None, out: Path, root: Path | None,
               ablations: bool, bar_factory) -> dict:
     root = root or Path(".empo2") / "bench" / time.strftime("%Y%m%d-%H%M%S")
-    methods = dict(METHODS, **(ABLATIONS if ablations else {}))
+    methods = dict(ARMS, **(ABLATIONS if ablations else {}))
     # --iterations replaces the env-step budget: every run then trains that many iterations.
     extra = [f"iterations={iterations}", "max_env_steps=0"] if iterations else []
     jobs = [{"method": "warm start (no RL)", "seed": 0, "overrides": [], "train": False,

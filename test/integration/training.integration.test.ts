@@ -6,7 +6,7 @@ import type { Empo2Api } from '../../src/extension';
 import { HostProcess } from '../../src/host/hostProcess';
 import { Requests } from '../../src/rpc/methods';
 import type { RunInfo, Tip, TrajectoryStep } from '../../src/rpc/protocol';
-import type { TreeElement } from '../../src/views/trajectories/trajectoryTreeProvider';
+import type { TreeElement } from '../../src/trajectories/trajectoryTreeProvider';
 
 // The extension against the real Python host, inside a real VS Code extension host: start it,
 // train the tiny policy for two iterations (pausing after the first), watch the tree fill, open
@@ -168,7 +168,7 @@ describe('EMPO² Studio with the real training host', function () {
 
   it('answers a stale tip edit with a conflict and leaves the tip as it was', async () => {
     const tip = api().tips.list()[0];
-    const outcome = await api().tips.update(tip.id, 'an edit made on an old copy', tip.version - 1);
+    const outcome = await api().tips.update({ tipId: tip.id, text: 'an edit made on an old copy', expectedVersion: tip.version - 1 });
     assert.equal(outcome.kind, 'conflict');
     assert.equal(outcome.kind === 'conflict' && outcome.current.text, tip.text);
   });

@@ -12,8 +12,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
-POLICY = "policy"  # the author of tips the policy writes; every other author is a person
+# Authors (the protocol's Author.kind): the policy writes tips in training; the system evicts
+# them when the memory is full; every other author is a person, who signs with a name.
+POLICY = "policy"
+SYSTEM = "system"
 PERSON = "person"
+RESERVED_AUTHORS = (POLICY, SYSTEM)  # names a person may not sign with
+
+
+def author_kind(name: str) -> str:
+    """The Author.kind of a name a history record carries."""
+    return name if name in RESERVED_AUTHORS else PERSON
 
 
 def now_iso() -> str:
@@ -142,3 +151,17 @@ class VersionConflict(MemoryStoreError):
 
 class CorruptMemory(MemoryStoreError):
     """The files on disk cannot be replayed (damage before the last record, not a torn tail)."""
+
+
+class EditAlreadyApplied(MemoryStoreError):
+    """A person's edit carried an edit id the store has already applied: a save retried after a
+    lost connection. Nothing changed now; `tip` is the tip as it is, `version` the version that
+    edit made (for an add, 1)."""
+
+    def __init__(self, tip: Tip, edit_id: str, kind: str, version: int):
+        super().__init__(f"edit {edit_id} ({kind} of tip {tip.id}) was applied already")
+        self.tip, self.edit_id, self.kind, self.version = tip, edit_id, kind, version
+
+
+class EditIdReused(MemoryStoreError, ValueError):
+    """An edit id the store recorded for a different edit (another tip or another kind)."""

@@ -2,16 +2,24 @@
 
 Every call goes through MemoryAccess to the run's one store (the trainer's while it trains). A
 person's change carries an author: the `author` param, else the client's name from `initialize`;
-"policy" and "system" are reserved for training and eviction.
+the names in records.RESERVED_AUTHORS belong to training and eviction.
+
+Retried saves: `memory.add`, `memory.update` and `memory.delete` take an optional `editId`, chosen
+by the client once per edit and sent again when it retries the same save (after a lost
+connection it cannot know whether the first attempt arrived). The store applies an edit id once;
+a repeat answers as a success with `replayed: true` and the tip as it is now, so the client shows
+what the host recorded. The edit id is kept in the run's memory log, so this holds across host
+restarts and resumed runs too.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ...memory.records import TipDeleted, UnknownTip, VersionConflict
-from ..memory_access import tip_json
+from ...memory.records import (PERSON, POLICY, RESERVED_AUTHORS, EditAlreadyApplied,
+                               EditIdReused, TipDeleted, UnknownTip, VersionConflict, author_kind)
 from ..protocol import ProtocolError
+from ..wire import tip_json, tip_version_json
 from .trajectory import DEFAULT_LIMIT, decode_cursor
 
 PERSON_TIP_SCORE = 100.0
@@ -20,10 +28,10 @@ EVERYTHING = 1 << 62
 
 def _author(request, params: dict) -> dict:
     name = params.get("author") or request.connection.client_name
-    if name in ("policy", "system"):
+    if name in RESERVED_AUTHORS:
         raise ProtocolError("InvalidParams", f"params.author '{name}' is reserved; name a person.",
                             {"field": "params.author"})
-    return {"kind": "person", "name": name, "connection": request.connection.number}
+    return {"kind": PERSON, "name": name, "connection": request.connection.number}
 
 
 def _not_found(params: dict) -> ProtocolError:
@@ -34,6 +42,21 @@ def _conflict(params: dict, conflict: VersionConflict) -> ProtocolError:
     return ProtocolError("VersionConflict", f"tip {params['tipId']} is at version "
                          f"{conflict.current.version}, not {params['expectedVersion']}; reload it "
                          "and edit again.", {"tip": tip_json(conflict.current)})
+
+
+@contextmanager
+def _once(params: dict):
+    """A retried save (its edit id applied already) as its recorded outcome; a reused id as
+    InvalidParams. Yields a dict the caller fills with the result."""
+    result: dict = {}
+    try:
+        yield result
+    except EditAlreadyApplied as done:
+        result.clear()
+        result.update(tip=tip_json(done.tip), replayed=True)
+    except EditIdReused as err:
+        raise ProtocolError("InvalidParams", f"params.editId is invalid ({err}); choose a new "
+                            "id for each edit.", {"field": "params.editId"}) from None
 
 
 def _text_error(err: ValueError) -> ProtocolError:
@@ -48,20 +71,20 @@ async def list_tips(request, params: dict) -> dict:
     offset = decode_cursor(params.get("cursor"))
     limit = params.get("limit", DEFAULT_LIMIT)
     task, author = wanted.get("task"), wanted.get("author")
-    here = task is not None or author == "person"
+    here = task is not None or author == PERSON
 
     def listed(store):
         if store is None:
             return [], 0
         tips, total = store.list_tips(
             variation_key=wanted.get("variationKey"), search=params.get("search") or None,
-            author="policy" if author == "policy" else None,
+            author=POLICY if author == POLICY else None,
             include_deleted=wanted.get("includeDeleted", False),
             include_evicted=wanted.get("includeEvicted", False),
             offset=0 if here else offset, limit=EVERYTHING if here else limit)
         if here:
             tips = [t for t in tips if (task is None or t.variation_key.split("/")[0] == task)
-                    and (author != "person" or t.author not in ("policy", "system"))]
+                    and (author != PERSON or author_kind(t.author) == PERSON)]
             total = len(tips)
             tips = tips[offset:offset + limit]
         return [tip_json(t) for t in tips], total
@@ -88,13 +111,18 @@ async def add_tip(request, params: dict) -> dict:
     author = _author(request, params)
 
     def add(store):
-        try:
-            tip = store.add_tip(params["variationKey"], params["text"],
-                                score=params.get("score", PERSON_TIP_SCORE), author=author["name"],
-                                key_text=params.get("keyText"))
-        except ValueError as err:
-            raise _text_error(err) from None
-        return {"tip": tip_json(tip)}
+        with _once(params) as result:
+            try:
+                tip = store.add_tip(params["variationKey"], params["text"],
+                                    score=params.get("score", PERSON_TIP_SCORE),
+                                    author=author["name"], key_text=params.get("keyText"),
+                                    edit_id=params.get("editId"))
+            except EditIdReused:
+                raise
+            except ValueError as err:
+                raise _text_error(err) from None
+            result["tip"] = tip_json(tip)
+        return result
 
     return await request.host.memory.use(params["runId"], add, author=author, create=True)
 
@@ -124,14 +152,17 @@ async def update_tip(request, params: dict) -> dict:
     author = _author(request, params)
 
     def update(store):
-        with _edit_errors(params, "is deleted; it cannot be edited"):
+        with _once(params) as result, _edit_errors(params, "is deleted; it cannot be edited"):
             try:
                 tip = _existing(store, params).update(
                     params["tipId"], params["text"], expected_version=params["expectedVersion"],
-                    author=author["name"])
+                    author=author["name"], edit_id=params.get("editId"))
+            except EditIdReused:
+                raise
             except ValueError as err:
                 raise _text_error(err) from None
-        return {"tip": tip_json(tip)}
+            result["tip"] = tip_json(tip)
+        return result
 
     return await request.host.memory.use(params["runId"], update, author=author)
 
@@ -141,10 +172,12 @@ async def delete_tip(request, params: dict) -> dict:
     author = _author(request, params)
 
     def delete(store):
-        with _edit_errors(params, "is already deleted"):
+        with _once(params) as result, _edit_errors(params, "is already deleted"):
             tip = _existing(store, params).delete(
-                params["tipId"], expected_version=params["expectedVersion"], author=author["name"])
-        return {"tip": tip_json(tip)}
+                params["tipId"], expected_version=params["expectedVersion"], author=author["name"],
+                edit_id=params.get("editId"))
+            result["tip"] = tip_json(tip)
+        return result
 
     return await request.host.memory.use(params["runId"], delete, author=author)
 
@@ -157,7 +190,6 @@ async def history(request, params: dict) -> dict:
             entries = store.history(params["tipId"])
         except UnknownTip:
             raise _not_found(params) from None
-        return {"versions": [{"version": e["version"], "text": e["text"], "author": e["author"],
-                              "kind": e["kind"], "at": e.get("at") or None} for e in entries]}
+        return {"versions": [tip_version_json(e) for e in entries]}
 
     return await request.host.memory.use(params["runId"], versions)

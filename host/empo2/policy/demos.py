@@ -1,0 +1,214 @@
+"""Scripted demonstrations in the built-in worlds that warm-start the built-in policy by imitation
+(policy/builtin.py, their one user, builds the policy from them).
+
+They give the policy a plausible but suboptimal prior, and teach it to read and write tips the way
+an instruct model would:
+
+- habit: the item is in the start room or the kitchen; the agent searches there and finishes.
+- stuck: the item is nowhere; after the habitual search the agent keeps going back and forth
+  between the hallway and the kitchen (the paper's agent that keeps focusing on the bulb).
+- wander: the item is nowhere; after the habitual search the agent opens a room or two at random,
+  then gives up like `stuck`. This is the only exploration the warm start ever saw.
+- tip-success: a tip in the prompt says where the item was; the agent goes straight there.
+- tip-failure: tips list containers that were searched in vain; the agent searches rooms that no
+  tip mentions until it finds the item, then finishes.
+- reflection: after every demonstration episode, the tip a good writer would leave (render_tip).
+
+The demonstration worlds are variations 10_000+ of the in-distribution kinds; the item of a
+tip-following world hides in a uniformly random non-habit room, so reading tips is learned
+without leaking where each kind hides its item. Nothing here touches the held-out task kind.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from ..envs.builtin.env import BuiltinEnv
+from ..envs.builtin.tasks import DEMO_VARIATION_BASE, HABIT_ROOMS, in_distribution_tasks
+from .prompting import Turn, reflection_messages, shown_tip, step_messages, step_user_text, with_tips
+
+
+@dataclass
+class PromptShape:
+    """How much of the past a step's prompt shows (shared with the trainer's config)."""
+
+    history_steps: int = 4
+    observation_words: int = 12
+
+
+@dataclass
+class DemoEpisode:
+    task: str
+    variation: int
+    behaviour: str
+    tips: list[str]
+    description: str
+    steps: list[tuple[str, str]] = field(default_factory=list)  # (user text with tips, action)
+    turns: list[Turn] = field(default_factory=list)
+    searched: list[tuple[str, str]] = field(default_factory=list)  # (container, room), in order
+    final_score: float = 0.0
+    tip: str = ""
+
+
+def render_tip(item: str, score: float, found_in: tuple[str, str] | None,
+               searched: list[tuple[str, str]], target: str) -> str:
+    """The one-sentence tip a good writer leaves after an episode (also how tips are shown)."""
+    points = int(round(score))
+    if found_in is not None:
+        container, room = found_in
+        if points >= 100:
+            return f"the {item} was in the {container} in the {room} . it worked . score {points}"
+        return f"the {item} was in the {container} in the {room} . not finished . score {points}"
+    empty = [f"the {c} in the {r}" for c, r in searched]
+    if not empty:
+        return f"i opened nothing . look in other rooms . score {points}"
+    return f"no {item} in {' or '.join(empty)} . score {points}"
+
+
+# -- behaviours: generators of actions that may look at the episode's state -------------------
+
+def _deliver(env: BuiltinEnv) -> Iterator[str]:
+    w = env.world
+    yield f"take {w.item}"
+    if env.room != w.target_room:
+        yield f"go to {w.target_room}"
+    yield f"put {w.item} in {w.target}"
+    yield f"{w.kind.use_verb} {w.target}"
+
+
+def _search(env: BuiltinEnv, rooms: list[str]) -> Iterator[str]:
+    """Visit rooms in order, opening each container, until the item is seen."""
+    for room in rooms:
+        if env.room != room:
+            yield f"go to {room}"
+        yield f"open {env.world.container_of[room]}"
+        if env.world.item in env.visible_items():
+            yield from _deliver(env)
+            return
+
+
+def _habit(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
+    if rng.random() < 0.3:
+        yield "look around"
+    yield from _search(env, list(HABIT_ROOMS))
+
+
+def _back_and_forth(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
+    while True:
+        other = "hallway" if env.room != "hallway" else "kitchen"
+        yield rng.choice(["look around", f"go to {other}"])
+
+
+def _stuck(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
+    yield from _habit(env, rng)
+    yield from _back_and_forth(env, rng)
+
+
+def _wander(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
+    yield from _habit(env, rng)
+    rooms = [r for r in env.world.rooms if r not in HABIT_ROOMS]
+    yield from _search(env, rng.sample(rooms, rng.randint(1, 2)))
+    yield from _back_and_forth(env, rng)
+
+
+def _tip_success(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
+    yield from _search(env, [env.world.item_room])
+
+
+def _tip_failure(env: BuiltinEnv, rng: random.Random, mentioned: set[str]) -> Iterator[str]:
+    rooms = [r for r in env.world.rooms if r not in mentioned and r not in HABIT_ROOMS]
+    rng.shuffle(rooms)
+    yield from _search(env, rooms)
+
+
+def _failure_tips(env: BuiltinEnv, rng: random.Random) -> tuple[list[str], set[str]]:
+    """One to three tips (with their entries' actions) from earlier fruitless searches, and the
+    rooms they mention."""
+    w = env.world
+    candidates = [r for r in w.rooms if r != w.item_room]
+    tips, mentioned = [], set()
+    for _ in range(rng.randint(1, 3)):
+        rooms = rng.sample(candidates, rng.randint(1, 2))
+        if rng.random() < 0.6:
+            rooms = list(HABIT_ROOMS)
+        mentioned.update(rooms)
+        searched = [(w.container_of[r], r) for r in rooms]
+        room = rng.choice(rooms)
+        action = rng.choice([f"go to {room}", f"open {w.container_of[room]}", "look around"])
+        tips.append(shown_tip(render_tip(w.item, 0, None, searched, w.target), action))
+    return list(dict.fromkeys(tips)), mentioned
+
+
+BEHAVIOURS: dict[str, str] = {
+    # behaviour -> where the item hides in its worlds (world.py placements)
+    "habit": "habit",
+    "stuck": "missing",
+    "wander": "missing",
+    "tip-success": "elsewhere",
+    "tip-failure": "elsewhere",
+}
+
+
+def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
+              shape: PromptShape, max_steps: int) -> DemoEpisode:
+    env = BuiltinEnv(max_steps=max_steps, correct_actions=False, placement=BEHAVIOURS[behaviour])
+    observation, info = env.reset(task, variation)
+    tips: list[str] = []
+    success_tip = ""  # shown with the action the successful episode took at this very step
+    if behaviour == "tip-success":
+        w = env.world
+        success_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [],
+                                 w.target)
+        if rng.random() < 0.5:
+            tips = _failure_tips(env, rng)[0]
+        actions = _tip_success(env, rng)
+    elif behaviour == "tip-failure":
+        tips, mentioned = _failure_tips(env, rng)
+        actions = _tip_failure(env, rng, mentioned)
+    else:
+        actions = {"habit": _habit, "stuck": _stuck, "wander": _wander}[behaviour](env, rng)
+    episode = DemoEpisode(task, variation, behaviour, tips, info.task_description)
+    found_in = None
+    for action in actions:
+        user = step_user_text(info.task_description, episode.turns, observation,
+                              shape.history_steps, shape.observation_words)
+        shown = ([shown_tip(success_tip, action)] if success_tip else []) + tips
+        episode.steps.append((with_tips(user, shown), action))
+        if action.startswith("open "):
+            container = action[len("open "):]
+            episode.searched.append((container, env.room))
+        observation, _, done, info = env.step(action)
+        episode.turns.append(Turn(action, observation))
+        if action.startswith("take ") and env.taken and found_in is None:
+            found_in = episode.searched[-1]
+        if done:
+            break
+    w = env.world
+    episode.final_score = env.score
+    empty = [s for s in dict.fromkeys(episode.searched) if s != found_in]
+    episode.tip = render_tip(w.item, env.score, found_in, empty, w.target)
+    return episode
+
+
+def demonstration_examples(n_episodes: dict[str, int], seed: int, shape: PromptShape,
+                           max_steps: int) -> list[tuple[list[dict], str]]:
+    """(chat messages, target text) pairs for imitation: every step, and every reflection."""
+    rng = random.Random(f"empo2-demos/{seed}")
+    tasks = in_distribution_tasks()
+    examples: list[tuple[list[dict], str]] = []
+    index = 0
+    for behaviour, count in n_episodes.items():
+        for _ in range(count):
+            task = tasks[index % len(tasks)]
+            variation = DEMO_VARIATION_BASE + index
+            index += 1
+            episode = play_demo(task, variation, behaviour, rng, shape, max_steps)
+            examples += [(step_messages(user), action) for user, action in episode.steps]
+            reflection = reflection_messages(episode.description, episode.turns,
+                                             episode.final_score, shape.observation_words)
+            examples.append((reflection, episode.tip))
+    rng.shuffle(examples)
+    return examples
+
