@@ -165,6 +165,7 @@ def test_a_failed_sharded_save_leaves_the_previous_checkpoint(tmp_path, tiny_pol
         with pytest.raises(KeyboardInterrupt):
             trainer.run()
         trainer.close()
+        trainer.memory.close()  # what the death of the process does to the memory's lock
         latest = folder.latest_checkpoint()
         assert latest is not None and latest[0] == 1
         assert (folder.checkpoints_path / ".iter-000002.tmp").exists()  # never renamed into place
