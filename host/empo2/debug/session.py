@@ -264,7 +264,7 @@ class DebugSession:
         self._intrinsic_before.append(copy.deepcopy(self.intrinsic.state_dict()))
         turn.executed, turn.executed_action = True, info.corrected_action or turn.action
         turn.reward, turn.score, turn.next_observation = float(reward), float(info.score), obs
-        turn.intrinsic = self._intrinsic_reward(obs, len(turn.tip_ids))
+        turn.intrinsic = self._intrinsic_reward(obs, len(turn.tip_ids), turn.index)
         turn.done = bool(done)
         turn.success = bool(info.success)
         if turn.replay is not None:
@@ -272,12 +272,14 @@ class DebugSession:
         self._record_step(turn)
         return turn
 
-    def _intrinsic_reward(self, observation: str, n_tips: int) -> float:
+    def _intrinsic_reward(self, observation: str, n_tips: int, step: int) -> float:
         """The novelty of the state reached, against the archive loaded from the checkpoint plus
-        this episode's own states (training adds a whole batch's; one episode is what we have)."""
+        this episode's earlier states. Training scores an iteration's states jointly, so a
+        state other episodes of the same batch also reached pays less there than here."""
         embeddings = self.embedder.encode([observation]) if getattr(self.intrinsic, "needs_embeddings", False) else None
         retrieved = np.array([n_tips]) if self.spec.mode == "memory" else None
-        return float(self.intrinsic.rewards(self.variation_key, embeddings=embeddings, n_retrieved=retrieved)[0])
+        return float(self.intrinsic.rewards(self.variation_key, embeddings=embeddings, n_retrieved=retrieved,
+                                            steps=np.array([step], dtype=np.int64))[0])
 
 
 def token_views(tokenizer, action_ids, logp, logp_no_tips, top_ids, top_logp,
