@@ -1,6 +1,7 @@
 // The `debug.*` part of the EMPO² host protocol (1.1.0), written from
 // protocol/empo2-protocol.schema.json like protocol.ts (same names as the schema's definitions;
-// the unit tests check the methods against the schema with ajv). protocol.ts re-exports it.
+// the unit tests check the methods against the schema with ajv). A file of its own, imported
+// by methods.ts and the debug adapter.
 
 import type { EpisodeId, RolloutMode, RunId, UpdateMode } from './protocol';
 

@@ -6,7 +6,7 @@
 // Protocol fields are camelCase; records read from a run folder (metrics, trajectory summaries,
 // episodes, configs) travel verbatim in the run folder's snake_case (docs/run-folder.md).
 
-export const PROTOCOL_VERSION = '1.0.0';
+export const PROTOCOL_VERSION = '1.1.0';
 
 export type RunId = string;
 export type EpisodeId = string;
@@ -466,6 +466,9 @@ export const ErrorCodes = {
   EpisodeNotFound: -32020,
   TipNotFound: -32021,
   VersionConflict: -32022,
+  DebugSessionNotFound: -32030,
+  DebugStateInvalid: -32031,
+  DebugBusy: -32032,
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -47,7 +47,7 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
       args: ['--run-root', root, '--run-root', path.dirname(policy)],
       cwd: repoRoot,
       env: { ...process.env, PYTHONPATH: path.join(repoRoot, 'host'), HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', EMPO2_NO_PROGRESS: '1' },
-      readyTimeoutMs: 120_000,
+      readyTimeoutMs: 600_000,
     });
     const ready = await host.ready;
     rpc = new RpcClient(await connectWebSocket(`ws://127.0.0.1:${ready.port}/`, host.token), { defaultTimeoutMs: 300_000 });
@@ -114,7 +114,7 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
     assert.ok((await logged).body.output.length > 0);
     const evaluated = await dc.evaluateRequest({ expression: 'tips_retrieved == 0 and len(tokens) > 0', context: 'watch', frameId: stack.body.stackFrames[0].id });
     assert.equal(evaluated.body.result, 'true');
-    const bad = await dc.evaluateRequest({ expression: 'process.exit()', context: 'watch' }).catch((e: Error) => e);
+    const bad = await dc.evaluateRequest({ expression: 'process.exit', context: 'watch' }).catch((e: Error) => e);
     assert.ok(bad instanceof Error && /not defined/.test(bad.message), String(bad));
     await Promise.all([dc.nextRequest({ threadId: 1 }), dc.assertStoppedLocation('step', { line: 4 })]);
     const text = view.texts.get('/policy/power-device-0-seed1.empo2-episode') ?? '';
