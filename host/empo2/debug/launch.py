@@ -85,7 +85,8 @@ def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
     from ..algo.intrinsic import make_intrinsic_reward
     from ..envs.registry import make_env
     from ..policy.model import PolicyLoadError, load_policy
-    from ..trainer import resolve_device, resolve_model, rollout_settings
+    from ..rollout import RolloutSettings
+    from ..trainer import resolve_device, resolve_model
     from .replay import score_recording, training_advantage
 
     config = run_config(launch.run or launch.record_run)
@@ -130,7 +131,7 @@ def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
         if state is not None:
             intrinsic.load_state_dict(copy.deepcopy(state))
 
-    settings = rollout_settings(config, env, train=True)
+    settings = RolloutSettings.from_config(config, env, train=True)
     if launch.temperature is not None:
         settings.temperature = launch.temperature
     scores, summary = None, None
