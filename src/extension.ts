@@ -22,7 +22,7 @@ import { TipsViewProvider } from './tips/tipsViewProvider';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
-import { DebugEpisodeCommand, DebugFeature } from './debug/debugFeature';
+import { DebugEpisodeCommand, DebugFeature, ShowTokensCommand } from './debug/debugFeature';
 import { TrajectoryModel } from './trajectories/trajectoryModel';
 import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
@@ -110,6 +110,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new ShowHostLogCommand(hostLog),
       new OpenEpisodeCommand(episodes),
       new DebugEpisodeCommand(runs, trajectoryModel),
+      new ShowTokensCommand(debug),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);

@@ -93,6 +93,11 @@ export class Empo2DebugAdapter extends DebugSession {
     this.configured = new Promise((resolve) => (this.markConfigured = resolve));
   }
 
+  /** The turn the debugger stands on (the token view shows it). */
+  get turnInView(): DebugTurn | undefined {
+    return this.currentTurn();
+  }
+
   /** The URI of the episode's document (what breakpoints are set on). */
   get documentUri(): string {
     return `${EPISODE_SCHEME}:${this.path}`;

@@ -7,6 +7,7 @@ import type { TrajectoryModel } from '../trajectories/trajectoryModel';
 import type { TrajectoryNode } from '../trajectories/trajectoryNodes';
 import { Empo2DebugAdapter, type Empo2LaunchArguments, type EpisodeView } from './adapter';
 import { EPISODE_SCHEME } from './episodeDocument';
+import { TokenView } from './tokenView';
 
 // The `empo2` debug type in VS Code: the inline adapter, the launch configuration provider, the
 // episode documents (one line per turn, breakpoints in their gutter) and "EMPO²: Debug Episode…".
@@ -117,10 +118,29 @@ export class DebugEpisodeCommand implements Command {
   }
 }
 
+/** "EMPO²: Show Tokens of the Current Turn": the token view of the turn the debugger is on. */
+export class ShowTokensCommand implements Command {
+  static readonly id = 'empo2.showTokens';
+  readonly id = ShowTokensCommand.id;
+
+  constructor(private readonly feature: DebugFeature) {}
+
+  async execute(): Promise<boolean> {
+    const turn = this.feature.adapters.at(-1)?.turnInView;
+    if (!turn) {
+      void vscode.window.showInformationMessage('Start an EMPO² debug session and play a turn first: the token view shows the turn the debugger is on.');
+      return false;
+    }
+    await this.feature.tokens.show(turn);
+    return true;
+  }
+}
+
 /** Registers the debug type; `adapters` lets tests reach the live adapter. */
 export class DebugFeature extends Disposable {
   readonly documents = this._register(new EpisodeDocuments());
   readonly adapters: Empo2DebugAdapter[] = [];
+  readonly tokens = this._register(new TokenView());
 
   constructor(host: HostApi, runs: RunsModel) {
     super();

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { evaluate, Expression, ExpressionError } from '../../src/debug/expression';
+import { bucketOf, tokenTable } from '../../src/debug/tokenTable';
 import { turnScope } from '../../src/debug/turnScope';
 import type { DebugTurn } from '../../src/rpc/debugProtocol';
 
@@ -57,5 +58,18 @@ describe('debug expressions', () => {
     assert.throws(() => new Expression('reward = 1'), /unexpected '='/);
     assert.throws(() => new Expression("'open"), /unterminated string/);
     assert.throws(() => new Expression('x'.repeat(2000)), /at most 1000/);
+  });
+});
+
+describe('the token view\'s table', () => {
+  it('puts each token on a line with both log-probs coloured by bucket, ratio and mask', () => {
+    const { text, cells } = tokenTable(turn());
+    const lines = text.trimEnd().split('\n');
+    assert.equal(lines.length, 4);
+    assert.match(lines[2], /^"open"\s+-0\.200\s+-3\.100\s+—\s+—\s+open -0\.20/);
+    assert.match(lines[3], /^"crate"\s+-6\.500\s+-7\.000\s+1\.200\s+masked\s+box -0\.10/);
+    assert.deepEqual(cells.map((c) => [c.line, c.bucket]), [[2, 0], [2, 2], [3, 3], [3, 3]]);
+    assert.equal(lines[2].slice(cells[0].start, cells[0].end).trim(), '-0.200');
+    assert.deepEqual([bucketOf(0), bucketOf(-1), bucketOf(-4.9), bucketOf(-5.1)], [0, 1, 2, 3]);
   });
 });
