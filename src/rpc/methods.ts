@@ -55,6 +55,7 @@ export const Requests = {
   memoryDelete: request<P.MemoryDeleteParams, P.TipResult>('memory.delete'),
   memoryHistory: request<P.TipParams, P.MemoryHistoryResult>('memory.history'),
   checkpointList: request<P.CheckpointListParams, P.CheckpointListResult>('checkpoint.list'),
+  logTail: request<P.LogTailParams, P.LogTailResult>('log.tail'),
 } as const;
 
 export const Notifications = {

@@ -6,7 +6,7 @@
 // Protocol fields are camelCase; records read from a run folder (metrics, trajectory summaries,
 // episodes, configs) travel verbatim in the run folder's snake_case (docs/run-folder.md).
 
-export const PROTOCOL_VERSION = '1.0.0';
+export const PROTOCOL_VERSION = '1.1.0';
 
 export type RunId = string;
 export type EpisodeId = string;
@@ -220,6 +220,8 @@ export interface TipParams {
 
 export interface TipResult {
   readonly tip: Tip;
+  /** True when the request's editId had been applied already: nothing changed now (1.1.0). */
+  readonly replayed?: boolean;
 }
 
 export interface InitializeParams {
@@ -358,6 +360,8 @@ export interface MemoryAddParams {
   readonly author?: string;
   readonly score?: number;
   readonly keyText?: string;
+  /** Chosen by the client once per edit and sent again on every retry: applied once (1.1.0). */
+  readonly editId?: string;
 }
 
 export interface MemoryUpdateParams {
@@ -367,6 +371,8 @@ export interface MemoryUpdateParams {
   /** The version the client read; a stale one is VersionConflict carrying the current tip. */
   readonly expectedVersion: number;
   readonly author?: string;
+  /** Chosen by the client once per edit and sent again on every retry: applied once (1.1.0). */
+  readonly editId?: string;
 }
 
 export interface MemoryDeleteParams {
@@ -374,6 +380,8 @@ export interface MemoryDeleteParams {
   readonly tipId: TipId;
   readonly expectedVersion: number;
   readonly author?: string;
+  /** Chosen by the client once per edit and sent again on every retry: applied once (1.1.0). */
+  readonly editId?: string;
 }
 
 export interface MemoryHistoryResult {
@@ -431,6 +439,22 @@ export interface LogEntry {
   readonly logger: string;
   readonly message: string;
   readonly runId?: RunId;
+  /** The line's number in this host process's log, counting server lines too (1.1.0). */
+  readonly n?: number;
+}
+
+export interface LogTailParams {
+  /** The `n` of the last line the client has; only later lines come back. */
+  readonly after?: number;
+  readonly limit?: number;
+}
+
+export interface LogTailResult {
+  /** Random per host process: a new one means the host restarted and `n` starts again. */
+  readonly instance: string;
+  readonly entries: readonly LogEntry[];
+  readonly dropped: number;
+  readonly newest: number;
 }
 
 export interface LogMessageEvent {

@@ -3,6 +3,7 @@ import { renderWebviewHtml, webviewOptions } from '../common/html';
 import { Disposable, disposeAll, type IDisposable } from '../common/lifecycle';
 import { MessageEndpoint } from '../common/messageEndpoint';
 import { webviewPort } from '../common/webviewPort';
+import { healthBadge } from '../host/connectionHealth';
 import type { HostApi } from '../host/hostApi';
 import { Notifications, Requests } from '../rpc/methods';
 import { appendRecords, emptyColumns, parseMetricsJsonl, type MetricsColumns } from './metricsCharts';
@@ -57,6 +58,13 @@ export class MetricsPanel extends Disposable {
       }),
     );
     this._register(host.onDidConnect(() => this.source?.origin === 'host' && void this.showRun(this.source.runId)));
+    this._register(host.health.onDidChange(() => this.endpoint?.sendNotification(MetricsNotifications.connection, { connection: this.connectionBadge() })));
+  }
+
+  /** Why a host run's numbers are not live: the link is down, or the host was stopped. */
+  private connectionBadge(): string | undefined {
+    const kind = this.host.health.health.kind;
+    return kind === 'none' ? 'host stopped' : healthBadge(kind);
   }
 
   /** What the panel shows (tests read it). */
@@ -111,6 +119,7 @@ export class MetricsPanel extends Disposable {
       endpoint,
       endpoint.onRequest(MetricsRequests.reload, () => {
         endpoint.sendNotification(MetricsNotifications.reset, { source: this.source, columns: this.columns });
+        endpoint.sendNotification(MetricsNotifications.connection, { connection: this.connectionBadge() });
       }),
       panel.onDidDispose(() => {
         disposeAll(this.panelDisposables);
@@ -123,7 +132,7 @@ export class MetricsPanel extends Disposable {
     panel.webview.html = renderWebviewHtml(panel.webview, this.extensionUri, {
       entry: 'metrics',
       title: 'EMPO² Metrics',
-      initialState: { source: this.source },
+      initialState: { source: this.source, connection: this.connectionBadge() },
     });
   }
 

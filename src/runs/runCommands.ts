@@ -144,7 +144,7 @@ export class PauseRunCommand implements Command {
 
   async execute(arg?: unknown): Promise<void> {
     if (!this.host.current) {
-      return showHostRequired('Pausing a run');
+      return showHostRequired('Pausing a run', this.host);
     }
     const live = this.runs.live;
     if (!live || !isActive(live.info)) {
@@ -212,7 +212,7 @@ export class StopRunCommand implements Command {
 
   async execute(arg?: unknown): Promise<void> {
     if (!this.host.current) {
-      return showHostRequired('Stopping a run');
+      return showHostRequired('Stopping a run', this.host);
     }
     const live = this.runs.live;
     if (!live) {

@@ -4,7 +4,7 @@ import type { HostManager } from '../host/hostManager';
 import { showFailure, showHostRequired } from '../host/notices';
 import type { Tip } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
-import type { TipsModel } from './tipsModel';
+import { newEditId, type TipsModel } from './tipsModel';
 import { configuredVariations } from './variations';
 
 // Commands on the current run's memory tips, from the palette (the Memory Tips view does the
@@ -32,7 +32,7 @@ function tipIdOf(arg: unknown): string | undefined {
 /** The run whose tips the commands edit; explains what is missing when there is none. */
 async function tipsReady(host: HostManager, tips: TipsModel, what: string): Promise<boolean> {
   if (!host.current) {
-    await showHostRequired(what);
+    await showHostRequired(what, host);
     return false;
   }
   if (!tips.currentRunId) {
@@ -111,7 +111,7 @@ export class AddTipCommand implements Command {
       return undefined;
     }
     try {
-      return await this.tips.add(variationKey.trim(), text.trim());
+      return await this.tips.add(variationKey.trim(), text.trim(), undefined, newEditId());
     } catch (error) {
       await showFailure('Adding the tip', error);
       return undefined;
@@ -154,7 +154,7 @@ export class EditTipCommand implements Command {
 
   private async save(tipId: string, text: string, expectedVersion: number): Promise<Tip | undefined> {
     try {
-      const outcome = await this.tips.update(tipId, text, expectedVersion);
+      const outcome = await this.tips.update(tipId, text, expectedVersion, undefined, newEditId());
       if (outcome.kind === 'saved') {
         void vscode.window.setStatusBarMessage(`EMPO²: tip ${tipId} saved (v${outcome.tip.version})`, 4_000);
         return outcome.tip;

@@ -1,10 +1,14 @@
 import { notificationType, requestType } from '../common/messageEndpoint';
+import type { HealthKind } from '../host/connectionHealth';
 import type { HostState } from '../host/hostState';
 import type { MemoryChange, Tip, TipVersion } from '../rpc/protocol';
 import type { EditOutcome } from './tipsModel';
 
 // Everything the Memory Tips webview and the extension say to each other, declared once and
 // imported by both sides.
+
+/** A save may wait this long for the link to come back before the panel gives up on it. */
+export const SAVE_TIMEOUT_MS = 10 * 60_000;
 
 export interface TipsSnapshot {
   readonly runId: string | undefined;
@@ -18,6 +22,14 @@ export interface TipsSnapshot {
 /** Embedded in the page's HTML; what the panel shows on first paint. */
 export interface TipsInitialState extends TipsSnapshot {
   readonly hostState: HostState;
+  readonly connection: ConnectionView;
+}
+
+/** The link as the panel shows it: greyed content and a few words while it is down. */
+export interface ConnectionView {
+  readonly kind: HealthKind;
+  /** "reconnecting… (12 s, next try in 1 s)"; absent while connected. */
+  readonly detail?: string;
 }
 
 /** Commands the panel's buttons may run; anything else is refused. */
@@ -26,9 +38,13 @@ export type TipsPanelCommand = (typeof TIPS_PANEL_COMMANDS)[number];
 
 export const TipsRequests = {
   runCommand: requestType<{ readonly command: TipsPanelCommand }, void>('tips/runCommand'),
-  /** memory.update with the version the person read. */
-  save: requestType<{ readonly tipId: string; readonly text: string; readonly expectedVersion: number }, EditOutcome>('tips/save'),
-  add: requestType<{ readonly variationKey: string; readonly text: string }, Tip>('tips/add'),
+  /**
+   * memory.update with the version the person read, and an edit id the panel chose for this
+   * save (kept with the draft), so a save sent again after a dropped link or a reloaded view
+   * is applied once.
+   */
+  save: requestType<{ readonly tipId: string; readonly text: string; readonly expectedVersion: number; readonly editId: string }, EditOutcome>('tips/save'),
+  add: requestType<{ readonly variationKey: string; readonly text: string; readonly editId: string }, Tip>('tips/add'),
   /** Asks the person to confirm (a modal dialog), then memory.delete; undefined when declined. */
   delete: requestType<{ readonly tipId: string; readonly expectedVersion: number }, EditOutcome | undefined>('tips/delete'),
   history: requestType<{ readonly tipId: string }, readonly TipVersion[]>('tips/history'),
@@ -38,6 +54,7 @@ export const TipsRequests = {
 
 export const TipsNotifications = {
   hostStateChanged: notificationType<{ readonly state: HostState }>('tips/hostStateChanged'),
+  connectionChanged: notificationType<ConnectionView>('tips/connectionChanged'),
   /** The whole list (another run, a reconnect). */
   reset: notificationType<TipsSnapshot>('tips/reset'),
   /** Tips written, edited or deleted (by the policy or a person), as the host reported them. */
