@@ -4,8 +4,9 @@ import type { HostApi } from '../host/hostApi';
 import { saveAcrossReconnects } from './retriedSave';
 import { describeError, RpcError } from '../rpc/errors';
 import { Notifications, Requests } from '../rpc/methods';
-import { ErrorCodes, type MemoryChange, type Tip, type TipVersion } from '../rpc/protocol';
+import type { MemoryChange, Tip, TipResult, TipVersion } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
+import { applyTipChanges, type TipDeletion, type TipEdit } from './tipRules';
 
 // The memory tips of the current run, free of vscode: loaded with memory.list, kept live by
 // memory/changed (tips the policy writes during training appear as they are written), and
@@ -136,17 +137,7 @@ export class TipsModel extends Disposable {
     if (runId !== this.runId) {
       return;
     }
-    for (const { change, tip } of changes) {
-      if (change === 'deleted' || change === 'evicted') {
-        this.tips.delete(tip.id);
-      } else {
-        const known = this.tips.get(tip.id);
-        // Notifications and responses can cross: never go back to an older version.
-        if (!known || known.version <= tip.version) {
-          this.tips.set(tip.id, tip);
-        }
-      }
-    }
+    applyTipChanges(this.tips, changes);
     this._onDidChange.fire({ kind: 'changes', runId, changes });
   }
 
@@ -171,41 +162,45 @@ export class TipsModel extends Disposable {
    * With an edit id the save survives a dropped link: it is sent again after the reconnect with
    * the same id, and the host answers what it recorded (retriedSave.ts).
    */
-  async update(tipId: string, text: string, expectedVersion: number, author?: string, editId?: string): Promise<EditOutcome> {
-    const runId = this.requireRun();
-    try {
-      const params = { runId, tipId, text, expectedVersion, ...(author ? { author } : {}), ...(editId ? { editId } : {}) };
-      const { tip, replayed } = await this.send(() => this.host.request(Requests.memoryUpdate, params), editId);
-      this.apply(runId, [{ change: 'updated', tip, by: { kind: 'person', name: author ?? '' } }]);
-      return { kind: 'saved', tip, ...(replayed ? { replayed } : {}) };
-    } catch (error) {
-      const current = error instanceof RpcError ? error.conflictingTip : undefined;
-      if (current) {
-        this.apply(runId, [{ change: 'updated', tip: current, by: { kind: 'person', name: '' } }]);
-        return { kind: 'conflict', current, attempted: text };
-      }
-      throw error;
-    }
+  update(edit: TipEdit, author?: string): Promise<EditOutcome> {
+    return this.edit('updated', edit.text, author, edit.editId, (runId) =>
+      this.host.request(Requests.memoryUpdate, { runId, ...edit, ...(author ? { author } : {}) }),
+    );
   }
 
-  async delete(tipId: string, expectedVersion: number, author?: string, editId: string = newEditId()): Promise<EditOutcome> {
-    const runId = this.requireRun();
-    try {
-      const params = { runId, tipId, expectedVersion, ...(author ? { author } : {}), editId };
-      const { tip } = await this.send(() => this.host.request(Requests.memoryDelete, params), editId);
-      this.apply(runId, [{ change: 'deleted', tip, by: { kind: 'person', name: author ?? '' } }]);
-      return { kind: 'saved', tip };
-    } catch (error) {
-      if (error instanceof RpcError && error.code === ErrorCodes.VersionConflict && error.conflictingTip) {
-        return { kind: 'conflict', current: error.conflictingTip, attempted: '' };
-      }
-      throw error;
-    }
+  delete(deletion: TipDeletion, author?: string): Promise<EditOutcome> {
+    const withId = { editId: newEditId(), ...deletion };
+    return this.edit('deleted', '', author, withId.editId, (runId) =>
+      this.host.request(Requests.memoryDelete, { runId, ...withId, ...(author ? { author } : {}) }),
+    );
   }
 
   /** One attempt without an edit id; with one, attempts until the host answers (same id each time). */
   private send<T>(attempt: () => Promise<T>, editId: string | undefined): Promise<T> {
     return editId ? saveAcrossReconnects(attempt, this.host.health) : attempt();
+  }
+
+  /** A versioned edit: applied at once when saved; on a conflict the tip as it is now replaces the stale copy. */
+  private async edit(
+    change: 'updated' | 'deleted',
+    attempted: string,
+    author: string | undefined,
+    editId: string | undefined,
+    send: (runId: string) => Promise<TipResult>,
+  ): Promise<EditOutcome> {
+    const runId = this.requireRun();
+    try {
+      const { tip, replayed } = await this.send(() => send(runId), editId);
+      this.apply(runId, [{ change, tip, by: { kind: 'person', name: author ?? '' } }]);
+      return { kind: 'saved', tip, ...(replayed ? { replayed } : {}) };
+    } catch (error) {
+      const current = error instanceof RpcError ? error.conflictingTip : undefined;
+      if (current) {
+        this.apply(runId, [{ change: 'updated', tip: current, by: { kind: 'person', name: '' } }]);
+        return { kind: 'conflict', current, attempted };
+      }
+      throw error;
+    }
   }
 
   async history(tipId: string): Promise<TipVersion[]> {

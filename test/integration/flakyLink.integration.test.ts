@@ -98,7 +98,7 @@ describe('A remote host behind a flaky link', function () {
     const text = `Open the shed first (${Date.now()}).`;
     const version = api().tips.get(tipId)!.version;
     await proxy.freeze('down'); // the save reaches the host; its answer does not come back
-    const saving = api().tips.update(tipId, text, version, undefined, `edit-${Date.now()}`);
+    const saving = api().tips.update({ tipId, text, expectedVersion: version, editId: `edit-${Date.now()}` });
     await eventually('the host to apply the save', async () => (await direct.request(Requests.memoryGet, { runId, tipId })).tip.text === text, 30_000);
     const cutAt = Date.now();
     await proxy.cut();
