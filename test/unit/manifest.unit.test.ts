@@ -19,6 +19,9 @@ const ISSUE_4_COMMANDS = [
 /** Issue 14: dial a host again after its link dropped. */
 const ISSUE_14_COMMANDS = ['empo2.reconnect'];
 
+/** The episode debugger (src/debug/). */
+const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens'];
+
 /** Commands the extension runs itself (a click on a tree row); hidden from the palette. */
 const INTERNAL_COMMANDS = ['empo2.openEpisode'];
 
@@ -33,7 +36,7 @@ describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
   it('contributes every command of issue 4, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_14_COMMANDS, ...INTERNAL_COMMANDS].sort());
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);
