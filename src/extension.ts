@@ -2,7 +2,8 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { registerCommands } from './common/command';
 import { Settings } from './common/settings';
-import { ConnectRemoteCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './host/hostCommands';
+import { ConnectionNotices } from './host/connectionNotices';
+import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './host/hostCommands';
 import { HostLog } from './host/hostLog';
 import { HostManager } from './host/hostManager';
 import { HostStateModel } from './host/hostState';
@@ -23,6 +24,7 @@ import { TipsViewProvider } from './tips/tipsViewProvider';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
+import { DebugEpisodeCommand, DebugFeature, ShowTokensCommand } from './debug/debugFeature';
 import { TrajectoryModel } from './trajectories/trajectoryModel';
 import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
@@ -30,6 +32,7 @@ import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
 /** What the extension returns from activate(): its services, for the integration tests. */
 export interface Empo2Api {
+  readonly debug: DebugFeature;
   readonly host: HostManager;
   readonly runs: RunsModel;
   readonly trajectories: TrajectoryTreeProvider;
@@ -58,11 +61,12 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const tips = new TipsModel(host, runs);
   const trajectoryModel = new TrajectoryModel(host, runs);
   const trajectories = new TrajectoryTreeProvider(trajectoryModel);
+  const debug = new DebugFeature(host, runs);
   const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true });
   let tipsView: TipsViewProvider | undefined;
   const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
   const episodes = new EpisodeBrowser(trajectoryModel, runs, treeView, episodePanel, hostLog);
-  tipsView = new TipsViewProvider(context.extensionUri, hostState, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
+  tipsView = new TipsViewProvider(context.extensionUri, hostState, host.health, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
   const refresh = new RefreshCommand(trajectories, runs, tips);
 
@@ -74,12 +78,14 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     tips,
     trajectoryModel,
     trajectories,
+    debug,
     treeView,
     episodePanel,
     episodes,
     tipsView,
     metrics,
     new HostStatusBar(host, runs),
+    new ConnectionNotices(host.health, host.reconnector, hostLog),
     new RunProgressReporter(runs),
     vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, { webviewOptions: { retainContextWhenHidden: true } }),
     host.on(Notifications.hostResync, ({ reason, dropped }) => {
@@ -93,6 +99,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new StopHostCommand(host, hostLog),
       new RestartHostCommand(trust, host),
       new ConnectRemoteCommand(host, settings),
+      new ReconnectCommand(host),
       new NewRunCommand(trust, host, runs),
       new PauseRunCommand(host, runs),
       new ResumeRunCommand(trust, host, runs),
@@ -106,6 +113,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new ShowTipHistoryCommand(host, tips),
       new ShowHostLogCommand(hostLog),
       new OpenEpisodeCommand(episodes),
+      new DebugEpisodeCommand(runs, trajectoryModel),
+      new ShowTokensCommand(debug),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
@@ -114,7 +123,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   if (settings.autoStart && vscode.workspace.isTrusted) {
     void autoStart(host, runs, settings);
   }
-  return { host, runs, trajectories, tips, episodes, metrics };
+  return { host, runs, trajectories, tips, episodes, metrics, debug };
 }
 
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. */
