@@ -70,6 +70,7 @@ class RunControl:
         self._running = threading.Event()
         self._running.set()
         self.stop_requested = False
+        self.interrupted = False
 
     def pause(self) -> None:
         self._running.clear()
@@ -80,6 +81,12 @@ class RunControl:
     def stop(self) -> None:
         self.stop_requested = True
         self._running.set()
+
+    def interrupt(self) -> None:
+        """Stops like `stop`, but the run ends `interrupted`: its host went away, not its user,
+        so it is meant to be resumed."""
+        self.interrupted = True
+        self.stop()
 
     @property
     def paused(self) -> bool:
@@ -222,7 +229,9 @@ class Trainer:
         self.hooks.on_state("running", self.iteration)
         while self.iteration < cfg.iterations and not self._budget_spent():
             if self.control.wait_if_paused():
-                self._finish("stopped")
+                if self.control.interrupted:
+                    self._checkpoint_if_missing()  # a resume then loses no finished iteration
+                self._finish("interrupted" if self.control.interrupted else "stopped")
                 return
             iteration = self.iteration + 1
             timings: dict[str, float] = {}
@@ -382,6 +391,12 @@ class Trainer:
 
     def _checkpoint(self) -> None:
         save_checkpoint(self.folder, self, keep=self.config.keep_checkpoints)
+
+    def _checkpoint_if_missing(self) -> None:
+        """With checkpoint_every > 1 the last finished iteration may have none (single process
+        only: a distributed checkpoint needs every rank, and only the host interrupts)."""
+        if not self.dist.active and self.iteration not in self.folder.checkpoint_iterations():
+            self._checkpoint()
 
     def close(self) -> None:
         """Stops the environments' simulators (ScienceWorld JVMs also die with the process)."""

@@ -6,7 +6,7 @@
 // Protocol fields are camelCase; records read from a run folder (metrics, trajectory summaries,
 // episodes, configs) travel verbatim in the run folder's snake_case (docs/run-folder.md).
 
-export const PROTOCOL_VERSION = '1.0.0';
+export const PROTOCOL_VERSION = '1.1.0';
 
 export type RunId = string;
 export type EpisodeId = string;
@@ -21,6 +21,8 @@ export type RunState =
   | 'paused'
   | 'stopping'
   | 'stopped'
+  /** Its host shut down or died mid-run (derived from the writer lock): resume it. */
+  | 'interrupted'
   | 'finished'
   | 'failed';
 
@@ -144,7 +146,10 @@ export interface Tip {
   readonly evicted: boolean;
   /** Who wrote the first version: "policy" or a person. */
   readonly author: string;
+  /** Who wrote the current version (equal to `author` until someone edits the tip). */
+  readonly versionAuthor: string;
   readonly provenance: TipProvenance;
+  /** The final score of the episode that wrote it (0–100 scale); null: a person's tip, unscored. */
   readonly score: number | null;
   readonly entries: number;
   readonly created: string | null;
@@ -203,6 +208,11 @@ export interface ServerInfo {
 // -- params and results, one pair per method ----------------------------------------------------
 
 export type EmptyParams = Record<string, never>;
+
+export interface ShutdownParams {
+  /** Do not wait for the live run's iteration boundary (it resumes from its last checkpoint). */
+  readonly now?: boolean;
+}
 
 export interface OptionalRunParams {
   /** Default: the live run. */

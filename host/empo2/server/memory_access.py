@@ -141,7 +141,8 @@ def tip_json(tip) -> dict:
     return {
         "id": d["id"], "variationKey": d["variation_key"], "text": d["text"],
         "version": d["version"], "deleted": bool(d["deleted"]), "evicted": bool(d["evicted"]),
-        "author": d["author"], "provenance": dict(d.get("provenance") or {}),
+        "author": d["author"], "versionAuthor": d.get("version_author") or d["author"],
+        "provenance": dict(d.get("provenance") or {}),
         "score": d.get("score"), "entries": d.get("n_entries", 0),
         "created": d.get("created") or None, "updated": d.get("updated") or None,
     }

@@ -35,6 +35,7 @@ const RUN_ICON: Record<RunState, { id: string; color?: string }> = {
   paused: { id: 'debug-pause', color: 'charts.yellow' },
   stopping: { id: 'loading~spin' },
   stopped: { id: 'debug-stop' },
+  interrupted: { id: 'debug-disconnect', color: 'charts.orange' },
   finished: { id: 'pass-filled', color: 'testing.iconPassed' },
   failed: { id: 'error', color: 'testing.iconFailed' },
 };
