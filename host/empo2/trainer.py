@@ -376,7 +376,7 @@ class Trainer:
             f"rollout/{mode}/return": float(np.mean(scores)),
             f"rollout/{mode}/success": float(np.mean(successes)),
             "rollout/return": float(np.mean(scores)), "rollout/success": float(np.mean(successes)),
-            "rollout/steps": len(steps), "env_steps": self.env_steps,
+            "rollout/steps": len(steps), "rollout/episodes": len(episodes), "env_steps": self.env_steps,
             "memory/tips": self.memory.count(),
             "memory/retrieval_hits": float(np.mean([len(s.tip_ids) > 0 for s in steps])) if memory_mode else 0.0,
             "memory/tips_per_step": float(np.mean([len(s.tip_ids) for s in steps])) if memory_mode else 0.0,

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { ellipsize } from '../common/text';
 import type { Command } from '../common/command';
 import type { HostManager } from '../host/hostManager';
 import { showFailure, showHostRequired } from '../host/notices';
@@ -193,7 +194,7 @@ export class DeleteTipCommand implements Command {
     }
     if (confirmArg !== true) {
       const ok = await vscode.window.showWarningMessage(
-        `Delete tip ${tip.id} ("${tip.text.slice(0, 80)}")? Retrieval stops returning it at once; it stays in its history.`,
+        `Delete tip ${tip.id} ("${ellipsize(tip.text, 80)}")? Retrieval stops returning it at once; it stays in its history (Show Deleted Tips finds it).`,
         { modal: true },
         'Delete',
       );
