@@ -167,12 +167,12 @@ function presentIteration(runId: string, iteration: number, model: TrajectoryMod
     parts.push(updateLabel(update));
   }
   const ret = latestReturn(metrics ?? null) ?? (data?.summaries.length ? data.summaries.reduce((s, e) => s + e.return, 0) / data.summaries.length : undefined);
-  const counts = successCounts(metrics, data?.summaries);
+  const counts = successText(metrics, data?.summaries);
   // Short enough for a default sidebar: success count and score; the modes are in the icon
   // (lightbulb: with memory) and the tooltip.
   const short: string[] = [];
   if (counts) {
-    short.push(`${counts.successes}/${counts.episodes} ✓`);
+    short.push(counts);
   }
   if (ret !== undefined) {
     short.push(`${SCORE} ${formatReturn(ret)}`);
@@ -181,7 +181,7 @@ function presentIteration(runId: string, iteration: number, model: TrajectoryMod
     label: `Iteration ${iteration}`,
     description: short.join(' · '),
     icon: { id: rollout === 'memory' ? 'lightbulb' : 'circle-large-outline', color: rollout === 'memory' ? 'charts.yellow' : undefined },
-    tooltip: `**Iteration ${iteration}**${parts.length ? `\n\n${parts.join(' · ')}` : ''}${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}${update ? `\n\nUpdate: ${updateLabel(update)}` : ''}${counts ? `\n\n${counts.successes} of ${counts.episodes} episodes succeeded` : ''}${ret !== undefined ? `\n\nMean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}`,
+    tooltip: `**Iteration ${iteration}**${parts.length ? `\n\n${parts.join(' · ')}` : ''}${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}${update ? `\n\nUpdate: ${updateLabel(update)}` : ''}${counts ? `\n\nSucceeded: ${counts.replace(' ✓', '')}` : ''}${ret !== undefined ? `\n\nMean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}`,
     collapsible: 'collapsed',
     contextValue: 'empo2.iteration',
   };
@@ -207,17 +207,13 @@ export function presentEpisode(summary: TrajectorySummary): NodePresentation {
   };
 }
 
-/** Successes and episodes of an iteration: counted from its summaries, else from its metrics. */
-export function successCounts(metrics: MetricsRecord | undefined, summaries: readonly TrajectorySummary[] | undefined): { successes: number; episodes: number } | undefined {
+/** An iteration's successes: counted from its summaries ("3/4 ✓"), else its metrics' share ("75% ✓"). */
+export function successText(metrics: MetricsRecord | undefined, summaries: readonly TrajectorySummary[] | undefined): string | undefined {
   if (summaries?.length) {
-    return { successes: summaries.filter((e) => e.success).length, episodes: summaries.length };
+    return `${summaries.filter((e) => e.success).length}/${summaries.length} ✓`;
   }
   const share = metrics?.['rollout/success'];
-  const episodes = metrics?.['rollout/episodes'];
-  if (typeof share === 'number' && typeof episodes === 'number' && episodes > 0) {
-    return { successes: Math.round(share * episodes), episodes };
-  }
-  return undefined;
+  return typeof share === 'number' ? `${Math.round(100 * share)}% ✓` : undefined;
 }
 
 /** A task group's label, unique among its iteration's groups (one task variation may be drawn twice). */

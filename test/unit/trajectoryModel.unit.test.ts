@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { Notifications, Requests } from '../../src/rpc/methods';
 import type { TrajectoryListParams, TrajectorySummary } from '../../src/rpc/protocol';
 import { RunsModel } from '../../src/runs/runsModel';
-import { successCounts, present } from '../../src/trajectories/presentation';
+import { successText, present } from '../../src/trajectories/presentation';
 import { TrajectoryModel } from '../../src/trajectories/trajectoryModel';
 import { PAGE_SIZE, type TrajectoryNode } from '../../src/trajectories/trajectoryNodes';
 import { FakeHost } from '../builders/fakeHost';
@@ -145,9 +145,9 @@ describe('TrajectoryModel', () => {
     }
   });
 
-  it('counts successes on an iteration row from its metrics before its episodes are loaded', () => {
-    assert.deepEqual(successCounts(aMetricsRecord({ iteration: 3, 'rollout/success': 0.25, 'rollout/episodes': 32 }), undefined), { successes: 8, episodes: 32 });
-    assert.equal(successCounts(aMetricsRecord({ iteration: 3, 'rollout/success': 0.25 }), undefined), undefined);
+  it('says the successes on every iteration row, from its metrics before its episodes are loaded', () => {
+    assert.equal(successText(aMetricsRecord({ iteration: 3, 'rollout/success': 0.25 }), undefined), '25% ✓');
+    assert.equal(successText(undefined, [aSummary({ success: true }), aSummary({ success: false })]), '1/2 ✓');
   });
 
   it('follows a live run: new episodes and iterations appear under the same nodes', async () => {
