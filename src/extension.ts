@@ -11,9 +11,10 @@ import { WorkspaceTrustGuard } from './host/workspaceTrust';
 import { HostStatusBar } from './hostStatusBar';
 import { RefreshCommand } from './refresh';
 import { Notifications } from './rpc/methods';
+import type { RunInfo } from './rpc/protocol';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
-import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand } from './runs/runCommands';
+import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand, type NewRunArg } from './runs/runCommands';
 import { RunProgressReporter } from './runs/runProgress';
 import { runContext } from './runs/runContext';
 import { RunsModel } from './runs/runsModel';
@@ -24,6 +25,7 @@ import { TipsViewProvider } from './tips/tipsViewProvider';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
+import { DebugEpisodeCommand, DebugFeature, ShowTokensCommand } from './debug/debugFeature';
 import { TrajectoryModel } from './trajectories/trajectoryModel';
 import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
@@ -31,6 +33,7 @@ import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
 /** What the extension returns from activate(): its services, for the integration tests. */
 export interface Empo2Api {
+  readonly debug: DebugFeature;
   readonly host: HostManager;
   readonly runs: RunsModel;
   readonly trajectories: TrajectoryTreeProvider;
@@ -59,6 +62,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const tips = new TipsModel(host, runs);
   const trajectoryModel = new TrajectoryModel(host, runs);
   const trajectories = new TrajectoryTreeProvider(trajectoryModel);
+  const debug = new DebugFeature(host, runs);
   const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true });
   let tipsView: TipsViewProvider | undefined;
   const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
@@ -76,6 +80,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     tips,
     trajectoryModel,
     trajectories,
+    debug,
     treeView,
     episodePanel,
     episodes,
@@ -111,6 +116,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new ShowTipHistoryCommand(host, tips),
       new ShowHostLogCommand(hostLog),
       new OpenEpisodeCommand(episodes),
+      new DebugEpisodeCommand(runs, trajectoryModel),
+      new ShowTokensCommand(debug),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
@@ -120,7 +127,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   if (settings.autoStart && vscode.workspace.isTrusted) {
     void autoStart(host, runs, settings);
   }
-  return { host, runs, trajectories, tips, episodes, metrics };
+  return { host, runs, trajectories, tips, episodes, metrics, debug };
 }
 
 const runContextNow = new Map<string, string | boolean>();
@@ -146,8 +153,8 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings)
   }
   const what = settings.autoStartRun;
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
-  const arg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
-  const run = await vscode.commands.executeCommand<{ runId: string } | undefined>('empo2.newRun', arg);
+  const arg: NewRunArg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
+  const run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
   if (run) {
     await vscode.commands.executeCommand('workbench.view.extension.empo2');
     await vscode.commands.executeCommand('empo2.showMetrics', run.runId);
