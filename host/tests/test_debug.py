@@ -8,6 +8,7 @@ environment is the real built-in world; nothing is mocked.
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 import torch
@@ -215,5 +216,9 @@ def test_debug_methods_through_a_real_host(host, check, run_path):
         assert err.code == CODES["DebugSessionNotFound"]
     assert {"debug.start", "debug.step", "debug.force", "debug.replayTurn", "debug.state",
             "debug.stop"} <= check.methods_answered
-    # Closing the connection ended its sessions (the replay one was never stopped).
+    # Closing the connection ends its sessions (the replay one was never stopped); the host
+    # notices the close on its own loop, so give it a moment.
+    deadline = time.monotonic() + 30
+    while host.server.debug.entries and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert not host.server.debug.entries

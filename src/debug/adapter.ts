@@ -135,13 +135,13 @@ export class Empo2DebugAdapter extends DebugSession {
     this.output(`${this.session.description}\n${describeSession(this.session)}\n`);
     this.sendEvent(new InitializedEvent());
     await this.configured;
+    if (args.stopOnFirstDifference) {
+      this.filters.add('differs');
+    }
     if (args.stopOnEntry !== false) {
       this.sendEvent(new StoppedEvent('entry', THREAD));
     } else {
       void this.run(() => this.continueToBreakpoint());
-    }
-    if (args.stopOnFirstDifference) {
-      this.filters.add('differs');
     }
   }
 
