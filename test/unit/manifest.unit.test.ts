@@ -16,6 +16,9 @@ const ISSUE_4_COMMANDS = [
   'empo2.showHostLog',
 ];
 
+/** Issue 11: debugging one episode (src/debug/). */
+const DEBUG_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens'];
+
 /** Commands the extension runs itself (a click on a tree row); hidden from the palette. */
 const INTERNAL_COMMANDS = ['empo2.openEpisode'];
 
@@ -30,7 +33,7 @@ describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
   it('contributes every command of issue 4, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...INTERNAL_COMMANDS].sort());
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...DEBUG_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);
