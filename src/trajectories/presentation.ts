@@ -138,7 +138,10 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   const total = info.iterations ? `/${info.iterations}` : '';
   const ret = latestReturn(entry.latestMetrics);
   // The state first (it is what changes), short: the description is cut at a default sidebar.
-  const parts = [info.state, `${info.iteration}${total}`];
+  // While the link is down a live run's last known state is shown, without a spinner that
+  // would claim it is moving.
+  const unheard = info.live && model.linkDown;
+  const parts = [info.state + (unheard ? ' (reconnecting…)' : ''), `${info.iteration}${total}`];
   if (ret !== undefined) {
     parts.push(`${SCORE} ${formatReturn(ret)}`);
   }
@@ -146,7 +149,7 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   return {
     label: runId,
     description: parts.join(' · '),
-    icon: RUN_ICON[info.state] ?? { id: 'circle-large-outline' },
+    icon: unheard ? { id: 'debug-disconnect', color: 'disabledForeground' } : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
     tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
     collapsible: 'collapsed',
     contextValue: runContextValue(entry),
