@@ -31,6 +31,7 @@ METHODS: tuple[Method, ...] = (
     Method("memory.delete", "MemoryDeleteParams", memory.delete_tip),
     Method("memory.history", "MemoryHistoryParams", memory.history),
     Method("checkpoint.list", "CheckpointListParams", checkpoint.list_checkpoints),
+    Method("log.tail", "LogTailParams", host.log_tail),
 )
 
 __all__ = ["METHODS"]

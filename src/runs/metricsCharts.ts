@@ -1,0 +1,146 @@
+import type { MetricsRecord } from '../rpc/protocol';
+
+// Which charts the metrics panel draws and which metrics.jsonl keys feed them (names:
+// docs/run-folder.md), shared by the extension (which ships only these columns to the webview)
+// and the webview (which draws them). Pure data and functions, unit-tested in plain Node.
+
+export interface SeriesSpec {
+  readonly key: string;
+  readonly label: string;
+  /** A VS Code theme colour variable, so the charts follow the theme. */
+  readonly color: string;
+  /** Points only (sparse metrics such as evaluations, written every few iterations). */
+  readonly points?: boolean;
+}
+
+export interface ChartSpec {
+  readonly id: string;
+  readonly title: string;
+  readonly series: readonly SeriesSpec[];
+  readonly unit?: string;
+}
+
+export const CHARTS: readonly ChartSpec[] = [
+  {
+    id: 'return',
+    title: 'Return by rollout mode',
+    series: [
+      // All rollouts first: each iteration has one mode, so its line is always one of the
+      // other two, which are drawn over it in their mode's colour.
+      { key: 'rollout/return', label: 'all rollouts', color: '--vscode-charts-foreground' },
+      { key: 'rollout/memory_free/return', label: 'memory-free', color: '--vscode-charts-blue' },
+      { key: 'rollout/memory/return', label: 'with memory', color: '--vscode-charts-orange' },
+    ],
+  },
+  {
+    id: 'success',
+    title: 'Success (evaluation: memory-free and memory-augmented)',
+    unit: 'share',
+    series: [
+      { key: 'eval/memory_free/success', label: 'eval memory-free', color: '--vscode-charts-blue', points: true },
+      { key: 'eval/memory/success', label: 'eval with memory', color: '--vscode-charts-orange', points: true },
+      { key: 'rollout/success', label: 'training rollouts', color: '--vscode-charts-green' },
+    ],
+  },
+  { id: 'masked', title: 'Masked-token fraction', unit: 'share', series: [{ key: 'update/masked_fraction', label: 'masked', color: '--vscode-charts-red' }] },
+  {
+    id: 'ratio',
+    title: 'Importance ratios',
+    series: [
+      { key: 'update/ratio_mean', label: 'mean', color: '--vscode-charts-blue' },
+      { key: 'update/ratio_min', label: 'min', color: '--vscode-charts-green' },
+      { key: 'update/ratio_max', label: 'max', color: '--vscode-charts-red' },
+    ],
+  },
+  {
+    id: 'clip',
+    title: 'Clip fraction',
+    unit: 'share',
+    series: [
+      { key: 'update/clip_fraction', label: 'clipped', color: '--vscode-charts-purple' },
+      { key: 'update/dual_clip_fraction', label: 'dual-clipped', color: '--vscode-charts-yellow' },
+    ],
+  },
+  { id: 'entropy', title: 'Entropy', series: [{ key: 'update/entropy', label: 'entropy', color: '--vscode-charts-green' }] },
+  {
+    id: 'kl',
+    title: 'KL',
+    series: [
+      { key: 'update/kl', label: 'to reference', color: '--vscode-charts-red' },
+      { key: 'update/approx_kl_old', label: 'to old policy', color: '--vscode-charts-purple' },
+    ],
+  },
+  { id: 'tips', title: 'Tips in memory', series: [{ key: 'memory/tips', label: 'tips', color: '--vscode-charts-yellow' }] },
+  { id: 'intrinsic', title: 'Intrinsic reward', series: [{ key: 'reward/intrinsic', label: 'intrinsic', color: '--vscode-charts-orange' }] },
+  {
+    id: 'throughput',
+    title: 'Throughput (tokens/s)',
+    series: [
+      { key: 'throughput/rollout_tokens_per_s', label: 'rollout', color: '--vscode-charts-blue' },
+      { key: 'throughput/update_tokens_per_s', label: 'update', color: '--vscode-charts-green' },
+    ],
+  },
+];
+
+export const CHART_KEYS: readonly string[] = [...new Set(CHARTS.flatMap((chart) => chart.series.map((s) => s.key)))];
+
+/** Metrics in columns: x (iterations, increasing) and one array per key, null where absent. */
+export interface MetricsColumns {
+  readonly iterations: number[];
+  readonly series: Record<string, (number | null)[]>;
+}
+
+export function emptyColumns(keys: readonly string[] = CHART_KEYS): MetricsColumns {
+  return { iterations: [], series: Object.fromEntries(keys.map((key) => [key, []])) };
+}
+
+/**
+ * Appends records to columns in place (x must increase: a record for an iteration already
+ * present replaces that row, as after a resumed run rolled back). Returns the columns.
+ */
+export function appendRecords(columns: MetricsColumns, records: readonly MetricsRecord[]): MetricsColumns {
+  const keys = Object.keys(columns.series);
+  for (const record of records) {
+    const x = record.iteration;
+    if (typeof x !== 'number') {
+      continue;
+    }
+    const last = columns.iterations.length - 1;
+    if (last >= 0 && x <= columns.iterations[last]) {
+      // A rolled-back iteration reappears: cut everything from it on, then append.
+      let cut = last;
+      while (cut >= 0 && columns.iterations[cut] >= x) {
+        cut--;
+      }
+      columns.iterations.length = cut + 1;
+      for (const key of keys) {
+        columns.series[key].length = cut + 1;
+      }
+    }
+    columns.iterations.push(x);
+    for (const key of keys) {
+      const value = record[key];
+      columns.series[key].push(typeof value === 'number' && Number.isFinite(value) ? value : null);
+    }
+  }
+  return columns;
+}
+
+/** Parses metrics.jsonl text (a finished run read from disk, no host); bad lines are skipped. */
+export function parseMetricsJsonl(text: string): MetricsRecord[] {
+  const records: MetricsRecord[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) {
+      continue;
+    }
+    try {
+      const record = JSON.parse(line) as MetricsRecord;
+      if (typeof record?.iteration === 'number') {
+        records.push(record);
+      }
+    } catch {
+      // A torn last line after a kill: skip it, as the host does.
+    }
+  }
+  return records;
+}

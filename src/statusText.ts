@@ -1,0 +1,62 @@
+import type { HostState } from './host/hostState';
+import type { DeviceInfo } from './rpc/protocol';
+import { latestReturn, type RunEntry } from './runs/runsModel';
+import { formatReturn } from './trajectories/presentation';
+
+// The status bar's words, as a pure function (unit-tested): host state, device, run, iteration
+// and latest return, e.g. "EMPO²: CPU · builtin-20260101 · iter 3/40 · return 0.42".
+
+const STATE_TEXT: Record<HostState, string> = {
+  stopped: 'EMPO²: host stopped',
+  starting: 'EMPO²: host starting…',
+  running: 'EMPO²: host running',
+  reconnecting: 'EMPO²: reconnecting…',
+  stopping: 'EMPO²: host stopping…',
+  crashed: 'EMPO²: host crashed',
+};
+
+const STATE_ICON: Record<HostState, string> = {
+  stopped: '$(circle-slash)',
+  starting: '$(loading~spin)',
+  running: '$(pulse)',
+  reconnecting: '$(loading~spin)',
+  stopping: '$(loading~spin)',
+  crashed: '$(error)',
+};
+
+export function deviceLabel(device: DeviceInfo | undefined): string | undefined {
+  if (!device) {
+    return undefined;
+  }
+  if (device.kind === 'cpu') {
+    return 'CPU';
+  }
+  const memory = device.memoryBytes ? ` ${Math.round(device.memoryBytes / 2 ** 30)} GB` : '';
+  const count = device.count && device.count > 1 ? ` ×${device.count}` : '';
+  return `${device.name}${memory}${count}`;
+}
+
+export interface StatusInputs {
+  readonly state: HostState;
+  readonly device?: DeviceInfo;
+  readonly remote?: boolean;
+  readonly run?: RunEntry;
+}
+
+export function statusText({ state, device, remote, run }: StatusInputs): string {
+  if (state !== 'running') {
+    return `${STATE_ICON[state]} ${STATE_TEXT[state]}`;
+  }
+  const parts = [deviceLabel(device) ?? (remote ? 'remote host' : 'host running')];
+  if (run) {
+    const total = run.info.iterations ? `/${run.info.iterations}` : '';
+    const phase = run.progress && run.info.live ? ` (${run.progress.phase})` : '';
+    parts.push(run.info.runId, `iter ${run.info.iteration}${total}${phase}`);
+    const ret = latestReturn(run.latestMetrics);
+    if (ret !== undefined) {
+      parts.push(`return ${formatReturn(ret)}`);
+    }
+  }
+  const icon = run?.info.live && run.info.state === 'running' ? '$(sync~spin)' : STATE_ICON.running;
+  return `${icon} EMPO²: ${parts.join(' · ')}`;
+}

@@ -1,0 +1,253 @@
+import * as vscode from 'vscode';
+import type { Command } from '../common/command';
+import type { HostManager } from '../host/hostManager';
+import { showFailure, showHostRequired } from '../host/notices';
+import type { Tip } from '../rpc/protocol';
+import type { RunsModel } from '../runs/runsModel';
+import type { TipsModel } from './tipsModel';
+import { configuredVariations } from './variations';
+
+// Commands on the current run's memory tips, from the palette (the Memory Tips view does the
+// same inline). Edits carry the version the person read; on a conflict both texts are shown and
+// the person chooses.
+
+const KEEP_MINE = 'Keep Mine';
+const KEEP_CURRENT = 'Keep Current';
+
+interface TipPick extends vscode.QuickPickItem {
+  readonly tip: Tip;
+}
+
+/** A tip id from a command argument (`'t000001'` or `{ tipId }`), if one was given. */
+function tipIdOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') {
+    return arg;
+  }
+  if (typeof arg === 'object' && arg !== null && typeof (arg as { tipId?: unknown }).tipId === 'string') {
+    return (arg as { tipId: string }).tipId;
+  }
+  return undefined;
+}
+
+/** The run whose tips the commands edit; explains what is missing when there is none. */
+async function tipsReady(host: HostManager, tips: TipsModel, what: string): Promise<boolean> {
+  if (!host.current) {
+    await showHostRequired(what);
+    return false;
+  }
+  if (!tips.currentRunId) {
+    void vscode.window.showInformationMessage(`EMPO²: ${what} needs an open run; start a training run or open a run folder first.`);
+    return false;
+  }
+  await tips.whenLoaded();
+  return true;
+}
+
+async function pickTip(tips: TipsModel, arg: unknown, title: string): Promise<Tip | undefined> {
+  const given = tipIdOf(arg);
+  if (given) {
+    const tip = tips.get(given);
+    if (!tip) {
+      void vscode.window.showWarningMessage(`EMPO²: no tip ${given} in run ${tips.currentRunId}.`);
+    }
+    return tip;
+  }
+  const items: TipPick[] = tips
+    .list()
+    .sort((a, b) => a.variationKey.localeCompare(b.variationKey) || a.id.localeCompare(b.id))
+    .map((tip) => ({
+      label: tip.text,
+      description: `${tip.variationKey} · v${tip.version} · by ${tip.author}`,
+      detail: tip.id,
+      tip,
+    }));
+  if (!items.length) {
+    void vscode.window.showInformationMessage(`EMPO²: run ${tips.currentRunId} has no tips yet.`);
+    return undefined;
+  }
+  return (await vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true, placeHolder: 'Search tips by text, variation or id' }))?.tip;
+}
+
+export class AddTipCommand implements Command {
+  static readonly id = 'empo2.addTip';
+  readonly id = AddTipCommand.id;
+
+  constructor(
+    private readonly host: HostManager,
+    private readonly tips: TipsModel,
+    private readonly runs: RunsModel,
+  ) {}
+
+  async execute(arg?: unknown): Promise<Tip | undefined> {
+    if (!(await tipsReady(this.host, this.tips, 'Adding a tip'))) {
+      return undefined;
+    }
+    const given = typeof arg === 'object' && arg !== null ? (arg as { variationKey?: unknown; text?: unknown }) : {};
+    let variationKey = typeof given.variationKey === 'string' ? given.variationKey : undefined;
+    if (!variationKey) {
+      const run = this.runs.get(this.tips.currentRunId!);
+      const variations = this.tips.variations(configuredVariations(run?.config));
+      const picked = await vscode.window.showQuickPick([...variations, '$(edit) Another variation…'], {
+        title: 'EMPO²: Add Tip — which task variation?',
+        placeHolder: 'task/variation, e.g. power-device/3',
+      });
+      variationKey = picked?.startsWith('$(edit)')
+        ? await vscode.window.showInputBox({ title: 'EMPO²: Add Tip', prompt: 'Task variation (task/variation)', validateInput: (v) => (v.trim() ? undefined : 'Required') })
+        : picked;
+    }
+    if (!variationKey) {
+      return undefined;
+    }
+    const text =
+      typeof given.text === 'string'
+        ? given.text
+        : await vscode.window.showInputBox({
+            title: `EMPO²: Add Tip to ${variationKey}`,
+            prompt: 'What should the agent remember? Retrieval ranks a person\'s tip above the policy\'s own.',
+            ignoreFocusOut: true,
+            validateInput: (v) => (v.trim() ? undefined : 'Write the tip'),
+          });
+    if (!text?.trim()) {
+      return undefined;
+    }
+    try {
+      return await this.tips.add(variationKey.trim(), text.trim());
+    } catch (error) {
+      await showFailure('Adding the tip', error);
+      return undefined;
+    }
+  }
+}
+
+export class EditTipCommand implements Command {
+  static readonly id = 'empo2.editTip';
+  readonly id = EditTipCommand.id;
+
+  constructor(
+    private readonly host: HostManager,
+    private readonly tips: TipsModel,
+  ) {}
+
+  /** Arguments: a tip id (or `{ tipId }`) and, for scripts and tests, the new text. */
+  async execute(arg?: unknown, textArg?: unknown): Promise<Tip | undefined> {
+    if (!(await tipsReady(this.host, this.tips, 'Editing a tip'))) {
+      return undefined;
+    }
+    const tip = await pickTip(this.tips, arg, 'EMPO²: Edit Tip');
+    if (!tip) {
+      return undefined;
+    }
+    const text =
+      typeof textArg === 'string'
+        ? textArg
+        : await vscode.window.showInputBox({
+            title: `EMPO²: Edit Tip ${tip.id} (${tip.variationKey}, v${tip.version})`,
+            value: tip.text,
+            ignoreFocusOut: true,
+            validateInput: (v) => (v.trim() ? undefined : 'A tip cannot be empty; use Delete Tip to remove it'),
+          });
+    if (!text?.trim() || text.trim() === tip.text) {
+      return undefined;
+    }
+    return this.save(tip.id, text.trim(), tip.version);
+  }
+
+  private async save(tipId: string, text: string, expectedVersion: number): Promise<Tip | undefined> {
+    try {
+      const outcome = await this.tips.update(tipId, text, expectedVersion);
+      if (outcome.kind === 'saved') {
+        void vscode.window.setStatusBarMessage(`EMPO²: tip ${tipId} saved (v${outcome.tip.version})`, 4_000);
+        return outcome.tip;
+      }
+      const current = outcome.current;
+      const choice = await vscode.window.showWarningMessage(
+        `Tip ${tipId} changed while you edited it (now v${current.version}, by ${current.author}). Nothing was saved.`,
+        { modal: true, detail: `Yours:\n${text}\n\nCurrent:\n${current.text}` },
+        KEEP_MINE,
+        KEEP_CURRENT,
+      );
+      return choice === KEEP_MINE ? this.save(tipId, text, current.version) : current;
+    } catch (error) {
+      await showFailure(`Saving tip ${tipId}`, error);
+      return undefined;
+    }
+  }
+}
+
+export class DeleteTipCommand implements Command {
+  static readonly id = 'empo2.deleteTip';
+  readonly id = DeleteTipCommand.id;
+
+  constructor(
+    private readonly host: HostManager,
+    private readonly tips: TipsModel,
+  ) {}
+
+  async execute(arg?: unknown, confirmArg?: unknown): Promise<boolean> {
+    if (!(await tipsReady(this.host, this.tips, 'Deleting a tip'))) {
+      return false;
+    }
+    const tip = await pickTip(this.tips, arg, 'EMPO²: Delete Tip');
+    if (!tip) {
+      return false;
+    }
+    if (confirmArg !== true) {
+      const ok = await vscode.window.showWarningMessage(
+        `Delete tip ${tip.id} ("${tip.text.slice(0, 80)}")? Retrieval stops returning it at once; it stays in its history.`,
+        { modal: true },
+        'Delete',
+      );
+      if (ok !== 'Delete') {
+        return false;
+      }
+    }
+    try {
+      const outcome = await this.tips.delete(tip.id, tip.version);
+      if (outcome.kind === 'conflict') {
+        void vscode.window.showWarningMessage(`EMPO²: tip ${tip.id} changed meanwhile (now v${outcome.current.version}); nothing was deleted. Read it again first.`);
+        return false;
+      }
+      return true;
+    } catch (error) {
+      await showFailure(`Deleting tip ${tip.id}`, error);
+      return false;
+    }
+  }
+}
+
+export class ShowTipHistoryCommand implements Command {
+  static readonly id = 'empo2.showTipHistory';
+  readonly id = ShowTipHistoryCommand.id;
+
+  constructor(
+    private readonly host: HostManager,
+    private readonly tips: TipsModel,
+  ) {}
+
+  /** Opens the tip's history as a read-only Markdown document, oldest version first. */
+  async execute(arg?: unknown): Promise<vscode.TextDocument | undefined> {
+    if (!(await tipsReady(this.host, this.tips, 'A tip\'s history'))) {
+      return undefined;
+    }
+    const tip = await pickTip(this.tips, arg, 'EMPO²: Show Tip History');
+    if (!tip) {
+      return undefined;
+    }
+    try {
+      const versions = await this.tips.history(tip.id);
+      const lines = [
+        `# Tip ${tip.id} — ${tip.variationKey}`,
+        '',
+        `Run ${this.tips.currentRunId}; now at version ${tip.version}, first written by ${tip.author}.`,
+        '',
+        ...versions.flatMap((v) => [`## v${v.version} · ${v.kind} by ${v.author}${v.at ? ` · ${v.at}` : ''}`, '', v.text, '']),
+      ];
+      const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: lines.join('\n') });
+      await vscode.window.showTextDocument(document, { preview: true });
+      return document;
+    } catch (error) {
+      await showFailure(`Reading the history of tip ${tip.id}`, error);
+      return undefined;
+    }
+  }
+}

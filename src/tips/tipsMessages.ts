@@ -1,0 +1,47 @@
+import { notificationType, requestType } from '../common/messageEndpoint';
+import type { HostState } from '../host/hostState';
+import type { MemoryChange, Tip, TipVersion } from '../rpc/protocol';
+import type { EditOutcome } from './tipsModel';
+
+// Everything the Memory Tips webview and the extension say to each other, declared once and
+// imported by both sides.
+
+export interface TipsSnapshot {
+  readonly runId: string | undefined;
+  readonly tips: readonly Tip[];
+  /** Variations a new tip can go to (those with tips, and the run's configured tasks). */
+  readonly variations: readonly string[];
+  /** Why the tips could not be loaded, if they could not. */
+  readonly error?: string;
+}
+
+/** Embedded in the page's HTML; what the panel shows on first paint. */
+export interface TipsInitialState extends TipsSnapshot {
+  readonly hostState: HostState;
+}
+
+/** Commands the panel's buttons may run; anything else is refused. */
+export const TIPS_PANEL_COMMANDS = ['empo2.startHost', 'empo2.openRunFolder', 'empo2.newRun'] as const;
+export type TipsPanelCommand = (typeof TIPS_PANEL_COMMANDS)[number];
+
+export const TipsRequests = {
+  runCommand: requestType<{ readonly command: TipsPanelCommand }, void>('tips/runCommand'),
+  /** memory.update with the version the person read. */
+  save: requestType<{ readonly tipId: string; readonly text: string; readonly expectedVersion: number }, EditOutcome>('tips/save'),
+  add: requestType<{ readonly variationKey: string; readonly text: string }, Tip>('tips/add'),
+  /** Asks the person to confirm (a modal dialog), then memory.delete; undefined when declined. */
+  delete: requestType<{ readonly tipId: string; readonly expectedVersion: number }, EditOutcome | undefined>('tips/delete'),
+  history: requestType<{ readonly tipId: string }, readonly TipVersion[]>('tips/history'),
+  /** Opens the episode that wrote a tip. */
+  openEpisode: requestType<{ readonly runId: string; readonly episodeId: string }, void>('tips/openEpisode'),
+} as const;
+
+export const TipsNotifications = {
+  hostStateChanged: notificationType<{ readonly state: HostState }>('tips/hostStateChanged'),
+  /** The whole list (another run, a reconnect). */
+  reset: notificationType<TipsSnapshot>('tips/reset'),
+  /** Tips written, edited or deleted (by the policy or a person), as the host reported them. */
+  changed: notificationType<{ readonly runId: string; readonly changes: readonly MemoryChange[]; readonly variations: readonly string[] }>('tips/changed'),
+  /** Scroll to a tip and highlight it (a link in the episode view). */
+  reveal: notificationType<{ readonly tipId: string }>('tips/reveal'),
+} as const;

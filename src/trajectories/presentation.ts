@@ -1,0 +1,202 @@
+import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
+import { latestReturn } from '../runs/runsModel';
+import type { TrajectoryModel } from './trajectoryModel';
+import type { TrajectoryNode } from './trajectoryNodes';
+
+// How each row of the Trajectories tree reads: label, description, icon, tooltip. Pure (no
+// vscode), so unit tests check what a person sees; trajectoryTreeProvider.ts turns it into a
+// TreeItem. Icons are codicon ids; colours are theme colour ids.
+//
+// Episodes: the icon's shape is the rollout mode (lightbulb: with memory; circle: memory-free),
+// its colour the outcome (green success, red failure); the description names the update mode.
+
+export interface NodePresentation {
+  readonly label: string;
+  readonly description?: string;
+  readonly icon?: { readonly id: string; readonly color?: string };
+  /** Markdown. */
+  readonly tooltip?: string;
+  readonly collapsible: 'none' | 'collapsed';
+  readonly contextValue: string;
+  /** A click opens this episode (at this step) in the episode view. */
+  readonly open?: { readonly runId: string; readonly episodeId: string; readonly step?: number };
+}
+
+const ROLLOUT: Record<RolloutMode, string> = { memory: 'with memory', 'memory-free': 'memory-free' };
+const UPDATE: Record<UpdateMode, string> = {
+  'on-policy': 'on-policy',
+  'on-policy-with-tips': 'on-policy with tips',
+  'off-policy': 'off-policy',
+};
+const RUN_ICON: Record<RunState, { id: string; color?: string }> = {
+  created: { id: 'circle-large-outline' },
+  starting: { id: 'loading~spin' },
+  running: { id: 'sync~spin', color: 'charts.blue' },
+  pausing: { id: 'debug-pause' },
+  paused: { id: 'debug-pause', color: 'charts.yellow' },
+  stopping: { id: 'loading~spin' },
+  stopped: { id: 'debug-stop' },
+  finished: { id: 'pass-filled', color: 'testing.iconPassed' },
+  failed: { id: 'error', color: 'testing.iconFailed' },
+};
+
+export function rolloutLabel(mode: RolloutMode): string {
+  return ROLLOUT[mode] ?? mode;
+}
+
+export function updateLabel(mode: UpdateMode): string {
+  return UPDATE[mode] ?? mode;
+}
+
+export function formatReturn(value: number | undefined): string {
+  if (value === undefined || !Number.isFinite(value)) {
+    return '–';
+  }
+  const rounded = Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 10 ? value.toFixed(1) : value.toFixed(2);
+  return rounded === '-0.00' ? '0.00' : rounded;
+}
+
+export function present(node: TrajectoryNode, model: TrajectoryModel): NodePresentation {
+  switch (node.kind) {
+    case 'run':
+      return presentRun(node.runId, model);
+    case 'range':
+      return {
+        label: `Iterations ${node.first}–${Math.min(node.last, model.iterationCount(node.runId))}`,
+        icon: { id: 'list-tree' },
+        collapsible: 'collapsed',
+        contextValue: 'empo2.range',
+      };
+    case 'iteration':
+      return presentIteration(node.runId, node.iteration, model);
+    case 'taskGroup': {
+      const group = model.group(node);
+      const episodes = group?.episodes ?? [];
+      const successes = episodes.filter((e) => e.success).length;
+      const mean = episodes.length ? episodes.reduce((sum, e) => sum + e.return, 0) / episodes.length : undefined;
+      const label = group ? `${group.task}/${group.variation}` : node.groupKey;
+      return {
+        label,
+        description: `${episodes.length} rollouts · mean return ${formatReturn(mean)} · ${successes}/${episodes.length} succeeded`,
+        icon: { id: 'layers', color: successes > 0 ? 'testing.iconPassed' : undefined },
+        tooltip: `**Task group** ${label}${group?.group !== undefined ? ` (group ${group.group})` : ''}\n\nThe ${episodes.length} rollouts of one task in iteration ${node.iteration}; GRPO compares their returns.`,
+        collapsible: 'collapsed',
+        contextValue: 'empo2.taskGroup',
+      };
+    }
+    case 'episode': {
+      const summary = model.summary(node.runId, node.episodeId);
+      const open = { runId: node.runId, episodeId: node.episodeId };
+      return summary ? { ...presentEpisode(summary), open } : { label: node.episodeId, collapsible: 'collapsed', contextValue: 'empo2.episode', open };
+    }
+    case 'step': {
+      const step = model.step(node);
+      const open = { runId: node.runId, episodeId: node.episodeId, step: node.t };
+      if (!step) {
+        return { label: `t${node.t}`, collapsible: 'none', contextValue: 'empo2.step', open };
+      }
+      const executed = step.executed_action && step.executed_action !== step.action ? ` → ${step.executed_action}` : '';
+      const tips = step.tips.length ? ` · ${step.tips.length} tip${step.tips.length === 1 ? '' : 's'}` : '';
+      return {
+        label: `t${step.t}: ${step.action || '(empty action)'}${executed}`,
+        description: `reward ${formatSigned(step.reward)}${step.intrinsic ? ` · intrinsic ${formatSigned(step.intrinsic)}` : ''}${tips}`,
+        icon: { id: step.reward > 0 ? 'arrow-up' : step.reward < 0 ? 'arrow-down' : 'arrow-small-right', color: step.reward > 0 ? 'testing.iconPassed' : step.reward < 0 ? 'testing.iconFailed' : undefined },
+        tooltip: `**Step ${step.t}**\n\n*Observation:* ${escapeMarkdown(step.observation)}\n\n*Action:* \`${escapeMarkdown(step.action)}\`${executed ? ` (executed: \`${escapeMarkdown(step.executed_action ?? '')}\`)` : ''}\n\n*Reward:* ${formatSigned(step.reward)}, intrinsic ${formatSigned(step.intrinsic)}`,
+        collapsible: 'none',
+        contextValue: 'empo2.step',
+        open,
+      };
+    }
+    case 'more': {
+      const remaining = model.remaining(node);
+      return {
+        label: `${remaining} more ${node.what}…`,
+        icon: { id: 'ellipsis' },
+        collapsible: 'collapsed',
+        contextValue: 'empo2.more',
+      };
+    }
+  }
+}
+
+function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
+  const entry = model.run(runId);
+  if (!entry) {
+    return { label: runId, collapsible: 'collapsed', contextValue: 'empo2.run' };
+  }
+  const { info } = entry;
+  const total = info.iterations ? `/${info.iterations}` : '';
+  const ret = latestReturn(entry.latestMetrics);
+  const parts = [info.state + (info.live ? '' : info.state === 'running' || info.state === 'paused' ? ' (not live)' : ''), `iteration ${info.iteration}${total}`];
+  if (ret !== undefined) {
+    parts.push(`return ${formatReturn(ret)}`);
+  }
+  return {
+    label: runId,
+    description: parts.join(' · '),
+    icon: RUN_ICON[info.state] ?? { id: 'circle-large-outline' },
+    tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
+    collapsible: 'collapsed',
+    contextValue: info.live ? 'empo2.run.live' : 'empo2.run',
+  };
+}
+
+function presentIteration(runId: string, iteration: number, model: TrajectoryModel): NodePresentation {
+  const metrics: MetricsRecord | undefined = model.iterationMetrics(runId, iteration);
+  const data = model.iterationData(runId, iteration);
+  const first = data?.summaries[0];
+  const rollout = (metrics?.rollout_mode as RolloutMode | undefined) ?? first?.rollout_mode;
+  const update = (metrics?.update_mode as UpdateMode | undefined) ?? first?.update_mode;
+  const parts: string[] = [];
+  if (rollout) {
+    parts.push(rolloutLabel(rollout));
+  }
+  if (update) {
+    parts.push(updateLabel(update));
+  }
+  const ret = latestReturn(metrics ?? null) ?? (data?.summaries.length ? data.summaries.reduce((s, e) => s + e.return, 0) / data.summaries.length : undefined);
+  if (ret !== undefined) {
+    parts.push(`return ${formatReturn(ret)}`);
+  }
+  if (data) {
+    const successes = data.summaries.filter((e) => e.success).length;
+    parts.push(`${successes}/${data.summaries.length} succeeded`);
+  }
+  return {
+    label: `Iteration ${iteration}`,
+    description: parts.join(' · '),
+    icon: { id: rollout === 'memory' ? 'lightbulb' : 'circle-large-outline', color: rollout === 'memory' ? 'charts.yellow' : undefined },
+    tooltip: `**Iteration ${iteration}**${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}${update ? `\n\nUpdate: ${updateLabel(update)}` : ''}`,
+    collapsible: 'collapsed',
+    contextValue: 'empo2.iteration',
+  };
+}
+
+export function presentEpisode(summary: TrajectorySummary): NodePresentation {
+  const index = summary.id.split('-e')[1] ?? summary.id;
+  const outcome = summary.success ? 'succeeded' : 'failed';
+  return {
+    label: `Episode ${index}`,
+    description: `${summary.success ? '✓' : '✗'} return ${formatReturn(summary.return)} · ${rolloutLabel(summary.rollout_mode)} · ${updateLabel(summary.update_mode)} · ${summary.steps} steps`,
+    icon: {
+      id: summary.rollout_mode === 'memory' ? 'lightbulb' : 'circle-filled',
+      color: summary.success ? 'testing.iconPassed' : 'testing.iconFailed',
+    },
+    tooltip:
+      `**Episode ${summary.id}** — ${outcome}\n\n` +
+      `Task ${summary.task}/${summary.variation}, return ${formatReturn(summary.return)}${summary.intrinsic !== undefined ? `, intrinsic ${formatReturn(summary.intrinsic)}` : ''}\n\n` +
+      `Rollout ${rolloutLabel(summary.rollout_mode)}, update ${updateLabel(summary.update_mode)}, ${summary.steps} steps` +
+      (summary.tip_id ? `\n\nWrote tip ${summary.tip_id}` : ''),
+    collapsible: summary.steps > 0 ? 'collapsed' : 'none',
+    contextValue: 'empo2.episode',
+  };
+}
+
+function formatSigned(value: number): string {
+  const text = formatReturn(value);
+  return value > 0 ? `+${text}` : text;
+}
+
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+}

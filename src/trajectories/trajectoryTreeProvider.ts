@@ -1,0 +1,66 @@
+import * as vscode from 'vscode';
+import { Disposable } from '../common/lifecycle';
+import { describeError } from '../rpc/errors';
+import { present } from './presentation';
+import { TrajectoryModel } from './trajectoryModel';
+import type { TrajectoryNode } from './trajectoryNodes';
+import { TrajectoryTreeItem } from './trajectoryTreeItem';
+
+/** A row that says why a node has no children (the host is gone, a request failed). */
+interface MessageNode {
+  readonly kind: 'message';
+  readonly id: string;
+  readonly parent: TrajectoryNode | undefined;
+  readonly text: string;
+}
+
+export type TreeElement = TrajectoryNode | MessageNode;
+
+/**
+ * The Trajectories tree: Run → Iteration → Task group → Episode → Step, from TrajectoryModel.
+ * getChildren() only reads (a failed request becomes a message row, never a popup); the model's
+ * change events refresh just the nodes that changed, so expansion and selection survive a live
+ * run. viewsWelcome (package.json) explains the empty tree.
+ */
+export class TrajectoryTreeProvider extends Disposable implements vscode.TreeDataProvider<TreeElement> {
+  static readonly viewId = 'empo2.trajectories';
+
+  private readonly _onDidChangeTreeData = this._register(new vscode.EventEmitter<TreeElement | undefined>());
+  readonly onDidChangeTreeData = this._onDidChangeTreeData.event;
+
+  constructor(readonly model: TrajectoryModel) {
+    super();
+    this._register(model.onDidChange((node) => this._onDidChangeTreeData.fire(node)));
+  }
+
+  getTreeItem(element: TreeElement): vscode.TreeItem {
+    if (element.kind === 'message') {
+      const item = new vscode.TreeItem(element.text, vscode.TreeItemCollapsibleState.None);
+      item.id = element.id;
+      item.iconPath = new vscode.ThemeIcon('warning');
+      item.contextValue = 'empo2.message';
+      return item;
+    }
+    return new TrajectoryTreeItem(element.id, present(element, this.model));
+  }
+
+  async getChildren(element?: TreeElement): Promise<TreeElement[]> {
+    if (element?.kind === 'message') {
+      return [];
+    }
+    try {
+      return await this.model.getChildren(element);
+    } catch (error) {
+      return [{ kind: 'message', id: `${element?.id ?? 'root'}/error`, parent: element, text: `Cannot load: ${describeError(error)}` }];
+    }
+  }
+
+  getParent(element: TreeElement): TreeElement | undefined {
+    return element.parent;
+  }
+
+  /** Forgets what was loaded and reads the whole tree again (ids keep expansion and selection). */
+  refresh(): void {
+    this.model.clear();
+  }
+}
