@@ -112,6 +112,9 @@ class AlgoConfig:
     """Low-probability masking: 'token' (default), 'step' (reference code) or 'off'."""
     mask_log_delta: float = -5.0
     """log δ: tokens less likely than this are masked."""
+    mask_scope: str = "all"
+    """Which updates are masked: 'all' (every update mode) or 'memory' (only updates of memory
+    rollouts, off-policy and on-policy-with-tips, as the reference code: where tips are in use)."""
     mask_logprob: str = "current_no_tips"
     """Which log-prob masking tests: 'current_no_tips' (paper Eq. 2) or 'behaviour' (reference)."""
     intrinsic: str = "paper"
@@ -198,6 +201,7 @@ CHOICES = {
     "algo.off_policy_old_logprob": ("with_tips", "without_tips"),
     "algo.low_prob_mask": ("token", "step", "off"),
     "algo.mask_logprob": ("current_no_tips", "behaviour"),
+    "algo.mask_scope": ("all", "memory"),
     "algo.intrinsic": ("paper", "reference", "off"),
     "algo.kl_kind": ("low_var_kl", "kl", "mse"),
     "memory.write_tips": ("auto", "always"),
