@@ -32,6 +32,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from . import metric_keys as metric
 from .arms import ABLATIONS, ARMS
 from .bench_stats import curve_auc, paired_summary
 from .bench_svg import learning_curves_svg, mean_curve
@@ -57,7 +58,8 @@ def _train_and_evaluate(job: dict) -> dict:
     from .evaluation import memory_free_success, memory_trials
     from .memory.embedding import SentenceEmbedder
     from .runs.folder import RunFolder
-    from .trainer import Trainer, resolve_model, rollout_settings
+    from .rollout import MEMORY_FREE, RolloutSettings
+    from .trainer import Trainer, resolve_model
 
     started = time.time()
     config = load_config(job["preset"], job["overrides"] + [f"seed={job['seed']}"])
@@ -70,9 +72,9 @@ def _train_and_evaluate(job: dict) -> dict:
         trainer.run()
         model, tokenizer, iterations = trainer.model, trainer.tokenizer, trainer.iteration
         metrics = folder.metrics()
-        env_steps = metrics[-1]["env_steps"] if metrics else 0
-        curve = [[m["env_steps"], m["rollout/memory_free/success"]] for m in metrics
-                 if "rollout/memory_free/success" in m]
+        env_steps = metrics[-1][metric.ENV_STEPS] if metrics else 0
+        free = metric.rollout_success(metric.mode_segment(MEMORY_FREE))
+        curve = [[m[metric.ENV_STEPS], m[free]] for m in metrics if free in m]
         trainer.close()
     else:
         from .policy.model import load_policy
@@ -81,7 +83,7 @@ def _train_and_evaluate(job: dict) -> dict:
         iterations, env_steps = 0, 0
     model.eval()
     env = make_env(config.env)
-    settings = rollout_settings(config, env, train=False)
+    settings = RolloutSettings.from_config(config, env, train=False)
     seed = 10_000 + job["seed"]  # the same evaluation episodes for every arm of a seed
 
     def split(name: str) -> list[tuple[str, int]]:

@@ -22,13 +22,11 @@ import dataclasses
 
 import torch
 
+from . import metric_keys as metric
 from .config import AlgoConfig
 from .envs.base import SCORE_MAX
 from .rollout import Episode
-from .update import episode_returns
-
-OFF_POLICY_STATS = ("masked_fraction", "ratio_mean", "ratio_std", "ratio_min", "ratio_max",
-                    "clip_fraction")
+from .update import OFF_POLICY, episode_returns
 
 
 def success_tip_share(episodes: list[Episode], memory) -> float:
@@ -73,9 +71,9 @@ def intrinsic_advantage_share(episodes: list[Episode], algo: AlgoConfig) -> floa
 def learning_signals(episodes: list[Episode], memory_mode: bool, update_mode: str,
                      stats: dict[str, float], algo: AlgoConfig, memory) -> dict[str, float]:
     """The figures above for one iteration, as metrics-record keys."""
-    record = {"reward/intrinsic_advantage_share": intrinsic_advantage_share(episodes, algo)}
+    record = {metric.REWARD_INTRINSIC_ADVANTAGE_SHARE: intrinsic_advantage_share(episodes, algo)}
     if memory_mode:
-        record["memory/success_tip_share"] = success_tip_share(episodes, memory)
-    if update_mode == "off-policy":
-        record.update({f"update/off_policy/{k}": stats[k] for k in OFF_POLICY_STATS if k in stats})
+        record[metric.MEMORY_SUCCESS_TIP_SHARE] = success_tip_share(episodes, memory)
+    if update_mode == OFF_POLICY:
+        record.update({metric.OFF_POLICY_PREFIX + k: stats[k] for k in metric.OFF_POLICY_STATS if k in stats})
     return record
