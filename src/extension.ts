@@ -11,9 +11,10 @@ import { WorkspaceTrustGuard } from './host/workspaceTrust';
 import { HostStatusBar } from './hostStatusBar';
 import { RefreshCommand } from './refresh';
 import { Notifications } from './rpc/methods';
+import type { RunInfo } from './rpc/protocol';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
-import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand } from './runs/runCommands';
+import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand, type NewRunArg } from './runs/runCommands';
 import { RunProgressReporter } from './runs/runProgress';
 import { RunsModel } from './runs/runsModel';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
@@ -127,8 +128,8 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings)
   }
   const what = settings.autoStartRun;
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
-  const arg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
-  const run = await vscode.commands.executeCommand<{ runId: string } | undefined>('empo2.newRun', arg);
+  const arg: NewRunArg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
+  const run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
   if (run) {
     await vscode.commands.executeCommand('workbench.view.extension.empo2');
     await vscode.commands.executeCommand('empo2.showMetrics', run.runId);
