@@ -23,6 +23,7 @@ import { TipsViewProvider } from './tips/tipsViewProvider';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
+import { DebugEpisodeCommand, DebugFeature, ShowTokensCommand } from './debug/debugFeature';
 import { TrajectoryModel } from './trajectories/trajectoryModel';
 import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
@@ -30,6 +31,7 @@ import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
 /** What the extension returns from activate(): its services, for the integration tests. */
 export interface Empo2Api {
+  readonly debug: DebugFeature;
   readonly host: HostManager;
   readonly runs: RunsModel;
   readonly trajectories: TrajectoryTreeProvider;
@@ -58,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const tips = new TipsModel(host, runs);
   const trajectoryModel = new TrajectoryModel(host, runs);
   const trajectories = new TrajectoryTreeProvider(trajectoryModel);
+  const debug = new DebugFeature(host, runs);
   const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true });
   let tipsView: TipsViewProvider | undefined;
   const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
@@ -74,6 +77,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     tips,
     trajectoryModel,
     trajectories,
+    debug,
     treeView,
     episodePanel,
     episodes,
@@ -106,6 +110,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new ShowTipHistoryCommand(host, tips),
       new ShowHostLogCommand(hostLog),
       new OpenEpisodeCommand(episodes),
+      new DebugEpisodeCommand(runs, trajectoryModel),
+      new ShowTokensCommand(debug),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
@@ -114,7 +120,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   if (settings.autoStart && vscode.workspace.isTrusted) {
     void autoStart(host, runs, settings);
   }
-  return { host, runs, trajectories, tips, episodes, metrics };
+  return { host, runs, trajectories, tips, episodes, metrics, debug };
 }
 
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. */

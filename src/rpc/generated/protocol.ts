@@ -31,7 +31,13 @@ export type ClientMessage =
   | MemoryDeleteRequest
   | MemoryHistoryRequest
   | CheckpointListRequest
-  | LogTailRequest;
+  | LogTailRequest
+  | DebugStartRequest
+  | DebugStepRequest
+  | DebugForceRequest
+  | DebugReplayTurnRequest
+  | DebugStateRequest
+  | DebugStopRequest;
 /**
  * The first request on every connection: versions and capabilities. Anything else before it is NotInitialized; a second one is InvalidRequest.
  */
@@ -230,6 +236,52 @@ export type LogTailRequest = RequestMessage & {
   params?: LogTailParams;
 };
 /**
+ * Starts a debug session: one episode of a task variation with a run's checkpoint or a policy folder, or a recorded episode replayed and re-scored.
+ */
+export type DebugStartRequest = RequestMessage & {
+  method?: 'debug.start';
+  params: DebugStartParams;
+};
+/**
+ * One token of the current turn, or the rest of the turn.
+ */
+export type DebugStepRequest = RequestMessage & {
+  method?: 'debug.step';
+  params: DebugStepParams;
+};
+/**
+ * A debug session's id, issued by `debug.start`.
+ */
+export type DebugSessionId = string;
+/**
+ * Executes the given action as the next turn, scored teacher-forced (a prepared turn is dropped; a replay leaves the recording here).
+ */
+export type DebugForceRequest = RequestMessage & {
+  method?: 'debug.force';
+  params: DebugForceParams;
+};
+/**
+ * Rewinds to just before turn k (environment reset with the session's seed, earlier turns re-executed) and plays it again with the tips as they are now.
+ */
+export type DebugReplayTurnRequest = RequestMessage & {
+  method?: 'debug.replayTurn';
+  params: DebugReplayTurnParams;
+};
+/**
+ * Every turn so far and the prepared one.
+ */
+export type DebugStateRequest = RequestMessage & {
+  method?: 'debug.state';
+  params: DebugStateParams;
+};
+/**
+ * Ends a debug session and frees its model.
+ */
+export type DebugStopRequest = RequestMessage & {
+  method?: 'debug.stop';
+  params: DebugStopParams;
+};
+/**
  * Every message a host may send: a response (success or error) or a notification. A success response's `result` is checked against the `...Response` definition of the request it answers (found by its id).
  */
 export type HostMessage = SuccessResponse | ErrorResponse | Notification;
@@ -264,7 +316,10 @@ export type ErrorCode =
   | -32015
   | -32020
   | -32021
-  | -32022;
+  | -32022
+  | -32030
+  | -32031
+  | -32032;
 /**
  * Every notification a host may send. Each carries `seq`, one counter per host process, increasing in the order the host published; every client sees the same order.
  */
@@ -541,6 +596,55 @@ export interface LogTailParams {
    * At most this many lines, the oldest first (default 500).
    */
   limit?: number;
+}
+export interface DebugStartParams {
+  runId?: RunId;
+  /**
+   * Iteration of the run's checkpoint (default: the newest).
+   */
+  checkpoint?: number;
+  /**
+   * Any policy folder inside the run roots, or `builtin`, instead of a run's checkpoint.
+   */
+  policyPath?: string;
+  task?: string;
+  variation?: number;
+  seed?: number;
+  mode?: RolloutMode;
+  /**
+   * A run's id: its folder's name, unique among the runs one host knows.
+   */
+  memoryRunId?: string;
+  temperature?: number;
+  device?: string;
+  /**
+   * A recorded episode to replay, teacher-forced (its task, variation, seed and mode win).
+   */
+  replay?: {
+    runId: RunId;
+    episodeId: EpisodeId;
+  };
+}
+export interface DebugStepParams {
+  sessionId: DebugSessionId;
+  /**
+   * `token`: reveal the next token of the current turn's action (the turn is prepared first when none is). `turn` (default): execute the rest of the current turn, or a whole new one.
+   */
+  unit?: 'token' | 'turn';
+}
+export interface DebugForceParams {
+  sessionId: DebugSessionId;
+  action: string;
+}
+export interface DebugReplayTurnParams {
+  sessionId: DebugSessionId;
+  turn: number;
+}
+export interface DebugStateParams {
+  sessionId: DebugSessionId;
+}
+export interface DebugStopParams {
+  sessionId: DebugSessionId;
 }
 /**
  * The JSON-RPC 2.0 success response envelope.
@@ -879,6 +983,14 @@ export interface HostCapabilities {
    * A tip edited during training is seen by the very next retrieval.
    */
   memoryEditsReachTraining: boolean;
+  /**
+   * Debug sessions one host holds at once (1.1.0; absent: no `debug.*` methods).
+   */
+  debugSessions?: number;
+  /**
+   * Debug sessions are served while a run trains: each loads its own read-only copy of a checkpoint and only reads the run's memory (1.1.0).
+   */
+  debugAlongsideTraining?: boolean;
 }
 export interface RunResult {
   run: RunInfo;
@@ -1052,6 +1164,235 @@ export interface LogTailResult {
 export interface LogTailResponse {
   result?: LogTailResult;
 }
+/**
+ * A tip retrieved into a turn's prompt.
+ */
+export interface DebugTip {
+  id: string;
+  /**
+   * The tip as the tip block shows it (with its entry's action).
+   */
+  text: string;
+  /**
+   * Cosine similarity of the best entry of this tip to the turn's memory key (null when replaying a record, which does not keep it).
+   */
+  similarity: number | null;
+  /**
+   * The stored episode score that ranked it (null when replaying a record).
+   */
+  score: number | null;
+}
+export interface DebugAlternative {
+  id: number;
+  text: string;
+  logprob: number;
+}
+export interface DebugToken {
+  index: number;
+  id: number;
+  text: string;
+  /**
+   * Log-probability under the prompt the action came from (with tips in memory mode); for a sampled action the sampler's own (behaviour) value.
+   */
+  logprob: number;
+  /**
+   * The same token's log-probability with the tip block removed.
+   */
+  logprobNoTips: number;
+  /**
+   * The five most likely tokens at this position (with tips), best first.
+   *
+   * @maxItems 5
+   */
+  alternatives: DebugAlternative[];
+  /**
+   * Replayed training episode: π_θ(numerator prompt of its update mode) / behaviour π_old, with the session's policy as π_θ.
+   */
+  ratio: number | null;
+  /**
+   * Replayed training episode: low-probability masking would drop this token's advantage term.
+   */
+  masked: boolean | null;
+}
+/**
+ * What the recording said about a replayed turn, and how the session's policy scores it.
+ */
+export interface DebugReplayTurn {
+  recordedAction: string;
+  recordedExecutedAction?: string;
+  recordedLogprobs: number[];
+  /**
+   * Largest |re-scored − recorded| log-prob over the turn's tokens.
+   */
+  maxLogprobError: number;
+  /**
+   * Greedy decoding of the session's policy would not produce the recorded action.
+   */
+  differs: boolean;
+  firstDifferentToken?: number | null;
+  preferredToken?: string | null;
+  recordedReward?: number | null;
+  recordedScore?: number | null;
+  recordedIntrinsic?: number | null;
+  recordedNextObservation?: string | null;
+  /**
+   * The environment, replayed, showed the recorded next observation (null until executed).
+   */
+  observationMatches?: boolean | null;
+  /**
+   * The GRPO advantage the episode's update gave it (training episodes).
+   */
+  advantage: number | null;
+  updateMode: UpdateMode | null;
+}
+/**
+ * One turn of a debugged episode: observation → prompt (with and without tips) → action, per-token log-probs, rewards.
+ */
+export interface DebugTurn {
+  index: number;
+  observation: string;
+  /**
+   * The user turn as the policy saw it (with the <tip> block in memory mode).
+   */
+  prompt: string;
+  /**
+   * The same turn without tips: also its memory key.
+   */
+  promptNoTips: string;
+  tips: DebugTip[];
+  /**
+   * What the policy generated (or what was forced).
+   */
+  action: string;
+  /**
+   * What the environment executed after correcting an invalid action (null until executed).
+   */
+  executedAction: string | null;
+  corrected: boolean;
+  forced: boolean;
+  executed: boolean;
+  tokens: DebugToken[];
+  minLogprob: number | null;
+  /**
+   * Some token of the action is not the policy's most likely one.
+   */
+  greedyDiffers?: boolean;
+  reward: number | null;
+  score: number | null;
+  /**
+   * The novelty reward of the state reached.
+   */
+  intrinsic: number | null;
+  scoreChanged: boolean;
+  nextObservation?: string | null;
+  done: boolean;
+  success: boolean;
+  replay: DebugReplayTurn | null;
+}
+export interface DebugEpisodeState {
+  turns: number;
+  done: boolean;
+  success: boolean;
+  score: number;
+  /**
+   * What the agent sees now.
+   */
+  observation: string;
+  firstObservation: string;
+  /**
+   * Turns still come from the recording (no action was forced).
+   */
+  replaying: boolean;
+}
+export interface DebugReplaySummary {
+  runId?: string | null;
+  episodeId: string;
+  iteration?: number | null;
+  turns: number;
+  /**
+   * The first turn where greedy decoding of the session's policy differs from the recording.
+   */
+  firstDifferentTurn: number | null;
+  maxLogprobError: number;
+  advantage?: number | null;
+  updateMode?: UpdateMode | null;
+}
+export interface DebugSession {
+  sessionId: DebugSessionId;
+  memoryRunId?: string | null;
+  task: string;
+  variation: number;
+  seed: number;
+  mode: RolloutMode;
+  temperature: number;
+  /**
+   * The folder the weights came from.
+   */
+  policy: string;
+  checkpoint: number | null;
+  device: string;
+  /**
+   * The task as the environment describes it.
+   */
+  description: string;
+  maxActionTokens?: number;
+  replay: DebugReplaySummary | null;
+  /**
+   * The session's run was training on this host when it started.
+   */
+  alongsideTraining: boolean;
+  /**
+   * The environment's step limit (the episode document's line count).
+   */
+  maxSteps?: number;
+}
+export interface DebugTurnResult {
+  turn: DebugTurn;
+  /**
+   * The turn was executed in the environment (false: a token was revealed).
+   */
+  executed: boolean;
+  /**
+   * Tokens of the turn revealed so far.
+   */
+  revealed: number;
+  episode: DebugEpisodeState;
+  /**
+   * debug.replayTurn: the turn as it was before.
+   */
+  previous?: DebugTurn | null;
+}
+export interface DebugStartResult {
+  session: DebugSession;
+}
+export interface DebugStartResponse {
+  result?: DebugStartResult;
+}
+export interface DebugStepResponse {
+  result?: DebugTurnResult;
+}
+export interface DebugForceResponse {
+  result?: DebugTurnResult;
+}
+export interface DebugReplayTurnResponse {
+  result?: DebugTurnResult;
+}
+export interface DebugStateResult {
+  session: DebugSession;
+  turns: DebugTurn[];
+  pending: DebugTurn | null;
+  revealed: number;
+  episode: DebugEpisodeState;
+}
+export interface DebugStateResponse {
+  result?: DebugStateResult;
+}
+export interface DebugStopResult {
+  stopped: true;
+}
+export interface DebugStopResponse {
+  result?: DebugStopResult;
+}
 
 export type ShutdownParams = EmptyParams;
 export type PingParams = EmptyParams;
@@ -1068,6 +1409,9 @@ export type MemoryAddResult = TipResult;
 export type MemoryUpdateResult = TipResult;
 export type MemoryDeleteResult = TipResult;
 export type MemoryHistoryParams = TipParams;
+export type DebugStepResult = DebugTurnResult;
+export type DebugForceResult = DebugTurnResult;
+export type DebugReplayTurnResult = DebugTurnResult;
 
 // -- values the schema fixes ------------------------------------------------------------------
 
@@ -1094,6 +1438,9 @@ export const ErrorCodes = {
   EpisodeNotFound: -32020,
   TipNotFound: -32021,
   VersionConflict: -32022,
+  DebugSessionNotFound: -32030,
+  DebugStateInvalid: -32031,
+  DebugBusy: -32032,
 } as const satisfies Record<string, ErrorCode>;
 
 /** Every value of RunState, in the schema's order. */
@@ -1122,3 +1469,6 @@ export const MEMORY_CHANGE_CHANGES = ['added', 'updated', 'deleted', 'evicted'] 
 
 /** Every value of LogEntry['level'], in the schema's order. */
 export const LOG_ENTRY_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const satisfies readonly LogEntry['level'][];
+
+/** Every value of DebugStepParams['unit'], in the schema's order. */
+export const DEBUG_STEP_PARAMS_UNITS = ['token', 'turn'] as const satisfies readonly DebugStepParams['unit'][];
