@@ -16,6 +16,12 @@ const ISSUE_4_COMMANDS = [
   'empo2.showHostLog',
 ];
 
+/** Issue 14: dial a host again after its link dropped. */
+const ISSUE_14_COMMANDS = ['empo2.reconnect'];
+
+/** The episode debugger (src/debug/). */
+const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens'];
+
 /** Commands the extension runs itself (a click on a tree row); hidden from the palette. */
 const INTERNAL_COMMANDS = ['empo2.openEpisode'];
 
@@ -30,7 +36,7 @@ describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
   it('contributes every command of issue 4, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...INTERNAL_COMMANDS].sort());
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);
@@ -52,7 +58,7 @@ describe('package.json', () => {
     const views = manifest.contributes.views.empo2.map((v: { id: string }) => v.id);
     assert.deepEqual(views, ['empo2.trajectories', 'empo2.tips']);
     const settings = Object.keys(manifest.contributes.configuration.properties);
-    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.autoStartRun', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remoteUrl', 'empo2.runRoot']);
+    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.autoStartRun', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remote.backgroundRetryMinutes', 'empo2.remoteUrl', 'empo2.runRoot']);
     for (const [key, setting] of Object.entries<Record<string, unknown>>(manifest.contributes.configuration.properties)) {
       assert.ok(setting.description || setting.markdownDescription, `${key} has a description`);
     }
