@@ -41,6 +41,7 @@ from .config import ConfigError, TrainConfig
 from .distributed import Dist
 from .envs.pool import EnvPool
 from .envs.registry import make_env
+from .learning_signals import learning_signals
 from .memory.embedding import SentenceEmbedder
 from .memory.store import MemoryStore
 from .policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
@@ -184,7 +185,9 @@ class Trainer:
         self.hooks.on_state("running", self.iteration)
         while self.iteration < cfg.iterations and not self._budget_spent():
             if self.control.wait_if_paused():
-                self._finish("stopped")
+                if self.control.interrupted:
+                    self._checkpoint_if_missing()  # a resume then loses no finished iteration
+                self._finish("interrupted" if self.control.interrupted else "stopped")
                 return
             iteration = self.iteration + 1
             timings: dict[str, float] = {}
@@ -343,12 +346,20 @@ class Trainer:
             **{metric.TIME_PREFIX + k: v for k, v in timings.items()},
             **{metric.ROLLOUT_TIME_PREFIX + k: v for k, v in split.items()},
             **{metric.UPDATE_PREFIX + k: v for k, v in stats.items()},
+            **learning_signals(episodes, memory_mode, update_mode, stats, self.config.algo,
+                               self.memory),
             **evaluation,
         }
         return record
 
     def _checkpoint(self) -> None:
         save_checkpoint(self.folder, self, keep=self.config.keep_checkpoints)
+
+    def _checkpoint_if_missing(self) -> None:
+        """With checkpoint_every > 1 the last finished iteration may have none (single process
+        only: a distributed checkpoint needs every rank, and only the host interrupts)."""
+        if not self.dist.active and self.iteration not in self.folder.checkpoint_iterations():
+            self._checkpoint()
 
     def close(self) -> None:
         """Stops the environments' simulators (ScienceWorld JVMs also die with the process)."""

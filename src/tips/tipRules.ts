@@ -1,12 +1,16 @@
 import type { Author, MemoryChange, MemoryDeleteParams, MemoryUpdateParams, Tip, TipId, TipParams } from '../rpc/protocol';
+import { ellipsize } from '../common/text';
 
 // The facts about tips that the extension (TipsModel, the palette commands) and the Memory Tips
 // webview share, written once; vscode-free, so the webview bundles it too.
 
-/** A person's edit of a tip, as memory.update takes it (the run is the current one). */
-export type TipEdit = Pick<MemoryUpdateParams, 'tipId' | 'text' | 'expectedVersion'>;
+/**
+ * A person's edit of a tip, as memory.update takes it (the run is the current one); `editId`,
+ * chosen once per save, makes a save sent again after a dropped link apply once.
+ */
+export type TipEdit = Pick<MemoryUpdateParams, 'tipId' | 'text' | 'expectedVersion' | 'editId'>;
 /** A person's deletion of a tip, as memory.delete takes it. */
-export type TipDeletion = Pick<MemoryDeleteParams, 'tipId' | 'expectedVersion'>;
+export type TipDeletion = Pick<MemoryDeleteParams, 'tipId' | 'expectedVersion' | 'editId'>;
 /** One tip of the current run. */
 export type TipRef = Pick<TipParams, 'tipId'>;
 
@@ -39,5 +43,5 @@ export function applyTipChanges(tips: Map<TipId, Tip>, changes: readonly MemoryC
 
 /** The question asked before a tip is deleted, from the palette or the Memory Tips view. */
 export function deleteTipQuestion(tipId: TipId, tip: Tip | undefined): string {
-  return `Delete tip ${tipId}${tip ? ` ("${tip.text.slice(0, 80)}")` : ''}? Retrieval stops returning it at once; it stays in its history.`;
+  return `Delete tip ${tipId}${tip ? ` ("${ellipsize(tip.text, 80)}")` : ''}? Retrieval stops returning it at once; it stays in its history.`;
 }
