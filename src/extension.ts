@@ -2,7 +2,8 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { registerCommands } from './common/command';
 import { Settings } from './common/settings';
-import { ConnectRemoteCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './host/hostCommands';
+import { ConnectionNotices } from './host/connectionNotices';
+import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './host/hostCommands';
 import { HostLog } from './host/hostLog';
 import { HostManager } from './host/hostManager';
 import { HostStateModel } from './host/hostState';
@@ -11,17 +12,21 @@ import { WorkspaceTrustGuard } from './host/workspaceTrust';
 import { HostStatusBar } from './hostStatusBar';
 import { RefreshCommand } from './refresh';
 import { Notifications } from './rpc/methods';
+import type { RunInfo } from './rpc/protocol';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
-import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand } from './runs/runCommands';
+import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand, type NewRunArg } from './runs/runCommands';
 import { RunProgressReporter } from './runs/runProgress';
+import { runContext } from './runs/runContext';
 import { RunsModel } from './runs/runsModel';
+import { RunGuard } from './runGuard/runGuard';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
 import { TipsModel } from './tips/tipsModel';
 import { TipsViewProvider } from './tips/tipsViewProvider';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
+import { DebugEpisodeCommand, DebugFeature, ShowTokensCommand } from './debug/debugFeature';
 import { TrajectoryModel } from './trajectories/trajectoryModel';
 import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
@@ -29,6 +34,7 @@ import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
 /** What the extension returns from activate(): its services, for the integration tests. */
 export interface Empo2Api {
+  readonly debug: DebugFeature;
   readonly host: HostManager;
   readonly runs: RunsModel;
   readonly trajectories: TrajectoryTreeProvider;
@@ -57,13 +63,15 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const tips = new TipsModel(host, runs);
   const trajectoryModel = new TrajectoryModel(host, runs);
   const trajectories = new TrajectoryTreeProvider(trajectoryModel);
+  const debug = new DebugFeature(host, runs);
   const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true });
   let tipsView: TipsViewProvider | undefined;
   const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
   const episodes = new EpisodeBrowser(trajectoryModel, runs, treeView, episodePanel, hostLog);
-  tipsView = new TipsViewProvider(context.extensionUri, hostState, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
+  tipsView = new TipsViewProvider(context.extensionUri, hostState, host.health, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
   const refresh = new RefreshCommand(trajectories, runs, tips);
+  const runGuard = new RunGuard(host, runs);
 
   context.subscriptions.push(
     hostLog,
@@ -73,12 +81,15 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     tips,
     trajectoryModel,
     trajectories,
+    debug,
     treeView,
     episodePanel,
     episodes,
     tipsView,
     metrics,
+    runGuard,
     new HostStatusBar(host, runs),
+    new ConnectionNotices(host.health, host.reconnector, hostLog),
     new RunProgressReporter(runs),
     vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, { webviewOptions: { retainContextWhenHidden: true } }),
     host.on(Notifications.hostResync, ({ reason, dropped }) => {
@@ -86,12 +97,15 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       void refresh.execute();
     }),
     host.state.onDidChange((state) => void vscode.commands.executeCommand('setContext', 'empo2.hostState', state)),
-    runs.onDidChangeCurrent((entry) => void vscode.commands.executeCommand('setContext', 'empo2.runLive', entry?.info.live ?? false)),
+    runs.onDidChangeCurrent(() => setRunContext(runs)),
+    runs.onDidChangeRun(() => setRunContext(runs)),
+    runs.onDidChangeRuns(() => setRunContext(runs)),
     registerCommands([
       new StartHostCommand(trust, host),
-      new StopHostCommand(host, hostLog),
-      new RestartHostCommand(trust, host),
+      new StopHostCommand(host, hostLog, runGuard.beforeStop),
+      new RestartHostCommand(trust, host, runGuard.beforeStop),
       new ConnectRemoteCommand(host, settings),
+      new ReconnectCommand(host),
       new NewRunCommand(trust, host, runs),
       new PauseRunCommand(host, runs),
       new ResumeRunCommand(trust, host, runs),
@@ -105,15 +119,30 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new ShowTipHistoryCommand(host, tips),
       new ShowHostLogCommand(hostLog),
       new OpenEpisodeCommand(episodes),
+      new DebugEpisodeCommand(runs, trajectoryModel),
+      new ShowTokensCommand(debug),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
+  setRunContext(runs);
 
   hostLog.info(`EMPO² Studio ${version} is active. The training host is not running.`);
   if (settings.autoStart && vscode.workspace.isTrusted) {
     void autoStart(host, runs, settings);
   }
-  return { host, runs, trajectories, tips, episodes, metrics };
+  return { host, runs, trajectories, tips, episodes, metrics, debug };
+}
+
+const runContextNow = new Map<string, string | boolean>();
+
+/** The context keys of package.json's `when` clauses (runContext.ts), set only when they change. */
+function setRunContext(runs: RunsModel): void {
+  for (const [key, value] of Object.entries(runContext(runs.live, runs.current))) {
+    if (runContextNow.get(key) !== value) {
+      runContextNow.set(key, value);
+      void vscode.commands.executeCommand('setContext', key, value);
+    }
+  }
 }
 
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. */
@@ -127,8 +156,8 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings)
   }
   const what = settings.autoStartRun;
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
-  const arg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
-  const run = await vscode.commands.executeCommand<{ runId: string } | undefined>('empo2.newRun', arg);
+  const arg: NewRunArg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
+  const run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
   if (run) {
     await vscode.commands.executeCommand('workbench.view.extension.empo2');
     await vscode.commands.executeCommand('empo2.showMetrics', run.runId);

@@ -1,10 +1,12 @@
+import { describeHealth, type ConnectionHealth } from './host/connectionHealth';
 import type { HostState } from './host/hostState';
 import type { DeviceInfo } from './rpc/protocol';
 import { latestReturn, type RunEntry } from './runs/runsModel';
-import { formatReturn } from './trajectories/presentation';
+import { iterationText, runIcon } from './runs/runText';
+import { formatReturn, SCORE } from './trajectories/presentation';
 
 // The status bar's words, as a pure function (unit-tested): host state, device, run, iteration
-// and latest return, e.g. "EMPO²: CPU · builtin-20260101 · iter 3/40 · return 0.42".
+// and latest mean score, e.g. "EMPO²: CPU · builtin-20260101 · iter 3/40 rollout · score 42.0".
 
 const STATE_TEXT: Record<HostState, string> = {
   stopped: 'EMPO²: host stopped',
@@ -38,25 +40,31 @@ export function deviceLabel(device: DeviceInfo | undefined): string | undefined 
 
 export interface StatusInputs {
   readonly state: HostState;
+  /** The link's health; while it is down the text says so, whatever the host state. */
+  readonly health?: ConnectionHealth;
   readonly device?: DeviceInfo;
   readonly remote?: boolean;
   readonly run?: RunEntry;
 }
 
-export function statusText({ state, device, remote, run }: StatusInputs): string {
+export function statusText({ state, health, device, remote, run }: StatusInputs, now: number = Date.now()): string {
+  if (health?.kind === 'reconnecting') {
+    return `$(loading~spin) EMPO²: ${describeHealth(health, now)}`;
+  }
+  if (health?.kind === 'lost') {
+    return `$(debug-disconnect) EMPO²: ${describeHealth(health, now)}`;
+  }
   if (state !== 'running') {
     return `${STATE_ICON[state]} ${STATE_TEXT[state]}`;
   }
   const parts = [deviceLabel(device) ?? (remote ? 'remote host' : 'host running')];
   if (run) {
-    const total = run.info.iterations ? `/${run.info.iterations}` : '';
-    const phase = run.progress && run.info.live ? ` (${run.progress.phase})` : '';
-    parts.push(run.info.runId, `iter ${run.info.iteration}${total}${phase}`);
+    parts.push(run.info.runId, iterationText(run, true));
     const ret = latestReturn(run.latestMetrics);
     if (ret !== undefined) {
-      parts.push(`return ${formatReturn(ret)}`);
+      parts.push(`${SCORE} ${formatReturn(ret)}`);
     }
   }
-  const icon = run?.info.live && run.info.state === 'running' ? '$(sync~spin)' : STATE_ICON.running;
+  const icon = run ? runIcon(run) : STATE_ICON.running;
   return `${icon} EMPO²: ${parts.join(' · ')}`;
 }

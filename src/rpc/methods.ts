@@ -1,3 +1,4 @@
+import type * as D from './debugProtocol';
 import type * as P from './protocol';
 
 // Every method and notification of the protocol, declared once: its wire name, the schema
@@ -36,7 +37,7 @@ function notification<Params>(method: string, paramsSchema: string): Notificatio
 
 export const Requests = {
   initialize: request<P.InitializeParams, P.InitializeResult>('initialize'),
-  shutdown: request<P.EmptyParams, P.ShutdownResult>('shutdown'),
+  shutdown: request<P.ShutdownParams, P.ShutdownResult>('shutdown'),
   ping: request<P.EmptyParams, P.PingResult>('ping'),
   runStart: request<P.RunStartParams, P.RunResult>('run.start'),
   runPause: request<P.RunPauseParams, P.RunResult>('run.pause'),
@@ -55,6 +56,13 @@ export const Requests = {
   memoryDelete: request<P.MemoryDeleteParams, P.TipResult>('memory.delete'),
   memoryHistory: request<P.TipParams, P.MemoryHistoryResult>('memory.history'),
   checkpointList: request<P.CheckpointListParams, P.CheckpointListResult>('checkpoint.list'),
+  logTail: request<P.LogTailParams, P.LogTailResult>('log.tail'),
+  debugStart: request<D.DebugStartParams, D.DebugStartResult>('debug.start'),
+  debugStep: request<D.DebugStepParams, D.DebugTurnResult>('debug.step'),
+  debugForce: request<D.DebugForceParams, D.DebugTurnResult>('debug.force'),
+  debugReplayTurn: request<D.DebugReplayTurnParams, D.DebugTurnResult>('debug.replayTurn'),
+  debugState: request<D.DebugSessionParams, D.DebugStateResult>('debug.state'),
+  debugStop: request<D.DebugSessionParams, D.DebugStopResult>('debug.stop'),
 } as const;
 
 export const Notifications = {

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { eventually } from '../builders/wait';
 
 // Runs inside a real VS Code extension host, with the full vscode API.
 
@@ -9,20 +10,6 @@ function extension(): vscode.Extension<unknown> {
   const found = vscode.extensions.getExtension(EXTENSION_ID);
   assert.ok(found, `${EXTENSION_ID} is installed in this VS Code`);
   return found;
-}
-
-async function eventually<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('EMPO² Studio in a real VS Code', () => {
@@ -36,7 +23,7 @@ describe('EMPO² Studio in a real VS Code', () => {
 
   it('registers every command its package.json contributes', async () => {
     const contributed: string[] = extension().packageJSON.contributes.commands.map((c: { command: string }) => c.command);
-    assert.equal(contributed.length, 17, 'the 16 of issue 4 and empo2.openEpisode (a tree row\'s click)');
+    assert.equal(contributed.length, 20, 'the 16 of issue 4, empo2.reconnect (issue 14), the debugger\'s two and empo2.openEpisode (a tree row\'s click)');
     const registered = new Set(await vscode.commands.getCommands(true));
     const missing = contributed.filter((id) => !registered.has(id));
     assert.deepEqual(missing, [], 'contributed but not registered');

@@ -3,6 +3,7 @@ import { Notifications, Requests } from '../../src/rpc/methods';
 import { ErrorCodes, PROTOCOL_VERSION } from '../../src/rpc/protocol';
 import { anInitializeResult } from '../builders/fakeHost';
 import { aMetricsRecord, anEpisode, aRunInfo, aRunStatus, aSummary, aTip, aTipVersion } from '../builders/protocol';
+import { aDebugSession, aDebugTurn, aDebugTurnResult } from '../builders/debug';
 import { schema, schemaErrors, schemaNotificationMethods, schemaRequestMethods } from '../builders/schema';
 
 // The TypeScript side of the protocol (src/rpc/) checked against protocol/empo2-protocol.schema.json:
@@ -39,10 +40,36 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
   memoryList: { params: [{ runId: 'run-1', limit: 1000 }, { runId: 'run-1', limit: 1000, cursor: 'o1000' }], result: { items: [aTip()], nextCursor: null, total: 1 } },
   memoryGet: { params: [{ runId: 'run-1', tipId: 't000001' }], result: { tip: aTip() } },
   memoryAdd: { params: [{ runId: 'run-1', variationKey: 'power-device/0', text: 'the shed first' }], result: { tip: aTip({ author: 'alice', score: 100 }) } },
-  memoryUpdate: { params: [{ runId: 'run-1', tipId: 't000001', text: 'new text', expectedVersion: 1 }], result: { tip: aTip({ version: 2 }) } },
-  memoryDelete: { params: [{ runId: 'run-1', tipId: 't000001', expectedVersion: 2 }], result: { tip: aTip({ version: 3, deleted: true }) } },
+  memoryUpdate: {
+    params: [
+      { runId: 'run-1', tipId: 't000001', text: 'new text', expectedVersion: 1 },
+      { runId: 'run-1', tipId: 't000001', text: 'new text', expectedVersion: 1, editId: '7f3c2a9e-14d2-4c8b-b0f4-5e6d7c8b9a01' },
+    ],
+    result: { tip: aTip({ version: 2 }), replayed: true },
+  },
+  memoryDelete: { params: [{ runId: 'run-1', tipId: 't000001', expectedVersion: 2, editId: 'del-1' }], result: { tip: aTip({ version: 3, deleted: true }) } },
   memoryHistory: { params: [{ runId: 'run-1', tipId: 't000001' }], result: { versions: [aTipVersion(), aTipVersion({ version: 2, kind: 'update', author: 'alice' })] } },
   checkpointList: { params: [{ runId: 'run-1' }], result: { checkpoints: [{ iteration: 2, path: '/tmp/runs/run-1/checkpoints/iter-000002', hasModel: true, latest: true }] } },
+  logTail: {
+    params: [{}, { after: 12, limit: 100 }],
+    result: { instance: 'a3d1dbb3e0f36bf3', entries: [{ time: 1796111668.7, level: 'INFO', logger: 'empo2.server.connection', message: 'connection 1 closed', n: 13 }], dropped: 0, newest: 13 },
+  },
+  debugStart: {
+    params: [
+      { runId: 'run-1', task: 'power-device', variation: 0, seed: 3, mode: 'memory', temperature: 1, device: 'cpu' },
+      { policyPath: 'builtin', task: 'grow-plant', variation: 2 },
+      { replay: { runId: 'run-1', episodeId: 'i000002-e0001' }, checkpoint: 1 },
+    ],
+    result: { session: aDebugSession() },
+  },
+  debugStep: { params: [{ sessionId: 'd1-0a1b2c' }, { sessionId: 'd1-0a1b2c', unit: 'token' }], result: aDebugTurnResult() },
+  debugForce: { params: [{ sessionId: 'd1-0a1b2c', action: 'open crate' }], result: aDebugTurnResult({ forced: true }) },
+  debugReplayTurn: { params: [{ sessionId: 'd1-0a1b2c', turn: 0 }], result: { ...aDebugTurnResult(), previous: aDebugTurn({ forced: true }) } },
+  debugState: {
+    params: [{ sessionId: 'd1-0a1b2c' }],
+    result: { session: aDebugSession(), turns: [aDebugTurn()], pending: null, revealed: 0, episode: aDebugTurnResult().episode },
+  },
+  debugStop: { params: [{ sessionId: 'd1-0a1b2c' }], result: { stopped: true } },
 };
 
 describe('protocol: src/rpc against the JSON Schema', () => {

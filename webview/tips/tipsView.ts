@@ -1,4 +1,5 @@
-import type { MemoryChange, Tip } from '../../src/rpc/protocol';
+import type { MemoryChange, MemoryFilter, Tip } from '../../src/rpc/protocol';
+import { applyTipChanges, isPersonAuthor, POLICY_AUTHOR } from '../../src/tips/tipRules';
 
 // What the Memory Tips panel shows, as pure functions (unit-tested in plain Node): applying the
 // host's changes to the list, filtering and searching, grouping by task variation.
@@ -8,30 +9,23 @@ export interface TipsFilter {
   readonly search: string;
   /** '' for every variation. */
   readonly variation: string;
-  /** '' for every author; 'policy' or 'person'. */
-  readonly author: '' | 'policy' | 'person';
+  /** '' for every author; the policy's tips, or people's. */
+  readonly author: '' | NonNullable<MemoryFilter['author']>;
 }
+
+/** The author filter's choices (the schema's MemoryFilter authors), as the panel labels them. */
+export const AUTHOR_FILTER_LABELS: Record<NonNullable<MemoryFilter['author']>, string> = {
+  policy: 'Written by the policy',
+  person: 'Written by people',
+};
 
 export const NO_FILTER: TipsFilter = { search: '', variation: '', author: '' };
 
 /** The list after the host's changes (newer versions win; deleted and evicted tips leave). */
 export function applyChanges(tips: readonly Tip[], changes: readonly MemoryChange[]): Tip[] {
   const byId = new Map(tips.map((tip) => [tip.id, tip]));
-  for (const { change, tip } of changes) {
-    if (change === 'deleted' || change === 'evicted') {
-      byId.delete(tip.id);
-    } else {
-      const known = byId.get(tip.id);
-      if (!known || known.version <= tip.version) {
-        byId.set(tip.id, tip);
-      }
-    }
-  }
+  applyTipChanges(byId, changes);
   return [...byId.values()];
-}
-
-export function isPersonAuthor(author: string): boolean {
-  return author !== 'policy' && author !== 'system';
 }
 
 export function filterTips(tips: readonly Tip[], filter: TipsFilter): Tip[] {
@@ -39,7 +33,7 @@ export function filterTips(tips: readonly Tip[], filter: TipsFilter): Tip[] {
   return tips.filter(
     (tip) =>
       (!filter.variation || tip.variationKey === filter.variation) &&
-      (!filter.author || (filter.author === 'policy' ? tip.author === 'policy' : isPersonAuthor(tip.author))) &&
+      (!filter.author || (filter.author === POLICY_AUTHOR ? tip.author === POLICY_AUTHOR : isPersonAuthor(tip.author))) &&
       (!needle || tip.text.toLowerCase().includes(needle) || tip.id.toLowerCase().includes(needle) || tip.variationKey.toLowerCase().includes(needle)),
   );
 }
@@ -61,6 +55,37 @@ export function groupByVariation(tips: readonly Tip[]): VariationGroup[] {
       variationKey,
       tips: list.sort((a, b) => (b.score ?? -Infinity) - (a.score ?? -Infinity) || b.id.localeCompare(a.id, undefined, { numeric: true })),
     }));
+}
+
+/** How an author reads: the policy, or the person by name ("you" when the client named no one). */
+export function authorName(author: string): string {
+  return author === 'policy' ? 'the policy' : author;
+}
+
+/** The current version's author (`versionAuthor`; hosts before protocol 1.1.0 send only `author`). */
+export function versionAuthor(tip: Tip): string {
+  return tip.versionAuthor ?? tip.author;
+}
+
+/** "by the policy", "edited by Ada (v1 by the policy)", "deleted by you". */
+export function authorLine(tip: Tip): string {
+  const current = authorName(versionAuthor(tip));
+  if (tip.version === 1) {
+    return `by ${current}`;
+  }
+  const verb = tip.deleted ? 'deleted' : 'edited';
+  return `${verb} by ${current} (v1 by ${authorName(tip.author)})`;
+}
+
+/** Which score the card shows: the writing episode's final score, or none for a hand-added tip. */
+export function scoreLabel(tip: Tip): string {
+  return tip.score === null ? 'unscored' : `episode score ${formatScore(tip.score)}`;
+}
+
+export function scoreTitle(tip: Tip): string {
+  return tip.score === null
+    ? 'Added by a person without a score; retrieval ranks it at 100, the top of the score scale'
+    : 'The final score (0–100) of the episode that wrote this tip; retrieval ranks tips by it. A score written inside the tip text is the policy\'s own words, not this number.';
 }
 
 export function formatScore(score: number | null): string {

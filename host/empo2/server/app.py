@@ -25,6 +25,7 @@ from .. import __version__
 from ..config import presets
 from .auth import Gate
 from .connection import Connection
+from .debug_sessions import MAX_SESSIONS, DebugSessions
 from .device import DeviceProbe
 from .dispatch import Dispatcher
 from .fanout import Hub
@@ -54,6 +55,7 @@ class HostServer:
     async def start(self) -> int:
         self.loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
+        self.hurried = asyncio.Event()
         self.executor = ThreadPoolExecutor(self.settings.handler_threads, thread_name_prefix="empo2-handler")
         self.hub = Hub(self.loop)
         self.device = DeviceProbe(self.loop)  # in the background: the ready line does not wait
@@ -62,6 +64,7 @@ class HostServer:
         self.runs = RunManager(self.settings.roots, self.hub, self.loop, self.memory, self.embedder,
                                self.blocking)
         self.memory.runs = self.runs
+        self.debug = DebugSessions()
         self.dispatcher = Dispatcher(METHODS, self.validators, self)
         self.log_forwarder = LogForwarder(self.hub, lambda: self.runs.live.run_id if self.runs.live else None)
         logging.getLogger("empo2").addHandler(self.log_forwarder)
@@ -82,14 +85,28 @@ class HostServer:
         await self._stop.wait()
         await self.close()
 
-    def request_shutdown(self) -> None:
+    def request_shutdown(self, now: bool = False) -> None:
+        """A shutdown (signal, stdin's end, `shutdown`); asked again, or with now=True, it stops
+        waiting for the live run's iteration boundary."""
+        if now or self.shutting_down:
+            self.hurry()
         self.shutting_down = True
         self._stop.set()
 
+    def hurry(self) -> None:
+        """Stop waiting for the live run's iteration boundary (it resumes from its checkpoint)."""
+        self.hurried.set()
+
+    @property
+    def abandoned_run(self):
+        """The run whose trainer thread was still inside an iteration when the host closed:
+        the process must exit without waiting for that thread (main.py does)."""
+        return self.runs.abandoned
+
     async def close(self) -> None:
-        """Stops the live run (bounded wait), closes every connection (1001), frees threads."""
+        """Interrupts the live run (bounded wait), closes every connection (1001), frees threads."""
         self.shutting_down = True
-        await self.runs.shutdown(self.settings.shutdown_grace_s)
+        await self.runs.shutdown(self.settings.shutdown_grace_s, self.hurried)
         self.server.close()  # closes connections with 1001 (going away)
         await self.server.wait_closed()
         await self.memory.close()
@@ -104,7 +121,7 @@ class HostServer:
         await asyncio.sleep(0)
         while len(connection.outbox) and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
-        self.request_shutdown()
+        self._stop.set()  # the run was already interrupted and waited for by the handler
 
     # -- shared services -------------------------------------------------------------------------
 
@@ -140,6 +157,8 @@ class HostServer:
             "notifications": sorted(notification_methods()),
             "trajectoryFilters": sorted(schema["$defs"]["TrajectoryFilter"]["properties"]),
             "memoryEditsReachTraining": True,
+            "debugSessions": MAX_SESSIONS,
+            "debugAlongsideTraining": True,
         }
 
     async def server_info(self) -> dict:
@@ -152,7 +171,10 @@ class HostServer:
         self._connections += 1
         number = self._connections
         log.info("connection %d opened", number)
-        await Connection(websocket, number, self.dispatcher, self.hub, self.settings.limits).serve()
+        try:
+            await Connection(websocket, number, self.dispatcher, self.hub, self.settings.limits).serve()
+        finally:
+            self.debug.connection_closed(number)
 
 
 __all__ = ["HostServer", "Settings", "is_loopback"]
