@@ -8,7 +8,7 @@ checks both directions); `initialize` is the one method allowed before `initiali
 from __future__ import annotations
 
 from ..dispatch import Method
-from . import checkpoint, host, memory, run, trajectory
+from . import checkpoint, host, memory, run, trajectory, update
 
 METHODS: tuple[Method, ...] = (
     Method("initialize", "InitializeParams", host.initialize, before_initialize=True),
@@ -31,6 +31,11 @@ METHODS: tuple[Method, ...] = (
     Method("memory.delete", "MemoryDeleteParams", memory.delete_tip),
     Method("memory.history", "MemoryHistoryParams", memory.history),
     Method("checkpoint.list", "CheckpointListParams", checkpoint.list_checkpoints),
+    Method("update.rerun", "UpdateRerunParams", update.rerun),
+    Method("update.cancel", "UpdateCancelParams", update.cancel),
+    Method("update.compare", "UpdateCompareParams", update.compare),
+    Method("branch.adopt", "BranchAdoptParams", update.adopt),
+    Method("branch.delete", "BranchDeleteParams", update.delete),
 )
 
 __all__ = ["METHODS"]
