@@ -22,20 +22,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from .arms import ABLATIONS, ARMS
 from .config import load_config
 from .envs.builtin.tasks import out_of_distribution_tasks
 
-METHODS = {"EMPO²": [], "GRPO": ["algo.p_memory=0"]}
-ABLATIONS = {
-    "EMPO² p=0.1": ["algo.p_memory=0.1"],
-    "EMPO² p=0.7": ["algo.p_memory=0.7"],
-    "EMPO² q=0.3": ["algo.q_off_policy=0.3"],
-    "EMPO² q=0.95": ["algo.q_off_policy=0.95"],
-    "EMPO² no off-policy (q=0)": ["algo.q_off_policy=0"],
-    "EMPO² no on-policy-with-tips (q=1)": ["algo.q_off_policy=1"],
-    "EMPO² no masking": ["algo.low_prob_mask=off"],
-    "EMPO² no intrinsic reward": ["algo.intrinsic=off"],
-}
 OOD_TRIALS = 10
 
 
@@ -93,7 +83,7 @@ def _train_and_evaluate(job: dict) -> dict:
 def run_bench(seeds: list[int], iterations: int | None, out: Path, root: Path | None,
               ablations: bool, bar_factory) -> dict:
     root = root or Path(".empo2") / "bench" / time.strftime("%Y%m%d-%H%M%S")
-    methods = dict(METHODS, **(ABLATIONS if ablations else {}))
+    methods = dict(ARMS, **(ABLATIONS if ablations else {}))
     # --iterations replaces the env-step budget: every run then trains that many iterations.
     extra = [f"iterations={iterations}", "max_env_steps=0"] if iterations else []
     jobs = [{"method": "warm start (no RL)", "seed": 0, "overrides": [], "train": False,

@@ -151,6 +151,11 @@ class MemoryConfig:
     """Cosine a stored key must exceed to be retrieved."""
     top_k: int = 10
     """Entries retrieved per step, ranked by their episode's score."""
+    write_tips: str = "auto"
+    """When the policy writes a tip after a training episode: 'auto' when memory rollouts can
+    happen (algo.p_memory > 0; with p = 0 nothing reads a tip, and reflection is about a third of
+    an iteration, so GRPO skips it); 'always' (EMPO2.md §2.4 literally, e.g. to evaluate a GRPO
+    run with memory)."""
 
 
 @dataclass
@@ -195,6 +200,7 @@ CHOICES = {
     "algo.mask_logprob": ("current_no_tips", "behaviour"),
     "algo.intrinsic": ("paper", "reference", "off"),
     "algo.kl_kind": ("low_var_kl", "kl", "mse"),
+    "memory.write_tips": ("auto", "always"),
     "policy.dtype": ("auto", "float32", "bfloat16", "mixed-bfloat16"),
     "policy.device": ("auto", "cpu", "cuda"),
     "env.name": ("builtin", "scienceworld", "textworld"),

@@ -256,8 +256,9 @@ def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], rewar
                           embedder) -> None:
     """Novelty of every state an episode reached, per task variation (EMPO2.md §3).
 
-    States are processed in episode order, step by step, so the reward depends on nothing but
-    the order of play (a resumed run reproduces it).
+    An iteration's states of one variation are scored in one call, jointly, against the archive
+    as it stood before the iteration (algo/intrinsic.py, decision 3): an episode's reward does
+    not depend on its place in the batch.
     """
     by_key: dict[str, list[tuple[int, int]]] = {}
     for e, ep in enumerate(episodes):
@@ -265,11 +266,12 @@ def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], rewar
             by_key.setdefault(ep.variation_key, []).append((e, t))
     for key, cells in by_key.items():
         texts = [after[e][t] for e, t in cells]
+        steps = np.array([t for _, t in cells], dtype=np.int64)
         # The reference variant pays only where retrieval happened: None in memory-free mode.
         n_tips = (np.array([len(episodes[e].steps[t].tip_ids) for e, t in cells])
                   if episodes[cells[0][0]].rollout_mode == "memory" else None)
         embeddings = embedder.encode(texts) if reward_fn.needs_embeddings else None
-        rewards = reward_fn.rewards(key, embeddings=embeddings, n_retrieved=n_tips)
+        rewards = reward_fn.rewards(key, embeddings=embeddings, n_retrieved=n_tips, steps=steps)
         for (e, t), r in zip(cells, rewards):
             episodes[e].steps[t].intrinsic = float(r)
 

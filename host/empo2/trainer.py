@@ -1,7 +1,7 @@
 """The EMPO² training loop (EMPO2.md §2), top to bottom in `Trainer.run`.
 
     empo2-host train --preset builtin                 # EMPO² on the built-in worlds
-    empo2-host train --preset builtin algo.p_memory=0 # GRPO: the same code with p = 0
+    empo2-host train --preset builtin-grpo            # the paper's GRPO (empo2/arms.py)
 
 Follows "Exploratory Memory-Augmented LLM Agent via Hybrid On- and Off-Policy Optimization"
 (arXiv 2602.23008). Per iteration: draw B tasks, draw the rollout mode once (memory with p), roll
@@ -280,7 +280,9 @@ class Trainer:
                             on_step=lambda t, _: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
                             timings=split)
         timings["rollout"] = self._lap(clock)
-        if tips:
+        # No tips where nothing will read them (memory.write_tips=auto with p = 0: the paper's
+        # GRPO), nor where the caller asks for none (a rerun).
+        if tips and (cfg.memory.write_tips == "always" or cfg.algo.p_memory > 0):
             write_tips(my_episodes, my_after, self.model, self.tokenizer, self._settings(train=True),
                        cfg.policy.max_tip_tokens, self.generator)
         timings["tips"] = self._lap(clock, timings)

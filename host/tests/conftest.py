@@ -28,10 +28,22 @@ def embedder():
 
 @pytest.fixture(scope="session")
 def tiny_policy(tmp_path_factory) -> Path:
-    """A tiny built-in policy folder (save_pretrained), built by the real builder."""
+    """A tiny built-in policy folder (save_pretrained), built by the real builder.
+
+    EMPO2_TEST_POLICY_CACHE names a folder that keeps the build between sessions (the mutation
+    run starts pytest once per mutant; scripts/mutation.sh sets it). The build is deterministic
+    from its recipe (test_builtin_policy.py), and the cache is keyed by the recipe, so a cached
+    folder is the one this session would build.
+    """
     from empo2.policy.builtin import BuiltinRecipe, build_builtin_policy
 
     recipe = BuiltinRecipe(size="tiny", episodes=TINY_EPISODES, epochs=1, seed=0)
+    cache = os.environ.get("EMPO2_TEST_POLICY_CACHE")
+    if cache:
+        path = Path(cache) / f"builtin-tiny-{recipe.key()}"
+        if not (path / "empo2_build.json").exists():
+            build_builtin_policy(recipe, path)  # written under a temporary name, then renamed
+        return path
     path = tmp_path_factory.mktemp("policy") / "builtin-tiny"
     build_builtin_policy(recipe, path)
     return path

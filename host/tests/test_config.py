@@ -15,6 +15,20 @@ def test_presets_load_and_grpo_is_p_zero():
     assert load_config("builtin-grpo").algo.p_memory == 0.0
 
 
+def test_grpo_preset_is_the_papers_grpo():
+    """Defect 3 of issue 9: the GRPO baseline kept the novelty reward and the low-probability
+    mask. The paper's GRPO is p = 0, no intrinsic reward, no mask, and (nothing reads them) no
+    tips written; the preset is the builtin preset with the bench's GRPO arm applied."""
+    from empo2.arms import ARMS
+
+    grpo = load_config("builtin-grpo")
+    assert (grpo.algo.p_memory, grpo.algo.intrinsic, grpo.algo.low_prob_mask) == (0.0, "off", "off")
+    assert grpo.memory.write_tips == "auto"
+    assert grpo.to_dict() == load_config("builtin", ARMS["GRPO"]).to_dict()
+    novelty = load_config("builtin", ARMS["GRPO + novelty"])
+    assert (novelty.algo.p_memory, novelty.algo.intrinsic, novelty.algo.low_prob_mask) == (0.0, "paper", "off")
+
+
 def test_defaults_are_the_papers():
     algo = load_config(None).algo
     assert (algo.p_memory, algo.q_off_policy, algo.clip_low, algo.clip_high, algo.dual_clip_c) == (0.25, 2 / 3, 0.2, 0.3, 10.0)

@@ -162,3 +162,82 @@ def test_registry_variants_share_one_call():
         reference.load_state_dict(paper.state_dict())
     with pytest.raises(ValueError, match="choose one of"):
         make_intrinsic_reward("rnd")
+
+
+def _episodes_of_states(groups: list[list[list[str]]]):
+    """Episodes of one task variation whose step t reaches the state groups[g][e][t]."""
+    from empo2.rollout import Episode, StepRecord
+
+    episodes, after = [], []
+    for g, group in enumerate(groups):
+        for states in group:
+            ep = Episode(id=f"e{len(episodes)}", task="power-device", variation=0, group=g,
+                         rollout_mode="memory-free")
+            ep.steps = [StepRecord(observation="", user_text="", tips=[], tip_ids=[], prompt_ids=[],
+                                   prompt_ids_no_tips=[], action="look around",
+                                   executed_action="look around", action_ids=[1],
+                                   behaviour_logprobs=[-1.0]) for _ in states]
+            episodes.append(ep)
+            after.append(list(states))
+    return episodes, after
+
+
+class OneHotEmbedder:
+    """Test double for the sentence embedder: one orthogonal direction per distinct text, so
+    "the same state" is exact and the property below does not hinge on MiniLM's geometry."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+
+    def encode(self, texts):
+        rows = np.zeros((len(texts), 64), dtype=np.float32)
+        for r, text in enumerate(texts):
+            rows[r, self.index.setdefault(text, len(self.index))] = 1.0
+        return rows
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_permuting_a_groups_episodes_permutes_their_rewards_and_nothing_else(seed):
+    """Defect 2 of issue 9: scored one episode after another, the first episode of a group earned
+    1.0 for a state and the others ½, ⅓, … for the same state; group normalisation made that an
+    advantage for being first. Scored jointly, the rewards follow the episodes."""
+    from empo2.rollout import add_intrinsic_rewards
+
+    rng = np.random.default_rng(seed)
+    rooms = [f"you are in the room {k}" for k in range(6)]
+    history = [[[rooms[int(r)] for r in rng.integers(0, 6, size=int(rng.integers(1, 7)))]
+                for _ in range(2)]]  # an earlier iteration fills the archive
+    group = [[rooms[int(r)] for r in rng.integers(0, 6, size=int(rng.integers(1, 7)))]
+             for _ in range(6)]
+
+    def scored(order):
+        reward, embedder = NoveltyReward(threshold=0.9), OneHotEmbedder()
+        for text in rooms:  # the same direction per text in both runs
+            embedder.encode([text])
+        episodes, after = _episodes_of_states(history)
+        add_intrinsic_rewards(episodes, after, reward, embedder)
+        episodes, after = _episodes_of_states([[group[i] for i in order]])
+        add_intrinsic_rewards(episodes, after, reward, embedder)
+        return [[s.intrinsic for s in ep.steps] for ep in episodes], reward.state_dict()
+
+    base, base_state = scored(list(range(len(group))))
+    order = list(rng.permutation(len(group)))
+    permuted, permuted_state = scored(order)
+    assert permuted == [base[i] for i in order]
+    for key, store in base_state["stores"].items():
+        np.testing.assert_array_equal(permuted_state["stores"][key]["vectors"], store["vectors"])
+        np.testing.assert_array_equal(permuted_state["stores"][key]["counts"], store["counts"])
+
+
+def test_a_state_reached_by_every_episode_at_once_pays_them_all_alike():
+    """Eight episodes reach the same new state at step 0: joint count 8, each earns ⅛; a state
+    revisited later in one episode counts the visits before it (1, then ½ along the episode)."""
+    from empo2.rollout import add_intrinsic_rewards
+
+    episodes, after = _episodes_of_states([[["hallway"]] * 8])
+    add_intrinsic_rewards(episodes, after, NoveltyReward(threshold=0.9), OneHotEmbedder())
+    assert [ep.steps[0].intrinsic for ep in episodes] == [1 / 8] * 8
+
+    episodes, after = _episodes_of_states([[["hallway", "kitchen", "hallway"]]])
+    add_intrinsic_rewards(episodes, after, NoveltyReward(threshold=0.9), OneHotEmbedder())
+    assert [s.intrinsic for s in episodes[0].steps] == [1.0, 1.0, 0.5]

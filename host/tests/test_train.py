@@ -83,13 +83,27 @@ def test_every_trainable_parameter_learns(tmp_path, tiny_policy, embedder):
     assert not unchanged, unchanged
 
 
-def test_grpo_never_touches_memory_in_rollouts(tmp_path, tiny_policy, embedder):
+@pytest.mark.parametrize("write_tips", ["auto", "always"])
+def test_grpo_never_touches_memory_in_rollouts(tmp_path, tiny_policy, embedder, write_tips):
+    """With p = 0 no rollout reads a tip, so by default (auto) the policy writes none: reflection
+    is skipped (defect 3 of issue 9); memory.write_tips=always writes them anyway."""
     trainer, folder = make_trainer(tmp_path, tiny_policy, embedder, iterations=2, **{
-        "algo.p_memory": 0.0, "eval.every": 0})
+        "algo.p_memory": 0.0, "eval.every": 0, "memory.write_tips": write_tips})
     trainer.run()
     for summary in folder.trajectory_summaries():
         episode = folder.trajectory(summary["id"])
         assert episode["rollout_mode"] == "memory-free" and episode["update_mode"] == "on-policy"
         assert all(not s["tips"] for s in episode["steps"])
-    # Tips are still written after every episode (EMPO2.md §2.4), for later memory iterations.
-    assert trainer.memory.count() > 0
+        assert bool(episode["tip"]) == (write_tips == "always")
+    assert (trainer.memory.count() > 0) == (write_tips == "always")
+
+
+@pytest.mark.parametrize("variant", ["off", "reference"])
+def test_intrinsic_variant_trains_memory_free_iterations(tmp_path, tiny_policy, embedder, variant):
+    """Defect 1 of issue 9: with algo.intrinsic=off or =reference every memory-free iteration
+    raised (the rollout passed neither embeddings nor retrieval counts). Both pay 0 there."""
+    trainer, folder = make_trainer(tmp_path, tiny_policy, embedder, iterations=2, **{
+        "algo.p_memory": 0.0, "algo.intrinsic": variant, "eval.every": 0})
+    trainer.run()
+    assert folder.state()["state"] == "finished"
+    assert [m["reward/intrinsic"] for m in folder.metrics()] == [0.0, 0.0]

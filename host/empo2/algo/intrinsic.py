@@ -15,15 +15,20 @@ a model. ``needs_embeddings`` tells the trainer whether to compute them at all.
 Decisions and deviations, numbered:
 
 1. Exact paper rule as implemented: each stored distinct state carries a visit count. A state
-   whose best cosine to the stored states is < threshold is added with count 1 and earns 1.0. A
-   state with best cosine ≥ threshold is a revisit of the MOST similar stored state: that
-   state's count goes up by one and the reward is 1/count (so 1/2, 1/3, … on later visits). This
-   is our reading of "n counts similar past states" that pays 1.0 for a brand-new state and never
-   divides by zero. Ties go to the earliest stored state.
+   whose best cosine to the stored states is ≥ threshold is a visit of the MOST similar stored
+   state (ties to the earliest); r_int = 1/n with n that state's visits up to and including
+   this one (1.0 for a brand-new state, ½, ⅓, … later; never a division by zero).
 2. The threshold is not given in the paper; default 0.9 (cosine, inclusive: ≥ is "similar").
-3. Within one ``rewards`` call, states are processed in order: a state added earlier in the batch
-   is visible to later ones (as if they had been scored one at a time), while the stored matrix is
-   compared once with one matrix product per call.
+3. A call scores a whole batch (an iteration's states of one variation) jointly, against the
+   store as it stood before the call: states that match no stored state are grouped among
+   themselves (connected components of the ≥ threshold graph, which no ordering changes), and a
+   state reached at step t of its episode counts every visit of its group in the batch at steps
+   ≤ t, by any episode. So the episodes of a GRPO group that reach a state at the same step earn
+   the same reward whatever their place in the batch (scored one after another, the first earned
+   1.0 and the eighth ⅛, and group normalisation made that an advantage), and a state revisited
+   along one episode still earns 1, then ½. Without ``steps`` the rows are consecutive steps of
+   one sequence, which is the one-state-at-a-time rule. A new group is stored as its member of
+   the earliest step (ties: the smallest vector, again independent of order).
 4. Rows are re-normalised to unit length (float32) on entry, so a caller that forgets is safe;
    an all-zero row is rejected.
 5. The store grows without bound (capacity doubles as needed); about 1.5 KB per distinct state at
@@ -50,7 +55,8 @@ class IntrinsicReward(Protocol):
     needs_embeddings: bool
 
     def rewards(
-        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None
+        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None,
+        steps: np.ndarray | None = None,
     ) -> np.ndarray: ...
 
     def state_dict(self) -> dict[str, Any]: ...
@@ -119,20 +125,26 @@ class NoveltyReward:
         return 0 if store is None else store.size
 
     def rewards(
-        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None
+        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None,
+        steps: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Score a batch of states of one task variation, updating the store.
+        """Score a batch of states of one task variation jointly, then add it to the store.
 
         Args:
             key: task variation (e.g. "power-component/3"); stores never mix across keys.
-            embeddings: (n, d) state embeddings, one row per state, in visiting order.
+            embeddings: (n, d) state embeddings, one row per state.
             n_retrieved: ignored (shared signature).
+            steps: (n,) step of each state within its episode; None: 0, 1, …, n − 1.
         Returns:
             (n,) float64 rewards in (0, 1].
         """
         if embeddings is None:
             raise ValueError("The 'paper' intrinsic reward needs state embeddings.")
         batch = _unit_rows(embeddings)
+        n = len(batch)
+        when = np.arange(n) if steps is None else np.asarray(steps, dtype=np.int64)
+        if when.shape != (n,):
+            raise ValueError(f"Pass one step per state: {when.shape} steps for {n} states.")
         store = self._stores.get(key)
         if store is None:
             store = self._stores[key] = _StateStore(batch.shape[1])
@@ -141,23 +153,36 @@ class NoveltyReward:
                 f"Embedding size {batch.shape[1]} differs from the {store.vectors.shape[1]} "
                 f"already stored for {key!r}."
             )
+        if n == 0:
+            return np.zeros(0, dtype=np.float64)
         old_size = store.size
-        # One product against everything stored before this call, one within the batch.
-        sims_old = batch @ store.vectors[:old_size].T  # (n, old_size)
-        sims_batch = batch @ batch.T  # (n, n)
-        added_rows: list[int] = []  # batch rows that became stored states, in store order
-        out = np.empty(len(batch), dtype=np.float64)
-        for i in range(len(batch)):
-            candidates = np.concatenate([sims_old[i], sims_batch[i, added_rows]])
-            best = int(np.argmax(candidates)) if candidates.size else -1
-            if best >= 0 and candidates[best] >= self.threshold:
-                store.counts[best] += 1  # old states come first, then added_rows, as in the store
-                out[i] = 1.0 / store.counts[best]
-            else:
-                store.add(batch[i])
-                added_rows.append(i)
-                out[i] = 1.0
-        return out
+        # Group of every state: its most similar stored state, else a component of new states.
+        group = np.full(n, -1, dtype=np.int64)
+        if old_size:
+            sims_old = batch @ store.vectors[:old_size].T  # (n, old_size), one product
+            best = np.argmax(sims_old, axis=1)  # first maximum: ties to the earliest state
+            matched = sims_old[np.arange(n), best] >= self.threshold
+            group[matched] = best[matched]
+        new_rows = np.flatnonzero(group < 0)
+        if new_rows.size:
+            components = _components(batch[new_rows] @ batch[new_rows].T >= self.threshold)
+            # Each new group is stored as its earliest-step member (ties: the smallest vector),
+            # and the groups in the order of those members: no episode order shows through.
+            by_vector = [batch[new_rows, d] for d in range(batch.shape[1] - 1, -1, -1)]
+            ranked = new_rows[np.lexsort(by_vector + [when[new_rows]])]
+            firsts = {}
+            for row in ranked:
+                firsts.setdefault(components[np.searchsorted(new_rows, row)], row)
+            for c, first in firsts.items():
+                index = store.add(batch[first])
+                store.counts[index] = 0  # its visits are the batch's, counted below
+                group[new_rows[components == c]] = index
+        # n = visits before this batch + the batch's visits of the group at steps ≤ t.
+        same = group[:, None] == group[None, :]
+        earlier = when[None, :] <= when[:, None]
+        visits = store.counts[group] + (same & earlier).sum(axis=1)
+        np.add.at(store.counts, group, 1)
+        return 1.0 / visits.astype(np.float64)
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -185,6 +210,19 @@ class NoveltyReward:
             store.counts[: len(counts)] = counts
             store.size = len(vectors)
             self._stores[key] = store
+
+
+def _components(adjacent: np.ndarray) -> np.ndarray:
+    """(m, m) symmetric boolean adjacency → (m,) component labels 0, 1, … in order of first
+    member (label propagation to the smallest index: the same partition for any row order)."""
+    labels = np.arange(len(adjacent))
+    while True:
+        spread = np.where(adjacent, labels[None, :], len(labels)).min(axis=1)
+        if np.array_equal(spread, labels):
+            break
+        labels = spread
+    _, dense = np.unique(labels, return_inverse=True)
+    return dense.reshape(-1)
 
 
 def _unit_rows(embeddings: np.ndarray) -> np.ndarray:
@@ -224,13 +262,12 @@ class RetrievalCountReward:
     needs_embeddings = False
 
     def rewards(
-        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None
+        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None,
+        steps: np.ndarray | None = None,
     ) -> np.ndarray:
         """n_retrieved: (n,) tip counts, or None for a memory-free rollout (→ zeros of len n)."""
         if n_retrieved is None:
-            if embeddings is None:
-                raise ValueError("Pass n_retrieved (memory modes) or embeddings (for the length).")
-            return np.zeros(len(embeddings), dtype=np.float64)
+            return np.zeros(_batch_length(embeddings, steps), dtype=np.float64)
         return reference_intrinsic(n_retrieved)
 
     def state_dict(self) -> dict[str, Any]:
@@ -247,18 +284,24 @@ class NoIntrinsicReward:
     needs_embeddings = False
 
     def rewards(
-        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None
+        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None,
+        steps: np.ndarray | None = None,
     ) -> np.ndarray:
-        batch = embeddings if embeddings is not None else n_retrieved
-        if batch is None:
-            raise ValueError("Pass embeddings or n_retrieved so the batch length is known.")
-        return np.zeros(len(batch), dtype=np.float64)
+        return np.zeros(_batch_length(embeddings, n_retrieved, steps), dtype=np.float64)
 
     def state_dict(self) -> dict[str, Any]:
         return {"version": STATE_VERSION, "variant": "off"}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         _check_state(state, "off")
+
+
+def _batch_length(*arrays: np.ndarray | None) -> int:
+    """The length of the first array given: what a variant that pays zeros needs to know."""
+    for array in arrays:
+        if array is not None:
+            return len(array)
+    raise ValueError("Pass steps, embeddings or n_retrieved so the batch length is known.")
 
 
 def _check_state(state: dict[str, Any], variant: str) -> None:

@@ -1,0 +1,30 @@
+"""The methods the bench compares, as config overrides on one preset (docs/bench/README.md).
+
+Each arm is a list of `key=value` overrides, so an arm is also a command line:
+`empo2-host train --preset builtin algo.p_memory=0 algo.intrinsic=off algo.low_prob_mask=off` is
+the paper's GRPO, and the `builtin-grpo` preset is exactly the `builtin` preset with that arm
+(a test holds them equal).
+"""
+
+from __future__ import annotations
+
+# The paper's GRPO baseline: no memory rollouts (p = 0), no intrinsic reward, no low-probability
+# mask; with p = 0 nothing reads tips, so none are written (memory.write_tips=auto).
+PAPER_GRPO = ["algo.p_memory=0", "algo.intrinsic=off", "algo.low_prob_mask=off"]
+
+ARMS: dict[str, list[str]] = {
+    "EMPO²": [],
+    "GRPO": PAPER_GRPO,
+    # GRPO with EMPO²'s novelty reward: what the intrinsic reward alone buys.
+    "GRPO + novelty": ["algo.p_memory=0", "algo.intrinsic=paper", "algo.low_prob_mask=off"],
+    # The reference code's shipped defaults: masking off, intrinsic reward left out.
+    "EMPO² (reference defaults)": ["algo.low_prob_mask=off", "algo.intrinsic=off"],
+}
+
+# The paper's four ablations (§6); the bench may run them on fewer seeds.
+ABLATIONS: dict[str, list[str]] = {
+    "EMPO² no off-policy (q=0)": ["algo.q_off_policy=0"],
+    "EMPO² no on-policy-with-tips (q=1)": ["algo.q_off_policy=1"],
+    "EMPO² no masking": ["algo.low_prob_mask=off"],
+    "EMPO² no intrinsic reward": ["algo.intrinsic=off"],
+}
