@@ -43,8 +43,8 @@ from empo2.trainer import Trainer  # noqa: E402
 CONDITIONS = ("correct", "wrong", "none")
 
 
-def train_parent(root: Path, seed: int, iterations: int, embedder) -> RunFolder:
-    config = load_config("builtin", [f"seed={seed}", f"iterations={iterations}", "eval.every=0"])
+def train_parent(root: Path, seed: int, iterations: int, overrides: list[str], embedder) -> RunFolder:
+    config = load_config("builtin", [f"seed={seed}", f"iterations={iterations}", "eval.every=0", *overrides])
     config.root, config.name = str(root), f"parent-seed{seed}"
     folder = RunFolder.create(root, config.name, config.to_dict())
     trainer = Trainer(config, folder, embedder=embedder)
@@ -105,6 +105,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--parent-iterations", type=int, default=1)
+    parser.add_argument("--parent-overrides", default="",
+                        help="comma-separated key=value for the parent, e.g. algo.batch_tasks=2")
     parser.add_argument("--episodes", type=int, default=8, help="N per variation and iteration")
     parser.add_argument("--iterations", type=int, default=3, help="K")
     parser.add_argument("--eval-episodes", type=int, default=8)
@@ -117,7 +119,9 @@ def main() -> int:
     rows = []
     for seed in [int(s) for s in args.seeds.split(",")]:
         clock = time.perf_counter()
-        parent = train_parent(root / f"seed{seed}" / "parent", seed, args.parent_iterations, embedder)
+        overrides = [o for o in args.parent_overrides.split(",") if o.strip()]
+        parent = train_parent(root / f"seed{seed}" / "parent", seed, args.parent_iterations, overrides,
+                              embedder)
         keys = tipped_variations(parent, embedder)
         success = screen(parent, keys, args.eval_episodes, seed, embedder)
         chosen = sorted(keys, key=lambda k: (success[k], k))[:args.variations]
@@ -141,17 +145,23 @@ def main() -> int:
                    "seconds": round(time.perf_counter() - clock, 1)}
             rows.append(row)
             print(json.dumps(row), flush=True)
+            write(Path(args.out), args, rows)  # after every row: a cut-short bench keeps its rows
+    print(json.dumps(write(Path(args.out), args, rows)["mean_gain"]))
+    return 0
+
+
+def write(out: Path, args, rows: list[dict]) -> dict:
     summary = {
-        "preset": "builtin", "parent_iterations": args.parent_iterations, "episodes": args.episodes,
-        "iterations": args.iterations, "eval_episodes": args.eval_episodes, "rows": rows,
+        "preset": "builtin", "parent_iterations": args.parent_iterations,
+        "parent_overrides": args.parent_overrides, "episodes": args.episodes,
+        "iterations": args.iterations, "eval_episodes": args.eval_episodes,
+        "seeds": args.seeds, "rows": rows,
         "mean_gain": {c: sum(r["after"] - r["before"] for r in rows if r["condition"] == c)
                       / max(1, sum(r["condition"] == c for r in rows)) for c in CONDITIONS},
     }
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2) + "\n")
-    print(json.dumps(summary["mean_gain"]))
-    return 0
+    return summary
 
 
 if __name__ == "__main__":
