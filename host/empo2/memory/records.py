@@ -142,3 +142,17 @@ class VersionConflict(MemoryStoreError):
 
 class CorruptMemory(MemoryStoreError):
     """The files on disk cannot be replayed (damage before the last record, not a torn tail)."""
+
+
+class EditAlreadyApplied(MemoryStoreError):
+    """A person's edit carried an edit id the store has already applied: a save retried after a
+    lost connection. Nothing changed now; `tip` is the tip as it is, `version` the version that
+    edit made (for an add, 1)."""
+
+    def __init__(self, tip: Tip, edit_id: str, kind: str, version: int):
+        super().__init__(f"edit {edit_id} ({kind} of tip {tip.id}) was applied already")
+        self.tip, self.edit_id, self.kind, self.version = tip, edit_id, kind, version
+
+
+class EditIdReused(MemoryStoreError, ValueError):
+    """An edit id the store recorded for a different edit (another tip or another kind)."""

@@ -26,6 +26,11 @@ Deviations and additions (numbered, see also EMPO2.md §7):
    sequence of operations. Separate counters keep a person's tip id stable when a resumed run
    re-applies it after rolling back to a checkpoint.
 7. Person tips have one entry with action "" (no action suffix when rendered).
+8. A person's add, update or delete may carry an edit id (chosen by the client): the store
+   records it in the event and applies an edit id once. A save retried after a lost connection
+   raises EditAlreadyApplied instead of applying twice (for an update or delete the version check
+   alone would already refuse the duplicate, but as a conflict the client could not tell from
+   someone else's edit).
 
 Threading: one RLock guards all state; embedding (slow) happens outside it, so a person's edit
 never waits for the model and is visible to the next retrieval. on_change runs under the lock,
@@ -48,6 +53,8 @@ from .records import (
     PERSON,
     POLICY,
     CorruptMemory,
+    EditAlreadyApplied,
+    EditIdReused,
     Retrieved,
     Tip,
     TipDeleted,
@@ -82,6 +89,7 @@ class MemoryStore:
         self._buffers: dict[str, VariationBuffer] = {}
         self._next_seq = {POLICY: 1, PERSON: 1}
         self._next_entry = 0
+        self._edits: dict[str, dict] = {}  # edit id -> {tip_id, kind, version}, rebuilt by replay
         self._log: EventLog | None = None
 
     # --- opening, replay, rollback ---------------------------------------------------------
@@ -184,7 +192,8 @@ class MemoryStore:
                     t = ev["tip"]
                     steps = [(kt, a) for kt, a in ev["entries"]]
                     tip = self._add(t["variation_key"], t["text"], t["score"], t["author"],
-                                    t["provenance"], steps, keys, at=ev["at"], tip_id=t["id"])
+                                    t["provenance"], steps, keys, at=ev["at"], tip_id=t["id"],
+                                    edit_id=ev.get("edit_id"))
                     if tip.id != t["id"]:
                         log.warning("memory: a person's tip %s duplicates %s after the rollback; "
                                     "not re-added", t["id"], tip.id)
@@ -229,12 +238,16 @@ class MemoryStore:
         author: str = PERSON,
         key_text: str | None = None,
         provenance: dict | None = None,
+        edit_id: str | None = None,
     ) -> Tip:
-        """A person's tip: one entry keyed by `key_text`, or by the tip text when None."""
+        """A person's tip: one entry keyed by `key_text`, or by the tip text when None.
+        An edit id already applied raises EditAlreadyApplied (see deviation 8)."""
+        _check_edit_id(edit_id)
         key = str(key_text) if key_text is not None else _clean(text)
         keys = self.embedder.encode([key])
         with self._lock:
-            return self._add(variation_key, text, score, author, provenance, [(key, "")], keys)
+            return self._add(variation_key, text, score, author, provenance, [(key, "")], keys,
+                             edit_id=edit_id)
 
     def _add(
         self,
@@ -247,8 +260,10 @@ class MemoryStore:
         keys: np.ndarray,
         at: str | None = None,
         tip_id: str | None = None,
+        edit_id: str | None = None,
     ) -> Tip:
         """Dedupe, log, apply, announce one add. Caller holds the lock; keys (len(steps), dim)."""
+        self._refuse_applied(edit_id, "add")
         text, score = _clean(text), _finite(score)
         if not isinstance(variation_key, str) or not variation_key:
             raise ValueError("variation_key must be a non-empty string")
@@ -283,6 +298,8 @@ class MemoryStore:
             "entries": [list(steps[i]) for i in keep],
             "first_entry": self._next_entry,
         }
+        if edit_id is not None:
+            event["edit_id"] = edit_id
         doomed = buf.evicted_by(len(keep)) if buf is not None else {}
         evictions = [
             {"kind": "evict", "at": at, "tip_id": self._tips[t].id, "variation_key": variation_key}
@@ -321,6 +338,7 @@ class MemoryStore:
         self._next_seq[kind] = max(self._next_seq[kind], int(tip.id[1:]) + 1)
         first = int(ev["first_entry"])
         self._next_entry = max(self._next_entry, first + len(ev["entries"]))
+        self._remember_edit(ev, tip.id, 1)
         buf = self._buffers.get(tip.variation_key)
         if buf is None:
             buf = self._buffers[tip.variation_key] = VariationBuffer(self.capacity, self.dim)
@@ -346,26 +364,54 @@ class MemoryStore:
 
     # --- edits by people -------------------------------------------------------------------
 
-    def update(self, tip_id: str, text: str, expected_version: int, author: str = PERSON) -> Tip:
+    def update(self, tip_id: str, text: str, expected_version: int, author: str = PERSON,
+               edit_id: str | None = None) -> Tip:
         """Replace a tip's text. Raises VersionConflict (carrying the current tip) when
-        expected_version is stale, TipDeleted for a deleted tip. Keys are not re-embedded."""
+        expected_version is stale, TipDeleted for a deleted tip, EditAlreadyApplied for an
+        edit id applied before. Keys are not re-embedded."""
         text = _clean(text)
+        _check_edit_id(edit_id)
         with self._lock:
-            tip = self._checked(tip_id, expected_version)
+            tip = self._checked(tip_id, expected_version, edit_id, "update")
             event = {"kind": "update", "at": now_iso(), "tip_id": tip.id, "text": text,
                      "version": tip.version + 1, "author": author}
-            return self._commit_edit(event)
+            return self._commit_edit(_with_edit_id(event, edit_id))
 
-    def delete(self, tip_id: str, expected_version: int, author: str = PERSON) -> Tip:
+    def delete(self, tip_id: str, expected_version: int, author: str = PERSON,
+               edit_id: str | None = None) -> Tip:
         """Mark a tip deleted: its entries leave the buffer; the record and history stay."""
+        _check_edit_id(edit_id)
         with self._lock:
-            tip = self._checked(tip_id, expected_version)
+            tip = self._checked(tip_id, expected_version, edit_id, "delete")
             event = {"kind": "delete", "at": now_iso(), "tip_id": tip.id,
                      "version": tip.version + 1, "author": author}
-            return self._commit_edit(event)
+            return self._commit_edit(_with_edit_id(event, edit_id))
 
-    def _checked(self, tip_id: str, expected_version: int) -> Tip:
+    def edit(self, edit_id: str) -> dict | None:
+        """What an edit id did, {tip_id, kind, version}, or None when the store never applied it."""
+        with self._lock:
+            done = self._edits.get(edit_id)
+            return dict(done) if done is not None else None
+
+    def _refuse_applied(self, edit_id: str | None, kind: str, tip_id: str | None = None) -> None:
+        """Raises EditAlreadyApplied for an edit id this store applied (caller holds the lock)."""
+        done = self._edits.get(edit_id) if edit_id is not None else None
+        if done is None:
+            return
+        if done["kind"] != kind or (tip_id is not None and done["tip_id"] != tip_id):
+            raise EditIdReused(f"edit id {edit_id!r} was used already, for the {done['kind']} of "
+                               f"tip {done['tip_id']}")
+        tip = self._tips[self._index[done["tip_id"]]].snapshot()
+        raise EditAlreadyApplied(tip, edit_id, kind, done["version"])
+
+    def _remember_edit(self, ev: dict, tip_id: str, version: int) -> None:
+        if ev.get("edit_id") is not None:
+            self._edits[ev["edit_id"]] = {"tip_id": tip_id, "kind": ev["kind"], "version": version}
+
+    def _checked(self, tip_id: str, expected_version: int, edit_id: str | None = None,
+                 kind: str = "update") -> Tip:
         tip = self._tip(tip_id)
+        self._refuse_applied(edit_id, kind, tip_id)
         if tip.version != expected_version:
             raise VersionConflict(tip.snapshot(), expected_version)
         if tip.deleted:
@@ -384,6 +430,7 @@ class MemoryStore:
         tip.text, tip.version, tip.updated = ev["text"], int(ev["version"]), ev["at"]
         tip.history.append({"version": tip.version, "text": tip.text, "author": ev["author"],
                             "at": ev["at"], "kind": "update"})
+        self._remember_edit(ev, tip.id, tip.version)
         buf = self._buffers.get(tip.variation_key)
         if buf is not None:
             buf.retext(idx, tip.text)  # duplicates are judged on the current text
@@ -395,6 +442,7 @@ class MemoryStore:
         tip.deleted, tip.version, tip.updated = True, int(ev["version"]), ev["at"]
         tip.history.append({"version": tip.version, "text": tip.text, "author": ev["author"],
                             "at": ev["at"], "kind": "delete"})
+        self._remember_edit(ev, tip.id, tip.version)
         buf = self._buffers.get(tip.variation_key)
         if buf is not None:
             buf.remove_tip(idx)
@@ -559,6 +607,18 @@ class MemoryStore:
             self.on_change({"kind": kind, "tip": tip.to_dict(), "author": author})
         except Exception:  # a listener's bug must not break training; the change is committed
             log.exception("memory: on_change listener failed on %s of %s", kind, tip.id)
+
+
+MAX_EDIT_ID = 128
+
+
+def _check_edit_id(edit_id: str | None) -> None:
+    if edit_id is not None and (not isinstance(edit_id, str) or not 0 < len(edit_id) <= MAX_EDIT_ID):
+        raise ValueError(f"an edit id must be a string of 1 to {MAX_EDIT_ID} characters")
+
+
+def _with_edit_id(event: dict, edit_id: str | None) -> dict:
+    return event if edit_id is None else dict(event, edit_id=edit_id)
 
 
 def _clean(text: str) -> str:

@@ -31,6 +31,7 @@ METHODS: tuple[Method, ...] = (
     Method("memory.delete", "MemoryDeleteParams", memory.delete_tip),
     Method("memory.history", "MemoryHistoryParams", memory.history),
     Method("checkpoint.list", "CheckpointListParams", checkpoint.list_checkpoints),
+    Method("log.tail", "LogTailParams", host.log_tail),
     Method("update.rerun", "UpdateRerunParams", update.rerun),
     Method("update.cancel", "UpdateCancelParams", update.cancel),
     Method("update.compare", "UpdateCompareParams", update.compare),

@@ -1,10 +1,12 @@
-"""`initialize`, `shutdown`, `ping`: the connection's handshake and the host's lifecycle."""
+"""`initialize`, `shutdown`, `ping`, `log.tail`: the connection's handshake, the host's lifecycle
+and its log."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 
+from ..logs import TAIL_LIMIT
 from ..protocol import ProtocolError, protocol_version
 
 
@@ -37,3 +39,8 @@ async def shutdown(request, params: dict) -> dict:
 
 async def ping(request, params: dict) -> dict:
     return {"time": time.time()}
+
+
+async def log_tail(request, params: dict) -> dict:
+    """The host's newest log lines after `after` (server lines included; see logs.py)."""
+    return request.host.log_forwarder.tail(params.get("after", 0), params.get("limit", TAIL_LIMIT))

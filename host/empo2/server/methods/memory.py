@@ -3,13 +3,20 @@
 Every call goes through MemoryAccess to the run's one store (the trainer's while it trains). A
 person's change carries an author: the `author` param, else the client's name from `initialize`;
 "policy" and "system" are reserved for training and eviction.
+
+Retried saves: `memory.add`, `memory.update` and `memory.delete` take an optional `editId`, chosen
+by the client once per edit and sent again when it retries the same save (after a lost
+connection it cannot know whether the first attempt arrived). The store applies an edit id once;
+a repeat answers as a success with `replayed: true` and the tip as it is now, so the client shows
+what the host recorded. The edit id is kept in the run's memory log, so this holds across host
+restarts and resumed runs too.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ...memory.records import TipDeleted, UnknownTip, VersionConflict
+from ...memory.records import EditAlreadyApplied, EditIdReused, TipDeleted, UnknownTip, VersionConflict
 from ..memory_access import tip_json
 from ..protocol import ProtocolError
 from .trajectory import DEFAULT_LIMIT, decode_cursor
@@ -34,6 +41,21 @@ def _conflict(params: dict, conflict: VersionConflict) -> ProtocolError:
     return ProtocolError("VersionConflict", f"tip {params['tipId']} is at version "
                          f"{conflict.current.version}, not {params['expectedVersion']}; reload it "
                          "and edit again.", {"tip": tip_json(conflict.current)})
+
+
+@contextmanager
+def _once(params: dict):
+    """A retried save (its edit id applied already) as its recorded outcome; a reused id as
+    InvalidParams. Yields a dict the caller fills with the result."""
+    result: dict = {}
+    try:
+        yield result
+    except EditAlreadyApplied as done:
+        result.clear()
+        result.update(tip=tip_json(done.tip), replayed=True)
+    except EditIdReused as err:
+        raise ProtocolError("InvalidParams", f"params.editId is invalid ({err}); choose a new "
+                            "id for each edit.", {"field": "params.editId"}) from None
 
 
 def _text_error(err: ValueError) -> ProtocolError:
@@ -88,13 +110,18 @@ async def add_tip(request, params: dict) -> dict:
     author = _author(request, params)
 
     def add(store):
-        try:
-            tip = store.add_tip(params["variationKey"], params["text"],
-                                score=params.get("score", PERSON_TIP_SCORE), author=author["name"],
-                                key_text=params.get("keyText"))
-        except ValueError as err:
-            raise _text_error(err) from None
-        return {"tip": tip_json(tip)}
+        with _once(params) as result:
+            try:
+                tip = store.add_tip(params["variationKey"], params["text"],
+                                    score=params.get("score", PERSON_TIP_SCORE),
+                                    author=author["name"], key_text=params.get("keyText"),
+                                    edit_id=params.get("editId"))
+            except EditIdReused:
+                raise
+            except ValueError as err:
+                raise _text_error(err) from None
+            result["tip"] = tip_json(tip)
+        return result
 
     return await request.host.memory.use(params["runId"], add, author=author, create=True)
 
@@ -124,14 +151,17 @@ async def update_tip(request, params: dict) -> dict:
     author = _author(request, params)
 
     def update(store):
-        with _edit_errors(params, "is deleted; it cannot be edited"):
+        with _once(params) as result, _edit_errors(params, "is deleted; it cannot be edited"):
             try:
                 tip = _existing(store, params).update(
                     params["tipId"], params["text"], expected_version=params["expectedVersion"],
-                    author=author["name"])
+                    author=author["name"], edit_id=params.get("editId"))
+            except EditIdReused:
+                raise
             except ValueError as err:
                 raise _text_error(err) from None
-        return {"tip": tip_json(tip)}
+            result["tip"] = tip_json(tip)
+        return result
 
     return await request.host.memory.use(params["runId"], update, author=author)
 
@@ -141,10 +171,12 @@ async def delete_tip(request, params: dict) -> dict:
     author = _author(request, params)
 
     def delete(store):
-        with _edit_errors(params, "is already deleted"):
+        with _once(params) as result, _edit_errors(params, "is already deleted"):
             tip = _existing(store, params).delete(
-                params["tipId"], expected_version=params["expectedVersion"], author=author["name"])
-        return {"tip": tip_json(tip)}
+                params["tipId"], expected_version=params["expectedVersion"], author=author["name"],
+                edit_id=params.get("editId"))
+            result["tip"] = tip_json(tip)
+        return result
 
     return await request.host.memory.use(params["runId"], delete, author=author)
 
