@@ -1,29 +1,29 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import { registerCommands } from './commands/command';
-import { ConnectRemoteCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './commands/hostCommands';
-import { OpenEpisodeCommand } from './commands/openEpisode';
-import { OpenRunFolderCommand } from './commands/openRunFolder';
-import { RefreshCommand } from './commands/refresh';
-import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand } from './commands/runCommands';
-import { ShowHostLogCommand } from './commands/showHostLog';
-import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './commands/tipCommands';
-import { Settings } from './config/settings';
+import { registerCommands } from './common/command';
+import { Settings } from './common/settings';
+import { ConnectRemoteCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './host/hostCommands';
 import { HostLog } from './host/hostLog';
 import { HostManager } from './host/hostManager';
 import { HostStateModel } from './host/hostState';
+import { ShowHostLogCommand } from './host/showHostLog';
 import { WorkspaceTrustGuard } from './host/workspaceTrust';
+import { HostStatusBar } from './hostStatusBar';
+import { RefreshCommand } from './refresh';
 import { Notifications } from './rpc/methods';
+import { MetricsPanel } from './runs/metricsPanel';
+import { OpenRunFolderCommand } from './runs/openRunFolder';
+import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand } from './runs/runCommands';
 import { RunProgressReporter } from './runs/runProgress';
 import { RunsModel } from './runs/runsModel';
-import { HostStatusBar } from './statusBar/hostStatusBar';
+import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
 import { TipsModel } from './tips/tipsModel';
-import { EpisodeBrowser } from './views/episode/episodeBrowser';
-import { EpisodePanel } from './views/episode/episodePanel';
-import { MetricsPanel } from './views/metrics/metricsPanel';
-import { TipsViewProvider } from './views/tips/tipsViewProvider';
-import { TrajectoryModel } from './views/trajectories/trajectoryModel';
-import { TrajectoryTreeProvider } from './views/trajectories/trajectoryTreeProvider';
+import { TipsViewProvider } from './tips/tipsViewProvider';
+import { EpisodeBrowser } from './trajectories/episodeBrowser';
+import { EpisodePanel } from './trajectories/episodePanel';
+import { OpenEpisodeCommand } from './trajectories/openEpisode';
+import { TrajectoryModel } from './trajectories/trajectoryModel';
+import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
 // Services are built here, once each, in dependency order, and handed to whoever needs them.
 

@@ -2,19 +2,18 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { Emitter } from '../common/event';
 import { Disposable, type IDisposable } from '../common/lifecycle';
-import type { Settings } from '../config/settings';
-import { RpcClient, type RequestOptions } from '../rpc/client';
+import type { Settings } from '../common/settings';
+import type { RequestOptions } from '../rpc/client';
 import { describeError } from '../rpc/errors';
 import { Notifications, Requests, type NotificationType, type RequestType } from '../rpc/methods';
-import { PROTOCOL_VERSION, type InitializeResult } from '../rpc/protocol';
-import { connectWebSocket } from '../rpc/wsTransport';
 import { Backoff } from './backoff';
-import { HostLog } from './hostLog';
+import type { HostLog } from './hostLog';
 import { HostProcess, HostStartError } from './hostProcess';
-import { HostStateModel } from './hostState';
-import { chooseInterpreter, checkHostInstalled, hostSources, type Interpreter } from './interpreter';
-import { pythonExtensionInterpreter } from './pythonExtension';
-import { runHostSetup } from './hostSetup';
+import { openHostSession, reportHostFailure, type HostSession, type HostTarget } from './hostSession';
+import type { HostStateModel } from './hostState';
+import { findHostInterpreter } from './interpreterDialogs';
+import { RemoteTokens } from './remoteTokens';
+import { RunRoots } from './runRoots';
 
 // The one training host this window talks to: spawned here (`empo2-host serve`) or remote
 // (Connect to Remote Host). It owns the process and the connection, reconnects with backoff
@@ -22,26 +21,12 @@ import { runHostSetup } from './hostSetup';
 // action, and re-wires every notification listener to each new connection, so views subscribe
 // once (on()) and survive restarts.
 
-/** A connected, initialized host. */
-export interface HostSession {
-  readonly client: RpcClient;
-  readonly init: InitializeResult;
-  readonly url: string;
-  readonly remote: boolean;
-}
-
 export class HostNotRunningError extends Error {
   constructor(what: string) {
     super(`${what} needs a running training host; start it first (EMPO²: Start Host).`);
     this.name = 'HostNotRunningError';
   }
 }
-
-const RESTART = 'Restart Host';
-const SHOW_LOG = 'Show Host Log';
-const CREATE_ENV = 'Create Environment and Install';
-const OPEN_SETTINGS = 'Open Settings';
-const CONNECT_REMOTE = 'Connect to Remote Host';
 
 export interface HostManagerOptions {
   readonly extensionVersion: string;
@@ -54,23 +39,19 @@ export interface HostManagerOptions {
   readonly workspaceState: vscode.Memento;
 }
 
-const EXTRA_ROOTS_KEY = 'empo2.extraRunRoots';
-
-interface Target {
-  readonly url: string;
-  readonly token: string;
-  readonly remote: boolean;
-}
-
 export class HostManager extends Disposable {
   private process: HostProcess | undefined;
   private session: HostSession | undefined;
-  private target: Target | undefined;
+  private target: HostTarget | undefined;
   private stopping = false;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly backoff = new Backoff();
   private readonly notificationEmitters = new Map<string, Emitter<unknown>>();
   private startPromise: Promise<boolean> | undefined;
+  /** The folders a spawned host may read runs from. */
+  readonly runRoots: RunRoots;
+  /** Remote hosts' tokens, in SecretStorage. */
+  readonly remoteTokens: RemoteTokens;
 
   private readonly _onDidConnect = this._register(new Emitter<HostSession>());
   /** A (re)connected host: views reload what they show. */
@@ -85,6 +66,8 @@ export class HostManager extends Disposable {
     private readonly options: HostManagerOptions,
   ) {
     super();
+    this.runRoots = new RunRoots(settings, options.fallbackRunRoot, options.workspaceState);
+    this.remoteTokens = new RemoteTokens(options.secrets);
     for (const type of Object.values(Notifications)) {
       this.notificationEmitters.set(type.method, this._register(new Emitter<unknown>()));
     }
@@ -111,21 +94,6 @@ export class HostManager extends Disposable {
     return this.session.client.request(type, params, options);
   }
 
-  /** The run roots the spawned host gets: the configured one (absolute), then any added ones. */
-  runRoots(): string[] {
-    const configured = this.settings.runRoot?.fsPath ?? this.options.fallbackRunRoot;
-    const extra = this.options.workspaceState.get<string[]>(EXTRA_ROOTS_KEY, []);
-    return [...new Set([configured, ...extra])];
-  }
-
-  /** Lets the next local host read runs in `folder` too (Open Run Folder outside the run root). */
-  async addRunRoot(folder: string): Promise<void> {
-    const extra = this.options.workspaceState.get<string[]>(EXTRA_ROOTS_KEY, []);
-    if (!extra.includes(folder)) {
-      await this.options.workspaceState.update(EXTRA_ROOTS_KEY, [...extra, folder]);
-    }
-  }
-
   // -- starting ---------------------------------------------------------------------------------
 
   /** Starts a local host (with progress); true once connected. Concurrent calls share one start. */
@@ -139,7 +107,7 @@ export class HostManager extends Disposable {
 
   private async startLocal(): Promise<boolean> {
     await this.disconnect();
-    const interpreter = await this.findInterpreter();
+    const interpreter = await findHostInterpreter(this.settings, this.options.projectRoot, this.log);
     if (!interpreter) {
       return false;
     }
@@ -148,8 +116,8 @@ export class HostManager extends Disposable {
       { location: vscode.ProgressLocation.Notification, title: 'EMPO²: starting the training host', cancellable: true },
       async (progress, token) => {
         progress.report({ message: `${interpreter.python} -m empo2.cli serve` });
-        const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? path.dirname(this.runRoots()[0]);
-        const args = [...this.runRoots().flatMap((root) => ['--run-root', root]), ...this.settings.hostArgs];
+        const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? path.dirname(this.runRoots.list()[0]);
+        const args = [...this.runRoots.list().flatMap((root) => ['--run-root', root]), ...this.settings.hostArgs];
         this.log.info(`Starting the host: ${interpreter.python} -m empo2.cli serve ${args.join(' ')} (in ${cwd}; interpreter from ${interpreter.source})`);
         const host = new HostProcess({ python: interpreter.python, args, cwd });
         this.process = host;
@@ -185,82 +153,6 @@ export class HostManager extends Disposable {
     );
   }
 
-  /** The interpreter to use, after offering to install the host where it is missing. */
-  private async findInterpreter(): Promise<Interpreter | undefined> {
-    const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
-    let fromPython = await pythonExtensionInterpreter(resource);
-    if (fromPython && !this.settings.pythonPath && (await checkHostInstalled(fromPython)).kind !== 'ok') {
-      // The Python extension's interpreter lacks the host; the project's .venv may have it.
-      this.log.info(`The Python extension's interpreter (${fromPython}) has no EMPO² host; trying the project's .venv.`);
-      fromPython = undefined;
-    }
-    const interpreter = chooseInterpreter({
-      settingPath: this.settings.pythonPath,
-      pythonExtensionPath: fromPython,
-      projectRoot: this.options.projectRoot,
-    });
-    const check = await checkHostInstalled(interpreter.python);
-    if (check.kind === 'ok') {
-      return interpreter;
-    }
-    this.log.warn(`Cannot start the host: ${check.detail}.`);
-    if (interpreter.source === 'setting' && check.kind === 'no-interpreter') {
-      const choice = await vscode.window.showErrorMessage(
-        `EMPO²: the Python interpreter in the setting empo2.pythonPath cannot run (${check.detail}). ` +
-          'Point the setting at a Python 3.10+ interpreter, or clear it to use the project\'s own virtual environment.',
-        OPEN_SETTINGS,
-      );
-      if (choice === OPEN_SETTINGS) {
-        await vscode.commands.executeCommand('workbench.action.openSettings', 'empo2.pythonPath');
-      }
-      return undefined;
-    }
-    return this.offerSetup(interpreter, check.detail);
-  }
-
-  /** Offers to create .venv next to host/ and install the host into it, as the Python tools do. */
-  private async offerSetup(interpreter: Interpreter, detail: string): Promise<Interpreter | undefined> {
-    const sources = hostSources(this.options.projectRoot);
-    if (!sources) {
-      await vscode.window.showErrorMessage(
-        `EMPO²: ${detail}, and this copy of the extension does not ship the host's sources. ` +
-          'Install it with `pip install -e host` from the EMPO² Studio repository, then set empo2.pythonPath.',
-        OPEN_SETTINGS,
-      );
-      return undefined;
-    }
-    const venv = path.join(this.options.projectRoot, '.venv');
-    const choice = await vscode.window.showWarningMessage(
-      `EMPO²: the training host is not installed (${detail}). Create a virtual environment in ${venv} ` +
-        'and install the host with its pinned dependencies into it? This downloads PyTorch and takes a few minutes.',
-      CREATE_ENV,
-      OPEN_SETTINGS,
-    );
-    if (choice === OPEN_SETTINGS) {
-      await vscode.commands.executeCommand('workbench.action.openSettings', 'empo2.pythonPath');
-      return undefined;
-    }
-    if (choice !== CREATE_ENV) {
-      return undefined;
-    }
-    const installed = await runHostSetup(sources.setupScript, this.log);
-    if (!installed) {
-      return undefined;
-    }
-    const venvInterpreter = chooseInterpreter({ settingPath: '', pythonExtensionPath: undefined, projectRoot: this.options.projectRoot });
-    const check = await checkHostInstalled(venvInterpreter.python);
-    if (check.kind !== 'ok') {
-      await vscode.window.showErrorMessage(`EMPO²: the host still cannot run after the install (${check.detail}). See the host log.`, SHOW_LOG).then(
-        (c) => c === SHOW_LOG && this.log.show(),
-      );
-      return undefined;
-    }
-    if (interpreter.source !== 'project-venv') {
-      this.log.info(`Using ${venvInterpreter.python}; the interpreter chosen before (${interpreter.python}) has no host.`);
-    }
-    return venvInterpreter;
-  }
-
   /** Connects to a host running elsewhere (an SSH tunnel, Remote-SSH); the token is kept secret. */
   async connectRemote(url: string, token: string): Promise<boolean> {
     await this.stop({ quiet: true });
@@ -281,20 +173,11 @@ export class HostManager extends Disposable {
     }
   }
 
-  private async connect(target: Target): Promise<void> {
-    const transport = await connectWebSocket(target.url, target.token);
-    const client = new RpcClient(transport, { defaultTimeoutMs: 30_000 });
-    for (const [method, emitter] of this.notificationEmitters) {
-      client.on({ method, paramsSchema: '' }, (params) => emitter.fire(params));
-    }
-    const init = await client.request(Requests.initialize, {
-      protocolVersion: PROTOCOL_VERSION,
-      clientInfo: { name: 'EMPO² Studio', version: this.options.extensionVersion },
-      // A spawned host's log already reaches us on its stderr; a remote one's only this way.
-      capabilities: { logMessages: target.remote, progress: true },
-    });
-    const session: HostSession = { client, init, url: target.url, remote: target.remote };
-    client.onDidClose((info) => this.connectionClosed(session, info.code, info.reason));
+  private async connect(target: HostTarget): Promise<void> {
+    const session = await openHostSession(target, this.options.extensionVersion, this.notificationEmitters.keys(), (method, params) =>
+      this.notificationEmitters.get(method)!.fire(params),
+    );
+    session.client.onDidClose((info) => this.connectionClosed(session, info.code, info.reason));
     this.session = session;
     this.backoff.reset();
     this.state.set('running');
@@ -372,18 +255,8 @@ export class HostManager extends Disposable {
     }
   }
 
-  private async reportFailure(what: string, stderrTail: string): Promise<void> {
-    const lastLines = stderrTail.trim().split('\n').filter(Boolean).slice(-3).join(' ⏎ ');
-    const message = `EMPO²: ${what}.${lastLines ? ` Last lines of its log: ${lastLines}` : ''}`;
-    const actions = this.target?.remote ? [CONNECT_REMOTE, SHOW_LOG] : [RESTART, SHOW_LOG];
-    const choice = await vscode.window.showErrorMessage(message, ...actions);
-    if (choice === RESTART) {
-      await vscode.commands.executeCommand('empo2.restartHost');
-    } else if (choice === CONNECT_REMOTE) {
-      await vscode.commands.executeCommand('empo2.connectRemote');
-    } else if (choice === SHOW_LOG) {
-      this.log.show();
-    }
+  private reportFailure(what: string, stderrTail: string): Promise<void> {
+    return reportHostFailure(what, stderrTail, this.target?.remote ?? false, this.log);
   }
 
   // -- stopping -----------------------------------------------------------------------------------
@@ -453,21 +326,4 @@ export class HostManager extends Disposable {
     this.process = undefined;
     super.dispose();
   }
-
-  /** Token of a remote host URL, from SecretStorage. */
-  async remoteToken(url: string): Promise<string | undefined> {
-    return this.options.secrets.get(secretKey(url));
-  }
-
-  async storeRemoteToken(url: string, token: string): Promise<void> {
-    await this.options.secrets.store(secretKey(url), token);
-  }
-
-  async forgetRemoteToken(url: string): Promise<void> {
-    await this.options.secrets.delete(secretKey(url));
-  }
-}
-
-function secretKey(url: string): string {
-  return `empo2.remoteToken:${url}`;
 }

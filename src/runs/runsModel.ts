@@ -1,9 +1,9 @@
 import { Emitter } from '../common/event';
 import { Disposable } from '../common/lifecycle';
+import type { HostApi } from '../host/hostApi';
 import { describeError } from '../rpc/errors';
 import { Notifications, Requests } from '../rpc/methods';
 import type { MetricsRecord, Progress, RunInfo, RunStatus } from '../rpc/protocol';
-import type { HostApi } from './hostApi';
 
 // The runs the connected host knows (run.list, run.open, run.start), kept current by run/state,
 // run/progress and run/metrics notifications, and which one is "current": the one the tips and

@@ -1,9 +1,9 @@
 import { Emitter } from '../common/event';
 import { Disposable } from '../common/lifecycle';
+import type { HostApi } from '../host/hostApi';
 import { describeError, RpcError } from '../rpc/errors';
 import { Notifications, Requests } from '../rpc/methods';
 import { ErrorCodes, type MemoryChange, type Tip, type TipVersion } from '../rpc/protocol';
-import type { HostApi } from '../runs/hostApi';
 import type { RunsModel } from '../runs/runsModel';
 
 // The memory tips of the current run, free of vscode: loaded with memory.list, kept live by

@@ -1,9 +1,9 @@
 import { Emitter } from '../../src/common/event';
 import { toDisposable, type IDisposable } from '../../src/common/lifecycle';
+import type { HostApi } from '../../src/host/hostApi';
 import { RpcError } from '../../src/rpc/errors';
 import type { NotificationType, RequestType } from '../../src/rpc/methods';
 import type { InitializeResult } from '../../src/rpc/protocol';
-import type { HostApi } from '../../src/runs/hostApi';
 import { schemaErrors } from './schema';
 
 type Handler = (params: any) => unknown;

@@ -1,5 +1,5 @@
 import { toDisposable } from '../../src/common/lifecycle';
-import type { MessagePort, WireMessage } from '../../src/webviews/messageEndpoint';
+import type { MessagePort, WireMessage } from '../../src/common/messageEndpoint';
 
 /**
  * Two linked ends of a postMessage channel, standing in for an extension and a webview: a real

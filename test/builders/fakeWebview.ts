@@ -1,5 +1,5 @@
 import type * as vscode from 'vscode';
-import type { WebviewLike } from '../../src/webviews/html';
+import type { WebviewLike } from '../../src/common/html';
 import { FakeUri } from './fakeUri';
 
 export interface FakeWebviewFields {

@@ -6,7 +6,7 @@ import type { Empo2Api } from '../../src/extension';
 import { HostProcess } from '../../src/host/hostProcess';
 import { Requests } from '../../src/rpc/methods';
 import type { RunInfo, Tip, TrajectoryStep } from '../../src/rpc/protocol';
-import type { TreeElement } from '../../src/views/trajectories/trajectoryTreeProvider';
+import type { TreeElement } from '../../src/trajectories/trajectoryTreeProvider';
 
 // The extension against the real Python host, inside a real VS Code extension host: start it,
 // train the tiny policy for two iterations (pausing after the first), watch the tree fill, open

@@ -1,12 +1,12 @@
 import * as assert from 'node:assert/strict';
-import { INITIAL_STATE_ELEMENT_ID } from '../../src/webviews/constants';
+import { INITIAL_STATE_ELEMENT_ID } from '../../src/common/webviewConstants';
 import {
   contentSecurityPolicy,
   createNonce,
   embedJson,
   renderWebviewHtml,
   webviewOptions,
-} from '../../src/webviews/html';
+} from '../../src/common/html';
 import { aWebview, anExtensionUri } from '../builders/fakeWebview';
 
 // The fake webview stands in for vscode.Webview, which exists only inside VS Code.

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { TIPS_PANEL_COMMANDS } from '../../src/views/tips/tipsMessages';
+import { TIPS_PANEL_COMMANDS } from '../../src/tips/tipsMessages';
 
 // Checks package.json against what issue 4 asks for and against src/, without VS Code. The
 // integration tier checks the same commands are really registered in a running VS Code.

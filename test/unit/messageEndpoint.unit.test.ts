@@ -5,7 +5,7 @@ import {
   RequestFailedError,
   requestType,
   RequestTimeoutError,
-} from '../../src/webviews/messageEndpoint';
+} from '../../src/common/messageEndpoint';
 import { aPortPair, flushMessages } from '../builders/fakePorts';
 
 // The fake port pair stands in for a webview: a real one cannot exist outside VS Code. The

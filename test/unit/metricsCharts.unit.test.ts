@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { appendRecords, CHART_KEYS, CHARTS, emptyColumns, parseMetricsJsonl } from '../../src/views/metrics/metricsCharts';
+import { appendRecords, CHART_KEYS, CHARTS, emptyColumns, parseMetricsJsonl } from '../../src/runs/metricsCharts';
 import { aMetricsRecord } from '../builders/protocol';
 
 const root = path.resolve(__dirname, '../../../..');

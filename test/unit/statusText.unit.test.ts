@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { deviceLabel, statusText } from '../../src/statusBar/statusText';
+import { deviceLabel, statusText } from '../../src/statusText';
 import { aMetricsRecord, aRunInfo } from '../builders/protocol';
 
 describe('status bar text', () => {

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { configuredVariations } from '../../src/tips/variations';
 import { applyChanges, filterTips, groupByVariation, NO_FILTER } from '../../webview/tips/tipsView';
-import { configuredVariations } from '../../src/views/tips/variations';
 import { aTip } from '../builders/protocol';
 
 describe('Memory Tips panel logic', () => {

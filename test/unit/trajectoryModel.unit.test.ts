@@ -2,8 +2,9 @@ import * as assert from 'node:assert/strict';
 import { Notifications, Requests } from '../../src/rpc/methods';
 import type { TrajectoryListParams, TrajectorySummary } from '../../src/rpc/protocol';
 import { RunsModel } from '../../src/runs/runsModel';
-import { present } from '../../src/views/trajectories/presentation';
-import { PAGE_SIZE, TrajectoryModel, type TrajectoryNode } from '../../src/views/trajectories/trajectoryModel';
+import { present } from '../../src/trajectories/presentation';
+import { TrajectoryModel } from '../../src/trajectories/trajectoryModel';
+import { PAGE_SIZE, type TrajectoryNode } from '../../src/trajectories/trajectoryNodes';
 import { FakeHost } from '../builders/fakeHost';
 import { aMetricsRecord, anEpisode, anEpisodeId, aRunInfo, aStep, aSummary } from '../builders/protocol';
 

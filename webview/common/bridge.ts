@@ -1,5 +1,5 @@
-import { MessageEndpoint, type MessagePort } from '../../src/webviews/messageEndpoint';
-import { INITIAL_STATE_ELEMENT_ID } from '../../src/webviews/constants';
+import { MessageEndpoint, type MessagePort } from '../../src/common/messageEndpoint';
+import { INITIAL_STATE_ELEMENT_ID } from '../../src/common/webviewConstants';
 
 // The webview's end of the extension channel, and the only module that touches
 // acquireVsCodeApi (which VS Code lets a page call once). Elements never post messages
@@ -29,7 +29,7 @@ export function connectToExtension(): MessageEndpoint {
   return new MessageEndpoint(port, { awaitPeerReady: false });
 }
 
-/** The state the extension embedded in the HTML (see src/webviews/html.ts). */
+/** The state the extension embedded in the HTML (see src/common/html.ts). */
 export function readInitialState<T>(): T {
   const element = document.getElementById(INITIAL_STATE_ELEMENT_ID);
   return JSON.parse(element?.textContent ?? 'null') as T;

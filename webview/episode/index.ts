@@ -1,5 +1,5 @@
+import { EpisodeNotifications, EpisodeRequests, type EpisodeViewState } from '../../src/trajectories/episodeMessages';
 import { connectToExtension, readInitialState } from '../common/bridge';
-import { EpisodeNotifications, EpisodeRequests, type EpisodeViewState } from '../../src/views/episode/episodeMessages';
 import './episode-view';
 
 // Entry of the episode view: first paint from the embedded state; another episode replaces it.

@@ -1,5 +1,5 @@
+import { MetricsNotifications, MetricsRequests, type MetricsInitialState } from '../../src/runs/metricsMessages';
 import { connectToExtension, readInitialState } from '../common/bridge';
-import { MetricsNotifications, MetricsRequests, type MetricsInitialState } from '../../src/views/metrics/metricsMessages';
 import './metrics-panel';
 
 // Entry of the metrics panel. The embedded state names the run; its numbers (up to hundreds of

@@ -1,7 +1,7 @@
+import { TipsNotifications, TipsRequests, type TipsInitialState } from '../../src/tips/tipsMessages';
 import { connectToExtension, readInitialState, viewState } from '../common/bridge';
-import { TipsNotifications, TipsRequests, type TipsInitialState } from '../../src/views/tips/tipsMessages';
-import { NO_FILTER, type TipsFilter } from './tipsView';
 import './tips-panel';
+import { NO_FILTER, type TipsFilter } from './tipsView';
 
 // Entry of the Memory Tips webview: first paint from the embedded state, then live updates from
 // the extension; the panel's events become requests, and their outcomes go back to the panel.

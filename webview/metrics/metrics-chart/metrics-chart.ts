@@ -1,7 +1,7 @@
 import { LitElement, html, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import uPlot from 'uplot';
-import type { ChartSpec, MetricsColumns } from '../../../src/views/metrics/metricsCharts';
+import type { ChartSpec, MetricsColumns } from '../../../src/runs/metricsCharts';
 import { metricsChartStyles } from './metrics-chart.styles';
 
 const HEIGHT = 180;

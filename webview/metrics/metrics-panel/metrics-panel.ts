@@ -1,7 +1,7 @@
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { CHARTS, emptyColumns, type MetricsColumns } from '../../../src/views/metrics/metricsCharts';
-import type { MetricsSource } from '../../../src/views/metrics/metricsMessages';
+import { CHARTS, emptyColumns, type MetricsColumns } from '../../../src/runs/metricsCharts';
+import type { MetricsSource } from '../../../src/runs/metricsMessages';
 import '../metrics-chart';
 import type { MetricsChart } from '../metrics-chart/metrics-chart';
 import { metricsPanelStyles } from './metrics-panel.styles';

@@ -12,7 +12,7 @@ import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-texta
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { HostState } from '../../../src/host/hostState';
 import type { MemoryChange, Tip, TipVersion } from '../../../src/rpc/protocol';
-import type { TipsPanelCommand } from '../../../src/views/tips/tipsMessages';
+import type { TipsPanelCommand } from '../../../src/tips/tipsMessages';
 import '../tip-card';
 import type { TipCard, TipEditState } from '../tip-card/tip-card';
 import { applyChanges, filterTips, groupByVariation, NO_FILTER, type TipsFilter } from '../tipsView';

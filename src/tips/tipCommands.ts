@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
+import type { Command } from '../common/command';
 import type { HostManager } from '../host/hostManager';
+import { showFailure, showHostRequired } from '../host/notices';
 import type { Tip } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
-import type { TipsModel } from '../tips/tipsModel';
-import { configuredVariations } from '../views/tips/variations';
-import type { Command } from './command';
-import { showFailure, showHostRequired } from './notices';
+import type { TipsModel } from './tipsModel';
+import { configuredVariations } from './variations';
 
 // Commands on the current run's memory tips, from the palette (the Memory Tips view does the
 // same inline). Edits carry the version the person read; on a conflict both texts are shown and

@@ -1,13 +1,13 @@
 import * as vscode from 'vscode';
-import { Disposable, disposeAll, type IDisposable } from '../../common/lifecycle';
-import type { HostStateModel } from '../../host/hostState';
-import type { RunsModel } from '../../runs/runsModel';
-import type { TipsModel } from '../../tips/tipsModel';
-import { renderWebviewHtml, webviewOptions } from '../../webviews/html';
-import { MessageEndpoint } from '../../webviews/messageEndpoint';
-import { webviewPort } from '../../webviews/webviewPort';
-import { configuredVariations } from './variations';
+import { renderWebviewHtml, webviewOptions } from '../common/html';
+import { Disposable, disposeAll, type IDisposable } from '../common/lifecycle';
+import { MessageEndpoint } from '../common/messageEndpoint';
+import { webviewPort } from '../common/webviewPort';
+import type { HostStateModel } from '../host/hostState';
+import type { RunsModel } from '../runs/runsModel';
 import { TIPS_PANEL_COMMANDS, type TipsInitialState, TipsNotifications, TipsRequests, type TipsSnapshot } from './tipsMessages';
+import type { TipsModel } from './tipsModel';
+import { configuredVariations } from './variations';
 
 /** Opens an episode (the episode view); given by whoever owns that view. */
 export type OpenEpisode = (runId: string, episodeId: string) => Promise<void>;

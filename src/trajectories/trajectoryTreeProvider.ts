@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
-import { Disposable } from '../../common/lifecycle';
-import { describeError } from '../../rpc/errors';
+import { Disposable } from '../common/lifecycle';
+import { describeError } from '../rpc/errors';
 import { present } from './presentation';
-import { TrajectoryModel, type TrajectoryNode } from './trajectoryModel';
+import { TrajectoryModel } from './trajectoryModel';
+import type { TrajectoryNode } from './trajectoryNodes';
 import { TrajectoryTreeItem } from './trajectoryTreeItem';
 
 /** A row that says why a node has no children (the host is gone, a request failed). */

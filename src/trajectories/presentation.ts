@@ -1,6 +1,7 @@
-import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../../rpc/protocol';
-import { latestReturn } from '../../runs/runsModel';
-import type { TrajectoryModel, TrajectoryNode } from './trajectoryModel';
+import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
+import { latestReturn } from '../runs/runsModel';
+import type { TrajectoryModel } from './trajectoryModel';
+import type { TrajectoryNode } from './trajectoryNodes';
 
 // How each row of the Trajectories tree reads: label, description, icon, tooltip. Pure (no
 // vscode), so unit tests check what a person sees; trajectoryTreeProvider.ts turns it into a

@@ -1,13 +1,13 @@
 import * as vscode from 'vscode';
-import { Disposable, disposeAll, type IDisposable } from '../../common/lifecycle';
-import { Notifications, Requests } from '../../rpc/methods';
-import type { HostApi } from '../../runs/hostApi';
-import { isActive, type RunsModel } from '../../runs/runsModel';
-import { renderWebviewHtml, webviewOptions } from '../../webviews/html';
-import { MessageEndpoint } from '../../webviews/messageEndpoint';
-import { webviewPort } from '../../webviews/webviewPort';
+import { renderWebviewHtml, webviewOptions } from '../common/html';
+import { Disposable, disposeAll, type IDisposable } from '../common/lifecycle';
+import { MessageEndpoint } from '../common/messageEndpoint';
+import { webviewPort } from '../common/webviewPort';
+import type { HostApi } from '../host/hostApi';
+import { Notifications, Requests } from '../rpc/methods';
 import { appendRecords, emptyColumns, parseMetricsJsonl, type MetricsColumns } from './metricsCharts';
 import { MetricsNotifications, MetricsRequests, type MetricsSource } from './metricsMessages';
+import { isActive, type RunsModel } from './runsModel';
 
 /**
  * The live metrics panel (a webview panel in the editor area). It shows the current run: its

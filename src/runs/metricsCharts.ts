@@ -1,4 +1,4 @@
-import type { MetricsRecord } from '../../rpc/protocol';
+import type { MetricsRecord } from '../rpc/protocol';
 
 // Which charts the metrics panel draws and which metrics.jsonl keys feed them (names:
 // docs/run-folder.md), shared by the extension (which ships only these columns to the webview)

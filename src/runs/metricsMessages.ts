@@ -1,4 +1,4 @@
-import { notificationType, requestType } from '../../webviews/messageEndpoint';
+import { notificationType, requestType } from '../common/messageEndpoint';
 import type { MetricsColumns } from './metricsCharts';
 
 // Messages between the metrics panel and the extension, declared once.

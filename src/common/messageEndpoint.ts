@@ -1,4 +1,4 @@
-import { Disposable, IDisposable, toDisposable } from '../common/lifecycle';
+import { Disposable, IDisposable, toDisposable } from './lifecycle';
 
 // Typed requests, responses and notifications between the extension and one webview, over
 // postMessage. Both sides use this same class: the extension through webviewPort.ts, the

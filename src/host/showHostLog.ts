@@ -1,5 +1,5 @@
-import { HostLog } from '../host/hostLog';
-import { Command } from './command';
+import { Command } from '../common/command';
+import { HostLog } from './hostLog';
 
 export class ShowHostLogCommand implements Command {
   static readonly id = 'empo2.showHostLog';

@@ -1,7 +1,7 @@
-import type { HostState } from '../../host/hostState';
-import type { MemoryChange, Tip, TipVersion } from '../../rpc/protocol';
-import type { EditOutcome } from '../../tips/tipsModel';
-import { notificationType, requestType } from '../../webviews/messageEndpoint';
+import { notificationType, requestType } from '../common/messageEndpoint';
+import type { HostState } from '../host/hostState';
+import type { MemoryChange, Tip, TipVersion } from '../rpc/protocol';
+import type { EditOutcome } from './tipsModel';
 
 // Everything the Memory Tips webview and the extension say to each other, declared once and
 // imported by both sides.

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import type { HostManager } from '../host/hostManager';
-import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
 import { describeError } from '../rpc/errors';
+import type { HostManager } from './hostManager';
+import type { WorkspaceTrustGuard } from './workspaceTrust';
 
 // What commands share: getting a host when they need one, and saying what went wrong in one
 // sentence.

@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { Disposable, disposeAll, type IDisposable } from '../../common/lifecycle';
-import type { Episode } from '../../rpc/protocol';
-import { renderWebviewHtml, webviewOptions } from '../../webviews/html';
-import { MessageEndpoint } from '../../webviews/messageEndpoint';
-import { webviewPort } from '../../webviews/webviewPort';
+import { renderWebviewHtml, webviewOptions } from '../common/html';
+import { Disposable, disposeAll, type IDisposable } from '../common/lifecycle';
+import { MessageEndpoint } from '../common/messageEndpoint';
+import { webviewPort } from '../common/webviewPort';
+import type { Episode } from '../rpc/protocol';
 import { EpisodeNotifications, EpisodeRequests, type EpisodeViewState } from './episodeMessages';
 
 /**

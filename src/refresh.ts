@@ -1,7 +1,7 @@
-import type { RunsModel } from '../runs/runsModel';
-import type { TipsModel } from '../tips/tipsModel';
-import type { TrajectoryTreeProvider } from '../views/trajectories/trajectoryTreeProvider';
-import type { Command } from './command';
+import type { Command } from './common/command';
+import type { RunsModel } from './runs/runsModel';
+import type { TipsModel } from './tips/tipsModel';
+import type { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
 /** Reads runs, trajectories and tips again from the host (after a resync, or to be sure). */
 export class RefreshCommand implements Command {

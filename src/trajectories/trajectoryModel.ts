@@ -1,9 +1,24 @@
-import { Emitter } from '../../common/event';
-import { Disposable } from '../../common/lifecycle';
-import { Notifications, Requests } from '../../rpc/methods';
-import type { Episode, MetricsRecord, TrajectoryStep, TrajectorySummary } from '../../rpc/protocol';
-import type { HostApi } from '../../runs/hostApi';
-import type { RunEntry, RunsModel } from '../../runs/runsModel';
+import { Emitter } from '../common/event';
+import { Disposable } from '../common/lifecycle';
+import type { HostApi } from '../host/hostApi';
+import { Notifications, Requests } from '../rpc/methods';
+import type { Episode, MetricsRecord, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
+import type { RunEntry, RunsModel } from '../runs/runsModel';
+import {
+  PAGE_SIZE,
+  TrajectoryNodes,
+  iterationId,
+  ownerOf,
+  runNodeId,
+  type EpisodeNode,
+  type GroupNode,
+  type IterationNode,
+  type MoreNode,
+  type RangeNode,
+  type RunNode,
+  type StepNode,
+  type TrajectoryNode,
+} from './trajectoryNodes';
 
 // The data behind the Trajectories tree, free of vscode: Run → Iteration → Task group (the N
 // rollouts of one task) → Episode → Step. Everything below a run is loaded when its node is
@@ -15,71 +30,13 @@ import type { RunEntry, RunsModel } from '../../runs/runsModel';
 //   iteration  trajectory.list filtered to that iteration, following cursors (1,000 per page);
 //   group      the iteration's summaries, grouped;
 //   episode    trajectory.get (the full episode, cached, the last 64 kept);
-// Other long child lists (they only grow at the end) are paged: after PAGE_SIZE children comes a
-// "more" node whose children are the next page, so no expansion builds more than PAGE_SIZE rows.
-//
-// Nodes are kept by id and reused, so the provider can fire a change for the very object VS
-// Code holds, and VS Code keeps the user's expansion and selection as a live run grows.
+// Other long child lists (they only grow at the end) are paged (trajectoryNodes.ts), so no
+// expansion builds more than PAGE_SIZE rows.
 
-export const PAGE_SIZE = 200;
 const LIST_LIMIT = 1000;
 const EPISODE_CACHE = 64;
 /** Runs with more iterations than this are not labelled from run.metrics (too big to fetch for a label). */
 const METRICS_LABEL_LIMIT = 5_000;
-
-export type TrajectoryNode = RunNode | RangeNode | IterationNode | GroupNode | EpisodeNode | StepNode | MoreNode;
-
-interface NodeBase {
-  readonly id: string;
-  readonly parent: TrajectoryNode | undefined;
-}
-
-export interface RunNode extends NodeBase {
-  readonly kind: 'run';
-  readonly runId: string;
-}
-
-/** Iterations first..last of a long run. */
-export interface RangeNode extends NodeBase {
-  readonly kind: 'range';
-  readonly runId: string;
-  readonly first: number;
-  readonly last: number;
-}
-
-export interface IterationNode extends NodeBase {
-  readonly kind: 'iteration';
-  readonly runId: string;
-  readonly iteration: number;
-}
-
-export interface GroupNode extends NodeBase {
-  readonly kind: 'taskGroup';
-  readonly runId: string;
-  readonly iteration: number;
-  readonly groupKey: string;
-}
-
-export interface EpisodeNode extends NodeBase {
-  readonly kind: 'episode';
-  readonly runId: string;
-  readonly episodeId: string;
-}
-
-export interface StepNode extends NodeBase {
-  readonly kind: 'step';
-  readonly runId: string;
-  readonly episodeId: string;
-  readonly t: number;
-}
-
-/** "N more…": its children are the next page of its parent's children. */
-export interface MoreNode extends NodeBase {
-  readonly kind: 'more';
-  /** Index of the first child of the page it stands for. */
-  readonly offset: number;
-  readonly what: string;
-}
 
 /** An iteration's episodes, and their task groups. */
 export interface IterationData {
@@ -96,7 +53,7 @@ export interface TaskGroup {
 }
 
 export class TrajectoryModel extends Disposable {
-  private readonly nodes = new Map<string, TrajectoryNode>();
+  private readonly nodes = new TrajectoryNodes();
   private readonly iterations = new Map<string, IterationData>();
   private readonly loadingIterations = new Map<string, Promise<IterationData>>();
   private readonly summaries = new Map<string, TrajectorySummary>();
@@ -144,7 +101,7 @@ export class TrajectoryModel extends Disposable {
 
   async getChildren(node?: TrajectoryNode): Promise<TrajectoryNode[]> {
     if (!node) {
-      return this.runs.list().map((entry) => this.runNode(entry.info.runId));
+      return this.runs.list().map((entry) => this.nodes.run(entry.info.runId));
     }
     switch (node.kind) {
       case 'run':
@@ -214,11 +171,11 @@ export class TrajectoryModel extends Disposable {
 
   /** The node of an episode (creating its ancestors), for reveal(); the iteration must be loaded. */
   async episodeNode(runId: string, episodeId: string, iteration: number): Promise<EpisodeNode | undefined> {
-    const run = this.runNode(runId);
+    const run = this.nodes.run(runId);
     const iterationParent = this.usesRanges(runId)
-      ? this.rangeNode(run, Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + 1, Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + PAGE_SIZE)
+      ? this.nodes.range(run, Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + 1, Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + PAGE_SIZE)
       : run;
-    const iterationNode = this.iterationNode(iterationParent, iteration);
+    const iterationNode = this.nodes.iteration(iterationParent, iteration);
     const data = await this.loadIteration(runId, iteration);
     const summary = this.summaries.get(`${runId}/${episodeId}`);
     if (!summary) {
@@ -226,9 +183,9 @@ export class TrajectoryModel extends Disposable {
     }
     const keys = [...data.groups.keys()];
     const groupKey = groupKeyOf(summary);
-    const group = this.groupNode(this.pageParent(iterationNode, keys.indexOf(groupKey), 'task groups'), iterationNode, groupKey);
+    const group = this.nodes.group(this.nodes.pageParent(iterationNode, keys.indexOf(groupKey), 'task groups'), iterationNode, groupKey);
     const index = data.groups.get(groupKey)!.episodes.findIndex((e) => e.id === episodeId);
-    return this.episodeNodeUnder(this.pageParent(group, index, 'episodes'), group, episodeId);
+    return this.nodes.episode(this.nodes.pageParent(group, index, 'episodes'), group, episodeId);
   }
 
   // -- children --------------------------------------------------------------------------------
@@ -251,33 +208,33 @@ export class TrajectoryModel extends Disposable {
     }
     if (!this.usesRanges(node.runId)) {
       // Newest first: a live run grows at the top, where the user is looking.
-      return descending(1, count).map((iteration) => this.iterationNode(node, iteration));
+      return descending(1, count).map((iteration) => this.nodes.iteration(node, iteration));
     }
     const ranges: RangeNode[] = [];
     for (let first = Math.floor((count - 1) / PAGE_SIZE) * PAGE_SIZE + 1; first >= 1; first -= PAGE_SIZE) {
-      ranges.push(this.rangeNode(node, first, first + PAGE_SIZE - 1));
+      ranges.push(this.nodes.range(node, first, first + PAGE_SIZE - 1));
     }
     return ranges;
   }
 
   private rangeChildren(node: RangeNode): TrajectoryNode[] {
     const last = Math.min(node.last, this.iterationCount(node.runId));
-    return descending(node.first, last).map((iteration) => this.iterationNode(node, iteration));
+    return descending(node.first, last).map((iteration) => this.nodes.iteration(node, iteration));
   }
 
   private async iterationChildren(node: IterationNode): Promise<TrajectoryNode[]> {
     const keys = [...(await this.loadIteration(node.runId, node.iteration)).groups.keys()];
-    return this.page(node, 0, keys.length, 'task groups', (parent, index) => this.groupNode(parent, node, keys[index]));
+    return this.nodes.page(node, 0, keys.length, 'task groups', (parent, index) => this.nodes.group(parent, node, keys[index]));
   }
 
   private groupChildren(node: GroupNode): TrajectoryNode[] {
     const episodes = this.group(node)?.episodes ?? [];
-    return this.page(node, 0, episodes.length, 'episodes', (parent, index) => this.episodeNodeUnder(parent, node, episodes[index].id));
+    return this.nodes.page(node, 0, episodes.length, 'episodes', (parent, index) => this.nodes.episode(parent, node, episodes[index].id));
   }
 
   private async episodeChildren(node: EpisodeNode): Promise<TrajectoryNode[]> {
     const episode = await this.episode(node.runId, node.episodeId);
-    return this.page(node, 0, episode.steps.length, 'steps', (parent, index) => this.stepNode(parent, node, index));
+    return this.nodes.page(node, 0, episode.steps.length, 'steps', (parent, index) => this.nodes.step(parent, node, index));
   }
 
   private async moreChildren(node: MoreNode): Promise<TrajectoryNode[]> {
@@ -285,15 +242,15 @@ export class TrajectoryModel extends Disposable {
     switch (owner.kind) {
       case 'iteration': {
         const keys = [...(await this.loadIteration(owner.runId, owner.iteration)).groups.keys()];
-        return this.page(node, node.offset, keys.length, node.what, (parent, index) => this.groupNode(parent, owner, keys[index]));
+        return this.nodes.page(node, node.offset, keys.length, node.what, (parent, index) => this.nodes.group(parent, owner, keys[index]));
       }
       case 'taskGroup': {
         const episodes = this.group(owner)?.episodes ?? [];
-        return this.page(node, node.offset, episodes.length, node.what, (parent, index) => this.episodeNodeUnder(parent, owner, episodes[index].id));
+        return this.nodes.page(node, node.offset, episodes.length, node.what, (parent, index) => this.nodes.episode(parent, owner, episodes[index].id));
       }
       case 'episode': {
         const episode = await this.episode(owner.runId, owner.episodeId);
-        return this.page(node, node.offset, episode.steps.length, node.what, (parent, index) => this.stepNode(parent, owner, index));
+        return this.nodes.page(node, node.offset, episode.steps.length, node.what, (parent, index) => this.nodes.step(parent, owner, index));
       }
       default:
         return [];
@@ -313,28 +270,6 @@ export class TrajectoryModel extends Disposable {
       default:
         return 0;
     }
-  }
-
-  /**
-   * Children [offset, offset + PAGE_SIZE) of a list of `total` under `parent` (the owner, or the
-   * "more" node of that page), then the next page's "more" node if any remain.
-   */
-  private page(
-    parent: TrajectoryNode,
-    offset: number,
-    total: number,
-    what: string,
-    child: (parent: TrajectoryNode, index: number) => TrajectoryNode,
-  ): TrajectoryNode[] {
-    const end = Math.min(total, offset + PAGE_SIZE);
-    const children: TrajectoryNode[] = [];
-    for (let index = offset; index < end; index++) {
-      children.push(child(parent, index));
-    }
-    if (end < total) {
-      children.push(this.moreNode(parent, end, what));
-    }
-    return children;
   }
 
   // -- loading ---------------------------------------------------------------------------------
@@ -442,64 +377,6 @@ export class TrajectoryModel extends Disposable {
       this._onDidChange.fire(node);
     }
   }
-
-  // -- nodes, created once per id -----------------------------------------------------------------
-
-  private remember<T extends TrajectoryNode>(node: T): T {
-    const existing = this.nodes.get(node.id);
-    if (existing) {
-      return existing as T;
-    }
-    this.nodes.set(node.id, node);
-    return node;
-  }
-
-  runNode(runId: string): RunNode {
-    return this.remember({ kind: 'run', id: runNodeId(runId), parent: undefined, runId });
-  }
-
-  private rangeNode(run: RunNode, first: number, last: number): RangeNode {
-    return this.remember({ kind: 'range', id: `${run.id}/r${first}-${last}`, parent: run, runId: run.runId, first, last });
-  }
-
-  /** An iteration's node under its run, or under its range in a long run. */
-  private iterationNode(parent: RunNode | RangeNode, iteration: number): IterationNode {
-    return this.remember({ kind: 'iteration', id: iterationId(parent.runId, iteration), parent, runId: parent.runId, iteration });
-  }
-
-  private groupNode(parent: TrajectoryNode, iteration: IterationNode, groupKey: string): GroupNode {
-    return this.remember({
-      kind: 'taskGroup',
-      id: `${iteration.id}/g:${groupKey}`,
-      parent,
-      runId: iteration.runId,
-      iteration: iteration.iteration,
-      groupKey,
-    });
-  }
-
-  private episodeNodeUnder(parent: TrajectoryNode, group: GroupNode, episodeId: string): EpisodeNode {
-    return this.remember({ kind: 'episode', id: `${group.id}/${episodeId}`, parent, runId: group.runId, episodeId });
-  }
-
-  private stepNode(parent: TrajectoryNode, episode: EpisodeNode, t: number): StepNode {
-    return this.remember({ kind: 'step', id: `${episode.id}/t${t}`, parent, runId: episode.runId, episodeId: episode.episodeId, t });
-  }
-
-  /** The "more" node of the page starting at `offset`; its id names the page, so it is stable. */
-  private moreNode(parent: TrajectoryNode, offset: number, what: string): MoreNode {
-    const owner = parent.kind === 'more' ? ownerOf(parent) : parent;
-    return this.remember({ kind: 'more', id: `${owner.id}/more@${offset}`, parent, offset, what });
-  }
-
-  /** The parent an index of an owner's paged children sits under (the owner, or a "more" node). */
-  private pageParent(owner: TrajectoryNode, index: number, what: string): TrajectoryNode {
-    let parent = owner;
-    for (let offset = PAGE_SIZE; offset <= index; offset += PAGE_SIZE) {
-      parent = this.moreNode(parent, offset, what);
-    }
-    return parent;
-  }
 }
 
 function descending(first: number, last: number): number[] {
@@ -510,24 +387,7 @@ function descending(first: number, last: number): number[] {
   return values;
 }
 
-function runNodeId(runId: string): string {
-  return `run:${runId}`;
-}
-
-function iterationId(runId: string, iteration: number): string {
-  return `${runNodeId(runId)}/i${iteration}`;
-}
-
 /** The N rollouts of one task: the trainer's group index, or task and variation. */
 export function groupKeyOf(summary: Pick<TrajectorySummary, 'task' | 'variation' | 'group'>): string {
   return summary.group !== undefined ? `${summary.group}:${summary.task}/${summary.variation}` : `${summary.task}/${summary.variation}`;
-}
-
-/** The real node a chain of "more" nodes pages. */
-function ownerOf(node: MoreNode): TrajectoryNode {
-  let owner: TrajectoryNode | undefined = node.parent;
-  while (owner?.kind === 'more') {
-    owner = owner.parent;
-  }
-  return owner!;
 }

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { Disposable } from '../common/lifecycle';
-import type { HostManager } from '../host/hostManager';
-import type { RunsModel } from '../runs/runsModel';
+import { Disposable } from './common/lifecycle';
+import type { HostManager } from './host/hostManager';
+import type { RunsModel } from './runs/runsModel';
 import { deviceLabel, statusText } from './statusText';
 
 /**

@@ -1,5 +1,5 @@
-import type { EpisodeBrowser } from '../views/episode/episodeBrowser';
-import type { Command } from './command';
+import type { Command } from '../common/command';
+import type { EpisodeBrowser } from './episodeBrowser';
 
 /**
  * Opens an episode in the episode view, scrolled to a step if one is given. The Trajectories

@@ -1,7 +1,7 @@
 import type * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
-import { INITIAL_STATE_ELEMENT_ID } from './constants';
+import { INITIAL_STATE_ELEMENT_ID } from './webviewConstants';
 
 // The one HTML shell every EMPO² webview uses (STYLE.md rule 5):
 // - CSP default-src 'none'; scripts only with this page's nonce; styles, fonts and images only

@@ -1,5 +1,5 @@
-import type { Episode } from '../../rpc/protocol';
-import { notificationType, requestType } from '../../webviews/messageEndpoint';
+import { notificationType, requestType } from '../common/messageEndpoint';
+import type { Episode } from '../rpc/protocol';
 
 // Messages between the read-only episode view and the extension, declared once.
 

@@ -1,15 +1,15 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import type { Settings } from '../config/settings';
+import type { Command } from '../common/command';
+import type { Settings } from '../common/settings';
 import type { HostLog } from '../host/hostLog';
 import type { HostManager } from '../host/hostManager';
+import { ensureHost, showFailure } from '../host/notices';
 import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
 import { isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { ErrorCodes, type RunStatus } from '../rpc/protocol';
-import type { RunsModel } from '../runs/runsModel';
-import type { Command } from './command';
-import { ensureHost, showFailure } from './notices';
+import type { RunsModel } from './runsModel';
 
 const ADD_ROOT = 'Restart Host with This Root';
 const METRICS_ONLY = 'Show Its Metrics Only';
@@ -73,7 +73,7 @@ export class OpenRunFolderCommand implements Command {
   private async outsideRoots(folder: vscode.Uri): Promise<RunStatus | undefined> {
     const parent = path.dirname(folder.fsPath);
     const choice = await vscode.window.showWarningMessage(
-      `EMPO²: ${folder.fsPath} is outside the host's run roots (${this.host.runRoots().join(', ')}), and the host reads no other folders. ` +
+      `EMPO²: ${folder.fsPath} is outside the host's run roots (${this.host.runRoots.list().join(', ')}), and the host reads no other folders. ` +
         `Restart the host with ${parent} as another run root?`,
       ADD_ROOT,
       METRICS_ONLY,
@@ -81,7 +81,7 @@ export class OpenRunFolderCommand implements Command {
     if (choice === METRICS_ONLY) {
       await vscode.commands.executeCommand('empo2.showMetrics', folder);
     } else if (choice === ADD_ROOT) {
-      await this.host.addRunRoot(parent);
+      await this.host.runRoots.add(parent);
       await this.host.stop();
       if (await this.host.start()) {
         return this.execute(folder);

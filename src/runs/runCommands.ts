@@ -1,13 +1,13 @@
 import * as vscode from 'vscode';
+import type { Command } from '../common/command';
 import type { HostManager } from '../host/hostManager';
+import { ensureHost, showFailure, showHostRequired } from '../host/notices';
 import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
 import { describeError, isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { ErrorCodes, type RunInfo } from '../rpc/protocol';
-import { isActive, type RunsModel } from '../runs/runsModel';
-import type { MetricsPanel } from '../views/metrics/metricsPanel';
-import type { Command } from './command';
-import { ensureHost, showFailure, showHostRequired } from './notices';
+import type { MetricsPanel } from './metricsPanel';
+import { isActive, type RunsModel } from './runsModel';
 
 // Commands on training runs, through the host's run.* requests. They act on the live run, else
 // on the current one (selected in the Trajectories tree, or opened last).

@@ -1,7 +1,7 @@
-import type { HostState } from '../host/hostState';
-import type { DeviceInfo } from '../rpc/protocol';
-import { latestReturn, type RunEntry } from '../runs/runsModel';
-import { formatReturn } from '../views/trajectories/presentation';
+import type { HostState } from './host/hostState';
+import type { DeviceInfo } from './rpc/protocol';
+import { latestReturn, type RunEntry } from './runs/runsModel';
+import { formatReturn } from './trajectories/presentation';
 
 // The status bar's words, as a pure function (unit-tested): host state, device, run, iteration
 // and latest return, e.g. "EMPO²: CPU · builtin-20260101 · iter 3/40 · return 0.42".

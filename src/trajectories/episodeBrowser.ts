@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import { Disposable } from '../../common/lifecycle';
-import type { HostLog } from '../../host/hostLog';
-import { describeError } from '../../rpc/errors';
-import type { RunsModel } from '../../runs/runsModel';
-import type { TrajectoryModel } from '../trajectories/trajectoryModel';
-import type { TreeElement } from '../trajectories/trajectoryTreeProvider';
+import { Disposable } from '../common/lifecycle';
+import type { HostLog } from '../host/hostLog';
+import { describeError } from '../rpc/errors';
+import type { RunsModel } from '../runs/runsModel';
 import type { EpisodePanel } from './episodePanel';
+import type { TrajectoryModel } from './trajectoryModel';
+import type { TreeElement } from './trajectoryTreeProvider';
 
 /**
  * Connects the Trajectories tree to the episode view: a click on an episode (or one of its steps)

@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import type { Settings } from '../config/settings';
-import type { HostLog } from '../host/hostLog';
-import type { HostManager } from '../host/hostManager';
-import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
-import { ConnectError } from '../rpc/wsTransport';
+import type { Command } from '../common/command';
+import type { Settings } from '../common/settings';
 import { describeError } from '../rpc/errors';
-import type { Command } from './command';
+import { ConnectError } from '../rpc/wsTransport';
+import type { HostLog } from './hostLog';
+import type { HostManager } from './hostManager';
+import type { WorkspaceTrustGuard } from './workspaceTrust';
 
 // Host lifecycle commands. Starting a host runs the workspace's Python, so it checks Workspace
 // Trust first; connecting to a remote host does not (nothing runs here).
@@ -94,7 +94,7 @@ export class ConnectRemoteCommand implements Command {
       return false;
     }
     const trimmed = url.trim();
-    let token = typeof tokenArg === 'string' ? tokenArg : await this.host.remoteToken(trimmed);
+    let token = typeof tokenArg === 'string' ? tokenArg : await this.host.remoteTokens.get(trimmed);
     for (let attempt = 0; attempt < 3; attempt++) {
       if (!token) {
         token = await vscode.window.showInputBox({
@@ -109,14 +109,14 @@ export class ConnectRemoteCommand implements Command {
       }
       try {
         await this.host.connectRemote(trimmed, token);
-        await this.host.storeRemoteToken(trimmed, token);
+        await this.host.remoteTokens.store(trimmed, token);
         if (this.settings.remoteUrl !== trimmed) {
           await vscode.workspace.getConfiguration('empo2').update('remoteUrl', trimmed, vscode.ConfigurationTarget.Global);
         }
         return true;
       } catch (error) {
         if (error instanceof ConnectError && error.status === 401) {
-          await this.host.forgetRemoteToken(trimmed);
+          await this.host.remoteTokens.forget(trimmed);
           void vscode.window.showWarningMessage(`EMPO²: ${trimmed} refused the token; enter it again.`);
           token = undefined;
           continue;

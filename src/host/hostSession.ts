@@ -1,0 +1,64 @@
+import * as vscode from 'vscode';
+import { RpcClient } from '../rpc/client';
+import { Requests } from '../rpc/methods';
+import { PROTOCOL_VERSION, type InitializeResult } from '../rpc/protocol';
+import { connectWebSocket } from '../rpc/wsTransport';
+import type { HostLog } from './hostLog';
+
+// One connection to a host: dial, wire notifications, `initialize`. HostManager decides when
+// (start, reconnect, remote); this file knows how, and how a lost host is reported.
+
+/** Where a host listens, and whether it runs here. */
+export interface HostTarget {
+  readonly url: string;
+  readonly token: string;
+  readonly remote: boolean;
+}
+
+/** A connected, initialized host. */
+export interface HostSession {
+  readonly client: RpcClient;
+  readonly init: InitializeResult;
+  readonly url: string;
+  readonly remote: boolean;
+}
+
+/** Connects, forwards every notification method in `methods` to `forward`, and initializes. */
+export async function openHostSession(
+  target: HostTarget,
+  extensionVersion: string,
+  methods: Iterable<string>,
+  forward: (method: string, params: unknown) => void,
+): Promise<HostSession> {
+  const transport = await connectWebSocket(target.url, target.token);
+  const client = new RpcClient(transport, { defaultTimeoutMs: 30_000 });
+  for (const method of methods) {
+    client.on({ method, paramsSchema: '' }, (params) => forward(method, params));
+  }
+  const init = await client.request(Requests.initialize, {
+    protocolVersion: PROTOCOL_VERSION,
+    clientInfo: { name: 'EMPO² Studio', version: extensionVersion },
+    // A spawned host's log already reaches us on its stderr; a remote one's only this way.
+    capabilities: { logMessages: target.remote, progress: true },
+  });
+  return { client, init, url: target.url, remote: target.remote };
+}
+
+const RESTART = 'Restart Host';
+const SHOW_LOG = 'Show Host Log';
+const CONNECT_REMOTE = 'Connect to Remote Host';
+
+/** An error message with the last lines of the host's log, and the action that helps. */
+export async function reportHostFailure(what: string, stderrTail: string, remote: boolean, log: HostLog): Promise<void> {
+  const lastLines = stderrTail.trim().split('\n').filter(Boolean).slice(-3).join(' ⏎ ');
+  const message = `EMPO²: ${what}.${lastLines ? ` Last lines of its log: ${lastLines}` : ''}`;
+  const actions = remote ? [CONNECT_REMOTE, SHOW_LOG] : [RESTART, SHOW_LOG];
+  const choice = await vscode.window.showErrorMessage(message, ...actions);
+  if (choice === RESTART) {
+    await vscode.commands.executeCommand('empo2.restartHost');
+  } else if (choice === CONNECT_REMOTE) {
+    await vscode.commands.executeCommand('empo2.connectRemote');
+  } else if (choice === SHOW_LOG) {
+    log.show();
+  }
+}
