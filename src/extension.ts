@@ -10,6 +10,9 @@ import { ShowHostLogCommand } from './host/showHostLog';
 import { WorkspaceTrustGuard } from './host/workspaceTrust';
 import { HostStatusBar } from './hostStatusBar';
 import { RefreshCommand } from './refresh';
+import { ComparisonPanel } from './rerun/comparisonPanel';
+import { AdoptBranchCommand, CompareWithParentCommand, DeleteBranchCommand, RerunUpdateCommand } from './rerun/rerunCommands';
+import { RerunJobs } from './rerun/rerunJobs';
 import { Notifications } from './rpc/methods';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
@@ -35,6 +38,7 @@ export interface Empo2Api {
   readonly tips: TipsModel;
   readonly episodes: EpisodeBrowser;
   readonly metrics: MetricsPanel;
+  readonly comparison: ComparisonPanel;
 }
 
 let hostToStop: HostManager | undefined;
@@ -64,6 +68,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   tipsView = new TipsViewProvider(context.extensionUri, hostState, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
   const refresh = new RefreshCommand(trajectories, runs, tips);
+  const comparison = new ComparisonPanel(context.extensionUri);
+  const rerunJobs = new RerunJobs(host, runs);
 
   context.subscriptions.push(
     hostLog,
@@ -78,6 +84,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     episodes,
     tipsView,
     metrics,
+    comparison,
+    rerunJobs,
     new HostStatusBar(host, runs),
     new RunProgressReporter(runs),
     vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, { webviewOptions: { retainContextWhenHidden: true } }),
@@ -105,6 +113,10 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new ShowTipHistoryCommand(host, tips),
       new ShowHostLogCommand(hostLog),
       new OpenEpisodeCommand(episodes),
+      new RerunUpdateCommand(host, runs, rerunJobs, comparison),
+      new CompareWithParentCommand(host, runs, comparison),
+      new AdoptBranchCommand(host, runs),
+      new DeleteBranchCommand(host, runs),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
@@ -113,7 +125,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   if (settings.autoStart && vscode.workspace.isTrusted) {
     void autoStart(host, runs, settings);
   }
-  return { host, runs, trajectories, tips, episodes, metrics };
+  return { host, runs, trajectories, tips, episodes, metrics, comparison };
 }
 
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. */

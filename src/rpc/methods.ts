@@ -55,6 +55,11 @@ export const Requests = {
   memoryDelete: request<P.MemoryDeleteParams, P.TipResult>('memory.delete'),
   memoryHistory: request<P.TipParams, P.MemoryHistoryResult>('memory.history'),
   checkpointList: request<P.CheckpointListParams, P.CheckpointListResult>('checkpoint.list'),
+  updateRerun: request<P.UpdateRerunParams, P.UpdateRerunResult>('update.rerun'),
+  updateCancel: request<P.UpdateCancelParams, P.UpdateCancelResult>('update.cancel'),
+  updateCompare: request<P.UpdateCompareParams, P.UpdateCompareResult>('update.compare'),
+  branchAdopt: request<P.BranchParams, P.RunResult>('branch.adopt'),
+  branchDelete: request<P.BranchParams, P.BranchDeleteResult>('branch.delete'),
 } as const;
 
 export const Notifications = {
@@ -65,6 +70,8 @@ export const Notifications = {
   memoryChanged: notification<P.MemoryChangedEvent>('memory/changed', 'MemoryChangedEvent'),
   logMessage: notification<P.LogMessageEvent>('log/message', 'LogMessageEvent'),
   hostResync: notification<P.ResyncEvent>('host/resync', 'ResyncEvent'),
+  updateProgress: notification<P.UpdateProgressEvent>('update/progress', 'UpdateProgressEvent'),
+  updateFinished: notification<P.UpdateFinishedEvent>('update/finished', 'UpdateFinishedEvent'),
 } as const;
 
 export type ParamsOf<T> = T extends RequestType<infer Params, unknown> ? Params : T extends NotificationType<infer Params> ? Params : never;

@@ -6,7 +6,7 @@
 // Protocol fields are camelCase; records read from a run folder (metrics, trajectory summaries,
 // episodes, configs) travel verbatim in the run folder's snake_case (docs/run-folder.md).
 
-export const PROTOCOL_VERSION = '1.0.0';
+export const PROTOCOL_VERSION = '1.1.0';
 
 export type RunId = string;
 export type EpisodeId = string;
@@ -40,6 +40,14 @@ export interface RunInfo {
   readonly live: boolean;
   readonly updated: number | null;
   readonly error?: string;
+  /** A branch run only (1.1.0): its parent run and checkpoint. */
+  readonly parent?: BranchOrigin;
+}
+
+export interface BranchOrigin {
+  readonly runId: RunId;
+  readonly checkpoint: number;
+  readonly adopted: boolean;
 }
 
 export interface Progress {
@@ -444,6 +452,81 @@ export interface ResyncEvent {
   readonly dropped: number;
 }
 
+// -- reruns and branches (1.1.0) -----------------------------------------------------------------
+
+export type JobId = string;
+
+export interface UpdateRerunParams {
+  readonly runId: RunId;
+  readonly checkpoint?: number;
+  readonly variations?: string[];
+  readonly episodes?: number;
+  readonly iterations?: number;
+  readonly evalEpisodes?: number;
+  readonly heldOut?: number;
+  readonly seed?: number;
+  readonly dryRun?: boolean;
+  readonly name?: string;
+}
+
+export interface UpdateRerunResult {
+  readonly jobId: JobId;
+  readonly runId: RunId;
+  /** The branch the rerun writes; null for a dry run. */
+  readonly branchId: RunId | null;
+  readonly dryRun: boolean;
+}
+
+export interface UpdateCancelParams {
+  readonly jobId: JobId;
+}
+
+export interface UpdateCancelResult {
+  readonly cancelled: boolean;
+}
+
+/** rerun.json's result or a dry-run report, in the run folder's snake_case (src/rerun/comparison.ts reads it). */
+export interface RerunResult {
+  readonly dry_run: boolean;
+  readonly variations: readonly string[];
+  readonly status?: string;
+  readonly [field: string]: unknown;
+}
+
+export interface UpdateCompareParams {
+  readonly runId: RunId;
+}
+
+export interface UpdateCompareResult {
+  readonly result: RerunResult;
+}
+
+export interface BranchParams {
+  readonly runId: RunId;
+}
+
+export interface BranchDeleteResult {
+  readonly deleted: RunId;
+}
+
+export interface UpdateProgressEvent {
+  readonly seq: number;
+  readonly jobId: JobId;
+  readonly runId: RunId;
+  readonly progress: Progress;
+}
+
+export interface UpdateFinishedEvent {
+  readonly seq: number;
+  readonly jobId: JobId;
+  readonly runId: RunId;
+  readonly branchId: RunId | null;
+  readonly dryRun: boolean;
+  readonly status: 'finished' | 'stopped' | 'failed';
+  readonly error?: string;
+  readonly result?: RerunResult;
+}
+
 // -- errors -------------------------------------------------------------------------------------
 
 /** Every error code of the schema's ErrorCode, by its title. */
@@ -463,6 +546,7 @@ export const ErrorCodes = {
   ConfigInvalid: -32013,
   RunStateInvalid: -32014,
   RunExists: -32015,
+  RerunInvalid: -32016,
   EpisodeNotFound: -32020,
   TipNotFound: -32021,
   VersionConflict: -32022,

@@ -128,6 +128,9 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   const total = info.iterations ? `/${info.iterations}` : '';
   const ret = latestReturn(entry.latestMetrics);
   const parts = [info.state + (info.live ? '' : info.state === 'running' || info.state === 'paused' ? ' (not live)' : ''), `iteration ${info.iteration}${total}`];
+  if (info.parent) {
+    parts.unshift(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
+  }
   if (ret !== undefined) {
     parts.push(`return ${formatReturn(ret)}`);
   }
@@ -137,7 +140,7 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
     icon: RUN_ICON[info.state] ?? { id: 'circle-large-outline' },
     tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
     collapsible: 'collapsed',
-    contextValue: info.live ? 'empo2.run.live' : 'empo2.run',
+    contextValue: info.live ? 'empo2.run.live' : info.parent ? 'empo2.run.branch' : 'empo2.run',
   };
 }
 

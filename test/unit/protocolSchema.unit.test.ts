@@ -43,6 +43,14 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
   memoryDelete: { params: [{ runId: 'run-1', tipId: 't000001', expectedVersion: 2 }], result: { tip: aTip({ version: 3, deleted: true }) } },
   memoryHistory: { params: [{ runId: 'run-1', tipId: 't000001' }], result: { versions: [aTipVersion(), aTipVersion({ version: 2, kind: 'update', author: 'alice' })] } },
   checkpointList: { params: [{ runId: 'run-1' }], result: { checkpoints: [{ iteration: 2, path: '/tmp/runs/run-1/checkpoints/iter-000002', hasModel: true, latest: true }] } },
+  updateRerun: {
+    params: [{ runId: 'run-1', checkpoint: 2, variations: ['power-device/3'], episodes: 8, iterations: 1, dryRun: true }, { runId: 'run-1', name: 'what-if' }],
+    result: { jobId: 'job-1', runId: 'run-1', branchId: null, dryRun: true },
+  },
+  updateCancel: { params: [{ jobId: 'job-1' }], result: { cancelled: true } },
+  updateCompare: { params: [{ runId: 'what-if' }], result: { result: { dry_run: false, status: 'finished', variations: ['power-device/3'], comparison: [] } } },
+  branchAdopt: { params: [{ runId: 'what-if' }], result: { run: aRunInfo({ runId: 'what-if', parent: { runId: 'run-1', checkpoint: 2, adopted: true } }) } },
+  branchDelete: { params: [{ runId: 'what-if' }], result: { deleted: 'what-if' } },
 };
 
 describe('protocol: src/rpc against the JSON Schema', () => {

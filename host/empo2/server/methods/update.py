@@ -168,8 +168,6 @@ def _rerun_work(host, job: Job, live, hooks) -> None:
     except BaseException as err:
         _finished(host, job, "failed", error=sentence(err))
         raise
-    finally:
-        host.runs.post(host.runs.jobs.pop, job.job_id, None)
 
 
 def _dry_run(host, job: Job, folder: RunFolder, settings) -> None:
@@ -182,8 +180,6 @@ def _dry_run(host, job: Job, folder: RunFolder, settings) -> None:
     except BaseException as err:  # noqa: BLE001 - a failed dry run must not kill the host
         log.error("dry run of %s failed: %s", job.run_id, sentence(err), exc_info=True)
         _finished(host, job, "failed", error=sentence(err))
-    finally:
-        host.runs.post(host.runs.jobs.pop, job.job_id, None)
 
 
 def _finished(host, job: Job, status: str, result: dict | None = None, error: str | None = None) -> None:
@@ -193,7 +189,12 @@ def _finished(host, job: Job, status: str, result: dict | None = None, error: st
         event["result"] = result
     if error is not None:
         event["error"] = error
-    host.hub.publish_threadsafe("update/finished", event)
+
+    def end() -> None:  # on the loop, in one step: a client told "finished" may start the next
+        host.runs.jobs.pop(job.job_id, None)
+        host.hub.publish("update/finished", event)
+
+    host.runs.post(end)
 
 
 async def cancel(request, params: dict) -> dict:
