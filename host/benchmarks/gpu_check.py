@@ -34,10 +34,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from empo2 import metric_keys as metric  # noqa: E402
 from empo2.config import load_config  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
 from empo2.policy.builtin import vocabulary_corpus  # noqa: E402
-from empo2.envs.builtin.demos import PromptShape  # noqa: E402
+from empo2.policy.demos import PromptShape  # noqa: E402
 from empo2.policy.tokenizer import build_word_tokenizer  # noqa: E402
 from empo2.runs.folder import RunFolder  # noqa: E402
 from empo2.trainer import Trainer  # noqa: E402
@@ -122,10 +123,10 @@ def main() -> None:
     steps = [s for s in steps if s["iteration"] >= first]
     generated = sum(len(s["action_ids"]) for s in steps)
     prompts = sum(len(s["prompt_ids"]) for s in steps)
-    t_gen = sum(m.get("time/rollout/generation", 0.0) for m in measured)
-    t_tips = sum(m["time/tips"] for m in measured)
-    t_update = sum(m["time/update"] for m in measured)
-    update_tokens = sum(m["throughput/update_tokens_per_s"] * m["time/update"] for m in measured)
+    t_gen = sum(m.get(metric.ROLLOUT_TIME_PREFIX + "generation", 0.0) for m in measured)
+    t_tips = sum(m[metric.TIME_PREFIX + "tips"] for m in measured)
+    t_update = sum(m[metric.TIME_PREFIX + "update"] for m in measured)
+    update_tokens = sum(m[metric.THROUGHPUT_UPDATE] * m[metric.TIME_PREFIX + "update"] for m in measured)
     flops = (2 * n_params * (prompts + generated)          # rollout: prefill + decode
              + (2 + 6 + 2) * n_params * update_tokens)      # π_old forward, train step, recompute
     peak_tflops = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)

@@ -26,13 +26,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from empo2 import metric_keys as metric  # noqa: E402
 from empo2.config import load_config  # noqa: E402
+from empo2.rollout import MEMORY  # noqa: E402
 from empo2.runs.folder import RunFolder  # noqa: E402
 from empo2.trainer import Trainer  # noqa: E402
 
-PHASES = [("generation", "time/rollout/generation"), ("environment", "time/rollout/environment"),
-          ("retrieval", "time/rollout/retrieval"), ("prompting", "time/rollout/prompting"),
-          ("intrinsic", "time/intrinsic"), ("tips", "time/tips"), ("update", "time/update")]
+PHASES = ([(phase, metric.ROLLOUT_TIME_PREFIX + phase) for phase in metric.ROLLOUT_PHASES]
+          + [(phase, metric.TIME_PREFIX + phase) for phase in ("intrinsic", "tips", "update")])
 
 
 def main() -> None:
@@ -53,15 +54,15 @@ def main() -> None:
     print(f"{'phase':12s} {'all':>8s} {'memory':>8s} {'no-memory':>10s}   (s per iteration, "
           f"{len(metrics)} iterations, B={config.algo.batch_tasks} N={config.algo.group_size})")
     groups = {"all": metrics,
-              "memory": [m for m in metrics if m["rollout_mode"] == "memory"],
-              "no-memory": [m for m in metrics if m["rollout_mode"] != "memory"]}
-    for phase, key in PHASES + [("total", "time/total")]:
+              "memory": [m for m in metrics if m[metric.ROLLOUT_MODE] == MEMORY],
+              "no-memory": [m for m in metrics if m[metric.ROLLOUT_MODE] != MEMORY]}
+    for phase, key in PHASES + [("total", metric.TIME_TOTAL)]:
         cells = [float(np.mean([m.get(key, 0.0) for m in ms])) if ms else float("nan")
                  for ms in groups.values()]
         print(f"{phase:12s} {cells[0]:8.3f} {cells[1]:8.3f} {cells[2]:10.3f}")
-    steps = float(np.mean([m["rollout/steps"] for m in metrics]))
+    steps = float(np.mean([m[metric.ROLLOUT_STEPS] for m in metrics]))
     print(f"env steps per iteration: {steps:.0f}; rollout tokens/s: "
-          f"{np.mean([m['throughput/rollout_tokens_per_s'] for m in metrics]):,.0f}")
+          f"{np.mean([m[metric.THROUGHPUT_ROLLOUT] for m in metrics]):,.0f}")
 
 
 if __name__ == "__main__":

@@ -24,11 +24,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.config import load_config  # noqa: E402
-from empo2.envs.builtin.demos import render_tip  # noqa: E402
 from empo2.envs.builtin.tasks import HABIT_ROOMS, out_of_distribution_tasks  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
 from empo2.memory.store import MemoryStore  # noqa: E402
+from empo2.policy.demos import render_tip  # noqa: E402
 from empo2.policy.model import load_policy  # noqa: E402
 from empo2.policy.prompting import Turn, step_user_text  # noqa: E402
 from empo2.rollout import Episode, RolloutSettings, roll_out  # noqa: E402
@@ -82,8 +82,8 @@ def main() -> None:
     tasks = config.env.tasks + out_of_distribution_tasks()
     pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
     success, failure = _memories(config, pairs, SentenceEmbedder())
-    p = config.policy
-    settings = RolloutSettings(p.max_action_tokens, 1.0, p.history_steps, p.observation_words)
+    # Training-temperature sampling (paper: 1.0): the probe asks what a tip changes in training.
+    settings = RolloutSettings.from_config(config, env, train=True)
     print(f"{len(pairs)} held-out variations x {args.repeats} rollouts per condition")
     for name, memory in (("no memory", None), ("success tip", success), ("failure tip", failure)):
         episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * args.repeats)]

@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from . import metric_keys as metric
 from .arms import ABLATIONS, ARMS
 from .config import load_config
 from .envs.builtin.tasks import out_of_distribution_tasks
@@ -49,7 +50,7 @@ def _train_and_evaluate(job: dict) -> dict:
         trainer = Trainer(config, folder, embedder=embedder)
         trainer.run()
         model, tokenizer, iterations = trainer.model, trainer.tokenizer, trainer.iteration
-        env_steps = sum(m["rollout/steps"] for m in folder.metrics())
+        env_steps = sum(m[metric.ROLLOUT_STEPS] for m in folder.metrics())
     else:
         from .policy.model import load_policy
         from .trainer import resolve_model
@@ -58,12 +59,10 @@ def _train_and_evaluate(job: dict) -> dict:
         iterations, env_steps = 0, 0
     model.eval()
     p = config.policy
-    settings = RolloutSettings(p.max_action_tokens, p.eval_temperature, p.history_steps,
-                               p.observation_words, config.memory.similarity_threshold,
-                               config.memory.top_k)
     from .envs.registry import make_env
 
     env = make_env(config.env)
+    settings = RolloutSettings.from_config(config, env, train=False)
     held_out = [(t, v) for t in config.env.tasks
                 for v in env.variations(t, "test")[:config.eval.max_variations]]
     in_dist = memory_trials(model, tokenizer, config.env, held_out, 1, settings, p.max_tip_tokens,

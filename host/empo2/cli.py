@@ -25,6 +25,7 @@ import time
 import traceback
 from pathlib import Path
 
+from . import metric_keys as metric
 from .config import ConfigError, TrainConfig, load_config, presets
 
 EXIT_USAGE = 2
@@ -71,6 +72,13 @@ def _sentence(err: Exception) -> str:
     return text.rstrip(".") + "."
 
 
+def _config_source(parser: argparse.ArgumentParser) -> None:
+    """--preset or --config, at most one: where a command's config comes from."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--preset", help=f"a built-in preset: {', '.join(sorted(presets()))}")
+    source.add_argument("--config", help="a JSON config file")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="empo2-host", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command")
@@ -82,18 +90,14 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_build_policy)
 
     p = sub.add_parser("train", help="train a policy with EMPO² (or GRPO with algo.p_memory=0)")
-    source = p.add_mutually_exclusive_group()
-    source.add_argument("--preset", help=f"a built-in preset: {', '.join(sorted(presets()))}")
-    source.add_argument("--config", help="a JSON config file")
+    _config_source(p)
     p.add_argument("--root", help="folder of run folders (default: the config's root)")
     p.add_argument("--name", help="run id (default: preset and time)")
     p.add_argument("overrides", nargs="*", metavar="key=value")
     p.set_defaults(handler=cmd_train)
 
     p = sub.add_parser("config", help="print a preset or config file with overrides applied, as JSON")
-    source = p.add_mutually_exclusive_group()
-    source.add_argument("--preset", help=f"a built-in preset: {', '.join(sorted(presets()))}")
-    source.add_argument("--config", help="a JSON config file")
+    _config_source(p)
     p.add_argument("overrides", nargs="*", metavar="key=value")
     p.set_defaults(handler=cmd_config)
 
@@ -231,7 +235,8 @@ def _ensure_builtin_with_progress() -> str:
 def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
     from .distributed import SINGLE
     from .runs.folder import RunLockedError
-    from .trainer import Trainer, TrainerHooks
+    from .run_control import TrainerHooks
+    from .trainer import Trainer
 
     dist = dist or SINGLE
     if dist.main:
@@ -244,10 +249,10 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
 
     class ProgressHooks(TrainerHooks):
         def on_metrics(self, record: dict) -> None:
-            bar.n = record["iteration"]
-            shown = {"return": f"{record['rollout/return']:.1f}", "mode": record["rollout_mode"]}
-            if "eval/memory_free/success" in record:
-                shown["eval"] = f"{record['eval/memory_free/success']:.2f}"
+            bar.n = record[metric.ITERATION]
+            shown = {"return": f"{record[metric.ROLLOUT_RETURN]:.1f}", "mode": record[metric.ROLLOUT_MODE]}
+            if metric.EVAL_MEMORY_FREE_SUCCESS in record:
+                shown["eval"] = f"{record[metric.EVAL_MEMORY_FREE_SUCCESS]:.2f}"
             bar.set_postfix(shown)
             bar.refresh()
 
@@ -272,7 +277,7 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
     last = folder.metrics()[-1] if folder.metrics() else {}
     print(json.dumps({"run": str(folder.path), "iteration": trainer.iteration,
                       "state": folder.state()["state"],
-                      "eval_memory_free_success": last.get("eval/memory_free/success")}))
+                      "eval_memory_free_success": last.get(metric.EVAL_MEMORY_FREE_SUCCESS)}))
     return 0
 
 
@@ -281,7 +286,8 @@ def cmd_eval(args) -> int:
     from .memory.embedding import SentenceEmbedder
     from .policy.model import load_policy
     from .runs.folder import RunFolder
-    from .trainer import resolve_model, rollout_settings
+    from .rollout import RolloutSettings
+    from .trainer import resolve_model
     from .envs.registry import make_env
 
     if args.trials < 1 or args.variations < 1:
@@ -302,7 +308,7 @@ def cmd_eval(args) -> int:
     model, tokenizer = load_policy(model_path, device="cpu" if config.policy.device == "auto" else config.policy.device)
     model.eval()
     p = config.policy
-    settings = rollout_settings(config, env, train=False)
+    settings = RolloutSettings.from_config(config, env, train=False)
     pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
     bar = _bar("evaluating", total=args.trials, unit="trial")
     result = memory_trials(model, tokenizer, config.env, pairs, args.trials, settings,

@@ -26,6 +26,8 @@ from typing import Any, Sequence
 import torch
 import torch.distributed as torch_dist
 
+from .algo.losses import merge_stats
+
 
 @dataclass
 class Dist:
@@ -99,13 +101,7 @@ class Dist:
             return stats
         merged: dict[str, float] = {}
         for part in self.gather(stats):
-            for k, v in part.items():
-                if k == "ratio_max":
-                    merged[k] = max(merged.get(k, v), v)
-                elif k == "ratio_min":
-                    merged[k] = min(merged.get(k, v), v)
-                else:
-                    merged[k] = merged.get(k, 0.0) + v
+            merge_stats(merged, part)
         return merged
 
     # -- sharding ---------------------------------------------------------------------------

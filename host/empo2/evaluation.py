@@ -17,7 +17,7 @@ import torch
 from .envs.pool import EnvPool
 from .envs.registry import make_env
 from .memory.store import MemoryStore
-from .rollout import Episode, RolloutSettings, roll_out, write_tips
+from .rollout import MEMORY, MEMORY_FREE, Episode, RolloutSettings, roll_out, write_tips
 
 
 @dataclass
@@ -36,7 +36,7 @@ def memory_trials(model, tokenizer, env_config, pairs: list[tuple[str, int]], tr
     result = TrialResult([], [])
     for trial in range(1, trials + 1):
         episodes = [Episode(id=f"trial{trial}-{k}", task=t, variation=v, group=k,
-                            rollout_mode="memory" if trial > 1 else "memory-free")
+                            rollout_mode=MEMORY if trial > 1 else MEMORY_FREE)
                     for k, (t, v) in enumerate(pairs * episodes_per_pair)]
         after = roll_out(pool.take(len(episodes)), episodes, model, tokenizer, settings, generator,
                          memory if trial > 1 else None)

@@ -44,19 +44,20 @@ import torch
 
 from .algo.losses import kl_penalty
 from .config import load_config
-from .rollout import Episode, StepRecord, roll_out
+from .rollout import MEMORY_FREE, Episode, RolloutSettings, StepRecord, roll_out
+from .run_control import RunControl, TrainerHooks
 from .runs.atomic import atomic_write_json
 from .envs.registry import make_env
 from .memory.persistence import EVENTS_FILE
 from .runs.branch import (BranchError, checkpoint_marker, create_branch, not_training,
                           parent_record, person_edits_after)
 from .runs.folder import RunFolder, iteration_name
-from .trainer import RunControl, Trainer, TrainerHooks, rollout_settings
-from .update import dry_run_loss, tip_guided_logprobs
+from .trainer import Trainer
+from .update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
 
 RERUN_FILE = "rerun.json"
 DRY_RUNS = "dry-runs"
-UPDATE_MODE = "off-policy"
+UPDATE_MODE = OFF_POLICY
 FORMAT = 1
 
 
@@ -289,11 +290,11 @@ def _held_out(trainer: Trainer, pairs, count: int) -> list[tuple[str, int]]:
 def evaluate_pairs(trainer: Trainer, pairs: list[tuple[str, int]], settings: RerunSettings) -> dict:
     """Memory-free success of each variation, eval temperature, seeds fixed by `settings.seed`:
     the same episodes and draws before and after, only the weights differ."""
-    episodes = [Episode(id=f"eval-{k}", task=t, variation=v, group=k, rollout_mode="memory-free")
+    episodes = [Episode(id=f"eval-{k}", task=t, variation=v, group=k, rollout_mode=MEMORY_FREE)
                 for k, (t, v) in enumerate(pairs * settings.eval_episodes)]
     generator = torch.Generator().manual_seed(settings.seed)
     roll_out(trainer.envs.take(len(episodes)), episodes, trainer.model, trainer.tokenizer,
-             rollout_settings(trainer.config, trainer.env, train=False), generator, None)
+             RolloutSettings.from_config(trainer.config, trainer.env, train=False), generator, None)
     out = {}
     for t, v in pairs:
         mine = [ep for ep in episodes if (ep.task, ep.variation) == (t, v)]

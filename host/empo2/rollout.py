@@ -25,9 +25,14 @@ import torch
 
 from .envs.base import TextEnv
 from .policy.generation import generate_from_ids
-from .policy.prompting import (SYSTEM_PROMPT, Turn, reflection_messages, shown_tip,
-                               step_messages, step_user_text, with_tips)
+from .config import TrainConfig
+from .policy.prompting import (Turn, reflection_messages, shown_tip, step_messages,
+                               step_user_text, system_prompt_for, with_tips)
 from .policy.tokenizer import encode_chat
+
+# The rollout modes (the strings of the protocol's RolloutMode).
+MEMORY, MEMORY_FREE = "memory", "memory-free"
+ROLLOUT_MODES = (MEMORY, MEMORY_FREE)
 
 
 @dataclass
@@ -53,7 +58,7 @@ class Episode:
     task: str
     variation: int
     group: int
-    rollout_mode: str         # "memory" or "memory-free"
+    rollout_mode: str         # one of ROLLOUT_MODES
     description: str = ""
     steps: list[StepRecord] = field(default_factory=list)
     final_score: float = 0.0
@@ -72,16 +77,31 @@ class Episode:
 
 @dataclass
 class RolloutSettings:
+    """What a rollout needs from the config; `from_config` is the one way to make them."""
+
     max_action_tokens: int
     temperature: float
     history_steps: int
     observation_words: int
-    similarity_threshold: float = 0.5
-    top_k: int = 10
-    system_prompt: str = SYSTEM_PROMPT  # the environment's instructions (prompting.system_prompt_for)
-    max_sequence_tokens: int = 0        # prompt + response budget; 0: none
-    workers: int = 1                    # threads stepping environments
-    generation_batch: int = 64          # prompts decoded together
+    similarity_threshold: float
+    top_k: int
+    system_prompt: str        # the environment's instructions (prompting.system_prompt_for)
+    max_sequence_tokens: int  # prompt + response budget; 0: none
+    workers: int              # threads stepping environments
+    generation_batch: int     # prompts decoded together
+
+    @classmethod
+    def from_config(cls, config: TrainConfig, env, train: bool) -> RolloutSettings:
+        """Training rollouts (train) or evaluation episodes, with the environment's own prompt."""
+        p, m = config.policy, config.memory
+        return cls(
+            max_action_tokens=p.max_action_tokens,
+            temperature=p.temperature if train else p.eval_temperature,
+            history_steps=p.history_steps, observation_words=p.observation_words,
+            similarity_threshold=m.similarity_threshold, top_k=m.top_k,
+            system_prompt=system_prompt_for(env), max_sequence_tokens=p.max_sequence_tokens,
+            workers=config.env.workers, generation_batch=p.generation_batch,
+        )
 
 
 def distinct_tips(retrieved) -> tuple[list[str], list[str]]:
@@ -269,7 +289,7 @@ def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], rewar
         steps = np.array([t for _, t in cells], dtype=np.int64)
         # The reference variant pays only where retrieval happened: None in memory-free mode.
         n_tips = (np.array([len(episodes[e].steps[t].tip_ids) for e, t in cells])
-                  if episodes[cells[0][0]].rollout_mode == "memory" else None)
+                  if episodes[cells[0][0]].rollout_mode == MEMORY else None)
         embeddings = embedder.encode(texts) if reward_fn.needs_embeddings else None
         rewards = reward_fn.rewards(key, embeddings=embeddings, n_retrieved=n_tips, steps=steps)
         for (e, t), r in zip(cells, rewards):

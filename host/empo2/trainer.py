@@ -28,7 +28,6 @@ import logging
 import random
 import shutil
 import tempfile
-import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -36,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from . import metric_keys as metric
 from .algo.intrinsic import make_intrinsic_reward
 from .config import ConfigError, TrainConfig
 from .distributed import Dist
@@ -44,51 +44,14 @@ from .envs.registry import make_env
 from .memory.embedding import SentenceEmbedder
 from .memory.store import MemoryStore
 from .policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
-from .policy.prompting import system_prompt_for
-from .rollout import Episode, RolloutSettings, add_intrinsic_rewards, roll_out, write_tips
+from .rollout import MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards, roll_out, write_tips
+from .run_control import RunControl, TrainerHooks
 from .runs.checkpoint import load_checkpoint, save_checkpoint
 from .runs.folder import RunFolder
 from .runs.records import episode_record, episode_summary
-from .update import update_policy
+from .update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, update_policy
 
 log = logging.getLogger("empo2.trainer")
-
-
-class TrainerHooks:
-    """What a trainer tells the outside world; the server subclasses it. All optional."""
-
-    def on_state(self, state: str, iteration: int) -> None: ...
-    def on_progress(self, iteration: int, phase: str, done: int, total: int) -> None: ...
-    def on_metrics(self, record: dict) -> None: ...
-    def on_trajectories(self, iteration: int, summaries: list[dict]) -> None: ...
-
-
-class RunControl:
-    """Pause, resume and stop requests from another thread, honoured between steps."""
-
-    def __init__(self):
-        self._running = threading.Event()
-        self._running.set()
-        self.stop_requested = False
-
-    def pause(self) -> None:
-        self._running.clear()
-
-    def resume(self) -> None:
-        self._running.set()
-
-    def stop(self) -> None:
-        self.stop_requested = True
-        self._running.set()
-
-    @property
-    def paused(self) -> bool:
-        return not self._running.is_set()
-
-    def wait_if_paused(self) -> bool:
-        """Blocks while paused; True when the run should stop."""
-        self._running.wait()
-        return self.stop_requested
 
 
 def resolve_device(name: str, local_rank: int = 0) -> torch.device:
@@ -97,19 +60,6 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
     if name == "cuda":
         return torch.device("cuda", local_rank)
     return torch.device(name)
-
-
-def rollout_settings(config: TrainConfig, env, train: bool) -> RolloutSettings:
-    """What a rollout needs from the config, with the environment's own system prompt."""
-    p, m = config.policy, config.memory
-    return RolloutSettings(
-        max_action_tokens=p.max_action_tokens,
-        temperature=p.temperature if train else p.eval_temperature,
-        history_steps=p.history_steps, observation_words=p.observation_words,
-        similarity_threshold=m.similarity_threshold, top_k=m.top_k,
-        system_prompt=system_prompt_for(env), max_sequence_tokens=p.max_sequence_tokens,
-        workers=config.env.workers, generation_batch=p.generation_batch,
-    )
 
 
 def resolve_model(name: str, progress=None) -> str:
@@ -230,7 +180,7 @@ class Trainer:
             tasks = self._sample_tasks()
             memory_mode = self.rng.random() < algo.p_memory
             off_policy = self.rng.random() < algo.q_off_policy
-            update_mode = ("off-policy" if off_policy else "on-policy-with-tips") if memory_mode else "on-policy"
+            update_mode = (OFF_POLICY if off_policy else ON_POLICY_WITH_TIPS) if memory_mode else ON_POLICY
 
             # 3–4. Roll out, let the policy write its tips, reward novelty.
             episodes, after, timings, split = self.play(iteration, tasks, memory_mode)
@@ -268,7 +218,7 @@ class Trainer:
         clock = time.perf_counter()
         episodes = [
             Episode(id=f"i{iteration:06d}-e{g * n + k:04d}", task=task, variation=variation,
-                    group=g, rollout_mode="memory" if memory_mode else "memory-free")
+                    group=g, rollout_mode=MEMORY if memory_mode else MEMORY_FREE)
             for g, (task, variation) in enumerate(tasks) for k in range(n)
         ]
         mine = [e for e, ep in enumerate(episodes) if self.dist.owns_group(ep.group)]
@@ -329,7 +279,7 @@ class Trainer:
         return [self.rng.choice(pairs) for _ in range(self.config.algo.batch_tasks)]
 
     def _settings(self, train: bool) -> RolloutSettings:
-        return rollout_settings(self.config, self.env, train)
+        return RolloutSettings.from_config(self.config, self.env, train)
 
     def _set_state(self, state: str, iteration: int) -> None:
         if self.dist.main:
@@ -357,20 +307,20 @@ class Trainer:
         trained = [(t, v) for t in cfg.env.tasks
                    for v in (self.train_variations or self.env.variations(t, "train"))]
         result = {}
-        for name, pairs, memory in (("memory_free", held_out, None), ("memory", trained, self.memory)):
+        for name, pairs, memory in zip(metric.EVAL_SETTINGS, (held_out, trained), (None, self.memory)):
             episodes = [Episode(id=f"eval-{name}-{k}", task=t, variation=v, group=k,
-                                rollout_mode="memory" if memory else "memory-free")
+                                rollout_mode=MEMORY if memory else MEMORY_FREE)
                         for k, (t, v) in enumerate(pairs * cfg.eval.episodes_per_variation)]
             episodes = [ep for ep in episodes if self.dist.owns_group(ep.group)]
             roll_out(self.envs.take(len(episodes)), episodes, self.model, self.tokenizer,
                      self._settings(train=False), generator, memory)
             outcomes = [o for part in self.dist.gather([(ep.task, ep.success, ep.final_score)
                                                          for ep in episodes]) for o in part]
-            result[f"eval/{name}/success"] = float(np.mean([success for _, success, _ in outcomes]))
-            result[f"eval/{name}/score"] = float(np.mean([score for _, _, score in outcomes]))
+            result[metric.eval_success(name)] = float(np.mean([success for _, success, _ in outcomes]))
+            result[metric.eval_score(name)] = float(np.mean([score for _, _, score in outcomes]))
             for task in cfg.env.tasks:
                 mine = [success for t, success, _ in outcomes if t == task]
-                result[f"eval/{name}/success/{task}"] = float(np.mean(mine)) if mine else 0.0
+                result[metric.eval_success(name, task)] = float(np.mean(mine)) if mine else 0.0
         return result
 
     def _metrics(self, iteration, episodes, memory_mode, update_mode, stats, evaluation, timings,
@@ -382,24 +332,25 @@ class Trainer:
         # Sequence tokens (prompt + action) per update pass, a proxy for the update's work.
         update_tokens = self.config.algo.ppo_epochs * sum(
             len(s.prompt_ids) + len(s.action_ids) for s in steps if s.action_ids)
-        mode = "memory" if memory_mode else "memory_free"
+        rollout_mode = MEMORY if memory_mode else MEMORY_FREE
+        mode = metric.mode_segment(rollout_mode)
         record = {
-            "iteration": iteration, "time": time.time(),
-            "rollout_mode": "memory" if memory_mode else "memory-free", "update_mode": update_mode,
-            f"rollout/{mode}/return": float(np.mean(scores)),
-            f"rollout/{mode}/success": float(np.mean(successes)),
-            "rollout/return": float(np.mean(scores)), "rollout/success": float(np.mean(successes)),
-            "rollout/steps": len(steps), "env_steps": self.env_steps,
-            "memory/tips": self.memory.count(),
-            "memory/retrieval_hits": float(np.mean([len(s.tip_ids) > 0 for s in steps])) if memory_mode else 0.0,
-            "memory/tips_per_step": float(np.mean([len(s.tip_ids) for s in steps])) if memory_mode else 0.0,
-            "reward/intrinsic": float(np.mean([s.intrinsic for s in steps])),
-            "time/total": sum(timings.values()),
-            "throughput/rollout_tokens_per_s": action_tokens / max(timings["rollout"], 1e-9),
-            "throughput/update_tokens_per_s": update_tokens / max(timings["update"], 1e-9),
-            **{f"time/{k}": v for k, v in timings.items()},
-            **{f"time/rollout/{k}": v for k, v in split.items()},
-            **{f"update/{k}": v for k, v in stats.items()},
+            metric.ITERATION: iteration, metric.TIME: time.time(),
+            metric.ROLLOUT_MODE: rollout_mode, metric.UPDATE_MODE: update_mode,
+            metric.rollout_return(mode): float(np.mean(scores)),
+            metric.rollout_success(mode): float(np.mean(successes)),
+            metric.ROLLOUT_RETURN: float(np.mean(scores)), metric.ROLLOUT_SUCCESS: float(np.mean(successes)),
+            metric.ROLLOUT_STEPS: len(steps), metric.ENV_STEPS: self.env_steps,
+            metric.MEMORY_TIPS: self.memory.count(),
+            metric.MEMORY_RETRIEVAL_HITS: float(np.mean([len(s.tip_ids) > 0 for s in steps])) if memory_mode else 0.0,
+            metric.MEMORY_TIPS_PER_STEP: float(np.mean([len(s.tip_ids) for s in steps])) if memory_mode else 0.0,
+            metric.REWARD_INTRINSIC: float(np.mean([s.intrinsic for s in steps])),
+            metric.TIME_TOTAL: sum(timings.values()),
+            metric.THROUGHPUT_ROLLOUT: action_tokens / max(timings["rollout"], 1e-9),
+            metric.THROUGHPUT_UPDATE: update_tokens / max(timings["update"], 1e-9),
+            **{metric.TIME_PREFIX + k: v for k, v in timings.items()},
+            **{metric.ROLLOUT_TIME_PREFIX + k: v for k, v in split.items()},
+            **{metric.UPDATE_PREFIX + k: v for k, v in stats.items()},
             **evaluation,
         }
         return record

@@ -31,13 +31,15 @@ from dataclasses import dataclass
 
 import torch
 
-from .algo.losses import group_advantages, low_probability_mask, token_mean, total_loss
+from .algo.losses import group_advantages, low_probability_mask, merge_stats, token_mean, total_loss
 from .config import AlgoConfig
 from .distributed import SINGLE, Dist
 from .policy.generation import sequence_logprobs
 from .rollout import Episode
 
-UPDATE_MODES = ("on-policy", "on-policy-with-tips", "off-policy")
+# The update modes of EMPO2.md Table 3 (the strings of the protocol's UpdateMode).
+ON_POLICY, ON_POLICY_WITH_TIPS, OFF_POLICY = "on-policy", "on-policy-with-tips", "off-policy"
+UPDATE_MODES = (ON_POLICY, ON_POLICY_WITH_TIPS, OFF_POLICY)
 
 
 @dataclass
@@ -68,9 +70,9 @@ def build_samples(episodes: list[Episode], update_mode: str, algo: AlgoConfig) -
         for s in ep.steps:
             if not s.action_ids:
                 continue
-            numerator = s.prompt_ids_no_tips if update_mode == "off-policy" else s.prompt_ids
+            numerator = s.prompt_ids_no_tips if update_mode == OFF_POLICY else s.prompt_ids
             old = s.prompt_ids
-            if update_mode == "off-policy" and algo.off_policy_old_logprob == "without_tips":
+            if update_mode == OFF_POLICY and algo.off_policy_old_logprob == "without_tips":
                 old = s.prompt_ids_no_tips
             samples.append(Sample(e, numerator, old, s.prompt_ids_no_tips, s.action_ids,
                                   s.behaviour_logprobs))
@@ -99,7 +101,7 @@ def _scored(model, prompts, actions, pad_id, micro_batch, with_entropy=False, wi
 
 def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, algo: AlgoConfig,
                   pad_id: int, generator: torch.Generator, reference_model=None,
-                  micro_batch: int = 64, dist: Dist = SINGLE) -> dict[str, float]:
+                  micro_batch: int = AlgoConfig.micro_batch, dist: Dist = SINGLE) -> dict[str, float]:
     """Runs the iteration's optimizer steps; returns averaged statistics for the metrics line.
 
     reference_model: anything sequence_logprobs can call (a frozen copy, or the LoRA policy's
@@ -189,13 +191,7 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
         share = mask.sum().item() / max(total_tokens, 1)
         (loss * share).backward()
         step["entropy"] = token_mean(entropy.detach(), mask).item()
-        for k, v in step.items():
-            if k == "ratio_max":
-                merged[k] = max(merged.get(k, v), v)
-            elif k == "ratio_min":
-                merged[k] = min(merged.get(k, v), v)
-            else:
-                merged[k] = merged.get(k, 0.0) + v * share
+        merge_stats(merged, step, share)
     trainable = [p for p in model.parameters() if p.requires_grad]
     dist.sum_gradients(trainable)
     merged = dist.reduce_stats(merged)
@@ -211,7 +207,7 @@ def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update
         return None
     if algo.mask_logprob == "behaviour":
         tested = behaviour
-    elif update_mode == "on-policy-with-tips":
+    elif update_mode == ON_POLICY_WITH_TIPS:
         # The numerator has tips; the paper's mask tests the policy without them.
         with torch.no_grad():
             tested, _, _ = sequence_logprobs(model, [samples[r].no_tip_prompt for r in part],

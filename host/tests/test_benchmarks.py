@@ -51,3 +51,12 @@ def test_the_tip_probe_reports_every_condition(tiny_policy):
     for condition in ("no memory", "success tip", "failure tip"):
         assert condition in result.stdout
     assert result.stdout.count("rooms visited:") == 3
+
+
+def test_serve_startup_measures_both_paths_of_the_real_host():
+    result = _run([str(BENCH / "serve_startup.py"), "--repeats", "1", "--settle", "0"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    for path in ("lazy", "eager"):
+        assert report["median"][path]["ready_s"] > 0 and report["median"][path]["idle_rss_mib"] > 0
+    assert "eager / lazy: ready" in result.stdout

@@ -37,7 +37,8 @@ def _episodes(policy) -> list[Episode]:
     model, tokenizer = load_policy(str(policy))
     episodes = [Episode(id=f"e{g}{n}", task=task, variation=g, group=g, rollout_mode="memory")
                 for g, task in enumerate(["power-device", "grow-plant", "heat-food"]) for n in range(2)]
-    settings = RolloutSettings(max_action_tokens=6, temperature=1.0, history_steps=3, observation_words=10)
+    config = load_config({"policy": {"max_action_tokens": 6, "history_steps": 3, "observation_words": 10}})
+    settings = RolloutSettings.from_config(config, BuiltinEnv(), train=True)
     roll_out([BuiltinEnv(max_steps=4) for _ in episodes], episodes, model, tokenizer, settings,
              torch.Generator().manual_seed(0))
     for e, ep in enumerate(episodes):  # distinct returns inside each group

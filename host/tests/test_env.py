@@ -7,7 +7,7 @@ import random
 import pytest
 
 from empo2.envs.base import correct_action, jaccard, words
-from empo2.envs.builtin.demos import BEHAVIOURS, PromptShape, demonstration_examples, play_demo
+from empo2.policy.demos import BEHAVIOURS, PromptShape, demonstration_examples, play_demo
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.envs.builtin.tasks import (
     HABIT_ROOMS, TASK_KINDS, in_distribution_tasks, out_of_distribution_tasks,

@@ -15,6 +15,7 @@ from empo2.algo.losses import (
     group_advantages,
     kl_penalty,
     low_probability_mask,
+    merge_stats,
     policy_loss,
     token_mean,
     total_loss,
@@ -342,3 +343,13 @@ def test_total_loss_adds_kl_only_when_coef_positive():
 def test_registries_list_documented_variants():
     assert set(losses.KEEP_MASK_LEVELS) == {"token", "step", "off"}
     assert {"low_var_kl", "kl", "mse"} <= set(losses.KL_PENALTIES)
+
+
+def test_merged_statistics_sum_by_weight_and_keep_the_ratio_extremes():
+    """Micro-batches (weights = token shares) and ranks (weight 1) combine the same way."""
+    total: dict[str, float] = {}
+    merge_stats(total, {"loss": 1.0, "ratio_max": 2.0, "ratio_min": 0.5}, 0.25)
+    merge_stats(total, {"loss": 3.0, "ratio_max": 1.5, "ratio_min": 0.8}, 0.75)
+    assert total == {"loss": 2.5, "ratio_max": 2.0, "ratio_min": 0.5}
+    merge_stats(total, {"loss": 1.0, "ratio_max": 4.0, "ratio_min": 0.1})
+    assert total == {"loss": 3.5, "ratio_max": 4.0, "ratio_min": 0.1}

@@ -14,6 +14,7 @@ import torch
 
 from conftest import tiny_run_overrides
 from empo2.config import load_config
+from empo2.envs.builtin.env import BuiltinEnv
 from empo2.policy.generation import compute_precision, sequence_logprobs
 from empo2.policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy, resolve_dtype
 from empo2.policy.prompting import step_messages, step_user_text
@@ -162,11 +163,16 @@ def _episode(n_steps: int) -> tuple[Episode, list[str]]:
     return ep, after
 
 
+def _settings(**policy) -> RolloutSettings:
+    """Training-rollout settings of a config with these policy keys (6-token actions)."""
+    return RolloutSettings.from_config(load_config({"policy": {"max_action_tokens": 6, **policy}}),
+                                       BuiltinEnv(), train=True)
+
+
 def test_the_prompt_budget_drops_the_oldest_history_first(tiny_policy):
     _, tokenizer = load_policy(str(tiny_policy))
     ep, after = _episode(12)
-    settings = RolloutSettings(max_action_tokens=6, temperature=1.0, history_steps=12,
-                               observation_words=10)
+    settings = _settings(history_steps=12, observation_words=10)
     full_text, full_ids = _fit_user_turn(tokenizer, ep, after, "you are in the hall", settings, 0)
     assert "room0" in full_text and "room11" in full_text
     budget = len(full_ids) - 20
@@ -188,8 +194,7 @@ def test_the_prompt_budget_drops_the_oldest_history_first(tiny_policy):
 def test_a_tiny_budget_clips_the_observation_when_no_history_is_left(tiny_policy):
     _, tokenizer = load_policy(str(tiny_policy))
     ep, after = _episode(0)
-    settings = RolloutSettings(max_action_tokens=6, temperature=1.0, history_steps=3,
-                               observation_words=40)
+    settings = _settings(history_steps=3, observation_words=40)
     long_obs = " ".join(["lamp"] * 200)
     _, full = _fit_user_turn(tokenizer, ep, after, long_obs, settings, 0)
     _, clipped = _fit_user_turn(tokenizer, ep, after, long_obs, settings, len(full) - 60)

@@ -10,6 +10,7 @@ import pytest
 from empo2.config import load_config
 from empo2.envs.scienceworld import MAX_STEPS, PAPER_TASKS, ScienceWorldEnv
 from empo2.policy.prompting import SYSTEM_PROMPT, system_prompt_for
+from text_game_support import check_splits, play, settings
 
 pytestmark = pytest.mark.slow
 
@@ -19,16 +20,6 @@ def sciworld():
     env = ScienceWorldEnv(max_steps=30, per_task_limits=False)
     yield env
     env.close()
-
-
-def play(env, actions):
-    total, info, done = 0.0, None, False
-    for action in actions:
-        _, reward, done, info = env.step(action)
-        total += reward
-        if done:
-            break
-    return total, info, done
 
 
 @pytest.mark.parametrize("task", ["find-non-living-thing", "power-component",
@@ -70,8 +61,7 @@ def test_listed_correction_is_the_reference_code_s(sciworld):
 
 
 def test_the_step_limit_ends_the_episode(sciworld):
-    sciworld.per_task_limits = True
-    try:
+    with settings(sciworld, per_task_limits=True):
         sciworld.reset("lifespan-longest-lived", 0)
         assert MAX_STEPS["lifespan-longest-lived"] == 10
         for step in range(1, 11):
@@ -80,14 +70,9 @@ def test_the_step_limit_ends_the_episode(sciworld):
         assert not info.success and info.extra["steps"] == 10
         _, reward, done, _ = sciworld.step("look around")  # stepping past the end changes nothing
         assert done and reward == 0.0
-    finally:
-        sciworld.per_task_limits = False
-    sciworld.max_steps = 3
-    try:
+    with settings(sciworld, max_steps=3):
         sciworld.reset("power-component", 0)
         assert [sciworld.step("look around")[2] for _ in range(3)] == [False, False, True]
-    finally:
-        sciworld.max_steps = 30
 
 
 def test_focusing_on_the_wrong_object_fails_the_task(sciworld):
@@ -97,10 +82,7 @@ def test_focusing_on_the_wrong_object_fails_the_task(sciworld):
 
 
 def test_train_and_test_variations_are_disjoint_and_sized_as_the_paper(sciworld):
-    train = sciworld.variations("use-thermometer", "train")
-    test = sciworld.variations("use-thermometer", "test")
-    assert len(train) == 5 and len(test) == 20 and not set(train) & set(test)
-    assert sciworld.variations("use-thermometer", "all") == train + test
+    check_splits(sciworld, "use-thermometer")
 
 
 def test_all_table_1_tasks_are_selectable_by_name(sciworld):

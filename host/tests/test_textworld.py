@@ -13,6 +13,7 @@ import pytest
 from empo2.config import load_config
 from empo2.envs.textworld import TASK_KINDS, TextWorldEnv, game_path
 from empo2.policy.prompting import system_prompt_for
+from text_game_support import check_splits, play, settings
 
 pytestmark = pytest.mark.slow
 
@@ -30,16 +31,6 @@ def textworld_env(tmp_path_factory):
         os.environ["EMPO2_CACHE_DIR"] = before
 
 
-def play(env, actions):
-    total, info, done = 0.0, None, False
-    for action in actions:
-        _, reward, done, info = env.step(action)
-        total += reward
-        if done:
-            break
-    return total, info, done
-
-
 @pytest.mark.parametrize("task", ["coin-collector", "treasure-hunter", "cooking-1room"])
 def test_the_walkthrough_reaches_full_score(textworld_env, task):
     gold = textworld_env.gold_actions(task, 0)
@@ -53,9 +44,8 @@ def test_games_are_generated_once_and_test_games_are_unseen(textworld_env):
     path = game_path("coin-collector", 0)
     stamp = path.stat().st_mtime_ns
     assert game_path("coin-collector", 0).stat().st_mtime_ns == stamp  # cached, not rebuilt
-    train = textworld_env.variations("coin-collector", "train")
+    check_splits(textworld_env, "coin-collector")
     test = textworld_env.variations("coin-collector", "test")
-    assert len(train) == 5 and len(test) == 20 and not set(train) & set(test)
     textworld_env.reset("coin-collector", test[0])
     assert game_path("coin-collector", test[0]).exists()
 
@@ -71,19 +61,13 @@ def test_rejected_commands_are_corrected(textworld_env):
 
 
 def test_the_step_limit_ends_the_episode(textworld_env):
-    textworld_env.max_steps = 4
-    try:
+    with settings(textworld_env, max_steps=4):
         textworld_env.reset("treasure-hunter", 0)
         dones = [textworld_env.step("inventory")[2] for _ in range(4)]
         assert dones == [False, False, False, True]
-    finally:
-        textworld_env.max_steps = 30
-    textworld_env.per_task_limits = True
-    try:
+    with settings(textworld_env, per_task_limits=True):
         _, info = textworld_env.reset("coin-collector", 0)
         assert info.extra["limit"] == TASK_KINDS["coin-collector"].max_steps
-    finally:
-        textworld_env.per_task_limits = False
 
 
 def test_config_accepts_textworld_and_the_env_has_its_own_instructions(textworld_env):

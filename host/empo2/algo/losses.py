@@ -52,6 +52,10 @@ from typing import Callable
 
 import torch
 
+from ..config import AlgoConfig
+
+DEFAULTS = AlgoConfig()  # the clip bounds as a run's config has them (paper values)
+
 # ---------------------------------------------------------------------------------------------
 # Aggregation
 
@@ -189,9 +193,9 @@ def policy_loss(
     advantages: torch.Tensor,
     response_mask: torch.Tensor,
     keep_mask: torch.Tensor | None = None,
-    clip_low: float = 0.2,
-    clip_high: float = 0.3,
-    dual_clip_c: float = 10.0,
+    clip_low: float = DEFAULTS.clip_low,
+    clip_high: float = DEFAULTS.clip_high,
+    dual_clip_c: float = DEFAULTS.dual_clip_c,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """PPO clipped surrogate with asymmetric bounds, dual clip and low-probability masking.
 
@@ -263,6 +267,17 @@ def _ratio_stats(ratio: torch.Tensor, mask: torch.Tensor) -> dict[str, float]:
         "ratio_max": values.max().item(),
         "ratio_std": values.std(unbiased=False).item(),
     }
+
+
+EXTREMES = {"ratio_max": max, "ratio_min": min}  # statistics that combine by extreme, not by sum
+
+
+def merge_stats(into: dict[str, float], stats: dict[str, float], weight: float = 1.0) -> None:
+    """Adds one part's statistics into a running total: weighted sums, except the ratio's max and
+    min, which take the extreme (micro-batches of a minibatch, or ranks of one step)."""
+    for k, v in stats.items():
+        extreme = EXTREMES.get(k)
+        into[k] = extreme(into.get(k, v), v) if extreme else into.get(k, 0.0) + v * weight
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,9 +364,9 @@ def total_loss(
     ref_logp: torch.Tensor | None = None,
     kl_coef: float = 0.0,
     kl_kind: str = "low_var_kl",
-    clip_low: float = 0.2,
-    clip_high: float = 0.3,
-    dual_clip_c: float = 10.0,
+    clip_low: float = DEFAULTS.clip_low,
+    clip_high: float = DEFAULTS.clip_high,
+    dual_clip_c: float = DEFAULTS.dual_clip_c,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """EMPO² objective: ``policy_loss`` + kl_coef · token_mean(kl_penalty) (entropy bonus 0).
 

@@ -38,7 +38,8 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from .base import StepInfo, correct_action
+from .base import StepInfo
+from .text_game import CORRECTIONS, TextGameEnv
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,6 @@ TEST_VARIATIONS = 20      # the first 20 of its test split
 SUCCESS_ABOVE = 70        # reference: success = simulator done and score > 70
 AMBIGUOUS = "Ambiguous request"
 NOT_UNDERSTOOD = "No known action matches that input."
-CORRECTIONS = ("unparsed", "listed")
 
 # Step limits per task, as in the reference code's table (the same table several ScienceWorld
 # agent frameworks share). Gold paths under "easy" are shorter than these limits except for
@@ -182,7 +182,7 @@ class _ValidActions(Sequence):
         return repr(self._load())
 
 
-class ScienceWorldEnv:
+class ScienceWorldEnv(TextGameEnv):
     """One ScienceWorld simulator (one JVM) behind the `TextEnv` interface.
 
     max_steps: step limit of an episode; per_task_limits replaces it by `MAX_STEPS[task]`.
@@ -193,19 +193,17 @@ class ScienceWorldEnv:
         self-watering pots, no electrical actions where a task does not need them).
     """
 
+    GAME = "ScienceWorld"
+    INSTRUCTIONS = INSTRUCTIONS
+
     def __init__(self, max_steps: int = 30, correct_actions: bool = True,
                  per_task_limits: bool = False, simplification: str = SIMPLIFICATION,
-                 env_step_limit: int = ENV_STEP_LIMIT, correction: str = "unparsed"):
+                 env_step_limit: int = ENV_STEP_LIMIT, correction: str = CORRECTIONS[0]):
         try:
             from scienceworld import ScienceWorldEnv as Simulator
         except ImportError as err:  # pragma: no cover - a pinned dependency
             raise RuntimeError(f"the scienceworld package is not installed ({err})") from None
-        if correction not in CORRECTIONS:
-            raise ValueError(f"unknown correction {correction!r}; choose one of {', '.join(CORRECTIONS)}")
-        self.max_steps = max_steps
-        self.correct_actions = correct_actions
-        self.correction = correction
-        self.per_task_limits = per_task_limits
+        super().__init__(max_steps, correct_actions, per_task_limits, correction)
         self.simplification = simplification
         self.env_step_limit = env_step_limit
         with _JVM_START:
@@ -220,30 +218,18 @@ class ScienceWorldEnv:
         self._valid: list[str] | None = []  # None: not asked for in this state yet
         self._stamp = 0                       # counts states, for _ValidActions
         self.task = ""
-        self.description = ""
-        self.limit = max_steps
-        self.steps = 0
-        self.score = 0.0
-        self.done = True
 
     # -- the TextEnv interface -------------------------------------------------------------
 
     def tasks(self) -> list[str]:
         return list(TASKS)
 
-    def variations(self, task: str, split: str) -> list[int]:
+    def split_variations(self, task: str) -> tuple[list[int], list[int]]:
         train, test = self._splits(task)
-        if split == "train":
-            return train[:TRAIN_VARIATIONS]
-        if split == "test":
-            return test[:TEST_VARIATIONS]
-        if split == "all":
-            return train[:TRAIN_VARIATIONS] + test[:TEST_VARIATIONS]
-        raise ValueError(f"unknown split {split!r}: use train, test or all")
+        return train[:TRAIN_VARIATIONS], test[:TEST_VARIATIONS]
 
-    def instructions(self) -> str:
-        """The system prompt of a ScienceWorld agent (policy/prompting.py)."""
-        return INSTRUCTIONS
+    def task_step_limit(self, task: str) -> int:
+        return MAX_STEPS[task]
 
     def reset(self, task: str, variation: int, seed: int = 0) -> tuple[str, StepInfo]:
         # ScienceWorld is deterministic given (task, variation); `seed` changes nothing.
@@ -254,11 +240,7 @@ class ScienceWorldEnv:
         self._server.reset()
         observation = self._server.step("look around")
         self.task = task
-        self.description = self._server.getTaskDescription()
-        self.limit = MAX_STEPS[task] if self.per_task_limits else self.max_steps
-        self.steps = 0
-        self.score = 0.0
-        self.done = False
+        self._begin_episode(task, self._server.getTaskDescription())
         self._new_state()
         return observation, self._info(False, None)
 
@@ -269,29 +251,26 @@ class ScienceWorldEnv:
             return "The episode is over.", 0.0, True, self._info(False, None)
         command = " ".join(action.split())
         corrected = None
-        listed = self.correction == "listed"
-        if self.correct_actions and listed and command not in self.valid_actions():
-            corrected = correct_action(command, self.valid_actions())
-            command = corrected
-        observation = self._server.step(command)
-        if self.correct_actions and not listed and observation == NOT_UNDERSTOOD and self.valid_actions():
-            # Not understood costs the simulator no move, so the corrected action is this step.
-            corrected = correct_action(command, self.valid_actions())
-            observation = self._server.step(corrected)
+        if self.corrects_listed and command not in self.valid_actions():
+            corrected = self._replacement(command, self.valid_actions())
+        observation = self._server.step(corrected or command)
+        if self.corrects_unparsed and observation == NOT_UNDERSTOOD:
+            corrected = self._replacement(command, self.valid_actions())
+            if corrected is not None:
+                observation = self._server.step(corrected)
         if observation.startswith(AMBIGUOUS):
             observation = self._server.step("0")  # deviation 3: the first reading
         score = float(round(100 * self._server.getScore()))
         completed = bool(self._server.getCompleted())
         moves = int(self._server.getNumMoves())
-        self.steps += 1
-        reward, self.score = score - self.score, score
+        reward = self._scored_step(score)
         ended_by_simulator = completed or score < 0 or moves > self.env_step_limit
         success = ended_by_simulator and score > SUCCESS_ABOVE
         self.done = ended_by_simulator or self.steps >= self.limit
         self._new_state()
         if self.done:
             self._valid = []
-        elif listed:
+        elif self.correction == "listed":
             self.valid_actions()  # the next step needs them anyway
         return observation, reward, self.done, self._info(success, corrected)
 
@@ -334,25 +313,12 @@ class ScienceWorldEnv:
         return actions
 
     def _info(self, success: bool, corrected: str | None) -> StepInfo:
-        return StepInfo(
-            task_description=self.description,
-            valid_actions=_ValidActions(self),
-            score=self.score,
-            success=success,
-            corrected_action=corrected,
-            extra={"steps": self.steps, "limit": self.limit},
-        )
+        return super()._info(success, corrected, _ValidActions(self))
 
     def _splits(self, task: str) -> tuple[list[int], list[int]]:
-        self._check_task(task)
         if task not in _SPLITS:
             self._sim.load(task, 0, self.simplification, generateGoldPath=False)
             self._loaded = (task, 0)
             _SPLITS[task] = (list(self._server.getVariationsTrain()),
                              list(self._server.getVariationsTest()))
         return _SPLITS[task]
-
-    @staticmethod
-    def _check_task(task: str) -> None:
-        if task not in MAX_STEPS:
-            raise ValueError(f"unknown ScienceWorld task {task!r}; known tasks: {', '.join(TASKS)}")

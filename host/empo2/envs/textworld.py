@@ -32,7 +32,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .base import StepInfo, correct_action
+from .base import StepInfo
+from .text_game import CORRECTIONS, TextGameEnv
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,6 @@ NOT_UNDERSTOOD = ("That's not a verb I recognise.", "You can't see any such thin
                   "You seem to have said too little", "I beg your pardon?",
                   "You can't use multiple objects with that verb.", "What do you want to",
                   "Which do you mean,")
-CORRECTIONS = ("unparsed", "listed")
 
 
 def games_root() -> Path:
@@ -136,7 +136,7 @@ def game_path(task: str, seed: int) -> Path:
     return path
 
 
-class TextWorldEnv:
+class TextWorldEnv(TextGameEnv):
     """One TextWorld game at a time.
 
     max_steps: step limit; per_task_limits uses TASK_KINDS[task].max_steps instead.
@@ -144,43 +144,28 @@ class TextWorldEnv:
     correction: "unparsed" (commands the parser rejects) or "listed" (commands not admissible).
     """
 
+    GAME = "TextWorld"
+    INSTRUCTIONS = INSTRUCTIONS
+
     def __init__(self, max_steps: int = 30, correct_actions: bool = True,
-                 per_task_limits: bool = False, correction: str = "unparsed"):
+                 per_task_limits: bool = False, correction: str = CORRECTIONS[0]):
         import textworld  # noqa: F401 - fail here, not in the middle of a rollout
 
-        if correction not in CORRECTIONS:
-            raise ValueError(f"unknown correction {correction!r}; choose one of {', '.join(CORRECTIONS)}")
-        self.correction = correction
-        self.max_steps = max_steps
-        self.correct_actions = correct_actions
-        self.per_task_limits = per_task_limits
+        super().__init__(max_steps, correct_actions, per_task_limits, correction)
         self._game: Path | None = None
         self._env = None
         self._state = None
-        self.description = ""
-        self.limit = max_steps
-        self.steps = 0
-        self.score = 0.0
-        self.done = True
 
     # -- the TextEnv interface -------------------------------------------------------------
 
     def tasks(self) -> list[str]:
         return list(TASK_KINDS)
 
-    def variations(self, task: str, split: str) -> list[int]:
-        self._check_task(task)
-        if split == "train":
-            return list(TRAIN_SEEDS)
-        if split == "test":
-            return list(TEST_SEEDS)
-        if split == "all":
-            return list(TRAIN_SEEDS) + list(TEST_SEEDS)
-        raise ValueError(f"unknown split {split!r}: use train, test or all")
+    def split_variations(self, task: str) -> tuple[list[int], list[int]]:
+        return list(TRAIN_SEEDS), list(TEST_SEEDS)
 
-    def instructions(self) -> str:
-        """The system prompt of a TextWorld agent (policy/prompting.py)."""
-        return INSTRUCTIONS
+    def task_step_limit(self, task: str) -> int:
+        return TASK_KINDS[task].max_steps
 
     def reset(self, task: str, variation: int, seed: int = 0) -> tuple[str, StepInfo]:
         # A game is a function of (task, variation); `seed` changes nothing.
@@ -189,11 +174,7 @@ class TextWorldEnv:
         if self._env is None or self._game != path:
             self._start(path)
         self._state = self._env.reset()
-        self.description = " ".join(str(self._state.objective or "").split())
-        self.limit = TASK_KINDS[task].max_steps if self.per_task_limits else self.max_steps
-        self.steps = 0
-        self.score = 0.0
-        self.done = False
+        self._begin_episode(task, " ".join(str(self._state.objective or "").split()))
         observation = _clean(self._state.description or self._state.feedback)
         return observation, self._info(False, None)
 
@@ -205,18 +186,15 @@ class TextWorldEnv:
         command = " ".join(action.lower().split())
         corrected = None
         valid = self.valid_actions()
-        listed = self.correction == "listed"
-        if self.correct_actions and listed and command not in valid and valid:
-            corrected = correct_action(command, valid)
-            command = corrected
-        self._state, _, game_over = self._env.step(command)
-        if self.correct_actions and not listed and valid and _not_understood(self._state.feedback):
-            corrected = correct_action(command, valid)
-            self._state, _, game_over = self._env.step(corrected)
-        self.steps += 1
+        if self.corrects_listed and command not in valid:
+            corrected = self._replacement(command, valid)
+        self._state, _, game_over = self._env.step(corrected or command)
+        if self.corrects_unparsed and _not_understood(self._state.feedback):
+            corrected = self._replacement(command, valid)
+            if corrected is not None:
+                self._state, _, game_over = self._env.step(corrected)
         max_score = max(float(self._state.max_score or 0), 1.0)
-        score = 100.0 * float(self._state.score or 0) / max_score
-        reward, self.score = score - self.score, score
+        reward = self._scored_step(100.0 * float(self._state.score or 0) / max_score)
         won = bool(self._state.won)
         self.done = bool(game_over) or won or bool(self._state.lost) or self.steps >= self.limit
         return _clean(self._state.feedback), reward, self.done, self._info(won, corrected)
@@ -261,14 +239,7 @@ class TextWorldEnv:
         self._game = path
 
     def _info(self, success: bool, corrected: str | None) -> StepInfo:
-        return StepInfo(task_description=self.description, valid_actions=self.valid_actions(),
-                        score=self.score, success=success, corrected_action=corrected,
-                        extra={"steps": self.steps, "limit": self.limit})
-
-    @staticmethod
-    def _check_task(task: str) -> None:
-        if task not in TASK_KINDS:
-            raise ValueError(f"unknown TextWorld task {task!r}; known tasks: {', '.join(TASK_KINDS)}")
+        return super()._info(success, corrected, self.valid_actions())
 
 
 def _clean(text: str) -> str:

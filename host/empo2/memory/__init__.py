@@ -1,7 +1,12 @@
 """The tip memory of EMPO² (EMPO2.md §4): sentence-embedding keys, per-variation buffers,
-score-ranked retrieval, versioned edits by people, crash-safe persistence."""
+score-ranked retrieval, versioned edits by people, crash-safe persistence.
 
-from .embedding import SentenceEmbedder
+The records load with the package; the store and the embedder (numpy, and torch once used) load
+when first named, so `empo2-host serve` starts without them (server/device.py says why).
+"""
+
+from importlib import import_module
+
 from .records import (
     CorruptMemory,
     MemoryStoreError,
@@ -11,7 +16,15 @@ from .records import (
     UnknownTip,
     VersionConflict,
 )
-from .store import MemoryStore
+
+_LATE = {"MemoryStore": ".store", "SentenceEmbedder": ".embedding"}
+
+
+def __getattr__(name: str):
+    if name in _LATE:
+        return getattr(import_module(_LATE[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CorruptMemory",

@@ -12,8 +12,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
-POLICY = "policy"  # the author of tips the policy writes; every other author is a person
+# Authors (the protocol's Author.kind): the policy writes tips in training; the system evicts
+# them when the memory is full; every other author is a person, who signs with a name.
+POLICY = "policy"
+SYSTEM = "system"
 PERSON = "person"
+RESERVED_AUTHORS = (POLICY, SYSTEM)  # names a person may not sign with
+
+
+def author_kind(name: str) -> str:
+    """The Author.kind of a name a history record carries."""
+    return name if name in RESERVED_AUTHORS else PERSON
 
 
 def now_iso() -> str:

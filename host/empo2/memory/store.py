@@ -47,11 +47,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..config import MemoryConfig
 from .buffer import VariationBuffer, rank
 from .persistence import FORMAT, EventLog, person_events_after, write_json_atomic
 from .records import (
     PERSON,
     POLICY,
+    SYSTEM,
     CorruptMemory,
     EditAlreadyApplied,
     EditIdReused,
@@ -65,13 +67,14 @@ from .records import (
 
 log = logging.getLogger(__name__)
 
-EVICTOR = "system"  # author of evict history records: capacity, not a person or the policy
+DEFAULTS = MemoryConfig()  # capacity, threshold and top_k as a run's config has them
+
 
 
 class MemoryStore:
     """Tips and their entries for every task variation; see the module docstring."""
 
-    def __init__(self, embedder: Any, capacity: int = 1000, on_change: Callable | None = None):
+    def __init__(self, embedder: Any, capacity: int = DEFAULTS.capacity, on_change: Callable | None = None):
         """In memory only; use `MemoryStore.open(folder, ...)` for a persistent store.
 
         embedder: anything with encode(texts) -> float32 (n, dim), L2-normalised rows, and dim.
@@ -99,7 +102,7 @@ class MemoryStore:
         cls,
         folder: Path | str | None,
         embedder: Any,
-        capacity: int = 1000,
+        capacity: int = DEFAULTS.capacity,
         on_change: Callable | None = None,
         rollback_to: dict | None = None,
     ) -> "MemoryStore":
@@ -312,7 +315,7 @@ class MemoryStore:
         tip = self._tips[self._index[event["tip"]["id"]]]
         self._emit("add", tip, author)
         for other in gone:
-            self._emit("evict", other, EVICTOR)
+            self._emit("evict", other, SYSTEM)
         return tip.snapshot()
 
     def _new_id(self, author: str) -> str:
@@ -358,7 +361,7 @@ class MemoryStore:
             if other.n_entries == 0 and other.live:
                 other.evicted = True
                 other.history.append({"version": other.version, "text": other.text,
-                                      "author": EVICTOR, "at": at, "kind": "evict"})
+                                      "author": SYSTEM, "at": at, "kind": "evict"})
                 gone.append(other)
         return gone
 
@@ -455,8 +458,8 @@ class MemoryStore:
         self,
         variation_key: str,
         query_texts: Sequence[str],
-        threshold: float = 0.5,
-        top_k: int = 10,
+        threshold: float = DEFAULTS.similarity_threshold,
+        top_k: int = DEFAULTS.top_k,
     ) -> list[list[Retrieved]]:
         """For each query text, up to top_k entries with cosine > threshold, best score first.
 

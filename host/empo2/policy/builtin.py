@@ -22,13 +22,13 @@ from typing import Callable
 
 import torch
 
-from ..envs.builtin.demos import PromptShape, demonstration_examples, render_tip
 from ..envs.builtin.env import BuiltinEnv
 from ..envs.builtin.tasks import (
     CONTAINER_POOL, DEMO_VARIATION_BASE, DISTRACTOR_ITEMS, ROOM_POOL, TASK_KINDS,
     TEST_VARIATIONS, TRAIN_VARIATIONS,
 )
 from . import prompting
+from .demos import PromptShape, demonstration_examples, render_tip
 from .imitation import imitate, steps_per_epoch
 from .model import build_tiny_model
 from .tokenizer import build_word_tokenizer

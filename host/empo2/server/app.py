@@ -25,6 +25,7 @@ from .. import __version__
 from ..config import presets
 from .auth import Gate
 from .connection import Connection
+from .device import DeviceProbe
 from .dispatch import Dispatcher
 from .fanout import Hub
 from .logs import LogForwarder
@@ -47,7 +48,6 @@ class HostServer:
         self.port: int | None = None
         self._connections = 0
         self._embedder = None
-        self._device: dict | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -56,6 +56,7 @@ class HostServer:
         self._stop = asyncio.Event()
         self.executor = ThreadPoolExecutor(self.settings.handler_threads, thread_name_prefix="empo2-handler")
         self.hub = Hub(self.loop)
+        self.device = DeviceProbe(self.loop)  # in the background: the ready line does not wait
         self.validators = Validators(load_schema())
         self.memory = MemoryAccess(self.hub, self.blocking, self.embedder)
         self.runs = RunManager(self.settings.roots, self.hub, self.loop, self.memory, self.embedder,
@@ -94,6 +95,7 @@ class HostServer:
         await self.memory.close()
         logging.getLogger("empo2").removeHandler(self.log_forwarder)
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self.device.close()
         self._stop.set()
 
     async def exit_after_reply(self, connection) -> None:
@@ -140,10 +142,9 @@ class HostServer:
             "memoryEditsReachTraining": True,
         }
 
-    def server_info(self) -> dict:
-        if self._device is None:
-            self._device = device_info()
-        return {"name": "empo2-host", "version": __version__, "pid": os.getpid(), "device": self._device}
+    async def server_info(self) -> dict:
+        device = await self.device.info()
+        return {"name": "empo2-host", "version": __version__, "pid": os.getpid(), "device": device}
 
     # -- connections -------------------------------------------------------------------------------
 
@@ -154,16 +155,4 @@ class HostServer:
         await Connection(websocket, number, self.dispatcher, self.hub, self.settings.limits).serve()
 
 
-def device_info() -> dict:
-    """What the host trains on, for a client's status line: the first GPU's name and memory, or
-    the CPU. (Training may pick another device per run with `policy.device`.)"""
-    import torch
-
-    if torch.cuda.is_available():
-        props = torch.cuda.get_device_properties(0)
-        return {"kind": "cuda", "name": props.name, "memoryBytes": int(props.total_memory),
-                "count": torch.cuda.device_count()}
-    return {"kind": "cpu", "name": f"CPU ({os.cpu_count() or 1} cores)", "memoryBytes": None, "count": 1}
-
-
-__all__ = ["HostServer", "Settings", "device_info", "is_loopback"]
+__all__ = ["HostServer", "Settings", "is_loopback"]

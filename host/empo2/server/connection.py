@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from websockets.exceptions import ConnectionClosed
 
+from ..memory.records import PERSON
 from .fanout import Outbox, Subscriber
 from .protocol import ProtocolError
 
@@ -132,7 +133,7 @@ class Connection(Subscriber):
         self.hub.subscribers.add(self)
 
     def author(self) -> dict:
-        return {"kind": "person", "client": self.client_name, "connection": self.number}
+        return {"kind": PERSON, "client": self.client_name, "connection": self.number}
 
     # -- the three tasks -----------------------------------------------------------------------------
 

@@ -77,7 +77,7 @@ def _exit_when_stdin_closes(loop, server) -> None:
 
 
 def serve_command(args) -> int:
-    """Checks the arguments (fast, before torch loads), then serves until shutdown."""
+    """Checks the arguments (fast, before the server's modules load), then serves until shutdown."""
     settings = settings_from_args(args)
     if os.environ.get("EMPO2_LOG_LEVEL") is None:
         logging.getLogger("empo2").setLevel(logging.INFO)
@@ -96,7 +96,9 @@ def serve_command(args) -> int:
 
 
 async def _serve(settings: Settings) -> int:
-    from .app import HostServer  # heavy (torch); loaded once the arguments are known to be good
+    # The server's own modules (jsonschema, websockets); the training stack (torch, transformers)
+    # loads only when a run starts (server/runs.py), so the ready line never waits for it.
+    from .app import HostServer
 
     server = HostServer(settings)
     try:

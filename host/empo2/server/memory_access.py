@@ -19,10 +19,15 @@ import asyncio
 import logging
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..memory.store import MemoryStore
+from ..memory.records import author_kind
 from ..runs.folder import RunFolder
 from .protocol import ProtocolError
+from .wire import tip_json
+
+if TYPE_CHECKING:  # the store loads numpy: only when a run's memory is first opened
+    from ..memory.store import MemoryStore
 
 log = logging.getLogger("empo2.server.memory")
 
@@ -79,6 +84,8 @@ class MemoryAccess:
             self._local.author = None
 
     def _open(self, folder: RunFolder) -> MemoryStore:
+        from ..memory.store import MemoryStore
+
         capacity = _capacity(folder)
         store = MemoryStore.open(folder.memory_path, self.embedder(),
                                  **({"capacity": capacity} if capacity else {}))
@@ -128,23 +135,10 @@ class MemoryAccess:
         local = getattr(self._local, "author", None)
         if local is not None and local["name"] == name:
             return local  # a client's edit: name and connection
-        kind = name if name in ("policy", "system") else "person"
-        return {"kind": kind, "name": name}
+        return {"kind": author_kind(name), "name": name}
 
 
 CHANGES = {"add": "added", "update": "updated", "delete": "deleted", "evict": "evicted"}
-
-
-def tip_json(tip) -> dict:
-    """A store tip (a Tip or its to_dict()) as the protocol's Tip: camelCase, no history."""
-    d = tip if isinstance(tip, dict) else tip.to_dict()
-    return {
-        "id": d["id"], "variationKey": d["variation_key"], "text": d["text"],
-        "version": d["version"], "deleted": bool(d["deleted"]), "evicted": bool(d["evicted"]),
-        "author": d["author"], "provenance": dict(d.get("provenance") or {}),
-        "score": d.get("score"), "entries": d.get("n_entries", 0),
-        "created": d.get("created") or None, "updated": d.get("updated") or None,
-    }
 
 
 def _has_memory(folder: RunFolder) -> bool:
@@ -165,4 +159,4 @@ def _close(store) -> None:
         close()
 
 
-__all__ = ["MemoryAccess", "tip_json"]
+__all__ = ["MemoryAccess"]

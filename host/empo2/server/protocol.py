@@ -74,22 +74,19 @@ class ProtocolError(Exception):
 
 def request_methods() -> dict[str, str]:
     """Method name → its `...Request` definition name, from the schema's ClientMessage list."""
-    schema = load_schema()
-    methods = {}
-    for ref in schema["$defs"]["ClientMessage"]["oneOf"]:
-        name = ref["$ref"].rsplit("/", 1)[1]
-        methods[schema["$defs"][name]["properties"]["method"]["const"]] = name
-    return methods
+    return _methods_listed_in("ClientMessage")
 
 
 def notification_methods() -> dict[str, str]:
     """Notification method → its `...Notification` definition name."""
-    schema = load_schema()
-    methods = {}
-    for ref in schema["$defs"]["Notification"]["oneOf"]:
-        name = ref["$ref"].rsplit("/", 1)[1]
-        methods[schema["$defs"][name]["properties"]["method"]["const"]] = name
-    return methods
+    return _methods_listed_in("Notification")
+
+
+def _methods_listed_in(union: str) -> dict[str, str]:
+    """Method → definition name for every message definition the `oneOf` of `union` lists."""
+    defs = load_schema()["$defs"]
+    names = [ref["$ref"].rsplit("/", 1)[1] for ref in defs[union]["oneOf"]]
+    return {defs[name]["properties"]["method"]["const"]: name for name in names}
 
 
 class Validators:

@@ -28,8 +28,9 @@ from ..config import ConfigError, TrainConfig, load_config, presets
 from ..runs.atomic import iter_jsonl
 from ..runs.branch import PARENT_FILE
 from ..runs.folder import RunFolder, RunFolderError, RunLockedError
-from ..trainer import RunControl, TrainerHooks
+from ..run_control import RunControl, TrainerHooks
 from .protocol import ProtocolError
+from .wire import to_wire
 
 log = logging.getLogger("empo2.server.runs")
 
@@ -241,8 +242,8 @@ class RunManager:
                 state = json.loads((path / "trainer.json").read_text())
             except (OSError, ValueError):
                 continue
-            found.append({"iteration": it, "path": str(path), "hasModel": bool(state.get("has_model")),
-                          "latest": it == iterations[-1], "memoryMarker": state.get("memory_marker")})
+            found.append(to_wire("CheckpointInfo", state, iteration=it, path=str(path),
+                                 hasModel=bool(state.get("has_model")), latest=it == iterations[-1]))
         return found
 
     def summaries(self, folder: RunFolder) -> list[dict]:

@@ -24,7 +24,7 @@ async def initialize(request, params: dict) -> dict:
     connection.capabilities = dict(params.get("capabilities", {}))
     connection.initialized = True
     connection.subscribe()
-    return {"protocolVersion": ours, "serverInfo": host.server_info(),
+    return {"protocolVersion": ours, "serverInfo": await host.server_info(),
             "connection": connection.number, "capabilities": host.capabilities()}
 
 

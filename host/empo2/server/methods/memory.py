@@ -2,7 +2,7 @@
 
 Every call goes through MemoryAccess to the run's one store (the trainer's while it trains). A
 person's change carries an author: the `author` param, else the client's name from `initialize`;
-"policy" and "system" are reserved for training and eviction.
+the names in records.RESERVED_AUTHORS belong to training and eviction.
 
 Retried saves: `memory.add`, `memory.update` and `memory.delete` take an optional `editId`, chosen
 by the client once per edit and sent again when it retries the same save (after a lost
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ...memory.records import EditAlreadyApplied, EditIdReused, TipDeleted, UnknownTip, VersionConflict
-from ..memory_access import tip_json
+from ...memory.records import (PERSON, POLICY, RESERVED_AUTHORS, EditAlreadyApplied,
+                               EditIdReused, TipDeleted, UnknownTip, VersionConflict, author_kind)
 from ..protocol import ProtocolError
+from ..wire import tip_json, tip_version_json
 from .trajectory import DEFAULT_LIMIT, decode_cursor
 
 PERSON_TIP_SCORE = 100.0
@@ -27,10 +28,10 @@ EVERYTHING = 1 << 62
 
 def _author(request, params: dict) -> dict:
     name = params.get("author") or request.connection.client_name
-    if name in ("policy", "system"):
+    if name in RESERVED_AUTHORS:
         raise ProtocolError("InvalidParams", f"params.author '{name}' is reserved; name a person.",
                             {"field": "params.author"})
-    return {"kind": "person", "name": name, "connection": request.connection.number}
+    return {"kind": PERSON, "name": name, "connection": request.connection.number}
 
 
 def _not_found(params: dict) -> ProtocolError:
@@ -70,20 +71,20 @@ async def list_tips(request, params: dict) -> dict:
     offset = decode_cursor(params.get("cursor"))
     limit = params.get("limit", DEFAULT_LIMIT)
     task, author = wanted.get("task"), wanted.get("author")
-    here = task is not None or author == "person"
+    here = task is not None or author == PERSON
 
     def listed(store):
         if store is None:
             return [], 0
         tips, total = store.list_tips(
             variation_key=wanted.get("variationKey"), search=params.get("search") or None,
-            author="policy" if author == "policy" else None,
+            author=POLICY if author == POLICY else None,
             include_deleted=wanted.get("includeDeleted", False),
             include_evicted=wanted.get("includeEvicted", False),
             offset=0 if here else offset, limit=EVERYTHING if here else limit)
         if here:
             tips = [t for t in tips if (task is None or t.variation_key.split("/")[0] == task)
-                    and (author != "person" or t.author not in ("policy", "system"))]
+                    and (author != PERSON or author_kind(t.author) == PERSON)]
             total = len(tips)
             tips = tips[offset:offset + limit]
         return [tip_json(t) for t in tips], total
@@ -189,7 +190,6 @@ async def history(request, params: dict) -> dict:
             entries = store.history(params["tipId"])
         except UnknownTip:
             raise _not_found(params) from None
-        return {"versions": [{"version": e["version"], "text": e["text"], "author": e["author"],
-                              "kind": e["kind"], "at": e.get("at") or None} for e in entries]}
+        return {"versions": [tip_version_json(e) for e in entries]}
 
     return await request.host.memory.use(params["runId"], versions)

@@ -1,4 +1,5 @@
-"""Scripted demonstrations that warm-start the built-in policy by imitation.
+"""Scripted demonstrations in the built-in worlds that warm-start the built-in policy by imitation
+(policy/builtin.py, their one user, builds the policy from them).
 
 They give the policy a plausible but suboptimal prior, and teach it to read and write tips the way
 an instruct model would:
@@ -24,11 +25,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ...policy.prompting import (
-    Turn, reflection_messages, shown_tip, step_messages, step_user_text, with_tips,
-)
-from .env import BuiltinEnv
-from .tasks import DEMO_VARIATION_BASE, HABIT_ROOMS, in_distribution_tasks
+from ..envs.builtin.env import BuiltinEnv
+from ..envs.builtin.tasks import DEMO_VARIATION_BASE, HABIT_ROOMS, in_distribution_tasks
+from .prompting import Turn, reflection_messages, shown_tip, step_messages, step_user_text, with_tips
 
 
 @dataclass

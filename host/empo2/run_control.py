@@ -1,0 +1,46 @@
+"""How the outside world steers a training run and hears from it, without importing the trainer.
+
+The server (and the CLI) subclass these before any run exists; keeping them here, free of torch,
+lets `empo2-host serve` start without loading the training stack (trainer.py imports it).
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class TrainerHooks:
+    """What a trainer tells the outside world; the server subclasses it. All optional."""
+
+    def on_state(self, state: str, iteration: int) -> None: ...
+    def on_progress(self, iteration: int, phase: str, done: int, total: int) -> None: ...
+    def on_metrics(self, record: dict) -> None: ...
+    def on_trajectories(self, iteration: int, summaries: list[dict]) -> None: ...
+
+
+class RunControl:
+    """Pause, resume and stop requests from another thread, honoured between steps."""
+
+    def __init__(self):
+        self._running = threading.Event()
+        self._running.set()
+        self.stop_requested = False
+
+    def pause(self) -> None:
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def stop(self) -> None:
+        self.stop_requested = True
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    def wait_if_paused(self) -> bool:
+        """Blocks while paused; True when the run should stop."""
+        self._running.wait()
+        return self.stop_requested
