@@ -315,6 +315,8 @@ class RunManager:
             raise ProtocolError("RunBusy", f"the host already trains run '{self.live.run_id}'; "
                                 "stop it first.", {"runId": self.live.run_id})
         for job in self.jobs.values():  # a dry run trains no run but holds a model all the same
+            if not getattr(job, "dry_run", False):
+                continue  # a rerun is the live run itself, checked above
             raise ProtocolError("RunBusy", f"the host is dry-running an update of run '{job.run_id}'; "
                                 "wait for it or cancel it.", {"runId": job.run_id})
 

@@ -114,14 +114,10 @@ async def rerun(request, params: dict) -> dict:
             branch = await host.blocking(_checked, prepare_branch, folder, settings, params.get("name"))
         job.branch_id = runs.remember(branch)
         config = await host.blocking(_config, branch)
-        runs.jobs[job.job_id] = job
-        try:
-            job.live = await runs.launch(branch, config, resume=True, pause_after=None,
-                                         work=lambda live, hooks: _rerun_work(host, job, live, hooks))
-        except BaseException:
-            runs.jobs.pop(job.job_id, None)
-            raise
+        job.live = await runs.launch(branch, config, resume=True, pause_after=None,
+                                     work=lambda live, hooks: _rerun_work(host, job, live, hooks))
         job.control = job.live.control
+        runs.jobs[job.job_id] = job  # the thread's end pops it on the loop, after this
     return {"jobId": job.job_id, "runId": job.run_id, "branchId": job.branch_id, "dryRun": False}
 
 
