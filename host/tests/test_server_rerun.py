@@ -87,8 +87,9 @@ def test_edit_dry_run_rerun_cancel_continue_compare_adopt_delete(tmp_path_factor
         assert client.request("update.cancel", {"jobId": job["jobId"]})["cancelled"]
         stopped = finished(client, job["jobId"])
         assert stopped["status"] == "stopped" and stopped["branchId"] == "what-if"
+        # The branch's live run ends (its last run/state says stopped); then it can go on.
         client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "what-if"
-                        and not m["params"]["run"]["live"], timeout=120)
+                        and m["params"]["run"]["state"] == "stopped", timeout=300)
         again = client.request("update.rerun", {"runId": "what-if"})
         assert again["branchId"] == "what-if"
         result = finished(client, again["jobId"])
