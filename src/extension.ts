@@ -14,9 +14,10 @@ import { ComparisonPanel } from './rerun/comparisonPanel';
 import { AdoptBranchCommand, CompareWithParentCommand, DeleteBranchCommand, RerunUpdateCommand } from './rerun/rerunCommands';
 import { RerunJobs } from './rerun/rerunJobs';
 import { Notifications } from './rpc/methods';
+import type { RunInfo } from './rpc/protocol';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
-import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand } from './runs/runCommands';
+import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand, type NewRunArg } from './runs/runCommands';
 import { RunProgressReporter } from './runs/runProgress';
 import { RunsModel } from './runs/runsModel';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
@@ -25,6 +26,7 @@ import { TipsViewProvider } from './tips/tipsViewProvider';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
+import { DebugEpisodeCommand, DebugFeature, ShowTokensCommand } from './debug/debugFeature';
 import { TrajectoryModel } from './trajectories/trajectoryModel';
 import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
@@ -32,6 +34,7 @@ import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
 /** What the extension returns from activate(): its services, for the integration tests. */
 export interface Empo2Api {
+  readonly debug: DebugFeature;
   readonly host: HostManager;
   readonly runs: RunsModel;
   readonly trajectories: TrajectoryTreeProvider;
@@ -61,6 +64,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const tips = new TipsModel(host, runs);
   const trajectoryModel = new TrajectoryModel(host, runs);
   const trajectories = new TrajectoryTreeProvider(trajectoryModel);
+  const debug = new DebugFeature(host, runs);
   const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true });
   let tipsView: TipsViewProvider | undefined;
   const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
@@ -79,6 +83,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     tips,
     trajectoryModel,
     trajectories,
+    debug,
     treeView,
     episodePanel,
     episodes,
@@ -113,6 +118,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new ShowTipHistoryCommand(host, tips),
       new ShowHostLogCommand(hostLog),
       new OpenEpisodeCommand(episodes),
+      new DebugEpisodeCommand(runs, trajectoryModel),
+      new ShowTokensCommand(debug),
       new RerunUpdateCommand(host, runs, rerunJobs, comparison),
       new CompareWithParentCommand(host, runs, comparison),
       new AdoptBranchCommand(host, runs),
@@ -125,7 +132,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   if (settings.autoStart && vscode.workspace.isTrusted) {
     void autoStart(host, runs, settings);
   }
-  return { host, runs, trajectories, tips, episodes, metrics, comparison };
+  return { host, runs, trajectories, tips, episodes, metrics, debug, comparison };
 }
 
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. */
@@ -139,8 +146,8 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings)
   }
   const what = settings.autoStartRun;
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
-  const arg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
-  const run = await vscode.commands.executeCommand<{ runId: string } | undefined>('empo2.newRun', arg);
+  const arg: NewRunArg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
+  const run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
   if (run) {
     await vscode.commands.executeCommand('workbench.view.extension.empo2');
     await vscode.commands.executeCommand('empo2.showMetrics', run.runId);

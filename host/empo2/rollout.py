@@ -320,3 +320,24 @@ def _fit_reflection(tokenizer, ep: Episode, after: list[str], settings: RolloutS
         if budget <= 0 or len(ids) <= budget or start >= len(turns):
             return ids
         start += max(1, (len(turns) - start) // 4)  # a quarter at a time: few encodes per tip
+
+
+def step_prompts(tokenizer, ep: Episode, after: list[str], observation: str,
+                 settings: RolloutSettings, retrieve=None):
+    """One step's prompts for a single episode, exactly as `roll_out` builds them: the fitted
+    user turn (the memory key), its ids without tips, and, when `retrieve(user_text)` gives
+    entries, the ids with the tip block and the retrieved entries of the tips shown.
+
+    Returns (user_text, ids_no_tips, prompt_ids, (tip_texts, tip_ids), retrieved). The debugger
+    plays one episode through this; `roll_out` batches the same steps across episodes.
+    """
+    budget = settings.max_sequence_tokens - settings.max_action_tokens if settings.max_sequence_tokens else 0
+    user_text, no_tip_ids = _fit_user_turn(tokenizer, ep, after, observation, settings, budget)
+    retrieved = list(retrieve(user_text)) if retrieve is not None else []
+    shown = distinct_tips(retrieved)
+    prompt_ids = no_tip_ids
+    if shown[0]:
+        ids, shown = _fit_tips(tokenizer, user_text, shown, settings.system_prompt, budget)
+        if shown[0]:
+            prompt_ids = ids
+    return user_text, no_tip_ids, prompt_ids, shown, retrieved

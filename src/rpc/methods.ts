@@ -1,3 +1,4 @@
+import type * as D from './debugProtocol';
 import type * as P from './protocol';
 
 // Every method and notification of the protocol, declared once: its wire name, the schema
@@ -55,11 +56,17 @@ export const Requests = {
   memoryDelete: request<P.MemoryDeleteParams, P.TipResult>('memory.delete'),
   memoryHistory: request<P.TipParams, P.MemoryHistoryResult>('memory.history'),
   checkpointList: request<P.CheckpointListParams, P.CheckpointListResult>('checkpoint.list'),
+  debugStart: request<D.DebugStartParams, D.DebugStartResult>('debug.start'),
+  debugStep: request<D.DebugStepParams, D.DebugTurnResult>('debug.step'),
+  debugForce: request<D.DebugForceParams, D.DebugTurnResult>('debug.force'),
+  debugReplayTurn: request<D.DebugReplayTurnParams, D.DebugTurnResult>('debug.replayTurn'),
+  debugState: request<D.DebugSessionParams, D.DebugStateResult>('debug.state'),
+  debugStop: request<D.DebugSessionParams, D.DebugStopResult>('debug.stop'),
   updateRerun: request<P.UpdateRerunParams, P.UpdateRerunResult>('update.rerun'),
   updateCancel: request<P.UpdateCancelParams, P.UpdateCancelResult>('update.cancel'),
   updateCompare: request<P.UpdateCompareParams, P.UpdateCompareResult>('update.compare'),
-  branchAdopt: request<P.BranchParams, P.RunResult>('branch.adopt'),
-  branchDelete: request<P.BranchParams, P.BranchDeleteResult>('branch.delete'),
+  branchAdopt: request<P.BranchAdoptParams, P.BranchAdoptResult>('branch.adopt'),
+  branchDelete: request<P.BranchDeleteParams, P.BranchDeleteResult>('branch.delete'),
 } as const;
 
 export const Notifications = {

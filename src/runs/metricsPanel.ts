@@ -1,8 +1,7 @@
 import * as vscode from 'vscode';
-import { renderWebviewHtml, webviewOptions } from '../common/html';
-import { Disposable, disposeAll, type IDisposable } from '../common/lifecycle';
-import { MessageEndpoint } from '../common/messageEndpoint';
-import { webviewPort } from '../common/webviewPort';
+import type { IDisposable } from '../common/lifecycle';
+import type { MessageEndpoint } from '../common/messageEndpoint';
+import { SingleWebviewPanel } from '../common/webviewPanel';
 import type { HostApi } from '../host/hostApi';
 import { Notifications, Requests } from '../rpc/methods';
 import { appendRecords, emptyColumns, parseMetricsJsonl, type MetricsColumns } from './metricsCharts';
@@ -12,24 +11,20 @@ import { isActive, type RunsModel } from './runsModel';
 /**
  * The live metrics panel (a webview panel in the editor area). It shows the current run: its
  * history from run.metrics, then each new iteration from run/metrics notifications. Without a
- * host it reads a finished run's metrics.jsonl from disk. The webview is kept alive while hidden
- * (retainContextWhenHidden), so zoom and scroll survive switching tabs and a 100,000-point
- * history is not shipped again.
+ * host it reads a finished run's metrics.jsonl from disk. The webview is kept alive while hidden,
+ * so a 100,000-point history is not shipped again.
  */
-export class MetricsPanel extends Disposable {
+export class MetricsPanel extends SingleWebviewPanel {
   static readonly viewType = 'empo2.metrics';
-  private panel: vscode.WebviewPanel | undefined;
-  private endpoint: MessageEndpoint | undefined;
-  private panelDisposables: IDisposable[] = [];
   private source: MetricsSource | undefined;
   private columns: MetricsColumns = emptyColumns();
 
   constructor(
-    private readonly extensionUri: vscode.Uri,
+    extensionUri: vscode.Uri,
     private readonly host: HostApi,
     private readonly runs: RunsModel,
   ) {
-    super();
+    super(extensionUri, { viewType: MetricsPanel.viewType, entry: 'metrics' });
     this._register(
       host.on(Notifications.runMetrics, ({ runId, records }) => {
         if (this.endpoint && this.source?.runId === runId && this.source.origin === 'host') {
@@ -51,7 +46,7 @@ export class MetricsPanel extends Disposable {
     );
     this._register(
       runs.onDidChangeCurrent((entry) => {
-        if (this.panel && entry && this.host.current && entry.info.runId !== this.source?.runId) {
+        if (this.isOpen && entry && this.host.current && entry.info.runId !== this.source?.runId) {
           void this.showRun(entry.info.runId);
         }
       }),
@@ -61,7 +56,7 @@ export class MetricsPanel extends Disposable {
 
   /** What the panel shows (tests read it). */
   get shown(): { source: MetricsSource | undefined; points: number } | undefined {
-    return this.panel ? { source: this.source, points: this.columns.iterations.length } : undefined;
+    return this.isOpen ? { source: this.source, points: this.columns.iterations.length } : undefined;
   }
 
   /** Shows a run's metrics from the host. */
@@ -83,53 +78,22 @@ export class MetricsPanel extends Disposable {
   private setData(source: MetricsSource, columns: MetricsColumns): void {
     this.source = source;
     this.columns = columns;
-    const existed = this.panel !== undefined;
-    this.open();
-    this.panel!.title = `Metrics: ${source.runId}`;
-    if (existed) {
-      // A new webview asks for its data itself (metrics/reload) once it has loaded.
-      this.endpoint!.sendNotification(MetricsNotifications.reset, { source, columns });
+    // A new page asks for its data itself (metrics/reload) once it has loaded.
+    if (!this.openPanel(`Metrics: ${source.runId}`, { source })) {
+      this.endpoint?.sendNotification(MetricsNotifications.reset, { source, columns });
     }
   }
 
-  private open(): void {
-    if (this.panel) {
-      this.panel.reveal(undefined, true);
-      return;
-    }
-    const panel = vscode.window.createWebviewPanel(
-      MetricsPanel.viewType,
-      'EMPO² Metrics',
-      { viewColumn: vscode.ViewColumn.Active, preserveFocus: true },
-      { ...webviewOptions(this.extensionUri), retainContextWhenHidden: true },
-    );
-    panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'empo2.png');
-    const endpoint = new MessageEndpoint(webviewPort(panel.webview), { awaitPeerReady: true });
-    this.panel = panel;
-    this.endpoint = endpoint;
-    this.panelDisposables.push(
-      endpoint,
+  protected wire(endpoint: MessageEndpoint): IDisposable[] {
+    return [
       endpoint.onRequest(MetricsRequests.reload, () => {
         endpoint.sendNotification(MetricsNotifications.reset, { source: this.source, columns: this.columns });
       }),
-      panel.onDidDispose(() => {
-        disposeAll(this.panelDisposables);
-        this.panel = undefined;
-        this.endpoint = undefined;
-        this.source = undefined;
-        this.columns = emptyColumns();
-      }),
-    );
-    panel.webview.html = renderWebviewHtml(panel.webview, this.extensionUri, {
-      entry: 'metrics',
-      title: 'EMPO² Metrics',
-      initialState: { source: this.source },
-    });
+    ];
   }
 
-  override dispose(): void {
-    this.panel?.dispose();
-    disposeAll(this.panelDisposables);
-    super.dispose();
+  protected override closed(): void {
+    this.source = undefined;
+    this.columns = emptyColumns();
   }
 }

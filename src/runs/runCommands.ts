@@ -5,16 +5,22 @@ import { ensureHost, showFailure, showHostRequired } from '../host/notices';
 import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
 import { describeError, isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
-import { ErrorCodes, type RunInfo } from '../rpc/protocol';
+import { ErrorCodes, type RunInfo, type RunResult, type RunStartParams } from '../rpc/protocol';
 import type { MetricsPanel } from './metricsPanel';
-import { isActive, type RunsModel } from './runsModel';
+import { isActive, type RunEntry, type RunsModel } from './runsModel';
 
 // Commands on training runs, through the host's run.* requests. They act on the live run, else
 // on the current one (selected in the Trajectories tree, or opened last).
 
 interface RunPick extends vscode.QuickPickItem {
-  readonly start?: { readonly preset?: string; readonly configFile?: vscode.Uri; readonly browse?: boolean };
+  readonly start?: Pick<RunStartParams, 'preset'> & { readonly configFile?: vscode.Uri; readonly browse?: boolean };
 }
+
+/**
+ * The command's argument (scripts, tests, empo2.autoStartRun): the start request's own fields. A
+ * config file is read here and sent as `config`, so a remote host needs no access to it.
+ */
+export type NewRunArg = Pick<RunStartParams, 'preset' | 'config' | 'configFile' | 'pauseAfterIteration'>;
 
 const CONFIG_GLOB = '{.empo2/configs/*.json,**/empo2*.json,**/*.empo2.json}';
 
@@ -54,7 +60,7 @@ export class NewRunCommand implements Command {
     }
   }
 
-  private async pick(): Promise<{ preset?: string; config?: Record<string, unknown> } | undefined> {
+  private async pick(): Promise<RunStartParams | undefined> {
     const presets = this.host.current?.init.capabilities.presets ?? [];
     const files = await vscode.workspace.findFiles(CONFIG_GLOB, '**/{node_modules,.venv,out}/**', 50);
     const items: RunPick[] = [
@@ -89,7 +95,7 @@ export class NewRunCommand implements Command {
   }
 
   /** A config file is read here and sent as an object, so a remote host needs no access to it. */
-  private async paramsFrom(arg: StartArg): Promise<{ preset?: string; config?: Record<string, unknown>; pauseAfterIteration?: number } | undefined> {
+  private async paramsFrom(arg: NewRunArg): Promise<RunStartParams | undefined> {
     const pause = typeof arg.pauseAfterIteration === 'number' ? { pauseAfterIteration: arg.pauseAfterIteration } : {};
     if (arg.preset) {
       return { preset: arg.preset, ...pause };
@@ -111,14 +117,7 @@ export class NewRunCommand implements Command {
   }
 }
 
-interface StartArg {
-  readonly preset?: string;
-  readonly config?: Record<string, unknown>;
-  readonly configFile?: string;
-  readonly pauseAfterIteration?: number;
-}
-
-function isStartArg(arg: unknown): arg is StartArg {
+function isStartArg(arg: unknown): arg is NewRunArg {
   return typeof arg === 'object' && arg !== null && ('preset' in arg || 'config' in arg || 'configFile' in arg);
 }
 
@@ -133,6 +132,38 @@ function targetRun(runs: RunsModel, arg: unknown): string | undefined {
   return runs.live?.info.runId ?? runs.current?.info.runId;
 }
 
+/** What Pause and Stop say and send; both act on the training run. */
+interface LiveRunAction {
+  /** 'Pausing a run', for the message when no host runs. */
+  readonly doing: string;
+  /** 'Pausing the run', for the message when the host refuses. */
+  readonly failing: string;
+  readonly verb: string;
+  /** Whether the live run can take the action (a pausing run cannot be paused again). */
+  readonly applies: (live: RunEntry) => boolean;
+  readonly send: (runId: string) => Promise<RunResult>;
+  readonly done: string;
+}
+
+/** Pause and Stop: needs a host and a training run; the request, then a status-bar line. */
+async function actOnLiveRun(host: HostManager, runs: RunsModel, arg: unknown, action: LiveRunAction): Promise<void> {
+  if (!host.current) {
+    return showHostRequired(action.doing);
+  }
+  const live = runs.live;
+  if (!live || !action.applies(live)) {
+    void vscode.window.showInformationMessage(`EMPO²: no run is training, so there is nothing to ${action.verb}.`);
+    return;
+  }
+  try {
+    const { run } = await action.send(targetRun(runs, arg) ?? live.info.runId);
+    runs.absorbInfo(run);
+    void vscode.window.setStatusBarMessage(`EMPO²: ${run.runId} ${action.done}`, 5_000);
+  } catch (error) {
+    await showFailure(action.failing, error);
+  }
+}
+
 export class PauseRunCommand implements Command {
   static readonly id = 'empo2.pauseRun';
   readonly id = PauseRunCommand.id;
@@ -142,22 +173,15 @@ export class PauseRunCommand implements Command {
     private readonly runs: RunsModel,
   ) {}
 
-  async execute(arg?: unknown): Promise<void> {
-    if (!this.host.current) {
-      return showHostRequired('Pausing a run');
-    }
-    const live = this.runs.live;
-    if (!live || !isActive(live.info)) {
-      void vscode.window.showInformationMessage('EMPO²: no run is training, so there is nothing to pause.');
-      return;
-    }
-    try {
-      const { run } = await this.host.request(Requests.runPause, { runId: targetRun(this.runs, arg) ?? live.info.runId });
-      this.runs.absorbInfo(run);
-      void vscode.window.setStatusBarMessage(`EMPO²: ${run.runId} pauses after its current iteration`, 5_000);
-    } catch (error) {
-      await showFailure('Pausing the run', error);
-    }
+  execute(arg?: unknown): Promise<void> {
+    return actOnLiveRun(this.host, this.runs, arg, {
+      doing: 'Pausing a run',
+      failing: 'Pausing the run',
+      verb: 'pause',
+      applies: (live) => isActive(live.info),
+      send: (runId) => this.host.request(Requests.runPause, { runId }),
+      done: 'pauses after its current iteration',
+    });
   }
 }
 
@@ -210,22 +234,15 @@ export class StopRunCommand implements Command {
     private readonly runs: RunsModel,
   ) {}
 
-  async execute(arg?: unknown): Promise<void> {
-    if (!this.host.current) {
-      return showHostRequired('Stopping a run');
-    }
-    const live = this.runs.live;
-    if (!live) {
-      void vscode.window.showInformationMessage('EMPO²: no run is training, so there is nothing to stop.');
-      return;
-    }
-    try {
-      const { run } = await this.host.request(Requests.runStop, { runId: targetRun(this.runs, arg) ?? live.info.runId });
-      this.runs.absorbInfo(run);
-      void vscode.window.setStatusBarMessage(`EMPO²: ${run.runId} stops at its next iteration boundary`, 5_000);
-    } catch (error) {
-      await showFailure('Stopping the run', error);
-    }
+  execute(arg?: unknown): Promise<void> {
+    return actOnLiveRun(this.host, this.runs, arg, {
+      doing: 'Stopping a run',
+      failing: 'Stopping the run',
+      verb: 'stop',
+      applies: () => true,
+      send: (runId) => this.host.request(Requests.runStop, { runId }),
+      done: 'stops at its next iteration boundary',
+    });
   }
 }
 

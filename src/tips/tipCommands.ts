@@ -4,6 +4,7 @@ import type { HostManager } from '../host/hostManager';
 import { showFailure, showHostRequired } from '../host/notices';
 import type { Tip } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
+import { deleteTipQuestion, type TipEdit } from './tipRules';
 import type { TipsModel } from './tipsModel';
 import { configuredVariations } from './variations';
 
@@ -13,6 +14,7 @@ import { configuredVariations } from './variations';
 
 const KEEP_MINE = 'Keep Mine';
 const KEEP_CURRENT = 'Keep Current';
+const DELETE = 'Delete';
 
 interface TipPick extends vscode.QuickPickItem {
   readonly tip: Tip;
@@ -29,6 +31,11 @@ function tipIdOf(arg: unknown): string | undefined {
   return undefined;
 }
 
+/** Asks before a tip is deleted (a modal dialog); true when the person confirmed. */
+export async function confirmTipDeletion(tipId: string, tip: Tip | undefined): Promise<boolean> {
+  return (await vscode.window.showWarningMessage(deleteTipQuestion(tipId, tip), { modal: true }, DELETE)) === DELETE;
+}
+
 /** The run whose tips the commands edit; explains what is missing when there is none. */
 async function tipsReady(host: HostManager, tips: TipsModel, what: string): Promise<boolean> {
   if (!host.current) {
@@ -41,6 +48,11 @@ async function tipsReady(host: HostManager, tips: TipsModel, what: string): Prom
   }
   await tips.whenLoaded();
   return true;
+}
+
+/** The tip a command acts on (the argument's, else picked), once the run's tips are loaded. */
+async function readyTip(host: HostManager, tips: TipsModel, what: string, arg: unknown, title: string): Promise<Tip | undefined> {
+  return (await tipsReady(host, tips, what)) ? pickTip(tips, arg, title) : undefined;
 }
 
 async function pickTip(tips: TipsModel, arg: unknown, title: string): Promise<Tip | undefined> {
@@ -130,10 +142,7 @@ export class EditTipCommand implements Command {
 
   /** Arguments: a tip id (or `{ tipId }`) and, for scripts and tests, the new text. */
   async execute(arg?: unknown, textArg?: unknown): Promise<Tip | undefined> {
-    if (!(await tipsReady(this.host, this.tips, 'Editing a tip'))) {
-      return undefined;
-    }
-    const tip = await pickTip(this.tips, arg, 'EMPO²: Edit Tip');
+    const tip = await readyTip(this.host, this.tips, 'Editing a tip', arg, 'EMPO²: Edit Tip');
     if (!tip) {
       return undefined;
     }
@@ -149,12 +158,13 @@ export class EditTipCommand implements Command {
     if (!text?.trim() || text.trim() === tip.text) {
       return undefined;
     }
-    return this.save(tip.id, text.trim(), tip.version);
+    return this.save({ tipId: tip.id, text: text.trim(), expectedVersion: tip.version });
   }
 
-  private async save(tipId: string, text: string, expectedVersion: number): Promise<Tip | undefined> {
+  private async save(edit: TipEdit): Promise<Tip | undefined> {
+    const { tipId, text } = edit;
     try {
-      const outcome = await this.tips.update(tipId, text, expectedVersion);
+      const outcome = await this.tips.update(edit);
       if (outcome.kind === 'saved') {
         void vscode.window.setStatusBarMessage(`EMPO²: tip ${tipId} saved (v${outcome.tip.version})`, 4_000);
         return outcome.tip;
@@ -166,7 +176,7 @@ export class EditTipCommand implements Command {
         KEEP_MINE,
         KEEP_CURRENT,
       );
-      return choice === KEEP_MINE ? this.save(tipId, text, current.version) : current;
+      return choice === KEEP_MINE ? this.save({ ...edit, expectedVersion: current.version }) : current;
     } catch (error) {
       await showFailure(`Saving tip ${tipId}`, error);
       return undefined;
@@ -184,25 +194,15 @@ export class DeleteTipCommand implements Command {
   ) {}
 
   async execute(arg?: unknown, confirmArg?: unknown): Promise<boolean> {
-    if (!(await tipsReady(this.host, this.tips, 'Deleting a tip'))) {
-      return false;
-    }
-    const tip = await pickTip(this.tips, arg, 'EMPO²: Delete Tip');
+    const tip = await readyTip(this.host, this.tips, 'Deleting a tip', arg, 'EMPO²: Delete Tip');
     if (!tip) {
       return false;
     }
-    if (confirmArg !== true) {
-      const ok = await vscode.window.showWarningMessage(
-        `Delete tip ${tip.id} ("${tip.text.slice(0, 80)}")? Retrieval stops returning it at once; it stays in its history.`,
-        { modal: true },
-        'Delete',
-      );
-      if (ok !== 'Delete') {
-        return false;
-      }
+    if (confirmArg !== true && !(await confirmTipDeletion(tip.id, tip))) {
+      return false;
     }
     try {
-      const outcome = await this.tips.delete(tip.id, tip.version);
+      const outcome = await this.tips.delete({ tipId: tip.id, expectedVersion: tip.version });
       if (outcome.kind === 'conflict') {
         void vscode.window.showWarningMessage(`EMPO²: tip ${tip.id} changed meanwhile (now v${outcome.current.version}); nothing was deleted. Read it again first.`);
         return false;
@@ -226,10 +226,7 @@ export class ShowTipHistoryCommand implements Command {
 
   /** Opens the tip's history as a read-only Markdown document, oldest version first. */
   async execute(arg?: unknown): Promise<vscode.TextDocument | undefined> {
-    if (!(await tipsReady(this.host, this.tips, 'A tip\'s history'))) {
-      return undefined;
-    }
-    const tip = await pickTip(this.tips, arg, 'EMPO²: Show Tip History');
+    const tip = await readyTip(this.host, this.tips, 'A tip\'s history', arg, 'EMPO²: Show Tip History');
     if (!tip) {
       return undefined;
     }

@@ -1,6 +1,7 @@
 import { notificationType, requestType } from '../common/messageEndpoint';
 import type { HostState } from '../host/hostState';
 import type { MemoryChange, Tip, TipVersion } from '../rpc/protocol';
+import type { TipDeletion, TipEdit, TipRef } from './tipRules';
 import type { EditOutcome } from './tipsModel';
 
 // Everything the Memory Tips webview and the extension say to each other, declared once and
@@ -27,11 +28,11 @@ export type TipsPanelCommand = (typeof TIPS_PANEL_COMMANDS)[number];
 export const TipsRequests = {
   runCommand: requestType<{ readonly command: TipsPanelCommand }, void>('tips/runCommand'),
   /** memory.update with the version the person read. */
-  save: requestType<{ readonly tipId: string; readonly text: string; readonly expectedVersion: number }, EditOutcome>('tips/save'),
+  save: requestType<TipEdit, EditOutcome>('tips/save'),
   add: requestType<{ readonly variationKey: string; readonly text: string }, Tip>('tips/add'),
   /** Asks the person to confirm (a modal dialog), then memory.delete; undefined when declined. */
-  delete: requestType<{ readonly tipId: string; readonly expectedVersion: number }, EditOutcome | undefined>('tips/delete'),
-  history: requestType<{ readonly tipId: string }, readonly TipVersion[]>('tips/history'),
+  delete: requestType<TipDeletion, EditOutcome | undefined>('tips/delete'),
+  history: requestType<TipRef, readonly TipVersion[]>('tips/history'),
   /** Opens the episode that wrote a tip. */
   openEpisode: requestType<{ readonly runId: string; readonly episodeId: string }, void>('tips/openEpisode'),
 } as const;
@@ -43,5 +44,5 @@ export const TipsNotifications = {
   /** Tips written, edited or deleted (by the policy or a person), as the host reported them. */
   changed: notificationType<{ readonly runId: string; readonly changes: readonly MemoryChange[]; readonly variations: readonly string[] }>('tips/changed'),
   /** Scroll to a tip and highlight it (a link in the episode view). */
-  reveal: notificationType<{ readonly tipId: string }>('tips/reveal'),
+  reveal: notificationType<TipRef>('tips/reveal'),
 } as const;

@@ -3,8 +3,9 @@ import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
 import { describeError, RpcError } from '../rpc/errors';
 import { Notifications, Requests } from '../rpc/methods';
-import { ErrorCodes, type MemoryChange, type Tip, type TipVersion } from '../rpc/protocol';
+import type { MemoryChange, Tip, TipResult, TipVersion } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
+import { applyTipChanges, type TipDeletion, type TipEdit } from './tipRules';
 
 // The memory tips of the current run, free of vscode: loaded with memory.list, kept live by
 // memory/changed (tips the policy writes during training appear as they are written), and
@@ -126,17 +127,7 @@ export class TipsModel extends Disposable {
     if (runId !== this.runId) {
       return;
     }
-    for (const { change, tip } of changes) {
-      if (change === 'deleted' || change === 'evicted') {
-        this.tips.delete(tip.id);
-      } else {
-        const known = this.tips.get(tip.id);
-        // Notifications and responses can cross: never go back to an older version.
-        if (!known || known.version <= tip.version) {
-          this.tips.set(tip.id, tip);
-        }
-      }
-    }
+    applyTipChanges(this.tips, changes);
     this._onDidChange.fire({ kind: 'changes', runId, changes });
   }
 
@@ -156,31 +147,35 @@ export class TipsModel extends Disposable {
   }
 
   /** Saves a person's edit made on `expectedVersion`; a stale version is a conflict, not an error. */
-  async update(tipId: string, text: string, expectedVersion: number, author?: string): Promise<EditOutcome> {
+  update(edit: TipEdit, author?: string): Promise<EditOutcome> {
+    return this.edit('updated', edit.text, author, (runId) =>
+      this.host.request(Requests.memoryUpdate, { runId, ...edit, ...(author ? { author } : {}) }),
+    );
+  }
+
+  delete(deletion: TipDeletion, author?: string): Promise<EditOutcome> {
+    return this.edit('deleted', '', author, (runId) =>
+      this.host.request(Requests.memoryDelete, { runId, ...deletion, ...(author ? { author } : {}) }),
+    );
+  }
+
+  /** A versioned edit: applied at once when saved; on a conflict the tip as it is now replaces the stale copy. */
+  private async edit(
+    change: 'updated' | 'deleted',
+    attempted: string,
+    author: string | undefined,
+    send: (runId: string) => Promise<TipResult>,
+  ): Promise<EditOutcome> {
     const runId = this.requireRun();
     try {
-      const { tip } = await this.host.request(Requests.memoryUpdate, { runId, tipId, text, expectedVersion, ...(author ? { author } : {}) });
-      this.apply(runId, [{ change: 'updated', tip, by: { kind: 'person', name: author ?? '' } }]);
+      const { tip } = await send(runId);
+      this.apply(runId, [{ change, tip, by: { kind: 'person', name: author ?? '' } }]);
       return { kind: 'saved', tip };
     } catch (error) {
       const current = error instanceof RpcError ? error.conflictingTip : undefined;
       if (current) {
         this.apply(runId, [{ change: 'updated', tip: current, by: { kind: 'person', name: '' } }]);
-        return { kind: 'conflict', current, attempted: text };
-      }
-      throw error;
-    }
-  }
-
-  async delete(tipId: string, expectedVersion: number, author?: string): Promise<EditOutcome> {
-    const runId = this.requireRun();
-    try {
-      const { tip } = await this.host.request(Requests.memoryDelete, { runId, tipId, expectedVersion, ...(author ? { author } : {}) });
-      this.apply(runId, [{ change: 'deleted', tip, by: { kind: 'person', name: author ?? '' } }]);
-      return { kind: 'saved', tip };
-    } catch (error) {
-      if (error instanceof RpcError && error.code === ErrorCodes.VersionConflict && error.conflictingTip) {
-        return { kind: 'conflict', current: error.conflictingTip, attempted: '' };
+        return { kind: 'conflict', current, attempted };
       }
       throw error;
     }

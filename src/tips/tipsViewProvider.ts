@@ -5,6 +5,7 @@ import { MessageEndpoint } from '../common/messageEndpoint';
 import { webviewPort } from '../common/webviewPort';
 import type { HostStateModel } from '../host/hostState';
 import type { RunsModel } from '../runs/runsModel';
+import { confirmTipDeletion } from './tipCommands';
 import { TIPS_PANEL_COMMANDS, type TipsInitialState, TipsNotifications, TipsRequests, type TipsSnapshot } from './tipsMessages';
 import type { TipsModel } from './tipsModel';
 import { configuredVariations } from './variations';
@@ -51,17 +52,11 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
         }
         await vscode.commands.executeCommand(command);
       }),
-      endpoint.onRequest(TipsRequests.save, ({ tipId, text, expectedVersion }) => this.tips.update(tipId, text, expectedVersion)),
+      endpoint.onRequest(TipsRequests.save, (edit) => this.tips.update(edit)),
       endpoint.onRequest(TipsRequests.add, ({ variationKey, text }) => this.tips.add(variationKey, text)),
-      endpoint.onRequest(TipsRequests.delete, async ({ tipId, expectedVersion }) => {
-        const tip = this.tips.get(tipId);
-        const choice = await vscode.window.showWarningMessage(
-          `Delete tip ${tipId}${tip ? ` ("${tip.text.slice(0, 80)}")` : ''}? Retrieval stops returning it at once; it stays in its history.`,
-          { modal: true },
-          'Delete',
-        );
-        return choice === 'Delete' ? this.tips.delete(tipId, expectedVersion) : undefined;
-      }),
+      endpoint.onRequest(TipsRequests.delete, async (deletion) =>
+        (await confirmTipDeletion(deletion.tipId, this.tips.get(deletion.tipId))) ? this.tips.delete(deletion) : undefined,
+      ),
       endpoint.onRequest(TipsRequests.history, ({ tipId }) => this.tips.history(tipId)),
       endpoint.onRequest(TipsRequests.openEpisode, ({ runId, episodeId }) => this.openEpisode(runId, episodeId)),
       this.hostState.onDidChange((state) => endpoint.sendNotification(TipsNotifications.hostStateChanged, { state })),

@@ -168,7 +168,7 @@ describe('EMPO² Studio with the real training host', function () {
 
   it('answers a stale tip edit with a conflict and leaves the tip as it was', async () => {
     const tip = api().tips.list()[0];
-    const outcome = await api().tips.update(tip.id, 'an edit made on an old copy', tip.version - 1);
+    const outcome = await api().tips.update({ tipId: tip.id, text: 'an edit made on an old copy', expectedVersion: tip.version - 1 });
     assert.equal(outcome.kind, 'conflict');
     assert.equal(outcome.kind === 'conflict' && outcome.current.text, tip.text);
   });

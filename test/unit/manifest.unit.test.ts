@@ -19,6 +19,9 @@ const ISSUE_4_COMMANDS = [
 /** Issue 10: rerun the off-policy update, and the branch runs it makes. */
 const ISSUE_10_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo2.adoptBranch', 'empo2.deleteBranch'];
 
+/** Issue 11: debugging one episode. */
+const ISSUE_11_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens'];
+
 /** Commands the extension runs itself (a click on a tree row); hidden from the palette. */
 const INTERNAL_COMMANDS = ['empo2.openEpisode'];
 
@@ -32,8 +35,8 @@ function sourceFiles(dir: string): string[] {
 describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
-  it('contributes every command of issues 4 and 10, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_10_COMMANDS, ...INTERNAL_COMMANDS].sort());
+  it('contributes every command of issues 4, 10 and 11, under the EMPO² category', () => {
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_10_COMMANDS, ...ISSUE_11_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);

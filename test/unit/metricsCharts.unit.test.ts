@@ -14,13 +14,13 @@ describe('metrics charts', () => {
     }
   });
 
-  it('uses metric names from docs/run-folder.md', () => {
-    const doc = readFileSync(path.join(root, 'docs', 'run-folder.md'), 'utf8');
-    // The trainer also writes update throughput; docs/run-folder.md lists only the rollout's.
-    for (const key of CHART_KEYS.filter((k) => k !== 'throughput/update_tokens_per_s')) {
-      const leaf = key.split('/').pop()!.replace(/_(min|max|mean)$/, '');
-      assert.ok(doc.includes(leaf), `${key} (${leaf}) is documented`);
-    }
+  it('charts only keys the host declares (protocol/metric-keys.json, written from empo2.metric_keys)', () => {
+    const declared = Object.keys(JSON.parse(readFileSync(path.join(root, 'protocol', 'metric-keys.json'), 'utf8')).metrics as Record<string, string>);
+    // A `{task}` key stands for one key per task of the run.
+    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const patterns = declared.map((key) => new RegExp(`^${escape(key).replace(escape('{task}'), '[^/]+')}$`));
+    const undeclared = CHART_KEYS.filter((key) => !patterns.some((pattern) => pattern.test(key)));
+    assert.deepEqual(undeclared, []);
   });
 
   it('reads the rollout metrics under the names the real host writes', () => {

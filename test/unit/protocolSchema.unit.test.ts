@@ -3,6 +3,7 @@ import { Notifications, Requests } from '../../src/rpc/methods';
 import { ErrorCodes, PROTOCOL_VERSION } from '../../src/rpc/protocol';
 import { anInitializeResult } from '../builders/fakeHost';
 import { aMetricsRecord, anEpisode, aRunInfo, aRunStatus, aSummary, aTip, aTipVersion } from '../builders/protocol';
+import { aDebugSession, aDebugTurn, aDebugTurnResult } from '../builders/debug';
 import { schema, schemaErrors, schemaNotificationMethods, schemaRequestMethods } from '../builders/schema';
 
 // The TypeScript side of the protocol (src/rpc/) checked against protocol/empo2-protocol.schema.json:
@@ -43,6 +44,22 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
   memoryDelete: { params: [{ runId: 'run-1', tipId: 't000001', expectedVersion: 2 }], result: { tip: aTip({ version: 3, deleted: true }) } },
   memoryHistory: { params: [{ runId: 'run-1', tipId: 't000001' }], result: { versions: [aTipVersion(), aTipVersion({ version: 2, kind: 'update', author: 'alice' })] } },
   checkpointList: { params: [{ runId: 'run-1' }], result: { checkpoints: [{ iteration: 2, path: '/tmp/runs/run-1/checkpoints/iter-000002', hasModel: true, latest: true }] } },
+  debugStart: {
+    params: [
+      { runId: 'run-1', task: 'power-device', variation: 0, seed: 3, mode: 'memory', temperature: 1, device: 'cpu' },
+      { policyPath: 'builtin', task: 'grow-plant', variation: 2 },
+      { replay: { runId: 'run-1', episodeId: 'i000002-e0001' }, checkpoint: 1 },
+    ],
+    result: { session: aDebugSession() },
+  },
+  debugStep: { params: [{ sessionId: 'd1-0a1b2c' }, { sessionId: 'd1-0a1b2c', unit: 'token' }], result: aDebugTurnResult() },
+  debugForce: { params: [{ sessionId: 'd1-0a1b2c', action: 'open crate' }], result: aDebugTurnResult({ forced: true }) },
+  debugReplayTurn: { params: [{ sessionId: 'd1-0a1b2c', turn: 0 }], result: { ...aDebugTurnResult(), previous: aDebugTurn({ forced: true }) } },
+  debugState: {
+    params: [{ sessionId: 'd1-0a1b2c' }],
+    result: { session: aDebugSession(), turns: [aDebugTurn()], pending: null, revealed: 0, episode: aDebugTurnResult().episode },
+  },
+  debugStop: { params: [{ sessionId: 'd1-0a1b2c' }], result: { stopped: true } },
   updateRerun: {
     params: [{ runId: 'run-1', checkpoint: 2, variations: ['power-device/3'], episodes: 8, iterations: 1, dryRun: true }, { runId: 'run-1', name: 'what-if' }],
     result: { jobId: 'job-1', runId: 'run-1', branchId: null, dryRun: true },

@@ -4,9 +4,9 @@ import * as path from 'node:path';
 import { chartData, comparisonView, percent, points, type RerunRecord } from '../../src/rerun/comparison';
 import { rerunArgs } from '../../src/rerun/rerunArgs';
 
-// The comparison view and the rerun command's arguments. The records are what the real host
-// sent in a recorded session (protocol/examples/rerun.jsonl, recorded by
-// host/tests/test_server_rerun.py), so the view reads the host's own field names.
+// The comparison view and the rerun command's arguments. The records are the results of a real
+// rerun and dry run by the host's own code (protocol/examples/rerun.jsonl carries them), so the
+// view reads the host's own field names.
 
 const root = path.resolve(__dirname, '../../../..');
 
@@ -35,7 +35,7 @@ describe('rerun comparison', () => {
     assert.ok(view.tips.length >= 1 && view.tips[0].after);
     assert.ok(view.episodes.length > 0);
     assert.ok(view.facts.some(([name]) => name === 'KL to the checkpoint'));
-    assert.match(view.title, / vs done at checkpoint 2$/);
+    assert.match(view.title, /^parent-branch-1 vs parent at checkpoint 1$/);
     const [x, before, after] = chartData(view);
     assert.equal(x.length, view.rows.length);
     assert.equal(before[0], 100 * view.rows[0].before);

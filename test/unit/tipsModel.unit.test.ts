@@ -68,11 +68,11 @@ describe('TipsModel', () => {
     const { runs, model, store } = setup([aTip({ version: 1 })]);
     await runs.reload();
     await model.whenLoaded();
-    const saved = await model.update('t000001', 'mine', 1);
+    const saved = await model.update({ tipId: 't000001', text: 'mine', expectedVersion: 1 });
     assert.equal(saved.kind, 'saved');
     assert.equal(model.get('t000001')?.version, 2);
     store.set('t000001', { ...store.get('t000001')!, text: 'theirs', version: 3 });
-    const conflict = await model.update('t000001', 'mine again', 2);
+    const conflict = await model.update({ tipId: 't000001', text: 'mine again', expectedVersion: 2 });
     assert.deepEqual(conflict.kind === 'conflict' && [conflict.attempted, conflict.current.text, conflict.current.version], ['mine again', 'theirs', 3]);
     assert.equal(model.get('t000001')?.text, 'theirs', 'the list shows the current tip');
   });

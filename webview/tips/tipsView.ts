@@ -1,4 +1,5 @@
-import type { MemoryChange, Tip } from '../../src/rpc/protocol';
+import type { MemoryChange, MemoryFilter, Tip } from '../../src/rpc/protocol';
+import { applyTipChanges, isPersonAuthor, POLICY_AUTHOR } from '../../src/tips/tipRules';
 
 // What the Memory Tips panel shows, as pure functions (unit-tested in plain Node): applying the
 // host's changes to the list, filtering and searching, grouping by task variation.
@@ -8,30 +9,23 @@ export interface TipsFilter {
   readonly search: string;
   /** '' for every variation. */
   readonly variation: string;
-  /** '' for every author; 'policy' or 'person'. */
-  readonly author: '' | 'policy' | 'person';
+  /** '' for every author; the policy's tips, or people's. */
+  readonly author: '' | NonNullable<MemoryFilter['author']>;
 }
+
+/** The author filter's choices (the schema's MemoryFilter authors), as the panel labels them. */
+export const AUTHOR_FILTER_LABELS: Record<NonNullable<MemoryFilter['author']>, string> = {
+  policy: 'Written by the policy',
+  person: 'Written by people',
+};
 
 export const NO_FILTER: TipsFilter = { search: '', variation: '', author: '' };
 
 /** The list after the host's changes (newer versions win; deleted and evicted tips leave). */
 export function applyChanges(tips: readonly Tip[], changes: readonly MemoryChange[]): Tip[] {
   const byId = new Map(tips.map((tip) => [tip.id, tip]));
-  for (const { change, tip } of changes) {
-    if (change === 'deleted' || change === 'evicted') {
-      byId.delete(tip.id);
-    } else {
-      const known = byId.get(tip.id);
-      if (!known || known.version <= tip.version) {
-        byId.set(tip.id, tip);
-      }
-    }
-  }
+  applyTipChanges(byId, changes);
   return [...byId.values()];
-}
-
-export function isPersonAuthor(author: string): boolean {
-  return author !== 'policy' && author !== 'system';
 }
 
 export function filterTips(tips: readonly Tip[], filter: TipsFilter): Tip[] {
@@ -39,7 +33,7 @@ export function filterTips(tips: readonly Tip[], filter: TipsFilter): Tip[] {
   return tips.filter(
     (tip) =>
       (!filter.variation || tip.variationKey === filter.variation) &&
-      (!filter.author || (filter.author === 'policy' ? tip.author === 'policy' : isPersonAuthor(tip.author))) &&
+      (!filter.author || (filter.author === POLICY_AUTHOR ? tip.author === POLICY_AUTHOR : isPersonAuthor(tip.author))) &&
       (!needle || tip.text.toLowerCase().includes(needle) || tip.id.toLowerCase().includes(needle) || tip.variationKey.toLowerCase().includes(needle)),
   );
 }

@@ -206,19 +206,16 @@ def generate(
     )
 
 
-def sequence_logprobs(
+def _response_log_softmax(
     model: PreTrainedModel,
     prompt_ids: Sequence[Sequence[int]],
     response_ids: Sequence[Sequence[int]],
-    temperature: float = 1.0,
-    with_entropy: bool = True,
-    pad_id: int = 0,
-) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
-    """Log-probs of each response token given its prompt, in one forward pass.
+    temperature: float,
+    pad_id: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One forward pass over prompt + response: (log-softmax (B, T, V), targets (B, T), mask (B, T)).
 
-    Returns logp (B, T), entropy (B, T) or None when with_entropy is False, and response_mask
-    (B, T) bool, with T the longest response; padded positions hold 0. Differentiable: call it
-    under torch.no_grad() for old/reference log-probs. pad_id only fills masked slots.
+    The one place response distributions are computed, for the loss and for the debugger alike.
     """
     ids, mask, positions = pad_layout(prompt_ids, response_ids, pad_id, model.device)
     width_t = max((len(r) for r in response_ids), default=0)
@@ -238,8 +235,46 @@ def sequence_logprobs(
     logp_all = F.log_softmax(logits, dim=-1)  # (B, T, V)
     targets = ids[:, ids.shape[1] - width_t :]
     response_mask = mask[:, ids.shape[1] - width_t :].bool()
+    return logp_all, targets, response_mask
+
+
+def sequence_logprobs(
+    model: PreTrainedModel,
+    prompt_ids: Sequence[Sequence[int]],
+    response_ids: Sequence[Sequence[int]],
+    temperature: float = 1.0,
+    with_entropy: bool = True,
+    pad_id: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """Log-probs of each response token given its prompt, in one forward pass.
+
+    Returns logp (B, T), entropy (B, T) or None when with_entropy is False, and response_mask
+    (B, T) bool, with T the longest response; padded positions hold 0. Differentiable: call it
+    under torch.no_grad() for old/reference log-probs. pad_id only fills masked slots.
+    """
+    logp_all, targets, response_mask = _response_log_softmax(model, prompt_ids, response_ids,
+                                                             temperature, pad_id)
     logp = logp_all.gather(-1, targets[..., None]).squeeze(-1).masked_fill(~response_mask, 0.0)
     entropy = None
     if with_entropy:
         entropy = -(logp_all.exp() * logp_all).sum(-1).masked_fill(~response_mask, 0.0)
     return logp, entropy, response_mask
+
+
+def sequence_alternatives(
+    model: PreTrainedModel,
+    prompt_ids: Sequence[Sequence[int]],
+    response_ids: Sequence[Sequence[int]],
+    k: int = 5,
+    temperature: float = 1.0,
+    pad_id: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """What a reader of one episode wants per token (no grad): logp (B, T) of the response
+    tokens, the k most likely tokens at each position (ids (B, T, k), log-probs (B, T, k),
+    best first) and response_mask (B, T). The top-1 id is what greedy decoding would pick."""
+    with torch.no_grad(), _decoding(model):
+        logp_all, targets, response_mask = _response_log_softmax(model, prompt_ids, response_ids,
+                                                                 temperature, pad_id)
+        logp = logp_all.gather(-1, targets[..., None]).squeeze(-1).masked_fill(~response_mask, 0.0)
+        top_logp, top_ids = logp_all.topk(min(k, logp_all.shape[-1]), dim=-1)
+    return logp, top_ids, top_logp, response_mask

@@ -25,6 +25,7 @@ from .. import __version__
 from ..config import presets
 from .auth import Gate
 from .connection import Connection
+from .debug_sessions import MAX_SESSIONS, DebugSessions
 from .device import DeviceProbe
 from .dispatch import Dispatcher
 from .fanout import Hub
@@ -62,6 +63,7 @@ class HostServer:
         self.runs = RunManager(self.settings.roots, self.hub, self.loop, self.memory, self.embedder,
                                self.blocking)
         self.memory.runs = self.runs
+        self.debug = DebugSessions()
         self.dispatcher = Dispatcher(METHODS, self.validators, self)
         self.log_forwarder = LogForwarder(self.hub, lambda: self.runs.live.run_id if self.runs.live else None)
         logging.getLogger("empo2").addHandler(self.log_forwarder)
@@ -140,6 +142,8 @@ class HostServer:
             "notifications": sorted(notification_methods()),
             "trajectoryFilters": sorted(schema["$defs"]["TrajectoryFilter"]["properties"]),
             "memoryEditsReachTraining": True,
+            "debugSessions": MAX_SESSIONS,
+            "debugAlongsideTraining": True,
         }
 
     async def server_info(self) -> dict:
@@ -152,7 +156,10 @@ class HostServer:
         self._connections += 1
         number = self._connections
         log.info("connection %d opened", number)
-        await Connection(websocket, number, self.dispatcher, self.hub, self.settings.limits).serve()
+        try:
+            await Connection(websocket, number, self.dispatcher, self.hub, self.settings.limits).serve()
+        finally:
+            self.debug.connection_closed(number)
 
 
 __all__ = ["HostServer", "Settings", "is_loopback"]

@@ -1,12 +1,13 @@
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import type { Episode, TrajectoryStep } from '../../../src/rpc/protocol';
+import type { Episode, RolloutMode, TrajectoryStep, UpdateMode } from '../../../src/rpc/protocol';
 import { episodeViewStyles } from './episode-view.styles';
 
 export type RevealTipEvent = CustomEvent<{ readonly tipId: string }>;
 
-const ROLLOUT: Record<string, string> = { memory: 'rollout with memory', 'memory-free': 'rollout memory-free' };
-const UPDATE: Record<string, string> = {
+// Keyed by the schema's modes, so a mode added there is a compile error here until it has a label.
+const ROLLOUT: Record<RolloutMode, string> = { memory: 'rollout with memory', 'memory-free': 'rollout memory-free' };
+const UPDATE: Record<UpdateMode, string> = {
   'on-policy': 'on-policy update',
   'on-policy-with-tips': 'on-policy update with tips',
   'off-policy': 'off-policy update (tips removed)',

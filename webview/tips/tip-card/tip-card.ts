@@ -4,7 +4,8 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-textarea/vscode-textarea.js';
 import type { Tip, TipVersion } from '../../../src/rpc/protocol';
-import { formatScore, isPersonAuthor } from '../tipsView';
+import { isPersonAuthor, POLICY_AUTHOR, type TipDeletion, type TipEdit, type TipRef } from '../../../src/tips/tipRules';
+import { formatScore } from '../tipsView';
 import { tipCardStyles } from './tip-card.styles';
 
 /** What the panel tells a card about an edit in flight. */
@@ -16,10 +17,10 @@ export interface TipEditState {
 }
 
 export interface TipCardEvents {
-  'empo2-tip-save': CustomEvent<{ readonly tipId: string; readonly text: string; readonly expectedVersion: number }>;
-  'empo2-tip-delete': CustomEvent<{ readonly tipId: string; readonly expectedVersion: number }>;
-  'empo2-tip-history': CustomEvent<{ readonly tipId: string }>;
-  'empo2-tip-discard-conflict': CustomEvent<{ readonly tipId: string }>;
+  'empo2-tip-save': CustomEvent<TipEdit>;
+  'empo2-tip-delete': CustomEvent<TipDeletion>;
+  'empo2-tip-history': CustomEvent<TipRef>;
+  'empo2-tip-discard-conflict': CustomEvent<TipRef>;
   'empo2-open-episode': CustomEvent<{ readonly runId: string; readonly episodeId: string }>;
 }
 
@@ -115,7 +116,7 @@ export class TipCard extends LitElement {
     const current = conflict.current;
     return html`
       <div class="conflict" role="alert">
-        <div>Tip ${current.id} changed while you edited it (now v${current.version}, by ${current.author === 'policy' ? 'the policy' : 'someone else'}). Nothing was saved; choose a text.</div>
+        <div>Tip ${current.id} changed while you edited it (now v${current.version}, by ${current.author === POLICY_AUTHOR ? 'the policy' : 'someone else'}). Nothing was saved; choose a text.</div>
         <div class="texts">
           <div><h4>Yours</h4><pre data-testid="conflict-mine">${conflict.attempted}</pre></div>
           <div><h4>Current (v${current.version})</h4><pre data-testid="conflict-theirs">${current.text}</pre></div>

@@ -15,7 +15,7 @@ import type { MemoryChange, Tip, TipVersion } from '../../../src/rpc/protocol';
 import type { TipsPanelCommand } from '../../../src/tips/tipsMessages';
 import '../tip-card';
 import type { TipCard, TipEditState } from '../tip-card/tip-card';
-import { applyChanges, filterTips, groupByVariation, NO_FILTER, type TipsFilter } from '../tipsView';
+import { applyChanges, AUTHOR_FILTER_LABELS, filterTips, groupByVariation, NO_FILTER, type TipsFilter } from '../tipsView';
 import { tipsPanelStyles } from './tips-panel.styles';
 
 export type RunCommandEvent = CustomEvent<{ readonly command: TipsPanelCommand }>;
@@ -62,13 +62,7 @@ export class TipsPanel extends LitElement {
   }
 
   setEditState(tipId: string, edit: TipEditState | undefined): void {
-    const next = new Map(this.editStates);
-    if (edit) {
-      next.set(tipId, edit);
-    } else {
-      next.delete(tipId);
-    }
-    this.editStates = next;
+    this.editStates = withEntry(this.editStates, tipId, edit);
   }
 
   /** A save went through: close the editor and clear any conflict. */
@@ -78,13 +72,7 @@ export class TipsPanel extends LitElement {
   }
 
   setHistory(tipId: string, versions: readonly TipVersion[] | undefined): void {
-    const next = new Map(this.histories);
-    if (versions) {
-      next.set(tipId, versions);
-    } else {
-      next.delete(tipId);
-    }
-    this.histories = next;
+    this.histories = withEntry(this.histories, tipId, versions);
   }
 
   hasHistory(tipId: string): boolean {
@@ -199,8 +187,7 @@ export class TipsPanel extends LitElement {
             @change=${(event: Event) => this.setFilter({ ...this.filter, author: (event.target as VscodeSingleSelect).value as TipsFilter['author'] })}
           >
             <vscode-option value="">Any author</vscode-option>
-            <vscode-option value="policy">Written by the policy</vscode-option>
-            <vscode-option value="person">Written by people</vscode-option>
+            ${Object.entries(AUTHOR_FILTER_LABELS).map(([author, label]) => html`<vscode-option value=${author}>${label}</vscode-option>`)}
           </vscode-single-select>
           <vscode-button @click=${() => (this.adding = !this.adding)}>${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button>
         </div>
@@ -312,4 +299,15 @@ declare global {
     'empo2-tip-add': AddTipEvent;
     'empo2-filter-change': FilterChangeEvent;
   }
+}
+
+/** A copy of `map` with `key` set to `value`, or without it (a new object, so lit re-renders). */
+function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V | undefined): Map<string, V> {
+  const next = new Map(map);
+  if (value === undefined) {
+    next.delete(key);
+  } else {
+    next.set(key, value);
+  }
+  return next;
 }

@@ -8,6 +8,7 @@ checks both directions); `initialize` is the one method allowed before `initiali
 from __future__ import annotations
 
 from ..dispatch import Method
+from . import checkpoint, debug, host, memory, run, trajectory
 from . import checkpoint, host, memory, run, trajectory, update
 
 METHODS: tuple[Method, ...] = (
@@ -32,6 +33,12 @@ METHODS: tuple[Method, ...] = (
     Method("memory.history", "MemoryHistoryParams", memory.history),
     Method("checkpoint.list", "CheckpointListParams", checkpoint.list_checkpoints),
     Method("log.tail", "LogTailParams", host.log_tail),
+    Method("debug.start", "DebugStartParams", debug.start),
+    Method("debug.step", "DebugStepParams", debug.step),
+    Method("debug.force", "DebugForceParams", debug.force),
+    Method("debug.replayTurn", "DebugReplayTurnParams", debug.replay_turn),
+    Method("debug.state", "DebugStateParams", debug.state),
+    Method("debug.stop", "DebugStopParams", debug.stop),
     Method("update.rerun", "UpdateRerunParams", update.rerun),
     Method("update.cancel", "UpdateCancelParams", update.cancel),
     Method("update.compare", "UpdateCompareParams", update.compare),

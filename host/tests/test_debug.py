@@ -1,0 +1,224 @@
+"""Debug sessions (empo2/debug/, docs/debugging.md): one episode turn by turn and token by token,
+forced actions, rewinding, teacher-forced replay; through the real protocol too.
+
+The policies are real (the tiny built-in policy, a real two-iteration run's checkpoints), the
+environment is the real built-in world; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+import torch
+
+from empo2.config import load_config
+from empo2.envs.registry import make_env
+from empo2.debug.launch import Launch, LaunchError, open_session
+from empo2.debug.session import DebugStateError
+from empo2.rollout import Episode, roll_out
+from empo2.runs.folder import RunFolder
+from empo2.server.client import HostError
+from empo2.server.protocol import error_codes
+from server_support import SchemaCheck, connect, copy_run, finished_run, make_host
+
+CODES = error_codes()
+TASK, VARIATION = "power-device", 0
+
+
+@pytest.fixture(scope="module")
+def run_path(tmp_path_factory, tiny_policy, embedder):
+    root = tmp_path_factory.mktemp("debug-root")
+    return copy_run(finished_run(tmp_path_factory, tiny_policy, embedder), root)
+
+
+def launch(run_path, **fields) -> Launch:
+    base = dict(task=TASK, variation=VARIATION, seed=3, mode="memory-free", temperature=None,
+                device="cpu", run=RunFolder.open(run_path))
+    return Launch(**{**base, **fields})
+
+
+def test_a_session_plays_the_turns_a_rollout_plays(run_path, embedder):
+    """Same checkpoint, seed and generator: the debugger's turns are the rollout's steps (one
+    implementation of prompting, sampling and stepping, not two)."""
+    session, info = open_session(launch(run_path), embedder)
+    assert info["checkpoint"] == 2 and info["mode"] == "memory-free" and info["replay"] is None
+    while not session.done:
+        turn, executed = session.step("turn")
+        assert executed
+    episode = Episode(id="ref", task=TASK, variation=VARIATION, group=3, rollout_mode="memory-free")
+    roll_out([make_env(load_config(RunFolder.open(run_path).config()).env)], [episode], session.model,
+             session.tokenizer, session.spec.settings, torch.Generator().manual_seed(3))
+    assert [t.action for t in session.turns] == [s.action for s in episode.steps]
+    assert [t.prompt_ids for t in session.turns] == [s.prompt_ids for s in episode.steps]
+    for turn, step in zip(session.turns, episode.steps):
+        assert [t.logprob for t in turn.tokens] == pytest.approx(step.behaviour_logprobs, abs=1e-6)
+        assert turn.executed_action == step.executed_action and turn.reward == step.reward
+    with pytest.raises(DebugStateError):
+        session.step("turn")
+
+
+def test_token_steps_reveal_the_turn_then_execute_it(run_path, embedder):
+    session, _ = open_session(launch(run_path, seed=5), embedder)
+    turn, executed = session.step("token")
+    assert not executed and session.pending.revealed == 1
+    n = len(turn.tokens)
+    assert n >= 1
+    for j in range(2, n + 1):
+        turn, executed = session.step("token")
+        assert not executed and session.pending.revealed == j
+    for token in turn.tokens:
+        assert len(token.alternatives) == 5
+        best = token.alternatives[0][2]
+        assert token.logprob <= best + 1e-5  # the top-1 is at least as likely as any token
+        assert all(a[2] >= b[2] for a, b in zip(token.alternatives, token.alternatives[1:]))
+        assert token.logprob_no_tips == pytest.approx(token.logprob, abs=1e-4)  # no tips: same prompt
+    turn, executed = session.step("token")  # past the last token: the turn executes
+    assert executed and turn.executed and len(session.turns) == 1 and session.pending is None
+
+
+def test_a_forced_action_is_executed_scored_and_rewinding_replays_a_turn(run_path, embedder):
+    session, _ = open_session(launch(run_path, seed=1), embedder)
+    session.step("turn")
+    forced = session.force("look around")
+    assert forced.forced and forced.executed and forced.index == 1 and forced.tokens
+    assert math.isfinite(forced.min_logprob) and forced.min_logprob <= 0
+    session.step("turn")
+    assert len(session.turns) == 3
+    before = session.turns[1]
+    previous = session.rewind(1)
+    assert previous is before and len(session.turns) == 1
+    assert session.observation == session.turns[0].next_observation
+    again, executed = session.step("turn")
+    assert executed and again.index == 1
+    with pytest.raises(DebugStateError):
+        session.rewind(7)
+
+
+def test_memory_mode_retrieves_tips_with_similarity_and_score(run_path, embedder):
+    from empo2.memory.store import MemoryStore
+
+    folder = RunFolder.open(run_path)
+    store = MemoryStore.open(None, embedder)  # a copy of nothing: fill it with one known tip
+    session, _ = open_session(launch(run_path, mode="memory", seed=2), embedder)
+    key = f"{TASK}/{VARIATION}"
+    store.add_episode_tip(key, "press the switch first", steps=[(session.first_observation, "press switch")],
+                          score=100.0, provenance={"run": folder.run_id, "iteration": 0, "episode": "x",
+                                                   "step": 1, "score": 100.0})
+    turn, _ = session.step("turn", store)
+    assert turn.tip_ids and turn.tips and len(turn.tip_similarity) == len(turn.tip_ids)
+    assert turn.tip_score[0] == 100.0 and -1.0 <= turn.tip_similarity[0] <= 1.0
+    assert "<tip>" in turn.prompt and "<tip>" not in turn.user_text
+    assert turn.prompt_ids != turn.prompt_ids_no_tips
+    assert any(abs(t.logprob - t.logprob_no_tips) > 1e-6 for t in turn.tokens)
+
+
+def test_replay_with_the_producing_checkpoint_reproduces_the_recorded_logprobs(run_path, embedder):
+    """Iteration 2's episodes were played by checkpoint 1: re-scored by it they match the
+    recorded behaviour log-probs; the newer checkpoint 2 (one update later) does not."""
+    folder = RunFolder.open(run_path)
+    record = next(iter(folder.trajectories(2)))
+    session, info = open_session(launch(run_path, record=record, record_run=folder, task=None,
+                                        variation=None), embedder)
+    summary = info["replay"]
+    assert info["checkpoint"] == 1 and summary["turns"] == len(record["steps"])
+    assert summary["maxLogprobError"] < 1e-4
+    assert summary["advantage"] is not None and summary["updateMode"] == record["update_mode"]
+    first = session.spec.replay_scores[0]
+    assert all(t.ratio == pytest.approx(1.0, abs=1e-3) or record["update_mode"] == "off-policy"
+               for t in first["tokens"])
+    assert all(isinstance(t.masked, bool) for t in first["tokens"])
+    while not session.done:
+        turn, _ = session.step("turn")
+        assert turn.replay["observationMatches"] is True
+        assert turn.action == record["steps"][turn.index]["action"]
+    assert [t.executed_action for t in session.turns] == [s["executed_action"] for s in record["steps"]]
+    _, newer = open_session(launch(run_path, record=record, record_run=folder, checkpoint=2, task=None,
+                                   variation=None), embedder)
+    assert newer["checkpoint"] == 2 and newer["replay"]["maxLogprobError"] > 1e-4
+
+
+def test_advantages_of_a_replay_are_the_updates_own():
+    from empo2.algo.losses import group_advantages
+    from empo2.config import load_config
+    from empo2.debug.replay import training_advantage
+
+    def record(i, group, reward):
+        step = {"observation": "o", "prompt_no_tips": "p", "prompt_ids": [1], "prompt_ids_no_tips": [1],
+                "action": "a", "executed_action": "a", "action_ids": [2], "behaviour_logprobs": [-0.1],
+                "reward": reward, "intrinsic": 0.0}
+        return {"id": f"i000001-e{i:04d}", "task": TASK, "variation": 0, "group": group, "steps": [step]}
+
+    records = [record(0, 0, 100.0), record(1, 0, 0.0), record(2, 1, 50.0), record(3, 1, 50.0)]
+    config = load_config("builtin")
+    expected = group_advantages(torch.tensor([1.0, 0.0, 0.5, 0.5]), torch.tensor([0, 0, 1, 1]))
+    got = [training_advantage(r, records, config) for r in records]
+    assert got == pytest.approx(expected.tolist(), abs=1e-6) and got[0] > 0 > got[1] and got[2] == 0
+
+
+def test_a_bad_launch_is_one_sentence(run_path, embedder):
+    with pytest.raises(LaunchError, match="no task 'fly'"):
+        open_session(launch(run_path, task="fly"), embedder)
+    with pytest.raises(LaunchError, match="no checkpoint of iteration 9"):
+        open_session(launch(run_path, checkpoint=9), embedder)
+
+
+# -- through the protocol -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def check():
+    check = SchemaCheck()
+    yield check
+    check.assert_clean()
+
+
+@pytest.fixture(scope="module")
+def host(run_path, embedder):
+    host = make_host([run_path.parent], embedder)
+    yield host
+    host.stop()
+
+
+def test_debug_methods_through_a_real_host(host, check, run_path):
+    run_id = run_path.name
+    with connect(host, check) as client:
+        started = client.request("debug.start", {"runId": run_id, "task": TASK, "variation": VARIATION,
+                                                 "seed": 4, "device": "cpu"}, timeout=120)["session"]
+        sid = started["sessionId"]
+        assert started["checkpoint"] == 2 and started["alongsideTraining"] is False
+        token = client.request("debug.step", {"sessionId": sid, "unit": "token"})
+        assert token["executed"] is False and token["revealed"] == 1
+        turn = client.request("debug.step", {"sessionId": sid, "unit": "turn"})
+        assert turn["executed"] and turn["turn"]["executedAction"] and turn["episode"]["turns"] == 1
+        forced = client.request("debug.force", {"sessionId": sid, "action": "look around"})
+        assert forced["turn"]["forced"] and forced["turn"]["index"] == 1
+        replayed = client.request("debug.replayTurn", {"sessionId": sid, "turn": 1})
+        assert replayed["previous"]["forced"] and not replayed["turn"]["forced"]
+        state = client.request("debug.state", {"sessionId": sid})
+        assert len(state["turns"]) == 2 and state["pending"] is None
+        with connect(host, check) as other:  # sessions belong to their connection
+            err = pytest.raises(HostError, other.request, "debug.step", {"sessionId": sid}).value
+            assert err.code == CODES["DebugSessionNotFound"]
+        err = pytest.raises(HostError, client.request, "debug.replayTurn", {"sessionId": sid, "turn": 9}).value
+        assert err.code == CODES["DebugStateInvalid"] and "no turn 9" in err.message
+        err = pytest.raises(HostError, client.request, "debug.start", {"runId": run_id}).value
+        assert err.code == CODES["InvalidParams"]
+        record_id = next(iter(RunFolder.open(run_path).trajectories(2)))["id"]
+        replay = client.request("debug.start", {"replay": {"runId": run_id, "episodeId": record_id},
+                                                "device": "cpu"}, timeout=120)["session"]
+        assert replay["replay"]["maxLogprobError"] < 1e-4 and replay["checkpoint"] == 1
+        rturn = client.request("debug.step", {"sessionId": replay["sessionId"]})
+        assert rturn["turn"]["replay"]["observationMatches"] is True and rturn["episode"]["replaying"]
+        assert client.request("debug.stop", {"sessionId": sid}) == {"stopped": True}
+        err = pytest.raises(HostError, client.request, "debug.stop", {"sessionId": sid}).value
+        assert err.code == CODES["DebugSessionNotFound"]
+    assert {"debug.start", "debug.step", "debug.force", "debug.replayTurn", "debug.state",
+            "debug.stop"} <= check.methods_answered
+    # Closing the connection ends its sessions (the replay one was never stopped); the host
+    # notices the close on its own loop, so give it a moment.
+    deadline = time.monotonic() + 30
+    while host.server.debug.entries and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not host.server.debug.entries

@@ -1,0 +1,161 @@
+import * as vscode from 'vscode';
+import type { Command } from '../common/command';
+import { Disposable } from '../common/lifecycle';
+import type { HostApi } from '../host/hostApi';
+import type { RunsModel } from '../runs/runsModel';
+import type { TrajectoryModel } from '../trajectories/trajectoryModel';
+import type { TrajectoryNode } from '../trajectories/trajectoryNodes';
+import { Empo2DebugAdapter, type Empo2LaunchArguments, type EpisodeView } from './adapter';
+import { EPISODE_SCHEME } from './episodeDocument';
+import { TokenView } from './tokenView';
+
+// The `empo2` debug type in VS Code: the inline adapter, the launch configuration provider, the
+// episode documents (one line per turn, breakpoints in their gutter) and "EMPO²: Debug Episode…".
+
+export const DEBUG_TYPE = 'empo2';
+
+/** The read-only `empo2-episode:` documents the adapters write. */
+export class EpisodeDocuments extends Disposable implements vscode.TextDocumentContentProvider, EpisodeView {
+  private readonly texts = new Map<string, string>();
+  private readonly changed = this._register(new vscode.EventEmitter<vscode.Uri>());
+  readonly onDidChange = this.changed.event;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.path) ?? 'This episode is not being debugged any more.\n';
+  }
+
+  update(path: string, text: string): void {
+    this.texts.set(path, text);
+    this.changed.fire(vscode.Uri.from({ scheme: EPISODE_SCHEME, path }));
+  }
+
+  forget(path: string): void {
+    // The text stays readable after the session (the last state); only a new session replaces it.
+    void path;
+  }
+}
+
+class ConfigurationProvider implements vscode.DebugConfigurationProvider {
+  constructor(private readonly runs: RunsModel) {}
+
+  provideDebugConfigurations(): vscode.DebugConfiguration[] {
+    return [defaultConfiguration(this.runs.current?.info.runId)];
+  }
+
+  /** F5 without a launch.json: an episode of the current run's first task. */
+  resolveDebugConfiguration(_folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration): vscode.DebugConfiguration | undefined {
+    if (!config.type && !config.request && !config.name) {
+      const runId = this.runs.current?.info.runId;
+      if (!runId) {
+        void vscode.window.showErrorMessage('Open or start a run first: an EMPO² debug session plays an episode with one of its checkpoints.');
+        return undefined;
+      }
+      return defaultConfiguration(runId);
+    }
+    return config;
+  }
+}
+
+function defaultConfiguration(runId: string | undefined): vscode.DebugConfiguration {
+  return {
+    type: DEBUG_TYPE,
+    request: 'launch',
+    name: 'EMPO²: debug an episode',
+    ...(runId ? { runId } : { policyPath: 'builtin' }),
+    task: 'power-device',
+    variation: 0,
+    seed: 0,
+    mode: 'memory-free',
+    stopOnEntry: true,
+  };
+}
+
+/** "EMPO²: Debug Episode…": on an episode (replay it), a task group (a new episode of it), or from the palette. */
+export class DebugEpisodeCommand implements Command {
+  static readonly id = 'empo2.debugEpisode';
+  readonly id = DebugEpisodeCommand.id;
+
+  constructor(
+    private readonly runs: RunsModel,
+    private readonly trajectories: TrajectoryModel,
+  ) {}
+
+  async execute(node?: unknown): Promise<boolean> {
+    const config = await this.configuration(node as TrajectoryNode | undefined);
+    return config ? vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], config) : false;
+  }
+
+  private async configuration(node: TrajectoryNode | undefined): Promise<vscode.DebugConfiguration | undefined> {
+    const base = { type: DEBUG_TYPE, request: 'launch', stopOnEntry: true };
+    if (node?.kind === 'episode' || node?.kind === 'step') {
+      return { ...base, name: `Replay ${node.episodeId}`, replay: { runId: node.runId, episodeId: node.episodeId } };
+    }
+    if (node?.kind === 'taskGroup') {
+      const group = this.trajectories.group(node);
+      if (group) {
+        return { ...base, name: `${group.task}/${group.variation}`, runId: node.runId, task: group.task, variation: group.variation, seed: 0, mode: 'memory-free' };
+      }
+    }
+    const runs = this.runs.list();
+    if (!runs.length) {
+      void vscode.window.showErrorMessage('Open or start a run first: an EMPO² debug session plays an episode with one of its checkpoints.');
+      return undefined;
+    }
+    const run = runs.length === 1 ? runs[0] : (await vscode.window.showQuickPick(runs.map((r) => ({ label: r.info.runId, entry: r })), { title: 'Debug an episode: which run?' }))?.entry;
+    if (!run) {
+      return undefined;
+    }
+    const taskText = await vscode.window.showInputBox({ title: 'Task and variation', value: 'power-device/0', prompt: 'task/variation, e.g. power-device/0' });
+    const match = taskText ? /^\s*([^/\s]+)\s*\/\s*(\d+)\s*$/.exec(taskText) : null;
+    if (!match) {
+      return undefined;
+    }
+    const mode = await vscode.window.showQuickPick(['memory-free', 'memory'], { title: 'Rollout mode' });
+    if (!mode) {
+      return undefined;
+    }
+    return { ...base, name: `${match[1]}/${match[2]}`, runId: run.info.runId, task: match[1], variation: Number(match[2]), seed: 0, mode };
+  }
+}
+
+/** "EMPO²: Show Tokens of the Current Turn": the token view of the turn the debugger is on. */
+export class ShowTokensCommand implements Command {
+  static readonly id = 'empo2.showTokens';
+  readonly id = ShowTokensCommand.id;
+
+  constructor(private readonly feature: DebugFeature) {}
+
+  async execute(): Promise<boolean> {
+    const turn = this.feature.adapters.at(-1)?.turnInView;
+    if (!turn) {
+      void vscode.window.showInformationMessage('Start an EMPO² debug session and play a turn first: the token view shows the turn the debugger is on.');
+      return false;
+    }
+    await this.feature.tokens.show(turn);
+    return true;
+  }
+}
+
+/** Registers the debug type; `adapters` lets tests reach the live adapter. */
+export class DebugFeature extends Disposable {
+  readonly documents = this._register(new EpisodeDocuments());
+  readonly adapters: Empo2DebugAdapter[] = [];
+  readonly tokens = this._register(new TokenView());
+
+  constructor(host: HostApi, runs: RunsModel) {
+    super();
+    this._register(vscode.workspace.registerTextDocumentContentProvider(EPISODE_SCHEME, this.documents));
+    this._register(vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, new ConfigurationProvider(runs)));
+    this._register(
+      vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, {
+        createDebugAdapterDescriptor: () => {
+          const adapter = new Empo2DebugAdapter(host, this.documents);
+          this.adapters.push(adapter);
+          return new vscode.DebugAdapterInlineImplementation(adapter);
+        },
+      }),
+    );
+  }
+}
+
+export type { Empo2LaunchArguments };

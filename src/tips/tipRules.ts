@@ -1,0 +1,43 @@
+import type { Author, MemoryChange, MemoryDeleteParams, MemoryUpdateParams, Tip, TipId, TipParams } from '../rpc/protocol';
+
+// The facts about tips that the extension (TipsModel, the palette commands) and the Memory Tips
+// webview share, written once; vscode-free, so the webview bundles it too.
+
+/** A person's edit of a tip, as memory.update takes it (the run is the current one). */
+export type TipEdit = Pick<MemoryUpdateParams, 'tipId' | 'text' | 'expectedVersion'>;
+/** A person's deletion of a tip, as memory.delete takes it. */
+export type TipDeletion = Pick<MemoryDeleteParams, 'tipId' | 'expectedVersion'>;
+/** One tip of the current run. */
+export type TipRef = Pick<TipParams, 'tipId'>;
+
+/** The author name the store records for tips the policy wrote, and for the system's evictions. */
+export const POLICY_AUTHOR = 'policy' satisfies Author['kind'];
+export const SYSTEM_AUTHOR = 'system' satisfies Author['kind'];
+
+/** A person wrote it: any author name but the policy's and the system's. */
+export function isPersonAuthor(author: string): boolean {
+  return author !== POLICY_AUTHOR && author !== SYSTEM_AUTHOR;
+}
+
+/**
+ * Applies the host's changes to tips kept by id: the newer version wins (a notification and a
+ * response can cross, so an older copy never replaces a newer one); deleted and evicted tips
+ * leave.
+ */
+export function applyTipChanges(tips: Map<TipId, Tip>, changes: readonly MemoryChange[]): void {
+  for (const { change, tip } of changes) {
+    if (change === 'deleted' || change === 'evicted') {
+      tips.delete(tip.id);
+    } else {
+      const known = tips.get(tip.id);
+      if (!known || known.version <= tip.version) {
+        tips.set(tip.id, tip);
+      }
+    }
+  }
+}
+
+/** The question asked before a tip is deleted, from the palette or the Memory Tips view. */
+export function deleteTipQuestion(tipId: TipId, tip: Tip | undefined): string {
+  return `Delete tip ${tipId}${tip ? ` ("${tip.text.slice(0, 80)}")` : ''}? Retrieval stops returning it at once; it stays in its history.`;
+}

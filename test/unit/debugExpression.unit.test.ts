@@ -1,0 +1,75 @@
+import * as assert from 'node:assert/strict';
+import { evaluate, Expression, ExpressionError } from '../../src/debug/expression';
+import { bucketOf, tokenTable } from '../../src/debug/tokenTable';
+import { turnScope } from '../../src/debug/turnScope';
+import type { DebugTurn } from '../../src/rpc/debugProtocol';
+
+// The breakpoint/watch language: the issue's own examples over a turn, Python and JS spellings,
+// and that nothing outside the turn's variables can be reached.
+
+function turn(overrides: Partial<DebugTurn> = {}): DebugTurn {
+  return {
+    index: 3, observation: 'you are in the shed . a crate is here .', prompt: 'p <tip> x </tip>', promptNoTips: 'p',
+    tips: [{ id: 'p000001', text: 'open the crate', similarity: 0.8, score: 100 }],
+    action: 'open crate', executedAction: 'open crate', corrected: false, forced: false, executed: true,
+    tokens: [
+      { index: 0, id: 10, text: 'open', logprob: -0.2, logprobNoTips: -3.1, alternatives: [{ id: 10, text: 'open', logprob: -0.2 }], ratio: null, masked: null },
+      { index: 1, id: 11, text: 'crate', logprob: -6.5, logprobNoTips: -7.0, alternatives: [{ id: 12, text: 'box', logprob: -0.1 }], ratio: 1.2, masked: true },
+    ],
+    minLogprob: -6.5, reward: 25, score: 25, intrinsic: 1, scoreChanged: true, done: false, success: false, replay: null,
+    ...overrides,
+  };
+}
+
+describe('debug expressions', () => {
+  const scope = turnScope(turn());
+
+  it('evaluates the issue\'s examples over a turn', () => {
+    assert.equal(evaluate('reward > 0', scope), true);
+    assert.equal(evaluate("'open' in action", scope), true);
+    assert.equal(evaluate("'close' in action", scope), false);
+    assert.equal(evaluate('min_logprob < -5', scope), true);
+    assert.equal(evaluate('tips_retrieved == 0', scope), false);
+    assert.equal(evaluate('score_changed', scope), true);
+    assert.equal(evaluate('masked_tokens', scope), 1);
+  });
+
+  it('reads Python and JavaScript spellings, members, indexes and a few functions', () => {
+    assert.equal(evaluate('reward > 0 and not corrected', scope), true);
+    assert.equal(evaluate('reward > 0 && !corrected', scope), true);
+    assert.equal(evaluate('forced or done || False', scope), false);
+    assert.equal(evaluate("'crate' not in observation", scope), false);
+    assert.equal(evaluate('tokens[1].logprob - tokens[1].logprob_no_tips', scope), 0.5);
+    assert.equal(evaluate('tips[0].score == 100 and tips[-1].similarity >= 0.5', scope), true);
+    assert.equal(evaluate('len(tokens) * 2 + -1', scope), 3);
+    assert.equal(evaluate('min(-1, 2, -3)', scope), -3);
+    assert.equal(evaluate('(1 + 2) * 3 == 9', scope), true);
+    assert.equal(evaluate('"a" + action', scope), 'aopen crate');
+  });
+
+  it('refuses anything outside the turn: unknown names, functions, prototype members, syntax', () => {
+    assert.throws(() => evaluate('process', scope), /'process' is not defined/);
+    assert.throws(() => evaluate('require("fs")', scope), /unknown function 'require'/);
+    assert.throws(() => evaluate('constructor("return process")', scope), /unknown function 'constructor'/);
+    assert.throws(() => evaluate('toString', scope), /'toString' is not defined/);
+    assert.equal(evaluate('action.constructor', scope), null);
+    assert.equal(evaluate('tips.__proto__', scope), null);
+    assert.throws(() => new Expression('reward >'), ExpressionError);
+    assert.throws(() => new Expression('reward = 1'), /unexpected '='/);
+    assert.throws(() => new Expression("'open"), /unterminated string/);
+    assert.throws(() => new Expression('x'.repeat(2000)), /at most 1000/);
+  });
+});
+
+describe('the token view\'s table', () => {
+  it('puts each token on a line with both log-probs coloured by bucket, ratio and mask', () => {
+    const { text, cells } = tokenTable(turn());
+    const lines = text.trimEnd().split('\n');
+    assert.equal(lines.length, 4);
+    assert.match(lines[2], /^"open"\s+-0\.200\s+-3\.100\s+—\s+—\s+open -0\.20/);
+    assert.match(lines[3], /^"crate"\s+-6\.500\s+-7\.000\s+1\.200\s+masked\s+box -0\.10/);
+    assert.deepEqual(cells.map((c) => [c.line, c.bucket]), [[2, 0], [2, 2], [3, 3], [3, 3]]);
+    assert.equal(lines[2].slice(cells[0].start, cells[0].end).trim(), '-0.200');
+    assert.deepEqual([bucketOf(0), bucketOf(-1), bucketOf(-4.9), bucketOf(-5.1)], [0, 1, 2, 3]);
+  });
+});
