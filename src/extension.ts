@@ -2,7 +2,8 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { registerCommands } from './common/command';
 import { Settings } from './common/settings';
-import { ConnectRemoteCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './host/hostCommands';
+import { ConnectionNotices } from './host/connectionNotices';
+import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './host/hostCommands';
 import { HostLog } from './host/hostLog';
 import { HostManager } from './host/hostManager';
 import { HostStateModel } from './host/hostState';
@@ -69,7 +70,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   let tipsView: TipsViewProvider | undefined;
   const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
   const episodes = new EpisodeBrowser(trajectoryModel, runs, treeView, episodePanel, hostLog);
-  tipsView = new TipsViewProvider(context.extensionUri, hostState, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
+  tipsView = new TipsViewProvider(context.extensionUri, hostState, host.health, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
   const refresh = new RefreshCommand(trajectories, runs, tips);
   const comparison = new ComparisonPanel(context.extensionUri);
@@ -92,6 +93,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     comparison,
     rerunJobs,
     new HostStatusBar(host, runs),
+    new ConnectionNotices(host.health, host.reconnector, hostLog),
     new RunProgressReporter(runs),
     vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, { webviewOptions: { retainContextWhenHidden: true } }),
     host.on(Notifications.hostResync, ({ reason, dropped }) => {
@@ -105,6 +107,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new StopHostCommand(host, hostLog),
       new RestartHostCommand(trust, host),
       new ConnectRemoteCommand(host, settings),
+      new ReconnectCommand(host),
       new NewRunCommand(trust, host, runs),
       new PauseRunCommand(host, runs),
       new ResumeRunCommand(trust, host, runs),

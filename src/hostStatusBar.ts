@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { Disposable } from './common/lifecycle';
+import { describeHealth } from './host/connectionHealth';
 import type { HostManager } from './host/hostManager';
 import type { RunsModel } from './runs/runsModel';
 import { deviceLabel, statusText } from './statusText';
@@ -7,7 +8,7 @@ import { deviceLabel, statusText } from './statusText';
 /**
  * The host in the status bar: state, device (CPU, or the GPU's name and memory), the current
  * run, its iteration and latest return. A click does the obvious next thing: start a stopped
- * host, show the log of a running one.
+ * host, show the log of a running one; for a lost link, Reconnect (remote) or Restart (spawned).
  */
 export class HostStatusBar extends Disposable {
   private readonly item = this._register(vscode.window.createStatusBarItem('empo2.host', vscode.StatusBarAlignment.Left, 10));
@@ -20,6 +21,10 @@ export class HostStatusBar extends Disposable {
     this.item.name = 'EMPO² Host';
     this.render();
     this._register(host.state.onDidChange(() => this.render()));
+    this._register(host.health.onDidChange(() => this.render()));
+    // "reconnecting… (12 s, next try in 1 s)" counts; re-render each second while it does.
+    const ticker = setInterval(() => this.host.health.isInterrupted && this.render(), 1_000);
+    this._register({ dispose: () => clearInterval(ticker) });
     this._register(runs.onDidChangeCurrent(() => this.render()));
     this._register(runs.onDidChangeRuns(() => this.render()));
     this.item.show();
@@ -29,8 +34,16 @@ export class HostStatusBar extends Disposable {
     const state = this.host.state.state;
     const session = this.host.current;
     const run = session ? this.runs.current : undefined;
-    this.item.text = statusText({ state, device: session?.init.serverInfo.device, remote: session?.remote, run });
-    const up = state === 'running' || state === 'starting' || state === 'reconnecting';
+    const health = this.host.health.health;
+    this.item.text = statusText({ state, health, device: session?.init.serverInfo.device, remote: session?.remote, run });
+    if (health.kind === 'reconnecting' || health.kind === 'lost') {
+      const lost = health.kind === 'lost';
+      this.item.command = health.remote || !lost ? 'empo2.reconnect' : 'empo2.restartHost';
+      this.item.tooltip = `EMPO²: ${describeHealth(health)}${health.reason ? ` (${health.reason})` : ''}.\n${health.remote ? `The host at ${health.url} keeps training on its own. ` : ''}Click to ${health.remote || !lost ? 'reconnect now' : 'restart the host'}`;
+      this.item.backgroundColor = new vscode.ThemeColor(lost ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
+      return;
+    }
+    const up = state === 'running' || state === 'starting';
     this.item.command = up ? 'empo2.showHostLog' : 'empo2.startHost';
     const device = deviceLabel(session?.init.serverInfo.device);
     this.item.tooltip = up

@@ -1,3 +1,4 @@
+import { describeHealth, type ConnectionHealth } from './host/connectionHealth';
 import type { HostState } from './host/hostState';
 import type { DeviceInfo } from './rpc/protocol';
 import { latestReturn, type RunEntry } from './runs/runsModel';
@@ -38,12 +39,20 @@ export function deviceLabel(device: DeviceInfo | undefined): string | undefined 
 
 export interface StatusInputs {
   readonly state: HostState;
+  /** The link's health; while it is down the text says so, whatever the host state. */
+  readonly health?: ConnectionHealth;
   readonly device?: DeviceInfo;
   readonly remote?: boolean;
   readonly run?: RunEntry;
 }
 
-export function statusText({ state, device, remote, run }: StatusInputs): string {
+export function statusText({ state, health, device, remote, run }: StatusInputs, now: number = Date.now()): string {
+  if (health?.kind === 'reconnecting') {
+    return `$(loading~spin) EMPO²: ${describeHealth(health, now)}`;
+  }
+  if (health?.kind === 'lost') {
+    return `$(debug-disconnect) EMPO²: ${describeHealth(health, now)}`;
+  }
   if (state !== 'running') {
     return `${STATE_ICON[state]} ${STATE_TEXT[state]}`;
   }

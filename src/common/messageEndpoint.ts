@@ -49,18 +49,32 @@ export interface MessageEndpointOptions {
   readonly requestTimeoutMs?: number;
 }
 
+// Their messages are for the person looking at the view: the handler's own sentence, or what
+// went wrong in plain words; the request's method stays in `.method` for logs and tests.
+
 export class RequestTimeoutError extends Error {
-  constructor(method: string, timeoutMs: number) {
-    super(`webview request '${method}' got no response within ${timeoutMs} ms`);
+  constructor(
+    readonly method: string,
+    timeoutMs: number,
+  ) {
+    super(`EMPO² did not answer within ${Math.round(timeoutMs / 1000)} s`);
     this.name = 'RequestTimeoutError';
   }
 }
 
 export class RequestFailedError extends Error {
-  constructor(method: string, reason: string) {
-    super(`webview request '${method}' failed: ${reason}`);
+  constructor(
+    readonly method: string,
+    reason: string,
+  ) {
+    super(reason);
     this.name = 'RequestFailedError';
   }
+}
+
+export interface SendOptions {
+  /** Overrides the endpoint's timeout: a save that waits for a reconnect may take minutes. */
+  readonly timeoutMs?: number;
 }
 
 interface PendingRequest {
@@ -117,16 +131,17 @@ export class MessageEndpoint extends Disposable {
   }
 
   /** Sends a request; the timeout runs from now, so a webview that never loads still fails. */
-  sendRequest<P, R>(type: RequestType<P, R>, params: P): Promise<R> {
+  sendRequest<P, R>(type: RequestType<P, R>, params: P, options: SendOptions = {}): Promise<R> {
     if (this.isDisposed) {
-      return Promise.reject(new RequestFailedError(type.method, 'the webview connection is closed'));
+      return Promise.reject(new RequestFailedError(type.method, 'the view was closed'));
     }
     const id = this.nextId++;
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     return new Promise<R>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new RequestTimeoutError(type.method, this.timeoutMs));
-      }, this.timeoutMs);
+        reject(new RequestTimeoutError(type.method, timeoutMs));
+      }, timeoutMs);
       this.pending.set(id, { method: type.method, resolve: resolve as (result: unknown) => void, reject, timer });
       this.send({ kind: 'request', id, method: type.method, params });
     });

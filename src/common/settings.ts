@@ -22,6 +22,12 @@ export class Settings {
     return this.section.get<string>('remoteUrl', '').trim();
   }
 
+  /** Minutes of slow background reconnect attempts to a remote host after the fast ones (0: none). */
+  get backgroundRetryMinutes(): number {
+    const minutes = this.section.get<number>('remote.backgroundRetryMinutes', 30);
+    return Number.isFinite(minutes) && minutes > 0 ? minutes : 0;
+  }
+
   get autoStart(): boolean {
     return this.section.get<boolean>('autoStart', false);
   }

@@ -3,6 +3,7 @@ import type { IDisposable } from '../common/lifecycle';
 import type { RequestOptions } from '../rpc/client';
 import type { NotificationType, RequestType } from '../rpc/methods';
 import type { InitializeResult } from '../rpc/protocol';
+import type { ConnectionHealthModel } from './connectionHealth';
 
 /**
  * What models and views need from the host: requests, notifications, and (re)connection
@@ -14,4 +15,6 @@ export interface HostApi {
   readonly onDidConnect: Event<{ readonly init: InitializeResult; readonly remote: boolean }>;
   readonly onDidDisconnect: Event<void>;
   readonly current: { readonly init: InitializeResult; readonly remote: boolean } | undefined;
+  /** Whether what views show is live: connected, reconnecting (since, next try) or lost. */
+  readonly health: ConnectionHealthModel;
 }

@@ -69,6 +69,22 @@ export class StopHostCommand implements Command {
   }
 }
 
+/** Dials the host again now after its connection dropped (a fresh round of fast attempts). */
+export class ReconnectCommand implements Command {
+  static readonly id = 'empo2.reconnect';
+  readonly id = ReconnectCommand.id;
+
+  constructor(private readonly host: HostManager) {}
+
+  async execute(): Promise<void> {
+    if (this.host.current) {
+      void vscode.window.showInformationMessage('EMPO²: the training host is connected.');
+    } else if (!this.host.reconnect()) {
+      void vscode.window.showInformationMessage('EMPO²: there is no host to reconnect to; start one, or connect to a remote host.');
+    }
+  }
+}
+
 export class ConnectRemoteCommand implements Command {
   static readonly id = 'empo2.connectRemote';
   readonly id = ConnectRemoteCommand.id;

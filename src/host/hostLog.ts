@@ -32,6 +32,17 @@ export class HostLog implements vscode.Disposable {
     }
   }
 
+  /** A line of a remote host's log (it arrives over the protocol, not on stderr). */
+  remoteLine(text: string, level: string): void {
+    if (level === 'ERROR' || level === 'CRITICAL') {
+      this.channel.error(text);
+    } else if (level === 'WARNING') {
+      this.channel.warn(text);
+    } else {
+      this.channel.info(text);
+    }
+  }
+
   show(): void {
     this.channel.show(/* preserveFocus */ false);
   }

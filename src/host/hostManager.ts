@@ -6,27 +6,50 @@ import type { Settings } from '../common/settings';
 import type { RequestOptions } from '../rpc/client';
 import { describeError } from '../rpc/errors';
 import { Notifications, Requests, type NotificationType, type RequestType } from '../rpc/methods';
-import { Backoff } from './backoff';
+import { ConnectionHealthModel } from './connectionHealth';
 import type { HostLog } from './hostLog';
 import { HostProcess, HostStartError } from './hostProcess';
 import { openHostSession, reportHostFailure, type HostSession, type HostTarget } from './hostSession';
 import type { HostStateModel } from './hostState';
 import { findHostInterpreter } from './interpreterDialogs';
+import { ReconnectSchedule } from './reconnectSchedule';
+import { Reconnector } from './reconnector';
+import { formatLogEntry, RemoteLogFollower } from './remoteLog';
 import { RemoteTokens } from './remoteTokens';
 import { RunRoots } from './runRoots';
 
 // The one training host this window talks to: spawned here (`empo2-host serve`) or remote
-// (Connect to Remote Host). It owns the process and the connection, reconnects with backoff
-// when the socket drops, reports a crash with the tail of the host's stderr and a Restart
-// action, and re-wires every notification listener to each new connection, so views subscribe
-// once (on()) and survive restarts.
+// (Connect to Remote Host). It owns the process and the connection, keeps the connection health
+// model current, redials when the link drops (reconnector.ts), reports a crash with the tail of
+// the host's stderr and a Restart action, and re-wires every notification listener to each new
+// connection, so views subscribe once (on()) and survive restarts.
 
 export class HostNotRunningError extends Error {
-  constructor(what: string) {
-    super(`${what} needs a running training host; start it first (EMPO²: Start Host).`);
+  constructor(what: string, reconnecting = false) {
+    super(
+      reconnecting
+        ? `${what}: the connection to the training host is being restored (reconnecting…); try again in a moment.`
+        : `${what} needs a running training host; start it first (EMPO²: Start Host).`,
+    );
     this.name = 'HostNotRunningError';
   }
 }
+
+/** How a request names what it does, for a sentence a person reads ("memory.update" → "saving a tip"). */
+const ACTIONS: Record<string, string> = {
+  'memory.update': 'Saving a tip',
+  'memory.add': 'Adding a tip',
+  'memory.delete': 'Deleting a tip',
+  'memory.list': 'Loading the tips',
+  'memory.history': 'Reading a tip\'s history',
+  'run.start': 'Starting a run',
+  'run.pause': 'Pausing the run',
+  'run.resume': 'Resuming the run',
+  'run.stop': 'Stopping the run',
+  'run.metrics': 'Loading the metrics',
+  'trajectory.list': 'Loading trajectories',
+  'trajectory.get': 'Opening an episode',
+};
 
 export interface HostManagerOptions {
   readonly extensionVersion: string;
@@ -44,8 +67,10 @@ export class HostManager extends Disposable {
   private session: HostSession | undefined;
   private target: HostTarget | undefined;
   private stopping = false;
-  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly backoff = new Backoff();
+  /** Every view reads whether what it shows is live from here. */
+  readonly health = this._register(new ConnectionHealthModel());
+  readonly reconnector: Reconnector;
+  private readonly remoteLog: RemoteLogFollower;
   private readonly notificationEmitters = new Map<string, Emitter<unknown>>();
   private startPromise: Promise<boolean> | undefined;
   /** The folders a spawned host may read runs from. */
@@ -71,6 +96,20 @@ export class HostManager extends Disposable {
     for (const type of Object.values(Notifications)) {
       this.notificationEmitters.set(type.method, this._register(new Emitter<unknown>()));
     }
+    this.reconnector = this._register(
+      new Reconnector(this.health, log, (target) =>
+        new ReconnectSchedule({ slowLimitMs: target.remote ? this.settings.backgroundRetryMinutes * 60_000 : 0 }),
+      ),
+    );
+    // A remote host's log: live training lines, and the rest from log.tail after each connect.
+    this.remoteLog = new RemoteLogFollower((entry) => log.remoteLine(formatLogEntry(entry), entry.level));
+    this._register(
+      this.on(Notifications.logMessage, ({ entries }) => {
+        if (this.session?.remote) {
+          entries.forEach((entry) => this.remoteLog.accept(entry));
+        }
+      }),
+    );
   }
 
   get current(): HostSession | undefined {
@@ -89,7 +128,7 @@ export class HostManager extends Disposable {
   /** A request to the connected host; HostNotRunningError when there is none. */
   request<Params, Result>(type: RequestType<Params, Result>, params: Params, options?: RequestOptions): Promise<Result> {
     if (!this.session) {
-      return Promise.reject(new HostNotRunningError(`'${type.method}'`));
+      return Promise.reject(new HostNotRunningError(ACTIONS[type.method] ?? `'${type.method}'`, this.health.isInterrupted));
     }
     return this.session.client.request(type, params, options);
   }
@@ -143,6 +182,7 @@ export class HostManager extends Disposable {
           await host.stop(2_000);
           this.stopping = false;
           this.process = undefined;
+          this.health.set({ kind: 'none' });
           this.state.set('crashed');
           void this.reportFailure(`the training host did not start: ${describeError(error)}`, tail);
           return false;
@@ -167,21 +207,43 @@ export class HostManager extends Disposable {
       return true;
     } catch (error) {
       this.target = undefined;
+      this.health.set({ kind: 'none' });
       this.state.set('stopped');
       this.log.error(`Cannot connect to ${url}: ${describeError(error)}`);
       throw error;
     }
   }
 
-  private async connect(target: HostTarget): Promise<void> {
-    const session = await openHostSession(target, this.options.extensionVersion, this.notificationEmitters.keys(), (method, params) =>
-      this.notificationEmitters.get(method)!.fire(params),
+  private async connect(target: HostTarget, openTimeoutMs?: number): Promise<void> {
+    const session = await openHostSession(
+      target,
+      this.options.extensionVersion,
+      this.notificationEmitters.keys(),
+      (method, params) => this.notificationEmitters.get(method)!.fire(params),
+      { openTimeoutMs },
     );
+    if (this.target !== target || this.stopping) {
+      session.client.dispose(); // stopped, or another host chosen, while this one was dialled
+      throw new Error('the connection was no longer wanted');
+    }
     session.client.onDidClose((info) => this.connectionClosed(session, info.code, info.reason));
     this.session = session;
-    this.backoff.reset();
+    this.health.set({ kind: 'connected', since: Date.now(), remote: target.remote, url: target.url });
     this.state.set('running');
     this._onDidConnect.fire(session);
+    if (target.remote) {
+      void this.remoteLog
+        .catchUp((after) => session.client.request(Requests.logTail, { after }))
+        .catch((error) => this.log.warn(`Cannot read the remote host's log: ${describeError(error)}`));
+    }
+  }
+
+  /** Dials the host again now (the Reconnect action); false when there is nothing to reconnect to. */
+  reconnect(): boolean {
+    if (this.session) {
+      return true;
+    }
+    return this.reconnector.retryNow();
   }
 
   // -- losing the connection or the process -----------------------------------------------------
@@ -195,37 +257,13 @@ export class HostManager extends Disposable {
     if (this.stopping || this.isDisposed) {
       return;
     }
-    this.log.warn(`The connection to the host closed (${code}${reason ? `: ${reason}` : ''}).`);
-    if (this.process?.hasExited) {
+    if (this.process?.hasExited || !this.target) {
       return; // processExited reports it.
     }
-    this.scheduleReconnect();
-  }
-
-  private scheduleReconnect(): void {
     const target = this.target;
-    const delay = this.backoff.next();
-    if (!target || delay === undefined) {
-      this.log.error('Gave up reconnecting to the host.');
-      this.target = undefined;
-      this.state.set(target?.remote ? 'stopped' : 'crashed');
-      void this.reportFailure('the connection to the training host was lost and could not be restored', this.process?.stderrTail() ?? '');
-      return;
-    }
     this.state.set('reconnecting');
-    this.log.info(`Reconnecting in ${delay} ms (attempt ${this.backoff.attempts}).`);
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      if (this.target !== target || this.stopping) {
-        return;
-      }
-      this.connect(target).catch((error) => {
-        this.log.warn(`Reconnect failed: ${describeError(error)}`);
-        if (!this.process?.hasExited) {
-          this.scheduleReconnect();
-        }
-      });
-    }, delay);
+    // A reconnect attempt gives up on a silent link after 3 s, so one that is back is used soon.
+    this.reconnector.begin(target, reason || `code ${code}`, () => this.connect(target, 3_000));
   }
 
   private processExited(host: HostProcess, code: number | null, signal: NodeJS.Signals | null): void {
@@ -234,7 +272,8 @@ export class HostManager extends Disposable {
     }
     this.process = undefined;
     this.target = undefined;
-    clearTimeout(this.reconnectTimer);
+    this.reconnector.cancel();
+    this.health.set({ kind: 'none' });
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     if (this.stopping || this.isDisposed || (code === 0 && !this.session)) {
       this.log.info(`The host ${how}.`);
@@ -272,7 +311,7 @@ export class HostManager extends Disposable {
     }
     this.stopping = true;
     this.state.set('stopping');
-    clearTimeout(this.reconnectTimer);
+    this.reconnector.cancel();
     try {
       if (host && this.session && !this.session.remote) {
         await this.session.client.request(Requests.shutdown, {}, { timeoutMs: options.graceMs ?? 40_000 }).catch((error) => {
@@ -291,6 +330,7 @@ export class HostManager extends Disposable {
       this.process = undefined;
       this.target = undefined;
       this.stopping = false;
+      this.health.set({ kind: 'none' });
       this.state.set('stopped');
     }
   }
@@ -298,7 +338,7 @@ export class HostManager extends Disposable {
   /** For deactivate(): no waiting for an iteration boundary; SIGTERM, then SIGKILL after 3 s. */
   async stopForExit(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.reconnectTimer);
+    this.reconnector.cancel();
     const host = this.process;
     await this.disconnect();
     if (host) {
@@ -319,7 +359,7 @@ export class HostManager extends Disposable {
 
   override dispose(): void {
     this.stopping = true;
-    clearTimeout(this.reconnectTimer);
+    this.reconnector.cancel();
     this.session?.client.dispose();
     this.session = undefined;
     this.process?.dispose();

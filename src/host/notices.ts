@@ -7,9 +7,24 @@ import type { WorkspaceTrustGuard } from './workspaceTrust';
 // sentence.
 
 const START_HOST = 'Start Host';
+const RECONNECT_NOW = 'Reconnect Now';
 
-/** The command works on a running host, and none is running: say so, offer to start one. */
-export async function showHostRequired(what: string): Promise<void> {
+/**
+ * The command works on a running host, and none is connected: say so, and offer what helps.
+ * While the link is being restored that is waiting (or Reconnect Now), never "start the host":
+ * the host is there, and for a remote one a local host would be the wrong thing.
+ */
+export async function showHostRequired(what: string, host: HostManager): Promise<void> {
+  if (host.health.isInterrupted) {
+    const choice = await vscode.window.showInformationMessage(
+      `EMPO²: the connection to the training host is being restored. ${what} works again once it is back.`,
+      RECONNECT_NOW,
+    );
+    if (choice === RECONNECT_NOW) {
+      await vscode.commands.executeCommand('empo2.reconnect');
+    }
+    return;
+  }
   const choice = await vscode.window.showInformationMessage(
     `EMPO²: start the host first. ${what} needs a running training host.`,
     START_HOST,
@@ -23,6 +38,10 @@ export async function showHostRequired(what: string): Promise<void> {
 export async function ensureHost(host: HostManager, trust: WorkspaceTrustGuard, what: string): Promise<boolean> {
   if (host.current) {
     return true;
+  }
+  if (host.health.isInterrupted) {
+    await showHostRequired(what, host); // reconnecting: no new local host next to the one we lost
+    return false;
   }
   if (!(await trust.ensureTrusted(what))) {
     return false;

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Command } from '../common/command';
 import type { HostApi } from '../host/hostApi';
-import { showFailure, showHostRequired } from '../host/notices';
+import { showFailure } from '../host/notices';
 import { describeError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import type { RunsModel } from '../runs/runsModel';
@@ -40,7 +40,7 @@ export class RerunUpdateCommand implements Command {
    */
   async execute(arg?: unknown, more?: unknown): Promise<RerunRecord | undefined> {
     if (!this.host.current) {
-      await showHostRequired('Rerunning the off-policy update');
+      void vscode.window.showInformationMessage('EMPO²: rerunning the off-policy update needs the training host; run "EMPO²: Start Host" first.');
       return undefined;
     }
     const given = rerunArgs(arg, more);

@@ -1,7 +1,7 @@
 import { ErrorCodes, type ErrorCode, type Tip, type VersionConflictData } from './protocol';
 
-// What a request can end in besides its result. Every one names the method, so a message in
-// the log says which call failed.
+// What a request can end in besides its result. Each keeps the method (`.method`) for the log,
+// and says in its message what happened in words a person knows, without wire names.
 
 /** A JSON-RPC error response from the host: its code (ErrorCodes), one sentence, and data. */
 export class RpcError extends Error {
@@ -29,7 +29,7 @@ export class RequestTimeoutError extends Error {
     readonly method: string,
     readonly timeoutMs: number,
   ) {
-    super(`the host did not answer '${method}' within ${Math.round(timeoutMs / 100) / 10} s`);
+    super(`the training host did not answer within ${Math.round(timeoutMs / 100) / 10} s`);
     this.name = 'RequestTimeoutError';
   }
 }
@@ -47,7 +47,7 @@ export class ConnectionClosedError extends Error {
     readonly method: string,
     reason: string,
   ) {
-    super(`the connection to the host closed before '${method}' was answered (${reason})`);
+    super(`the connection to the training host dropped before it answered (${reason})`);
     this.name = 'ConnectionClosedError';
   }
 }

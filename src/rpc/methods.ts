@@ -56,6 +56,7 @@ export const Requests = {
   memoryDelete: request<P.MemoryDeleteParams, P.TipResult>('memory.delete'),
   memoryHistory: request<P.TipParams, P.MemoryHistoryResult>('memory.history'),
   checkpointList: request<P.CheckpointListParams, P.CheckpointListResult>('checkpoint.list'),
+  logTail: request<P.LogTailParams, P.LogTailResult>('log.tail'),
   debugStart: request<D.DebugStartParams, D.DebugStartResult>('debug.start'),
   debugStep: request<D.DebugStepParams, D.DebugTurnResult>('debug.step'),
   debugForce: request<D.DebugForceParams, D.DebugTurnResult>('debug.force'),

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { Emitter } from '../common/event';
 import type { CloseInfo, Transport } from './client';
+import { Keepalive, type KeepaliveOptions } from './keepalive';
 
 // The client's end of the host's WebSocket, with the `ws` package. The token goes in the
 // upgrade's Authorization header (host/empo2/server/auth.py); no Origin header is sent, because
@@ -11,6 +12,8 @@ export interface WebSocketOptions {
   readonly openTimeoutMs?: number;
   /** Largest frame accepted from the host (default 256 MiB: a run's whole metrics history). */
   readonly maxPayloadBytes?: number;
+  /** Ping the host and drop a link that goes silent (keepalive.ts); off when absent. */
+  readonly keepalive?: KeepaliveOptions;
 }
 
 /** Why a connection could not be opened, in one sentence for a person. */
@@ -61,7 +64,7 @@ export function connectWebSocket(url: string, token: string | undefined, options
     socket.once('error', onOpenError);
     socket.once('open', () => {
       socket.off('error', onOpenError);
-      resolve(new WebSocketTransport(socket));
+      resolve(new WebSocketTransport(socket, options.keepalive));
     });
   });
 }
@@ -72,16 +75,34 @@ class WebSocketTransport implements Transport {
   private readonly _onClose = new Emitter<CloseInfo>();
   readonly onClose = this._onClose.event;
   private closed = false;
+  private readonly keepalive: Keepalive | undefined;
 
-  constructor(private readonly socket: WebSocket) {
+  constructor(
+    private readonly socket: WebSocket,
+    keepalive?: KeepaliveOptions,
+  ) {
+    if (keepalive) {
+      this.keepalive = new Keepalive(
+        () => socket.ping(),
+        (silentMs) => {
+          // Report our reason first: the 'close' that terminate() causes says only 1006.
+          this.fireClose({ code: 1006, reason: `no answer from the host for ${Math.round(silentMs / 1000)} s` });
+          socket.terminate();
+        },
+        keepalive,
+      );
+      socket.on('pong', () => this.keepalive?.alive());
+      this.keepalive.start();
+    }
     socket.on('message', (data, isBinary) => {
+      this.keepalive?.alive();
       if (!isBinary) {
         this._onMessage.fire(data.toString());
       }
     });
     // 'error' is always followed by 'close'; without a listener ws would throw it.
     socket.on('error', () => undefined);
-    socket.on('close', (code, reason) => this.fireClose({ code, reason: reason.toString() }));
+    socket.on('close', (code, reason) => this.fireClose({ code, reason: reason.toString() || closeWords(code) }));
   }
 
   send(text: string): void {
@@ -109,7 +130,22 @@ class WebSocketTransport implements Transport {
   private fireClose(info: CloseInfo): void {
     if (!this.closed) {
       this.closed = true;
+      this.keepalive?.stop();
       this._onClose.fire(info);
     }
+  }
+}
+
+/** A close without a reason, in words (1006: the TCP link broke without a closing handshake). */
+function closeWords(code: number): string {
+  switch (code) {
+    case 1000:
+      return 'closed';
+    case 1001:
+      return 'the host is shutting down';
+    case 1006:
+      return 'the link broke';
+    default:
+      return `code ${code}`;
   }
 }

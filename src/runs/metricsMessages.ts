@@ -16,6 +16,8 @@ export interface MetricsSource {
 /** Embedded in the HTML: which run; the numbers follow in a `reset` right after `ready`. */
 export interface MetricsInitialState {
   readonly source: MetricsSource | undefined;
+  /** Why the numbers are not live although the run trains ("reconnecting…"); absent when live. */
+  readonly connection?: string;
 }
 
 export const MetricsNotifications = {
@@ -25,6 +27,8 @@ export const MetricsNotifications = {
   append: notificationType<{ readonly runId: string; readonly columns: MetricsColumns }>('metrics/append'),
   /** The shown run started or stopped training. */
   live: notificationType<{ readonly runId: string; readonly live: boolean; readonly state: string }>('metrics/live'),
+  /** The link to the host dropped or came back: the badge says "reconnecting…", not "● live". */
+  connection: notificationType<{ readonly connection: string | undefined }>('metrics/connection'),
 } as const;
 
 export const MetricsRequests = {

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { IDisposable } from '../common/lifecycle';
 import type { MessageEndpoint } from '../common/messageEndpoint';
 import { SingleWebviewPanel } from '../common/webviewPanel';
+import { healthBadge } from '../host/connectionHealth';
 import type { HostApi } from '../host/hostApi';
 import { Notifications, Requests } from '../rpc/methods';
 import { appendRecords, emptyColumns, parseMetricsJsonl, type MetricsColumns } from './metricsCharts';
@@ -52,6 +53,13 @@ export class MetricsPanel extends SingleWebviewPanel {
       }),
     );
     this._register(host.onDidConnect(() => this.source?.origin === 'host' && void this.showRun(this.source.runId)));
+    this._register(host.health.onDidChange(() => this.endpoint?.sendNotification(MetricsNotifications.connection, { connection: this.connectionBadge() })));
+  }
+
+  /** Why a host run's numbers are not live: the link is down, or the host was stopped. */
+  private connectionBadge(): string | undefined {
+    const kind = this.host.health.health.kind;
+    return kind === 'none' ? 'host stopped' : healthBadge(kind);
   }
 
   /** What the panel shows (tests read it). */
@@ -79,7 +87,7 @@ export class MetricsPanel extends SingleWebviewPanel {
     this.source = source;
     this.columns = columns;
     // A new page asks for its data itself (metrics/reload) once it has loaded.
-    if (!this.openPanel(`Metrics: ${source.runId}`, { source })) {
+    if (!this.openPanel(`Metrics: ${source.runId}`, { source, connection: this.connectionBadge() })) {
       this.endpoint?.sendNotification(MetricsNotifications.reset, { source, columns });
     }
   }
@@ -88,6 +96,7 @@ export class MetricsPanel extends SingleWebviewPanel {
     return [
       endpoint.onRequest(MetricsRequests.reload, () => {
         endpoint.sendNotification(MetricsNotifications.reset, { source: this.source, columns: this.columns });
+        endpoint.sendNotification(MetricsNotifications.connection, { connection: this.connectionBadge() });
       }),
     ];
   }

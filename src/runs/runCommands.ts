@@ -148,7 +148,7 @@ interface LiveRunAction {
 /** Pause and Stop: needs a host and a training run; the request, then a status-bar line. */
 async function actOnLiveRun(host: HostManager, runs: RunsModel, arg: unknown, action: LiveRunAction): Promise<void> {
   if (!host.current) {
-    return showHostRequired(action.doing);
+    return showHostRequired(action.doing, host);
   }
   const live = runs.live;
   if (!live || !action.applies(live)) {

@@ -5,7 +5,7 @@ import { showFailure, showHostRequired } from '../host/notices';
 import type { Tip } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
 import { deleteTipQuestion, type TipEdit } from './tipRules';
-import type { TipsModel } from './tipsModel';
+import { newEditId, type TipsModel } from './tipsModel';
 import { configuredVariations } from './variations';
 
 // Commands on the current run's memory tips, from the palette (the Memory Tips view does the
@@ -39,7 +39,7 @@ export async function confirmTipDeletion(tipId: string, tip: Tip | undefined): P
 /** The run whose tips the commands edit; explains what is missing when there is none. */
 async function tipsReady(host: HostManager, tips: TipsModel, what: string): Promise<boolean> {
   if (!host.current) {
-    await showHostRequired(what);
+    await showHostRequired(what, host);
     return false;
   }
   if (!tips.currentRunId) {
@@ -123,7 +123,7 @@ export class AddTipCommand implements Command {
       return undefined;
     }
     try {
-      return await this.tips.add(variationKey.trim(), text.trim());
+      return await this.tips.add(variationKey.trim(), text.trim(), undefined, newEditId());
     } catch (error) {
       await showFailure('Adding the tip', error);
       return undefined;
@@ -164,7 +164,7 @@ export class EditTipCommand implements Command {
   private async save(edit: TipEdit): Promise<Tip | undefined> {
     const { tipId, text } = edit;
     try {
-      const outcome = await this.tips.update(edit);
+      const outcome = await this.tips.update({ editId: newEditId(), ...edit });
       if (outcome.kind === 'saved') {
         void vscode.window.setStatusBarMessage(`EMPO²: tip ${tipId} saved (v${outcome.tip.version})`, 4_000);
         return outcome.tip;

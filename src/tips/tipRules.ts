@@ -3,10 +3,13 @@ import type { Author, MemoryChange, MemoryDeleteParams, MemoryUpdateParams, Tip,
 // The facts about tips that the extension (TipsModel, the palette commands) and the Memory Tips
 // webview share, written once; vscode-free, so the webview bundles it too.
 
-/** A person's edit of a tip, as memory.update takes it (the run is the current one). */
-export type TipEdit = Pick<MemoryUpdateParams, 'tipId' | 'text' | 'expectedVersion'>;
+/**
+ * A person's edit of a tip, as memory.update takes it (the run is the current one); `editId`,
+ * chosen once per save, makes a save sent again after a dropped link apply once.
+ */
+export type TipEdit = Pick<MemoryUpdateParams, 'tipId' | 'text' | 'expectedVersion' | 'editId'>;
 /** A person's deletion of a tip, as memory.delete takes it. */
-export type TipDeletion = Pick<MemoryDeleteParams, 'tipId' | 'expectedVersion'>;
+export type TipDeletion = Pick<MemoryDeleteParams, 'tipId' | 'expectedVersion' | 'editId'>;
 /** One tip of the current run. */
 export type TipRef = Pick<TipParams, 'tipId'>;
 

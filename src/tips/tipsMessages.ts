@@ -1,4 +1,5 @@
 import { notificationType, requestType } from '../common/messageEndpoint';
+import type { HealthKind } from '../host/connectionHealth';
 import type { HostState } from '../host/hostState';
 import type { MemoryChange, Tip, TipVersion } from '../rpc/protocol';
 import type { TipDeletion, TipEdit, TipRef } from './tipRules';
@@ -6,6 +7,9 @@ import type { EditOutcome } from './tipsModel';
 
 // Everything the Memory Tips webview and the extension say to each other, declared once and
 // imported by both sides.
+
+/** A save may wait this long for the link to come back before the panel gives up on it. */
+export const SAVE_TIMEOUT_MS = 10 * 60_000;
 
 export interface TipsSnapshot {
   readonly runId: string | undefined;
@@ -19,6 +23,14 @@ export interface TipsSnapshot {
 /** Embedded in the page's HTML; what the panel shows on first paint. */
 export interface TipsInitialState extends TipsSnapshot {
   readonly hostState: HostState;
+  readonly connection: ConnectionView;
+}
+
+/** The link as the panel shows it: greyed content and a few words while it is down. */
+export interface ConnectionView {
+  readonly kind: HealthKind;
+  /** "reconnecting… (12 s, next try in 1 s)"; absent while connected. */
+  readonly detail?: string;
 }
 
 /** Commands the panel's buttons may run; anything else is refused. */
@@ -27,9 +39,13 @@ export type TipsPanelCommand = (typeof TIPS_PANEL_COMMANDS)[number];
 
 export const TipsRequests = {
   runCommand: requestType<{ readonly command: TipsPanelCommand }, void>('tips/runCommand'),
-  /** memory.update with the version the person read. */
+  /**
+   * memory.update with the version the person read, and an edit id the panel chose for this
+   * save (kept with the draft), so a save sent again after a dropped link or a reloaded view
+   * is applied once.
+   */
   save: requestType<TipEdit, EditOutcome>('tips/save'),
-  add: requestType<{ readonly variationKey: string; readonly text: string }, Tip>('tips/add'),
+  add: requestType<{ readonly variationKey: string; readonly text: string; readonly editId: string }, Tip>('tips/add'),
   /** Asks the person to confirm (a modal dialog), then memory.delete; undefined when declined. */
   delete: requestType<TipDeletion, EditOutcome | undefined>('tips/delete'),
   history: requestType<TipRef, readonly TipVersion[]>('tips/history'),
@@ -39,6 +55,7 @@ export const TipsRequests = {
 
 export const TipsNotifications = {
   hostStateChanged: notificationType<{ readonly state: HostState }>('tips/hostStateChanged'),
+  connectionChanged: notificationType<ConnectionView>('tips/connectionChanged'),
   /** The whole list (another run, a reconnect). */
   reset: notificationType<TipsSnapshot>('tips/reset'),
   /** Tips written, edited or deleted (by the policy or a person), as the host reported them. */

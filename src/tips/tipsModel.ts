@@ -1,6 +1,7 @@
 import { Emitter } from '../common/event';
 import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
+import { saveAcrossReconnects } from './retriedSave';
 import { describeError, RpcError } from '../rpc/errors';
 import { Notifications, Requests } from '../rpc/methods';
 import type { MemoryChange, Tip, TipResult, TipVersion } from '../rpc/protocol';
@@ -22,7 +23,8 @@ export type TipsChange =
   | { readonly kind: 'changes'; readonly runId: string; readonly changes: readonly MemoryChange[] };
 
 export type EditOutcome =
-  | { readonly kind: 'saved'; readonly tip: Tip }
+  /** `replayed`: the link dropped before the answer and the host had applied it already. */
+  | { readonly kind: 'saved'; readonly tip: Tip; readonly replayed?: boolean }
   /** Someone changed the tip since it was read: `current` is how it is now; nothing was written. */
   | { readonly kind: 'conflict'; readonly current: Tip; readonly attempted: string };
 
@@ -44,11 +46,15 @@ export class TipsModel extends Disposable {
         void this.load(entry?.info.runId);
       }
     }));
+    // A reconnect reloads the list (tips written meanwhile appear); a dropped link keeps what
+    // is shown, greyed by the view, instead of emptying it.
     this._register(host.onDidConnect(() => void this.load(this.runs.current?.info.runId)));
     this._register(
-      host.onDidDisconnect(() => {
-        this.tips.clear();
-        this._onDidChange.fire({ kind: 'reset', runId: this.runId, tips: [] });
+      host.health.onDidChange((health) => {
+        if (health.kind === 'none' && this.tips.size) {
+          this.tips.clear(); // stopped on purpose: nothing to show
+          this._onDidChange.fire({ kind: 'reset', runId: this.runId, tips: [] });
+        }
       }),
     );
     this._register(host.on(Notifications.memoryChanged, ({ runId, changes }) => this.apply(runId, changes)));
@@ -77,11 +83,14 @@ export class TipsModel extends Disposable {
 
   /** (Re)reads every tip of a run; undefined clears the list. */
   load(runId: string | undefined): Promise<void> {
+    const sameRun = runId === this.runId;
     this.runId = runId;
-    this.tips.clear();
     this.loadError = undefined;
     if (!runId || !this.host.current) {
-      this._onDidChange.fire({ kind: 'reset', runId, tips: [] });
+      if (!sameRun || !this.host.health.isInterrupted) {
+        this.tips.clear(); // while reconnecting, the same run's tips stay on show
+      }
+      this._onDidChange.fire({ kind: 'reset', runId, tips: this.list() });
       return Promise.resolve();
     }
     const loading = this.fetchAll(runId)
@@ -89,6 +98,7 @@ export class TipsModel extends Disposable {
         if (this.runId !== runId) {
           return; // Another run was selected meanwhile.
         }
+        this.tips.clear();
         for (const tip of tips) {
           this.tips.set(tip.id, tip);
         }
@@ -138,25 +148,36 @@ export class TipsModel extends Disposable {
     return this.runId;
   }
 
-  async add(variationKey: string, text: string, author?: string): Promise<Tip> {
+  async add(variationKey: string, text: string, author?: string, editId?: string): Promise<Tip> {
     const runId = this.requireRun();
-    const { tip } = await this.host.request(Requests.memoryAdd, { runId, variationKey, text, ...(author ? { author } : {}) });
+    const params = { runId, variationKey, text, ...(author ? { author } : {}), ...(editId ? { editId } : {}) };
+    const { tip } = await this.send(() => this.host.request(Requests.memoryAdd, params), editId);
     this.tips.set(tip.id, tip);
     this._onDidChange.fire({ kind: 'changes', runId, changes: [{ change: 'added', tip, by: { kind: 'person', name: author ?? '' } }] });
     return tip;
   }
 
-  /** Saves a person's edit made on `expectedVersion`; a stale version is a conflict, not an error. */
+  /**
+   * Saves a person's edit made on `expectedVersion`; a stale version is a conflict, not an error.
+   * With an edit id the save survives a dropped link: it is sent again after the reconnect with
+   * the same id, and the host answers what it recorded (retriedSave.ts).
+   */
   update(edit: TipEdit, author?: string): Promise<EditOutcome> {
-    return this.edit('updated', edit.text, author, (runId) =>
+    return this.edit('updated', edit.text, author, edit.editId, (runId) =>
       this.host.request(Requests.memoryUpdate, { runId, ...edit, ...(author ? { author } : {}) }),
     );
   }
 
   delete(deletion: TipDeletion, author?: string): Promise<EditOutcome> {
-    return this.edit('deleted', '', author, (runId) =>
-      this.host.request(Requests.memoryDelete, { runId, ...deletion, ...(author ? { author } : {}) }),
+    const withId = { editId: newEditId(), ...deletion };
+    return this.edit('deleted', '', author, withId.editId, (runId) =>
+      this.host.request(Requests.memoryDelete, { runId, ...withId, ...(author ? { author } : {}) }),
     );
+  }
+
+  /** One attempt without an edit id; with one, attempts until the host answers (same id each time). */
+  private send<T>(attempt: () => Promise<T>, editId: string | undefined): Promise<T> {
+    return editId ? saveAcrossReconnects(attempt, this.host.health) : attempt();
   }
 
   /** A versioned edit: applied at once when saved; on a conflict the tip as it is now replaces the stale copy. */
@@ -164,13 +185,14 @@ export class TipsModel extends Disposable {
     change: 'updated' | 'deleted',
     attempted: string,
     author: string | undefined,
+    editId: string | undefined,
     send: (runId: string) => Promise<TipResult>,
   ): Promise<EditOutcome> {
     const runId = this.requireRun();
     try {
-      const { tip } = await send(runId);
+      const { tip, replayed } = await this.send(() => send(runId), editId);
       this.apply(runId, [{ change, tip, by: { kind: 'person', name: author ?? '' } }]);
-      return { kind: 'saved', tip };
+      return { kind: 'saved', tip, ...(replayed ? { replayed } : {}) };
     } catch (error) {
       const current = error instanceof RpcError ? error.conflictingTip : undefined;
       if (current) {
@@ -186,4 +208,9 @@ export class TipsModel extends Disposable {
     const { versions } = await this.host.request(Requests.memoryHistory, { runId, tipId });
     return [...versions];
   }
+}
+
+/** A fresh edit id (one per save, reused by every retry of it). */
+export function newEditId(): string {
+  return globalThis.crypto.randomUUID();
 }

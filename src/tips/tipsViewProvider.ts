@@ -3,10 +3,11 @@ import { renderWebviewHtml, webviewOptions } from '../common/html';
 import { Disposable, disposeAll, type IDisposable } from '../common/lifecycle';
 import { MessageEndpoint } from '../common/messageEndpoint';
 import { webviewPort } from '../common/webviewPort';
+import { describeHealth, type ConnectionHealthModel } from '../host/connectionHealth';
 import type { HostStateModel } from '../host/hostState';
 import type { RunsModel } from '../runs/runsModel';
 import { confirmTipDeletion } from './tipCommands';
-import { TIPS_PANEL_COMMANDS, type TipsInitialState, TipsNotifications, TipsRequests, type TipsSnapshot } from './tipsMessages';
+import { type ConnectionView, TIPS_PANEL_COMMANDS, type TipsInitialState, TipsNotifications, TipsRequests, type TipsSnapshot } from './tipsMessages';
 import type { TipsModel } from './tipsModel';
 import { configuredVariations } from './variations';
 
@@ -28,6 +29,7 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly hostState: HostStateModel,
+    private readonly health: ConnectionHealthModel,
     private readonly tips: TipsModel,
     private readonly runs: RunsModel,
     private readonly openEpisode: OpenEpisode,
@@ -53,13 +55,14 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
         await vscode.commands.executeCommand(command);
       }),
       endpoint.onRequest(TipsRequests.save, (edit) => this.tips.update(edit)),
-      endpoint.onRequest(TipsRequests.add, ({ variationKey, text }) => this.tips.add(variationKey, text)),
+      endpoint.onRequest(TipsRequests.add, ({ variationKey, text, editId }) => this.tips.add(variationKey, text, undefined, editId)),
       endpoint.onRequest(TipsRequests.delete, async (deletion) =>
         (await confirmTipDeletion(deletion.tipId, this.tips.get(deletion.tipId))) ? this.tips.delete(deletion) : undefined,
       ),
       endpoint.onRequest(TipsRequests.history, ({ tipId }) => this.tips.history(tipId)),
       endpoint.onRequest(TipsRequests.openEpisode, ({ runId, episodeId }) => this.openEpisode(runId, episodeId)),
       this.hostState.onDidChange((state) => endpoint.sendNotification(TipsNotifications.hostStateChanged, { state })),
+      this.health.onDidChange(() => endpoint.sendNotification(TipsNotifications.connectionChanged, this.connection())),
       this.tips.onDidChange((change) => {
         if (change.kind === 'reset') {
           endpoint.sendNotification(TipsNotifications.reset, this.snapshot());
@@ -74,7 +77,7 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
       }),
     );
 
-    const initialState: TipsInitialState = { hostState: this.hostState.state, ...this.snapshot() };
+    const initialState: TipsInitialState = { hostState: this.hostState.state, connection: this.connection(), ...this.snapshot() };
     webview.html = renderWebviewHtml(webview, this.extensionUri, { entry: 'tips', title: 'Memory Tips', initialState });
     if (this.pendingReveal) {
       endpoint.sendNotification(TipsNotifications.reveal, { tipId: this.pendingReveal });
@@ -94,6 +97,11 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
       this.endpoint.sendNotification(TipsNotifications.reveal, { tipId: this.pendingReveal });
       this.pendingReveal = undefined;
     }
+  }
+
+  private connection(): ConnectionView {
+    const health = this.health.health;
+    return health.kind === 'reconnecting' || health.kind === 'lost' ? { kind: health.kind, detail: describeHealth(health) } : { kind: health.kind };
   }
 
   private snapshot(): TipsSnapshot {

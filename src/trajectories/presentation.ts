@@ -127,7 +127,13 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   const { info } = entry;
   const total = info.iterations ? `/${info.iterations}` : '';
   const ret = latestReturn(entry.latestMetrics);
-  const parts = [info.state + (info.live ? '' : info.state === 'running' || info.state === 'paused' ? ' (not live)' : ''), `iteration ${info.iteration}${total}`];
+  // While the link is down a live run's last known state is shown, without a spinner that
+  // would claim it is moving.
+  const unheard = info.live && model.linkDown;
+  const parts = [
+    info.state + (unheard ? ' (reconnecting…)' : info.live ? '' : info.state === 'running' || info.state === 'paused' ? ' (not live)' : ''),
+    `iteration ${info.iteration}${total}`,
+  ];
   if (info.parent) {
     parts.unshift(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
   }
@@ -137,7 +143,7 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   return {
     label: runId,
     description: parts.join(' · '),
-    icon: RUN_ICON[info.state] ?? { id: 'circle-large-outline' },
+    icon: unheard ? { id: 'debug-disconnect', color: 'disabledForeground' } : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
     tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
     collapsible: 'collapsed',
     contextValue: info.live ? 'empo2.run.live' : info.parent ? 'empo2.run.branch' : 'empo2.run',

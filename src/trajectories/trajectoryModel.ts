@@ -84,6 +84,20 @@ export class TrajectoryModel extends Disposable {
       }),
     );
     this._register(host.onDidConnect(() => this.clear()));
+    let linkWasDown = host.health.isInterrupted;
+    this._register(
+      host.health.onDidChange(() => {
+        if (linkWasDown !== host.health.isInterrupted) {
+          linkWasDown = host.health.isInterrupted;
+          this._onDidChange.fire(undefined); // the runs' icons: no spinner while the link is down
+        }
+      }),
+    );
+  }
+
+  /** The link to the host is down: a live run's state shown is the last one heard. */
+  get linkDown(): boolean {
+    return this.host.health.isInterrupted;
   }
 
   /** Forgets every cached page (Refresh; a new host). Nodes stay, so expansion survives. */

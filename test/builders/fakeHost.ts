@@ -1,5 +1,6 @@
 import { Emitter } from '../../src/common/event';
 import { toDisposable, type IDisposable } from '../../src/common/lifecycle';
+import { ConnectionHealthModel } from '../../src/host/connectionHealth';
 import type { HostApi } from '../../src/host/hostApi';
 import { RpcError } from '../../src/rpc/errors';
 import type { NotificationType, RequestType } from '../../src/rpc/methods';
@@ -22,8 +23,13 @@ export class FakeHost implements HostApi {
   private readonly _onDidDisconnect = new Emitter<void>();
   readonly onDidDisconnect = this._onDidDisconnect.event;
   current: { init: InitializeResult; remote: boolean } | undefined = { init: anInitializeResult(), remote: false };
+  readonly health = new ConnectionHealthModel();
   /** Schema violations seen (params or results); tests assert it stays empty. */
   readonly violations: string[] = [];
+
+  constructor() {
+    this.health.set({ kind: 'connected', since: Date.now(), remote: false, url: 'ws://fake' });
+  }
 
   handle<P, R>(type: RequestType<P, R>, handler: (params: P) => R | Promise<R>): this {
     this.handlers.set(type.method, handler);
@@ -59,11 +65,14 @@ export class FakeHost implements HostApi {
 
   connect(): void {
     this.current = { init: anInitializeResult(), remote: false };
+    this.health.set({ kind: 'connected', since: Date.now(), remote: false, url: 'ws://fake' });
     this._onDidConnect.fire(this.current);
   }
 
+  /** The link drops: the host manager says reconnecting, then fires onDidDisconnect. */
   disconnect(): void {
     this.current = undefined;
+    this.health.set({ kind: 'reconnecting', since: Date.now(), remote: false, url: 'ws://fake', attempts: 0 });
     this._onDidDisconnect.fire();
   }
 

@@ -18,6 +18,8 @@ export interface E2ESession {
     readonly bigRun: string;
     readonly bigEpisodes: number;
     readonly metricsRun: string;
+    /** The project's Python (the host's interpreter; it runs tests' helpers too). */
+    readonly python: string;
   };
   /** Numbers measured as a person would feel them; written to test-output/measurements-e2e.json. */
   readonly measurements: Record<string, number | string>;

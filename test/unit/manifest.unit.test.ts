@@ -19,8 +19,11 @@ const ISSUE_4_COMMANDS = [
 /** Issue 10: rerun the off-policy update, and the branch runs it makes. */
 const ISSUE_10_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo2.adoptBranch', 'empo2.deleteBranch'];
 
-/** Issue 11: debugging one episode. */
-const ISSUE_11_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens'];
+/** Issue 14: dial a host again after its link dropped. */
+const ISSUE_14_COMMANDS = ['empo2.reconnect'];
+
+/** The episode debugger (src/debug/). */
+const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens'];
 
 /** Commands the extension runs itself (a click on a tree row); hidden from the palette. */
 const INTERNAL_COMMANDS = ['empo2.openEpisode'];
@@ -35,8 +38,8 @@ function sourceFiles(dir: string): string[] {
 describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
-  it('contributes every command of issues 4, 10 and 11, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_10_COMMANDS, ...ISSUE_11_COMMANDS, ...INTERNAL_COMMANDS].sort());
+  it('contributes every command of issues 4, 10 and 14 and the debugger, under the EMPO² category', () => {
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_10_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);
@@ -58,7 +61,7 @@ describe('package.json', () => {
     const views = manifest.contributes.views.empo2.map((v: { id: string }) => v.id);
     assert.deepEqual(views, ['empo2.trajectories', 'empo2.tips']);
     const settings = Object.keys(manifest.contributes.configuration.properties);
-    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.autoStartRun', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remoteUrl', 'empo2.runRoot']);
+    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.autoStartRun', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remote.backgroundRetryMinutes', 'empo2.remoteUrl', 'empo2.runRoot']);
     for (const [key, setting] of Object.entries<Record<string, unknown>>(manifest.contributes.configuration.properties)) {
       assert.ok(setting.description || setting.markdownDescription, `${key} has a description`);
     }

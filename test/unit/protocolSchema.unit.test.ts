@@ -40,10 +40,20 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
   memoryList: { params: [{ runId: 'run-1', limit: 1000 }, { runId: 'run-1', limit: 1000, cursor: 'o1000' }], result: { items: [aTip()], nextCursor: null, total: 1 } },
   memoryGet: { params: [{ runId: 'run-1', tipId: 't000001' }], result: { tip: aTip() } },
   memoryAdd: { params: [{ runId: 'run-1', variationKey: 'power-device/0', text: 'the shed first' }], result: { tip: aTip({ author: 'alice', score: 100 }) } },
-  memoryUpdate: { params: [{ runId: 'run-1', tipId: 't000001', text: 'new text', expectedVersion: 1 }], result: { tip: aTip({ version: 2 }) } },
-  memoryDelete: { params: [{ runId: 'run-1', tipId: 't000001', expectedVersion: 2 }], result: { tip: aTip({ version: 3, deleted: true }) } },
+  memoryUpdate: {
+    params: [
+      { runId: 'run-1', tipId: 't000001', text: 'new text', expectedVersion: 1 },
+      { runId: 'run-1', tipId: 't000001', text: 'new text', expectedVersion: 1, editId: '7f3c2a9e-14d2-4c8b-b0f4-5e6d7c8b9a01' },
+    ],
+    result: { tip: aTip({ version: 2 }), replayed: true },
+  },
+  memoryDelete: { params: [{ runId: 'run-1', tipId: 't000001', expectedVersion: 2, editId: 'del-1' }], result: { tip: aTip({ version: 3, deleted: true }) } },
   memoryHistory: { params: [{ runId: 'run-1', tipId: 't000001' }], result: { versions: [aTipVersion(), aTipVersion({ version: 2, kind: 'update', author: 'alice' })] } },
   checkpointList: { params: [{ runId: 'run-1' }], result: { checkpoints: [{ iteration: 2, path: '/tmp/runs/run-1/checkpoints/iter-000002', hasModel: true, latest: true }] } },
+  logTail: {
+    params: [{}, { after: 12, limit: 100 }],
+    result: { instance: 'a3d1dbb3e0f36bf3', entries: [{ time: 1796111668.7, level: 'INFO', logger: 'empo2.server.connection', message: 'connection 1 closed', n: 13 }], dropped: 0, newest: 13 },
+  },
   debugStart: {
     params: [
       { runId: 'run-1', task: 'power-device', variation: 0, seed: 3, mode: 'memory', temperature: 1, device: 'cpu' },

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { RpcError } from '../../src/rpc/errors';
+import { ConnectionClosedError, RpcError } from '../../src/rpc/errors';
 import { Notifications, Requests } from '../../src/rpc/methods';
 import { ErrorCodes, type MemoryUpdateParams, type Tip } from '../../src/rpc/protocol';
 import { RunsModel } from '../../src/runs/runsModel';
@@ -85,15 +85,40 @@ describe('TipsModel', () => {
     assert.equal(model.get('t000001')?.text, 'v4');
   });
 
-  it('empties when the host goes away and reloads on reconnect', async () => {
+  it('keeps its tips while the link is down, reloads on reconnect, and empties when the host is stopped', async () => {
     const { runs, model, host } = setup([aTip()]);
     await runs.reload();
     await model.whenLoaded();
-    host.disconnect();
-    assert.equal(model.list().length, 0);
+    host.disconnect(); // the link dropped: reconnecting
+    assert.equal(model.list().length, 1, 'no tip vanishes while reconnecting');
     host.connect();
     await new Promise((resolve) => setImmediate(resolve));
     await model.whenLoaded();
     assert.equal(model.list().length, 1);
+    host.disconnect();
+    host.health.set({ kind: 'none' }); // stopped on purpose
+    assert.equal(model.list().length, 0);
+  });
+
+  it('sends a save again with the same edit id after the link dropped, and reports what the host recorded', async () => {
+    const { runs, model, host } = setup([aTip()]);
+    await runs.reload();
+    await model.whenLoaded();
+    const seen: unknown[] = [];
+    host.handle(Requests.memoryUpdate, (params) => {
+      seen.push(params);
+      if (seen.length === 1) {
+        host.disconnect(); // applied on the host, but the answer is lost with the link
+        setTimeout(() => host.connect(), 10);
+        throw new ConnectionClosedError('memory.update', 'the link broke');
+      }
+      return { tip: aTip({ version: 2, text: 'Open the shed first.' }), replayed: true };
+    });
+    const outcome = await model.update({ tipId: 't000001', text: 'Open the shed first.', expectedVersion: 1, editId: 'edit-42' });
+    assert.deepEqual(seen.map((p) => (p as { editId: string }).editId), ['edit-42', 'edit-42']);
+    assert.equal(outcome.kind, 'saved');
+    assert.ok(outcome.kind === 'saved' && outcome.replayed && outcome.tip.version === 2);
+    assert.equal(model.get('t000001')?.text, 'Open the shed first.');
+    assert.deepEqual(host.violations, []);
   });
 });

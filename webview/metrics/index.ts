@@ -9,6 +9,7 @@ import './metrics-panel';
 const initialState = readInitialState<MetricsInitialState>();
 const panel = document.createElement('empo2-metrics-panel');
 panel.source = initialState.source;
+panel.connection = initialState.connection;
 document.body.append(panel);
 
 const extension = connectToExtension();
@@ -22,6 +23,9 @@ extension.onNotification(MetricsNotifications.live, ({ runId, live, state }) => 
   if (panel.source && runId === panel.source.runId) {
     panel.source = { ...panel.source, live, state };
   }
+});
+extension.onNotification(MetricsNotifications.connection, ({ connection }) => {
+  panel.connection = connection;
 });
 extension.signalReady();
 void extension.sendRequest(MetricsRequests.reload, {}).catch((error: unknown) => console.error('EMPO² metrics:', error));

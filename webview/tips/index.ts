@@ -1,4 +1,5 @@
-import { TipsNotifications, TipsRequests, type TipsInitialState } from '../../src/tips/tipsMessages';
+import { SAVE_TIMEOUT_MS, TipsNotifications, TipsRequests, type TipsInitialState } from '../../src/tips/tipsMessages';
+import type { AddDraft, Drafts } from './drafts';
 import { connectToExtension, readInitialState, viewState } from '../common/bridge';
 import './tips-panel';
 import { NO_FILTER, type TipsFilter } from './tipsView';
@@ -8,6 +9,9 @@ import { NO_FILTER, type TipsFilter } from './tipsView';
 
 interface SavedState {
   readonly filter?: TipsFilter;
+  /** Open editors' texts: they survive a dropped link, a reconnect and a reloaded view. */
+  readonly drafts?: Drafts;
+  readonly addDraft?: AddDraft;
 }
 
 const initialState = readInitialState<TipsInitialState>();
@@ -17,14 +21,23 @@ panel.runId = initialState.runId;
 panel.tips = initialState.tips;
 panel.variations = initialState.variations;
 panel.error = initialState.error;
-panel.filter = viewState.get<SavedState>()?.filter ?? NO_FILTER;
+panel.connection = initialState.connection;
+const saved = viewState.get<SavedState>() ?? {};
+panel.filter = saved.filter ?? NO_FILTER;
+panel.drafts = saved.drafts ?? {};
+panel.addDraft = saved.addDraft;
+panel.restoreAdding();
 document.body.append(panel);
+const keep = (change: Partial<SavedState>) => viewState.set<SavedState>({ ...(viewState.get<SavedState>() ?? {}), ...change });
 
 const extension = connectToExtension();
-const report = (error: unknown) => (error instanceof Error ? error.message.replace(/^webview request '[^']+' failed: /, '') : String(error));
+const report = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 extension.onNotification(TipsNotifications.hostStateChanged, ({ state }) => {
   panel.hostState = state;
+});
+extension.onNotification(TipsNotifications.connectionChanged, (connection) => {
+  panel.connection = connection;
 });
 extension.onNotification(TipsNotifications.reset, (snapshot) => {
   panel.runId = snapshot.runId;
@@ -41,12 +54,14 @@ extension.onNotification(TipsNotifications.reveal, ({ tipId }) => void panel.rev
 panel.addEventListener('empo2-run-command', (event) => {
   extension.sendRequest(TipsRequests.runCommand, { command: event.detail.command }).catch((error: unknown) => console.error('EMPO² tips panel:', error));
 });
-panel.addEventListener('empo2-filter-change', (event) => viewState.set<SavedState>({ filter: event.detail }));
+panel.addEventListener('empo2-filter-change', (event) => keep({ filter: event.detail }));
+panel.addEventListener('empo2-drafts-change', (event) => keep({ drafts: event.detail.drafts, addDraft: event.detail.addDraft }));
 panel.addEventListener('empo2-tip-save', async (event) => {
   const { tipId } = event.detail;
   panel.setEditState(tipId, { busy: true });
   try {
-    const outcome = await extension.sendRequest(TipsRequests.save, event.detail);
+    // A save may wait for a dropped link to come back (the extension sends it again then).
+    const outcome = await extension.sendRequest(TipsRequests.save, event.detail, { timeoutMs: SAVE_TIMEOUT_MS });
     if (outcome.kind === 'saved') {
       panel.editSaved(tipId);
       if (panel.hasHistory(tipId)) {
@@ -86,7 +101,7 @@ panel.addEventListener('empo2-tip-history', async (event) => {
 panel.addEventListener('empo2-tip-add', async (event) => {
   panel.setAddState({ busy: true });
   try {
-    const tip = await extension.sendRequest(TipsRequests.add, event.detail);
+    const tip = await extension.sendRequest(TipsRequests.add, event.detail, { timeoutMs: SAVE_TIMEOUT_MS });
     panel.setAddState({ done: true });
     void panel.reveal(tip.id);
   } catch (error) {

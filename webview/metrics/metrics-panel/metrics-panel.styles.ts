@@ -30,6 +30,11 @@ export const metricsPanelStyles = css`
     font-weight: 600;
   }
 
+  .offline {
+    color: var(--vscode-editorWarning-foreground);
+    font-weight: 600;
+  }
+
   .grid {
     display: grid;
     grid-template-columns: repeat(auto-fill, minmax(380px, 1fr));

@@ -17,6 +17,8 @@ export class MetricsPanel extends LitElement {
   static override styles = metricsPanelStyles;
 
   @property({ attribute: false }) source: MetricsSource | undefined;
+  /** "reconnecting…", "connection lost", "host stopped": the numbers are not live now. */
+  @property({ attribute: false }) connection: string | undefined;
   @state() private columns: MetricsColumns = emptyColumns();
   @state() private points = 0;
   private frame: number | undefined;
@@ -77,7 +79,9 @@ export class MetricsPanel extends LitElement {
       <header>
         <h2>${this.source.runId}</h2>
         <span class="status" data-testid="points">${this.points} iteration${this.points === 1 ? '' : 's'}</span>
-        ${this.source.live
+        ${this.source.live && this.source.origin === 'host' && this.connection
+          ? html`<span class="offline" data-testid="connection">${this.connection}</span>`
+          : this.source.live
           ? html`<span class="live">● live</span>`
           : html`<span class="status">${this.source.origin === 'folder' ? 'read from its folder (no host)' : (this.source.state ?? 'not training')}</span>`}
       </header>

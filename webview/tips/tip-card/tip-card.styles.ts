@@ -18,6 +18,18 @@ export const tipCardStyles = css`
     background: var(--vscode-list-hoverBackground);
   }
 
+  /* The link to the host is down: what is shown may be stale; the editor stays usable. */
+  :host([offline]) .text,
+  :host([offline]) .meta {
+    opacity: 0.55;
+  }
+
+  .saving {
+    margin: 4px 0;
+    color: var(--vscode-descriptionForeground);
+    font-style: italic;
+  }
+
   .text {
     margin: 0 0 4px;
     line-height: 1.4;

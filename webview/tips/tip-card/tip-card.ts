@@ -4,6 +4,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-textarea/vscode-textarea.js';
 import type { Tip, TipVersion } from '../../../src/rpc/protocol';
+import type { TipDraft } from '../drafts';
 import { isPersonAuthor, POLICY_AUTHOR, type TipDeletion, type TipEdit, type TipRef } from '../../../src/tips/tipRules';
 import { formatScore } from '../tipsView';
 import { tipCardStyles } from './tip-card.styles';
@@ -17,7 +18,9 @@ export interface TipEditState {
 }
 
 export interface TipCardEvents {
-  'empo2-tip-save': CustomEvent<TipEdit>;
+  'empo2-tip-save': CustomEvent<TipEdit & { readonly editId: string }>;
+  /** The text in the editor changed, or the editor closed (draft undefined): the panel keeps it. */
+  'empo2-tip-draft': CustomEvent<{ readonly tipId: string; readonly draft: TipDraft | undefined }>;
   'empo2-tip-delete': CustomEvent<TipDeletion>;
   'empo2-tip-history': CustomEvent<TipRef>;
   'empo2-tip-discard-conflict': CustomEvent<TipRef>;
@@ -41,20 +44,50 @@ export class TipCard extends LitElement {
   @property({ attribute: false }) edit: TipEditState = {};
   @property({ attribute: false }) history: readonly TipVersion[] | undefined;
   @property({ type: Boolean, reflect: true }) highlighted = false;
+  /** A draft kept from before (a reload of the view, a reconnect): the editor reopens with it. */
+  @property({ attribute: false }) savedDraft: TipDraft | undefined;
+  /** The link to the host is down: the card is greyed, edits wait. */
+  @property({ type: Boolean, reflect: true }) offline = false;
 
   @state() private editing = false;
   @state() private draft = '';
+  private baseVersion = 0;
+  private editId: string | undefined;
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    if (this.savedDraft && !this.editing) {
+      this.draft = this.savedDraft.text;
+      this.baseVersion = this.savedDraft.baseVersion;
+      this.editId = this.savedDraft.editId;
+      this.editing = true;
+    }
+  }
 
   /** Opens the editor (the Edit Tip command asks for this). */
   startEditing(): void {
     this.draft = this.tip.text;
+    this.baseVersion = this.tip.version;
+    this.editId = undefined;
     this.editing = true;
+    this.keepDraft();
     void this.updateComplete.then(() => this.renderRoot.querySelector<VscodeTextarea>('vscode-textarea')?.focus());
   }
 
   /** The panel calls this once a save went through. */
   finishEditing(): void {
+    this.stopEditing();
+  }
+
+  private stopEditing(): void {
     this.editing = false;
+    this.editId = undefined;
+    this.fire('empo2-tip-draft', { tipId: this.tip.id, draft: undefined });
+  }
+
+  private keepDraft(): void {
+    const draft: TipDraft = { text: this.draft, baseVersion: this.baseVersion, ...(this.editId ? { editId: this.editId } : {}) };
+    this.fire('empo2-tip-draft', { tipId: this.tip.id, draft });
   }
 
   override render(): TemplateResult {
@@ -96,18 +129,23 @@ export class TipCard extends LitElement {
         rows="3"
         aria-label="Tip text"
         .value=${this.draft}
-        @input=${(event: Event) => (this.draft = (event.target as VscodeTextarea).value)}
+        @input=${(event: Event) => {
+          this.draft = (event.target as VscodeTextarea).value;
+          this.editId = undefined; // new text, a new edit
+          this.keepDraft();
+        }}
         @keydown=${(event: KeyboardEvent) => {
           if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
-            this.save(this.tip.version);
-          } else if (event.key === 'Escape') {
-            this.editing = false;
+            this.save(this.baseVersion);
+          } else if (event.key === 'Escape' && !this.edit.busy) {
+            this.stopEditing();
           }
         }}
       ></vscode-textarea>
+      ${this.edit.busy ? html`<div class="saving" role="status">${this.offline ? 'Saving… waiting for the connection to the host; your text is kept.' : 'Saving…'}</div>` : nothing}
       <div class="actions">
-        <vscode-button ?disabled=${this.edit.busy || !this.draft.trim()} @click=${() => this.save(this.tip.version)}>Save</vscode-button>
-        <vscode-button secondary @click=${() => (this.editing = false)}>Cancel</vscode-button>
+        <vscode-button ?disabled=${this.edit.busy || !this.draft.trim()} @click=${() => this.save(this.baseVersion)}>Save</vscode-button>
+        <vscode-button secondary ?disabled=${this.edit.busy} @click=${() => this.stopEditing()}>Cancel</vscode-button>
       </div>
     `;
   }
@@ -124,15 +162,19 @@ export class TipCard extends LitElement {
         <div class="actions">
           <vscode-button @click=${() => {
             this.draft = conflict.attempted;
+            this.editId = undefined;
             this.save(current.version);
           }}>Keep Mine</vscode-button>
           <vscode-button secondary @click=${() => {
-            this.editing = false;
+            this.stopEditing();
             this.fire('empo2-tip-discard-conflict', { tipId: current.id });
           }}>Keep Current</vscode-button>
           <vscode-button secondary @click=${() => {
             this.draft = conflict.attempted;
+            this.baseVersion = current.version;
+            this.editId = undefined;
             this.editing = true;
+            this.keepDraft();
             this.fire('empo2-tip-discard-conflict', { tipId: current.id });
           }}>Edit Again</vscode-button>
         </div>
@@ -151,7 +193,12 @@ export class TipCard extends LitElement {
   private save(expectedVersion: number): void {
     const text = this.draft.trim();
     if (text) {
-      this.fire('empo2-tip-save', { tipId: this.tip.id, text, expectedVersion });
+      // One edit id per text and version; kept with the draft, so a save sent again (after a
+      // dropped link, or from a reloaded view) is the same edit and the host applies it once.
+      this.baseVersion = expectedVersion;
+      this.editId ??= crypto.randomUUID();
+      this.keepDraft();
+      this.fire('empo2-tip-save', { tipId: this.tip.id, text, expectedVersion, editId: this.editId });
     }
   }
 

@@ -11,6 +11,19 @@ export const tipsPanelStyles = css`
     font-size: var(--vscode-font-size);
   }
 
+  .connection {
+    margin: 0 0 6px;
+    padding: 4px 8px;
+    border-radius: 3px;
+    border-left: 3px solid var(--vscode-editorWarning-foreground);
+    background: var(--vscode-inputValidation-warningBackground);
+    color: var(--vscode-foreground);
+  }
+
+  header.offline {
+    opacity: 0.6;
+  }
+
   .empty {
     display: flex;
     flex-direction: column;

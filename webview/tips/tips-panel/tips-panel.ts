@@ -12,15 +12,18 @@ import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-texta
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { HostState } from '../../../src/host/hostState';
 import type { MemoryChange, Tip, TipVersion } from '../../../src/rpc/protocol';
-import type { TipsPanelCommand } from '../../../src/tips/tipsMessages';
+import type { ConnectionView, TipsPanelCommand } from '../../../src/tips/tipsMessages';
+import { withDraft, type AddDraft, type Drafts, type TipDraft } from '../drafts';
 import '../tip-card';
 import type { TipCard, TipEditState } from '../tip-card/tip-card';
 import { applyChanges, AUTHOR_FILTER_LABELS, filterTips, groupByVariation, NO_FILTER, type TipsFilter } from '../tipsView';
 import { tipsPanelStyles } from './tips-panel.styles';
 
 export type RunCommandEvent = CustomEvent<{ readonly command: TipsPanelCommand }>;
-export type AddTipEvent = CustomEvent<{ readonly variationKey: string; readonly text: string }>;
+export type AddTipEvent = CustomEvent<{ readonly variationKey: string; readonly text: string; readonly editId: string }>;
 export type FilterChangeEvent = CustomEvent<TipsFilter>;
+/** Drafts changed (a keystroke in an editor, or the Add form); index.ts keeps them in the view state. */
+export type DraftsChangeEvent = CustomEvent<{ readonly drafts: Drafts; readonly addDraft: AddDraft | undefined }>;
 
 /** Cards rendered per filter before "Show more": thousands of tips must not stall the view. */
 const RENDER_LIMIT = 150;
@@ -45,6 +48,10 @@ export class TipsPanel extends LitElement {
   @property({ attribute: false }) variations: readonly string[] = [];
   @property({ attribute: false }) error: string | undefined;
   @property({ attribute: false }) filter: TipsFilter = NO_FILTER;
+  @property({ attribute: false }) connection: ConnectionView = { kind: 'connected' };
+  /** Open editors' texts by tip id, and the Add form's, restored from the view state. */
+  @property({ attribute: false }) drafts: Drafts = {};
+  @property({ attribute: false }) addDraft: AddDraft | undefined;
 
   @state() private editStates = new Map<string, TipEditState>();
   @state() private histories = new Map<string, readonly TipVersion[]>();
@@ -83,7 +90,14 @@ export class TipsPanel extends LitElement {
     this.addState = state.done ? {} : state;
     if (state.done) {
       this.adding = false;
+      this.addDraft = undefined;
+      this.fireDrafts();
     }
+  }
+
+  /** Reopens the Add form with a kept draft (a reload of the view). */
+  restoreAdding(): void {
+    this.adding = this.addDraft !== undefined;
   }
 
   /** Scrolls to a tip, clearing filters that would hide it, and highlights it. */
@@ -147,7 +161,18 @@ export class TipsPanel extends LitElement {
     }
   }
 
+  private get offline(): boolean {
+    return this.connection.kind === 'reconnecting' || this.connection.kind === 'lost';
+  }
+
   override render(): TemplateResult {
+    if (this.offline && !this.tips.length) {
+      // The host is there, the link is not: waiting is the advice, not "start the host".
+      return this.renderEmpty(
+        this.connection.kind === 'lost' ? 'The connection to the training host is lost.' : 'Reconnecting to the training host…',
+        [],
+      );
+    }
     if (this.hostState !== 'running' && !this.tips.length) {
       return this.renderEmpty(
         this.hostState === 'starting' ? 'The training host is starting…' : 'Memory tips appear here once a run is open.',
@@ -163,7 +188,12 @@ export class TipsPanel extends LitElement {
     const shown = filterTips(this.tips, this.filter);
     const groups = groupByVariation(shown.slice(0, this.renderLimit));
     return html`
-      <header>
+      ${this.offline
+        ? html`<p class="connection" role="status" title=${this.connection.detail ?? ''}>
+            ${this.connection.kind === 'lost' ? 'connection lost' : 'reconnecting…'} — the tips below may be out of date; your drafts are kept.
+          </p>`
+        : nothing}
+      <header class=${this.offline ? 'offline' : ''}>
         <div class="run" title="Tips of this run">${this.runId} · ${this.tips.length} tip${this.tips.length === 1 ? '' : 's'}</div>
         <div class="filters">
           <vscode-textfield
@@ -212,7 +242,10 @@ export class TipsPanel extends LitElement {
                   .runId=${this.runId ?? ''}
                   .edit=${this.editStates.get(tip.id) ?? {}}
                   .history=${this.histories.get(tip.id)}
+                  .savedDraft=${this.drafts[tip.id]}
+                  ?offline=${this.offline}
                   ?highlighted=${tip.id === this.highlightedId}
+                  @empo2-tip-draft=${(event: CustomEvent<{ tipId: string; draft: TipDraft | undefined }>) => this.setDraft(event.detail.tipId, event.detail.draft)}
                 ></empo2-tip-card>`,
               )}
             </div>
@@ -249,10 +282,17 @@ export class TipsPanel extends LitElement {
     const variations = this.allVariations();
     return html`
       <form class="add" @submit=${(event: Event) => event.preventDefault()}>
-        <vscode-single-select class="add-variation" aria-label="Variation of the new tip" combobox .value=${this.filter.variation || variations[0] || ''}>
+        <vscode-single-select class="add-variation" aria-label="Variation of the new tip" combobox .value=${this.addDraft?.variationKey || this.filter.variation || variations[0] || ''}>
           ${variations.map((key) => html`<vscode-option value=${key}>${key}</vscode-option>`)}
         </vscode-single-select>
-        <vscode-textarea class="add-text" rows="3" placeholder="What should the agent remember for this task?" aria-label="Text of the new tip"></vscode-textarea>
+        <vscode-textarea
+          class="add-text"
+          rows="3"
+          placeholder="What should the agent remember for this task?"
+          aria-label="Text of the new tip"
+          .value=${this.addDraft?.text ?? ''}
+          @input=${(event: Event) => this.setAddDraft((event.target as VscodeTextarea).value)}
+        ></vscode-textarea>
         ${this.addState.error ? html`<div class="error" role="alert">${this.addState.error}</div>` : nothing}
         <div class="actions">
           <vscode-button ?disabled=${this.addState.busy} @click=${() => this.submitAdd()}>Save Tip</vscode-button>
@@ -268,7 +308,28 @@ export class TipsPanel extends LitElement {
       this.addState = { error: 'Choose a variation and write the tip first.' };
       return;
     }
-    this.dispatchEvent(new CustomEvent('empo2-tip-add', { detail: { variationKey, text }, bubbles: true, composed: true }) as AddTipEvent);
+    // The same edit id for this text until it is saved: a retried add lands once.
+    const editId = this.addDraft?.text === text && this.addDraft.editId ? this.addDraft.editId : crypto.randomUUID();
+    this.addDraft = { variationKey, text, editId };
+    this.fireDrafts();
+    this.dispatchEvent(new CustomEvent('empo2-tip-add', { detail: { variationKey, text, editId }, bubbles: true, composed: true }) as AddTipEvent);
+  }
+
+  private setDraft(tipId: string, draft: TipDraft | undefined): void {
+    this.drafts = withDraft(this.drafts, tipId, draft);
+    this.fireDrafts();
+  }
+
+  private setAddDraft(text: string): void {
+    const variationKey = this.renderRoot.querySelector<VscodeSingleSelect>('.add-variation')?.value.trim() ?? '';
+    this.addDraft = text ? { variationKey, text } : undefined; // new text: a new edit id at Save
+    this.fireDrafts();
+  }
+
+  private fireDrafts(): void {
+    this.dispatchEvent(
+      new CustomEvent('empo2-drafts-change', { detail: { drafts: this.drafts, addDraft: this.addDraft }, bubbles: true, composed: true }) as DraftsChangeEvent,
+    );
   }
 
   private allVariations(): string[] {
@@ -298,6 +359,7 @@ declare global {
     'empo2-run-command': RunCommandEvent;
     'empo2-tip-add': AddTipEvent;
     'empo2-filter-change': FilterChangeEvent;
+    'empo2-drafts-change': DraftsChangeEvent;
   }
 }
 

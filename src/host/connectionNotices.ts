@@ -1,0 +1,95 @@
+import * as vscode from 'vscode';
+import { Disposable } from '../common/lifecycle';
+import { describeHealth, type ConnectionHealthModel } from './connectionHealth';
+import type { HostLog } from './hostLog';
+import { describeTarget, type Reconnector, type ReconnectTarget } from './reconnector';
+
+// What a person is told when the link to the host drops: nothing for a blip (the status bar and
+// the views show "reconnecting…" at once); a progress notification once it has been down for a
+// few seconds, which closes by itself when the link is back; and, once the fast retries are
+// spent, a message with the way out that fits the host: Reconnect or Connect to Another Host for
+// a remote host (it keeps training on its own; nothing here offers to install a local one),
+// Restart Host for the host this window spawned.
+
+/** A link down this long gets a notification. */
+export const LOST_NOTICE_MS = 5_000;
+
+export const RECONNECT = 'Reconnect';
+export const CONNECT_ANOTHER = 'Connect to Another Host';
+const RESTART = 'Restart Host';
+const SHOW_LOG = 'Show Host Log';
+
+export class ConnectionNotices extends Disposable {
+  private noticeTimer: ReturnType<typeof setTimeout> | undefined;
+  private progressShown = false;
+
+  constructor(
+    private readonly health: ConnectionHealthModel,
+    reconnector: Reconnector,
+    private readonly log: HostLog,
+  ) {
+    super();
+    this._register(
+      health.onDidChange((h) => {
+        if (h.kind === 'reconnecting' && this.noticeTimer === undefined && !this.progressShown) {
+          this.noticeTimer = setTimeout(() => this.showProgress(), LOST_NOTICE_MS);
+        } else if (h.kind === 'connected' || h.kind === 'none') {
+          clearTimeout(this.noticeTimer);
+          this.noticeTimer = undefined;
+        }
+      }),
+    );
+    this._register(reconnector.onDidLose((target) => void this.offerWayOut(target)));
+    this._register({ dispose: () => clearTimeout(this.noticeTimer) });
+  }
+
+  private showProgress(): void {
+    this.noticeTimer = undefined;
+    if (!this.health.isInterrupted) {
+      return;
+    }
+    this.progressShown = true;
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'EMPO²: connection to the training host lost' },
+      (progress) =>
+        new Promise<void>((resolve) => {
+          const remote = this.health.health.kind !== 'none' && 'remote' in this.health.health && this.health.health.remote;
+          const suffix = remote ? ' Training goes on on the host.' : '';
+          const update = () => progress.report({ message: `${describeHealth(this.health.health)}.${suffix}` });
+          update();
+          const ticker = setInterval(update, 1_000);
+          const done = () => {
+            clearInterval(ticker);
+            subscription.dispose();
+            this.progressShown = false;
+            resolve();
+          };
+          const subscription = this.health.onDidChange((h) => {
+            if (h.kind === 'connected' || h.kind === 'none' || h.kind === 'lost') {
+              done(); // connected: nothing to say; lost: offerWayOut says it
+            }
+          });
+        }),
+    );
+  }
+
+  private async offerWayOut(target: ReconnectTarget): Promise<void> {
+    const h = this.health.health;
+    const why = h.kind === 'lost' && h.reason ? ` (${h.reason})` : '';
+    const background = h.kind === 'lost' && h.nextTryAt !== undefined ? ' EMPO² keeps trying in the background.' : '';
+    const message = target.remote
+      ? `EMPO²: cannot reach ${describeTarget(target)}${why}. A run there keeps training; check the tunnel or the network.${background}`
+      : `EMPO²: lost the connection to the training host this window started${why}.`;
+    const actions = target.remote ? [RECONNECT, CONNECT_ANOTHER, SHOW_LOG] : [RESTART, SHOW_LOG];
+    const choice = await vscode.window.showWarningMessage(message, ...actions);
+    if (choice === RECONNECT) {
+      await vscode.commands.executeCommand('empo2.reconnect');
+    } else if (choice === CONNECT_ANOTHER) {
+      await vscode.commands.executeCommand('empo2.connectRemote');
+    } else if (choice === RESTART) {
+      await vscode.commands.executeCommand('empo2.restartHost');
+    } else if (choice === SHOW_LOG) {
+      this.log.show();
+    }
+  }
+}
