@@ -5,7 +5,7 @@
     empo2-host config [--preset builtin] [k=v ..] print the resolved config (a file train --config reads)
     empo2-host resume RUN_FOLDER                 continue a run from its last checkpoint
     empo2-host eval --run RUN_FOLDER             memory-free and memory-augmented success
-    empo2-host bench                             EMPO² vs GRPO on the built-in worlds
+    empo2-host bench [--seeds 0,1,2,3,4]          EMPO² vs the paper's GRPO on the built-in worlds
     empo2-host rerun RUN [--dry-run] [..]         rerun the off-policy update on a branch (rerun.py)
     empo2-host branch create|adopt|delete|list RUN  branch runs (runs/branch.py)
     empo2-host serve [--port 0] [--run-root DIR]  the JSON-RPC host for EMPO² Studio (protocol/)
@@ -117,13 +117,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(handler=cmd_eval)
 
-    p = sub.add_parser("bench", help="EMPO² vs GRPO on the built-in worlds, several seeds")
-    p.add_argument("--seeds", default="0,1,2")
+    p = sub.add_parser("bench", help="EMPO² vs the paper's GRPO on the built-in worlds (docs/bench/README.md)")
+    p.add_argument("--seeds", default="0,1,2,3,4", help="seeds of the main arms (paired)")
+    p.add_argument("--ablations", action="store_true", help="also run the four ablations")
+    p.add_argument("--ablation-seeds", default=None,
+                   help="seeds of the ablations (default: the first two --seeds)")
+    p.add_argument("--preset", default="builtin-bench", help="the preset every arm starts from")
     p.add_argument("--iterations", type=int, default=None,
-                   help="train this many iterations instead of the preset's 6,000-env-step budget")
-    p.add_argument("--out", default="docs/bench", help="folder for results.json and results.md")
+                   help="train this many iterations instead of the preset's env-step budget")
+    p.add_argument("--eval-episodes", type=int, default=240,
+                   help="memory-free evaluation episodes per run and split (protocol: 240)")
+    p.add_argument("--ood-trials", type=int, default=10, help="out-of-distribution memory trials (0: skip)")
+    p.add_argument("--workers", type=int, default=None, help="runs at once (default: up to 2)")
+    p.add_argument("--out", default="docs/bench", help="folder for results.json, results.md, the SVG")
     p.add_argument("--root", default=None, help="where the bench's run folders go")
-    p.add_argument("--ablations", action="store_true", help="also run the ablations (longer)")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="applied to every arm")
     p.set_defaults(handler=cmd_bench)
 
     p = sub.add_parser("rerun", help="rerun the off-policy update on a new branch of a run",
@@ -324,12 +332,27 @@ def cmd_eval(args) -> int:
 def cmd_bench(args) -> int:
     from .bench import run_bench
 
-    try:
-        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    except ValueError:
-        raise UserError(f"--seeds must be comma-separated integers, not {args.seeds!r}") from None
-    run_bench(seeds, args.iterations, Path(args.out), Path(args.root) if args.root else None,
-              args.ablations, bar_factory=_bar)
+    def seeds_of(text: str, flag: str) -> list[int]:
+        try:
+            return [int(s) for s in text.split(",") if s.strip()]
+        except ValueError:
+            raise UserError(f"{flag} must be comma-separated integers, not {text!r}") from None
+
+    seeds = seeds_of(args.seeds, "--seeds")
+    if not seeds:
+        raise UserError("--seeds must name at least one seed")
+    ablation_seeds = []
+    if args.ablations:
+        ablation_seeds = (seeds_of(args.ablation_seeds, "--ablation-seeds")
+                          if args.ablation_seeds is not None else seeds[:2])
+    if args.eval_episodes < 1 or args.ood_trials < 0:
+        raise UserError("--eval-episodes must be at least 1 and --ood-trials at least 0")
+    overrides = list(args.overrides)
+    if args.iterations:  # replaces the env-step budget: every run trains that many iterations
+        overrides += [f"iterations={args.iterations}", "max_env_steps=0"]
+    run_bench(seeds, Path(args.out), Path(args.root) if args.root else None, ablation_seeds,
+              preset=args.preset, overrides=overrides, eval_episodes=args.eval_episodes,
+              ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar)
     return 0
 
 

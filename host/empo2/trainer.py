@@ -41,6 +41,7 @@ from .config import ConfigError, TrainConfig
 from .distributed import Dist
 from .envs.pool import EnvPool
 from .envs.registry import make_env
+from .learning_signals import learning_signals
 from .memory.embedding import SentenceEmbedder
 from .memory.store import MemoryStore
 from .policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
@@ -351,6 +352,8 @@ class Trainer:
             **{metric.TIME_PREFIX + k: v for k, v in timings.items()},
             **{metric.ROLLOUT_TIME_PREFIX + k: v for k, v in split.items()},
             **{metric.UPDATE_PREFIX + k: v for k, v in stats.items()},
+            **learning_signals(episodes, memory_mode, update_mode, stats, self.config.algo,
+                               self.memory),
             **evaluation,
         }
         return record

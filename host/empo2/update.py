@@ -203,8 +203,8 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
 
 def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update_mode,
                algo: AlgoConfig, pad_id):
-    if algo.low_prob_mask == "off":
-        return None
+    if algo.low_prob_mask == "off" or (algo.mask_scope == "memory" and update_mode == "on-policy"):
+        return None  # scope 'memory': plain GRPO updates of memory-free rollouts are not masked
     if algo.mask_logprob == "behaviour":
         tested = behaviour
     elif update_mode == ON_POLICY_WITH_TIPS:
