@@ -172,6 +172,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="permit a --host other than loopback (prefer an SSH tunnel)")
     p.add_argument("--insecure-no-token", action="store_true",
                    help="serve without a token (local experiments only; refused with --allow-remote)")
+    p.add_argument("--shutdown-grace", type=float, default=30.0, metavar="SECONDS",
+                   help="how long a shutdown waits for the live run's iteration boundary before "
+                        "leaving it to its last checkpoint (default 30)")
     p.set_defaults(handler=cmd_serve)
     return parser
 

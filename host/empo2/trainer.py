@@ -173,7 +173,9 @@ class Trainer:
         self.hooks.on_state("running", self.iteration)
         while self.iteration < cfg.iterations and not self._budget_spent():
             if self.control.wait_if_paused():
-                self._finish("stopped")
+                if self.control.interrupted:
+                    self._checkpoint_if_missing()  # a resume then loses no finished iteration
+                self._finish("interrupted" if self.control.interrupted else "stopped")
                 return
             iteration = self.iteration + 1
 
@@ -357,6 +359,12 @@ class Trainer:
             **evaluation,
         }
         return record
+
+    def _checkpoint_if_missing(self) -> None:
+        """With checkpoint_every > 1 the last finished iteration may have none (single process
+        only: a distributed checkpoint needs every rank, and only the host interrupts)."""
+        if not self.dist.active and self.iteration not in self.folder.checkpoint_iterations():
+            self.checkpoint()
 
     def close(self) -> None:
         """Stops the environments' simulators (ScienceWorld JVMs also die with the process)."""

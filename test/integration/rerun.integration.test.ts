@@ -72,7 +72,7 @@ describe('Rerun of the off-policy update from the editor', function () {
     assert.ok(!(await children()).some((n) => n.kind === 'run' && n.runId === 'what-if'), 'the branch is not at the top level');
     const branchNode = (await children(parentNode)).find((n) => n.kind === 'run' && n.runId === 'what-if');
     assert.ok(branchNode, 'the branch sits under its parent');
-    assert.equal(api().trajectories.getTreeItem(branchNode!).contextValue, 'empo2.run.branch');
+    assert.match(String(api().trajectories.getTreeItem(branchNode!).contextValue), /\.branch$/);
     const compared = await vscode.commands.executeCommand<RerunRecord>('empo2.compareWithParent', { runId: 'what-if' });
     assert.deepEqual(compared?.comparison, record.comparison);
   });
