@@ -63,7 +63,10 @@ def _is_user_error(err: Exception) -> bool:
     from .policy.model import PolicyLoadError
     from .runs.folder import RunFolderError
 
-    return isinstance(err, (UserError, ConfigError, PolicyLoadError, RunFolderError,
+    from .export import ExportError
+    from .plan import PlanError
+
+    return isinstance(err, (UserError, ConfigError, PolicyLoadError, RunFolderError, ExportError, PlanError,
                             FileNotFoundError, NotADirectoryError, PermissionError))
 
 
@@ -160,6 +163,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", type=int, help="create: iteration of the checkpoint (default: latest)")
     p.add_argument("--name", help="create: the branch's folder name")
     p.set_defaults(handler=cmd_branch)
+    p = sub.add_parser("plan", help="per-rank GPU memory of a config (meta device, no weights)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--preset", help=f"a built-in preset: {', '.join(sorted(presets()))}")
+    source.add_argument("--config", help="a JSON config file")
+    p.add_argument("--world", type=int, default=None, help="processes (GPUs); default WORLD_SIZE or 1")
+    p.add_argument("--gpu-memory", default=None, help="memory of one GPU, e.g. 80GB: say whether it fits")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="e.g. dist.strategy=fsdp2")
+    p.set_defaults(handler=cmd_plan)
+
+    p = sub.add_parser("export", help="a checkpoint (sharded or not) as a save_pretrained folder")
+    p.add_argument("checkpoint", help="a run folder (its latest checkpoint) or a checkpoint folder")
+    p.add_argument("--out", required=True, help="an empty or new folder")
+    p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser("serve", help="serve the WebSocket JSON-RPC protocol (protocol/) to clients",
                        description="Token from the environment variable EMPO2_HOST_TOKEN; one JSON "
@@ -307,7 +323,13 @@ def cmd_eval(args) -> int:
         folder = RunFolder.open(Path(args.run))
         config = load_config(folder.config())
         latest = folder.latest_checkpoint()
-        model_path = str(latest[1] / "model") if latest and (latest[1] / "model").exists() else resolve_model(config.policy.model)
+        scratch = None  # a sharded checkpoint is exported to a temporary folder first
+        if latest and json.loads((latest[1] / "trainer.json").read_text()).get("has_model"):
+            from .export import plain_model_folder
+
+            model_path, scratch = plain_model_folder(latest[1])
+        else:
+            model_path = resolve_model(config.policy.model)
     else:
         config = load_config("builtin")
         model_path = _ensure_builtin_with_progress() if args.model == "builtin" else args.model
@@ -329,6 +351,26 @@ def cmd_eval(args) -> int:
     print(json.dumps({"model": model_path, "tasks": tasks, "episodes_per_trial": len(pairs),
                       "memory_free_success": result.success[0],
                       "memory_success_by_trial": result.success, "score_by_trial": result.score}))
+    return 0
+
+
+def cmd_plan(args) -> int:
+    from .plan import parse_memory, plan
+
+    world = args.world if args.world is not None else int(os.environ.get("WORLD_SIZE", "1"))
+    if world < 1:
+        raise UserError("--world must be at least 1")
+    config = load_config(args.preset or args.config, args.overrides)
+    gpu = parse_memory(args.gpu_memory) if args.gpu_memory else None
+    print(json.dumps(plan(config, world, gpu), indent=2))
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .export import export_checkpoint
+
+    out = export_checkpoint(Path(args.checkpoint), Path(args.out))
+    print(json.dumps({"exported": str(out)}))
     return 0
 
 

@@ -179,6 +179,17 @@ class EvalConfig:
 
 
 @dataclass
+class DistConfig:
+    strategy: str = "ddp"
+    """How several processes (torchrun) share the model. 'ddp': every rank holds the whole model,
+    gradients and optimizer state (distributed.py); 'fsdp2': each decoder layer and the root are
+    sharded across ranks with PyTorch FSDP2, about 1/world of the bytes per rank (sharding.py),
+    with sharded checkpoints that resume at any world size."""
+    cpu_offload: bool = False
+    """With fsdp2: keep parameter and optimizer shards in host memory between uses."""
+
+
+@dataclass
 class TrainConfig:
     name: str = ""
     """Run id; empty: the preset's name plus a timestamp."""
@@ -199,6 +210,7 @@ class TrainConfig:
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    dist: DistConfig = field(default_factory=DistConfig)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -218,6 +230,7 @@ CHOICES = {
     "env.name": ("builtin", "scienceworld", "textworld"),
     "env.correction": ("unparsed", "listed"),
     "env.step_limits": ("fixed", "per-task"),
+    "dist.strategy": ("ddp", "fsdp2"),
 }
 PROBABILITIES = ("algo.p_memory", "algo.q_off_policy")
 POSITIVE = ("iterations", "algo.batch_tasks", "algo.group_size", "env.max_steps",

@@ -23,7 +23,7 @@ rollouts), update. Where it deviates from the paper or the reference code:
 from __future__ import annotations
 
 import contextlib
-
+import dataclasses
 import logging
 import random
 import shutil
@@ -96,6 +96,9 @@ class Trainer:
         self.model, self.tokenizer = load_policy(self.model_path, device=str(self.device), dtype=p.dtype,
                                                  gradient_checkpointing=p.gradient_checkpointing, lora=lora)
         self.model.eval()
+        if config.dist.strategy == "fsdp2":  # before the optimizer: it must see the shards
+            self.model = self._shard(self.model)
+            self.dist = dataclasses.replace(self.dist, sharded=True)
         self.optimizer = torch.optim.AdamW(
             [p for p in self.model.parameters() if p.requires_grad],
             lr=config.algo.lr, weight_decay=config.algo.weight_decay,
@@ -107,6 +110,8 @@ class Trainer:
             else:
                 self.reference, _ = load_policy(self.model_path, device=str(self.device), dtype=p.dtype)
                 self.reference.eval().requires_grad_(False)
+                if self.dist.sharded:  # sharded the same way: a second full 7B copy would not fit
+                    self.reference = self._shard(self.reference)
         self.intrinsic = make_intrinsic_reward(
             config.algo.intrinsic,
             **({"threshold": config.algo.novelty_threshold} if config.algo.intrinsic == "paper" else {}),
@@ -117,6 +122,13 @@ class Trainer:
         self.iteration = 0
         self.env_steps = 0
         self.memory: MemoryStore | None = None
+
+    def _shard(self, model):
+        from .policy.model import MIXED_BF16
+        from .sharding import shard_model
+
+        return shard_model(model, self.device, mixed_bf16=self.config.policy.dtype == MIXED_BF16,
+                           cpu_offload=self.config.dist.cpu_offload)
 
     # -- setup and resume ------------------------------------------------------------------------
 
@@ -227,18 +239,19 @@ class Trainer:
         mine = [e for e, ep in enumerate(episodes) if self.dist.owns_group(ep.group)]
         my_episodes = [episodes[e] for e in mine]
         split: dict[str, float] = {}  # rollout time by phase: generation, environment, ...
-        my_after = roll_out(self.envs.take(len(my_episodes)), my_episodes, self.model, self.tokenizer,
-                            self._settings(train=True), self.generator,
-                            self.memory if memory_mode else None,
-                            on_step=lambda t, _: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
-                            timings=split)
-        timings["rollout"] = self._lap(clock)
-        # No tips where nothing will read them (memory.write_tips=auto with p = 0: the paper's
-        # GRPO), nor where the caller asks for none (a rerun).
-        if tips and (cfg.memory.write_tips == "always" or cfg.algo.p_memory > 0):
-            write_tips(my_episodes, my_after, self.model, self.tokenizer, self._settings(train=True),
-                       cfg.policy.max_tip_tokens, self.generator)
-        timings["tips"] = self._lap(clock, timings)
+        with self.dist.gathered(self.model):  # ranks play different numbers of steps
+            my_after = roll_out(self.envs.take(len(my_episodes)), my_episodes, self.model, self.tokenizer,
+                                self._settings(train=True), self.generator,
+                                self.memory if memory_mode else None,
+                                on_step=lambda t, _: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
+                                timings=split)
+            timings["rollout"] = self._lap(clock)
+            # No tips where nothing will read them (memory.write_tips=auto with p = 0: the
+            # paper's GRPO), nor where the caller asks for none (a rerun).
+            if tips and (cfg.memory.write_tips == "always" or cfg.algo.p_memory > 0):
+                write_tips(my_episodes, my_after, self.model, self.tokenizer, self._settings(train=True),
+                           cfg.policy.max_tip_tokens, self.generator)
+            timings["tips"] = self._lap(clock, timings)
         episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
         add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
         timings["intrinsic"] = self._lap(clock, timings)
@@ -315,8 +328,9 @@ class Trainer:
                                 rollout_mode=MEMORY if memory else MEMORY_FREE)
                         for k, (t, v) in enumerate(pairs * cfg.eval.episodes_per_variation)]
             episodes = [ep for ep in episodes if self.dist.owns_group(ep.group)]
-            roll_out(self.envs.take(len(episodes)), episodes, self.model, self.tokenizer,
-                     self._settings(train=False), generator, memory)
+            with self.dist.gathered(self.model):
+                roll_out(self.envs.take(len(episodes)), episodes, self.model, self.tokenizer,
+                         self._settings(train=False), generator, memory)
             outcomes = [o for part in self.dist.gather([(ep.task, ep.success, ep.final_score)
                                                          for ep in episodes]) for o in part]
             result[metric.eval_success(name)] = float(np.mean([success for _, success, _ in outcomes]))
