@@ -17,7 +17,9 @@ import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
 import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand, type NewRunArg } from './runs/runCommands';
 import { RunProgressReporter } from './runs/runProgress';
+import { runContext } from './runs/runContext';
 import { RunsModel } from './runs/runsModel';
+import { RunGuard } from './runGuard/runGuard';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
 import { TipsModel } from './tips/tipsModel';
 import { TipsViewProvider } from './tips/tipsViewProvider';
@@ -69,6 +71,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   tipsView = new TipsViewProvider(context.extensionUri, hostState, host.health, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
   const refresh = new RefreshCommand(trajectories, runs, tips);
+  const runGuard = new RunGuard(host, runs);
 
   context.subscriptions.push(
     hostLog,
@@ -84,6 +87,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     episodes,
     tipsView,
     metrics,
+    runGuard,
     new HostStatusBar(host, runs),
     new ConnectionNotices(host.health, host.reconnector, hostLog),
     new RunProgressReporter(runs),
@@ -93,11 +97,13 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       void refresh.execute();
     }),
     host.state.onDidChange((state) => void vscode.commands.executeCommand('setContext', 'empo2.hostState', state)),
-    runs.onDidChangeCurrent((entry) => void vscode.commands.executeCommand('setContext', 'empo2.runLive', entry?.info.live ?? false)),
+    runs.onDidChangeCurrent(() => setRunContext(runs)),
+    runs.onDidChangeRun(() => setRunContext(runs)),
+    runs.onDidChangeRuns(() => setRunContext(runs)),
     registerCommands([
       new StartHostCommand(trust, host),
-      new StopHostCommand(host, hostLog),
-      new RestartHostCommand(trust, host),
+      new StopHostCommand(host, hostLog, runGuard.beforeStop),
+      new RestartHostCommand(trust, host, runGuard.beforeStop),
       new ConnectRemoteCommand(host, settings),
       new ReconnectCommand(host),
       new NewRunCommand(trust, host, runs),
@@ -118,12 +124,25 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
+  setRunContext(runs);
 
   hostLog.info(`EMPO² Studio ${version} is active. The training host is not running.`);
   if (settings.autoStart && vscode.workspace.isTrusted) {
     void autoStart(host, runs, settings);
   }
   return { host, runs, trajectories, tips, episodes, metrics, debug };
+}
+
+const runContextNow = new Map<string, string | boolean>();
+
+/** The context keys of package.json's `when` clauses (runContext.ts), set only when they change. */
+function setRunContext(runs: RunsModel): void {
+  for (const [key, value] of Object.entries(runContext(runs.live, runs.current))) {
+    if (runContextNow.get(key) !== value) {
+      runContextNow.set(key, value);
+      void vscode.commands.executeCommand('setContext', key, value);
+    }
+  }
 }
 
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. */

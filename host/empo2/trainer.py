@@ -23,7 +23,7 @@ rollouts), update. Where it deviates from the paper or the reference code:
 from __future__ import annotations
 
 import contextlib
-
+import dataclasses
 import logging
 import random
 import shutil
@@ -41,6 +41,7 @@ from .config import ConfigError, TrainConfig
 from .distributed import Dist
 from .envs.pool import EnvPool
 from .envs.registry import make_env
+from .learning_signals import learning_signals
 from .memory.embedding import SentenceEmbedder
 from .memory.store import MemoryStore
 from .policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
@@ -95,6 +96,9 @@ class Trainer:
         self.model, self.tokenizer = load_policy(self.model_path, device=str(self.device), dtype=p.dtype,
                                                  gradient_checkpointing=p.gradient_checkpointing, lora=lora)
         self.model.eval()
+        if config.dist.strategy == "fsdp2":  # before the optimizer: it must see the shards
+            self.model = self._shard(self.model)
+            self.dist = dataclasses.replace(self.dist, sharded=True)
         self.optimizer = torch.optim.AdamW(
             [p for p in self.model.parameters() if p.requires_grad],
             lr=config.algo.lr, weight_decay=config.algo.weight_decay,
@@ -106,6 +110,8 @@ class Trainer:
             else:
                 self.reference, _ = load_policy(self.model_path, device=str(self.device), dtype=p.dtype)
                 self.reference.eval().requires_grad_(False)
+                if self.dist.sharded:  # sharded the same way: a second full 7B copy would not fit
+                    self.reference = self._shard(self.reference)
         self.intrinsic = make_intrinsic_reward(
             config.algo.intrinsic,
             **({"threshold": config.algo.novelty_threshold} if config.algo.intrinsic == "paper" else {}),
@@ -116,6 +122,13 @@ class Trainer:
         self.iteration = 0
         self.env_steps = 0
         self.memory: MemoryStore | None = None
+
+    def _shard(self, model):
+        from .policy.model import MIXED_BF16
+        from .sharding import shard_model
+
+        return shard_model(model, self.device, mixed_bf16=self.config.policy.dtype == MIXED_BF16,
+                           cpu_offload=self.config.dist.cpu_offload)
 
     # -- setup and resume ------------------------------------------------------------------------
 
@@ -172,7 +185,9 @@ class Trainer:
         self.hooks.on_state("running", self.iteration)
         while self.iteration < cfg.iterations and not self._budget_spent():
             if self.control.wait_if_paused():
-                self._finish("stopped")
+                if self.control.interrupted:
+                    self._checkpoint_if_missing()  # a resume then loses no finished iteration
+                self._finish("interrupted" if self.control.interrupted else "stopped")
                 return
             iteration = self.iteration + 1
             timings: dict[str, float] = {}
@@ -195,19 +210,20 @@ class Trainer:
             mine = [e for e, ep in enumerate(episodes) if self.dist.owns_group(ep.group)]
             my_episodes = [episodes[e] for e in mine]
             split: dict[str, float] = {}  # rollout time by phase: generation, environment, ...
-            my_after = roll_out(self.envs.take(len(my_episodes)), my_episodes, self.model, self.tokenizer,
-                                self._settings(train=True), self.generator,
-                                self.memory if memory_mode else None,
-                                on_step=lambda t, n: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
-                                timings=split)
-            timings["rollout"] = self._lap(clock)
+            with self.dist.gathered(self.model):  # ranks play different numbers of steps
+                my_after = roll_out(self.envs.take(len(my_episodes)), my_episodes, self.model, self.tokenizer,
+                                    self._settings(train=True), self.generator,
+                                    self.memory if memory_mode else None,
+                                    on_step=lambda t, n: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
+                                    timings=split)
+                timings["rollout"] = self._lap(clock)
 
-            # 4. The current policy writes a tip after every episode (each rank its own), unless
-            #    nothing will read it (memory.write_tips=auto with p = 0: the paper's GRPO).
-            if cfg.memory.write_tips == "always" or algo.p_memory > 0:
-                write_tips(my_episodes, my_after, self.model, self.tokenizer,
-                           self._settings(train=True), cfg.policy.max_tip_tokens, self.generator)
-            timings["tips"] = self._lap(clock, timings)
+                # 4. The current policy writes a tip after every episode (each rank its own),
+                #    unless nothing will read it (memory.write_tips=auto with p = 0: the paper's GRPO).
+                if cfg.memory.write_tips == "always" or algo.p_memory > 0:
+                    write_tips(my_episodes, my_after, self.model, self.tokenizer,
+                               self._settings(train=True), cfg.policy.max_tip_tokens, self.generator)
+                timings["tips"] = self._lap(clock, timings)
             episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
             add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
             timings["intrinsic"] = self._lap(clock, timings)
@@ -290,8 +306,9 @@ class Trainer:
                                 rollout_mode=MEMORY if memory else MEMORY_FREE)
                         for k, (t, v) in enumerate(pairs * cfg.eval.episodes_per_variation)]
             episodes = [ep for ep in episodes if self.dist.owns_group(ep.group)]
-            roll_out(self.envs.take(len(episodes)), episodes, self.model, self.tokenizer,
-                     self._settings(train=False), generator, memory)
+            with self.dist.gathered(self.model):
+                roll_out(self.envs.take(len(episodes)), episodes, self.model, self.tokenizer,
+                         self._settings(train=False), generator, memory)
             outcomes = [o for part in self.dist.gather([(ep.task, ep.success, ep.final_score)
                                                          for ep in episodes]) for o in part]
             result[metric.eval_success(name)] = float(np.mean([success for _, success, _ in outcomes]))
@@ -329,12 +346,20 @@ class Trainer:
             **{metric.TIME_PREFIX + k: v for k, v in timings.items()},
             **{metric.ROLLOUT_TIME_PREFIX + k: v for k, v in split.items()},
             **{metric.UPDATE_PREFIX + k: v for k, v in stats.items()},
+            **learning_signals(episodes, memory_mode, update_mode, stats, self.config.algo,
+                               self.memory),
             **evaluation,
         }
         return record
 
     def _checkpoint(self) -> None:
         save_checkpoint(self.folder, self, keep=self.config.keep_checkpoints)
+
+    def _checkpoint_if_missing(self) -> None:
+        """With checkpoint_every > 1 the last finished iteration may have none (single process
+        only: a distributed checkpoint needs every rank, and only the host interrupts)."""
+        if not self.dist.active and self.iteration not in self.folder.checkpoint_iterations():
+            self._checkpoint()
 
     def close(self) -> None:
         """Stops the environments' simulators (ScienceWorld JVMs also die with the process)."""

@@ -149,14 +149,16 @@ def _scored_everywhere(model, prompts, actions, pad_id, micro_batch, dist: Dist)
     shares are gathered (in one process, simply all of them)."""
     width = max(len(a) for a in actions)
     if not dist.active:
-        return _scored(model, prompts, actions, pad_id, micro_batch)[0]
+        with dist.gathered(model):
+            return _scored(model, prompts, actions, pad_id, micro_batch)[0]
     mine = dist.mine(actions)
     logp = torch.zeros(len(actions), width)
-    if mine:
-        part, _, _ = _scored(model, [prompts[i] for i in mine], [actions[i] for i in mine], pad_id,
-                             micro_batch, width=width)
-    else:
-        part = torch.zeros(0, width)
+    with dist.gathered(model):  # ranks score different numbers of rows
+        if mine:
+            part, _, _ = _scored(model, [prompts[i] for i in mine], [actions[i] for i in mine],
+                                 pad_id, micro_batch, width=width)
+        else:
+            part = torch.zeros(0, width)
     for rank, rows in enumerate(dist.gather(part.cpu())):
         logp[rank::dist.world] = rows
     return logp.to(model.device)
@@ -174,8 +176,15 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
     total_tokens = sum(len(actions[r]) for r in rows)
     merged: dict[str, float] = {}
     my_rows = rows[dist.rank::dist.world]
-    for start in range(0, len(my_rows), micro_batch):
+    # Under FSDP2 every rank runs as many micro-batches as rank 0 (which has the most rows), so
+    # that the collectives inside each forward and backward pair up; a rank out of rows repeats
+    # one with weight 0 (sharding.py, choice 3).
+    passes = math.ceil(len(rows[0::dist.world]) / micro_batch) if dist.sharded else \
+        math.ceil(len(my_rows) / micro_batch)
+    for start in range(0, passes * micro_batch, micro_batch):
         part = my_rows[start:start + micro_batch]
+        idle = not part
+        part = part or rows[:1]
         prompts = [samples[r].numerator_prompt for r in part]
         part_actions = [actions[r] for r in part]
         logp, entropy, mask = sequence_logprobs(model, prompts, part_actions, pad_id=pad_id)
@@ -188,8 +197,10 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
                                 kl_coef=algo.kl_beta, kl_kind=algo.kl_kind,
                                 clip_low=algo.clip_low, clip_high=algo.clip_high,
                                 dual_clip_c=algo.dual_clip_c)
-        share = mask.sum().item() / max(total_tokens, 1)
+        share = 0.0 if idle else mask.sum().item() / max(total_tokens, 1)
         (loss * share).backward()
+        if idle:
+            continue
         step["entropy"] = token_mean(entropy.detach(), mask).item()
         merge_stats(merged, step, share)
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -197,14 +208,15 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
     merged = dist.reduce_stats(merged)
     grad_norm = torch.nn.utils.clip_grad_norm_(trainable, algo.grad_clip)
     optimizer.step()
-    merged["grad_norm"] = float(grad_norm)
+    # A DTensor under FSDP2: the norm over every rank's shards.
+    merged["grad_norm"] = float(grad_norm.full_tensor() if hasattr(grad_norm, "full_tensor") else grad_norm)
     return merged
 
 
 def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update_mode,
                algo: AlgoConfig, pad_id):
-    if algo.low_prob_mask == "off":
-        return None
+    if algo.low_prob_mask == "off" or (algo.mask_scope == "memory" and update_mode == "on-policy"):
+        return None  # scope 'memory': plain GRPO updates of memory-free rollouts are not masked
     if algo.mask_logprob == "behaviour":
         tested = behaviour
     elif update_mode == ON_POLICY_WITH_TIPS:

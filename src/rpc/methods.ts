@@ -37,7 +37,7 @@ function notification<Params>(method: string, paramsSchema: string): Notificatio
 
 export const Requests = {
   initialize: request<P.InitializeParams, P.InitializeResult>('initialize'),
-  shutdown: request<P.EmptyParams, P.ShutdownResult>('shutdown'),
+  shutdown: request<P.ShutdownParams, P.ShutdownResult>('shutdown'),
   ping: request<P.EmptyParams, P.PingResult>('ping'),
   runStart: request<P.RunStartParams, P.RunResult>('run.start'),
   runPause: request<P.RunPauseParams, P.RunResult>('run.pause'),

@@ -34,8 +34,9 @@ from .wire import to_wire
 log = logging.getLogger("empo2.server.runs")
 
 STATES = ("created", "starting", "running", "pausing", "paused", "stopping", "stopped",
-          "finished", "failed")
+          "interrupted", "finished", "failed")
 ACTIVE = ("starting", "running", "pausing", "paused", "stopping")
+INTERRUPTED = "interrupted"  # its writer went away mid-run (host shut down or killed): resumable
 PROGRESS_INTERVAL_S = 0.1  # at most ~10 progress notifications a second per run
 
 
@@ -193,11 +194,10 @@ class RunManager:
         """RunInfo of a folder; a live run's state is the host's, not run.json's."""
         stored = folder.state() if stored is None else stored
         live = self.live if self.live is not None and self.live.folder.path == folder.path else None
-        state = stored.get("state", "created")
         info = {
             "runId": live.run_id if live else self.run_id_of(folder),
             "path": str(folder.path),
-            "state": live.state if live else (state if state in STATES else "failed"),
+            "state": live.state if live else stored_state(folder, stored),
             "iteration": live.iteration if live else int(stored.get("iteration", 0) or 0),
             "iterations": live.config.iterations if live else _configured_iterations(folder),
             "live": live is not None,
@@ -401,20 +401,40 @@ class RunManager:
         live.control.stop()
         self._set_state(live, "stopping")
 
-    async def shutdown(self, grace_s: float) -> str | None:
-        """Stops the live run and waits (bounded) for its thread; the run id, if there was one."""
+    async def shutdown(self, grace_s: float, hurry: asyncio.Event | None = None) -> str | None:
+        """Interrupts the live run: it ends `interrupted` at its next iteration boundary, waited
+        for at most grace_s (or until `hurry` is set: "now", a second signal). run.json says
+        `interrupted` at once, so a host killed while it waits leaves the truth on disk. A run
+        still inside an iteration when the wait ends is left to its last checkpoint
+        (`abandoned`); the process must then exit without joining the trainer thread."""
         live = self.live
         if live is None:
             return None
-        live.control.stop()
+        if live is self.abandoned:  # asked twice (a signal during a `shutdown` request)
+            return live.run_id
+        live.control.interrupt()
         if live.state in ACTIVE:
             self._set_state(live, "stopping")
-        try:
-            await asyncio.wait_for(live.ended.wait(), timeout=grace_s)
-        except asyncio.TimeoutError:
-            log.warning("run %s did not stop within %.0f s; leaving it to its checkpoint",
-                        live.run_id, grace_s)
+        await self.blocking(self._record_interrupted, live)
+        waits = [asyncio.ensure_future(live.ended.wait())]
+        if hurry is not None:
+            waits.append(asyncio.ensure_future(hurry.wait()))
+        await asyncio.wait(waits, timeout=grace_s, return_when=asyncio.FIRST_COMPLETED)
+        for w in waits:
+            w.cancel()
+        if not live.ended.is_set():
+            log.warning("run %s is inside an iteration; it resumes from its last checkpoint "
+                        "(iteration %d)", live.run_id, live.iteration)
+            self.abandoned = live
         return live.run_id
+
+    abandoned: LiveRun | None = None  # a run whose trainer thread was still busy at shutdown
+
+    def _record_interrupted(self, live: LiveRun) -> None:
+        try:
+            live.folder.set_state(INTERRUPTED, iteration=live.iteration)
+        except OSError:
+            log.exception("could not record the interruption of run %s", live.run_id)
 
     # -- on the loop: what the trainer reported ---------------------------------------------------
 
@@ -434,7 +454,7 @@ class RunManager:
                 self._set_state(live, "pausing" if live.control.paused else "running")
             return
         live.progress = None
-        self._set_state(live, state)  # finished or stopped
+        self._set_state(live, state)  # finished, stopped or interrupted
 
     def _paused(self, live: LiveRun) -> None:
         if live.control.paused and not live.control.stop_requested:
@@ -461,8 +481,9 @@ class RunManager:
             live.error = error
             live.state = "failed"
             self._publish_state(live)
-        elif live.state not in ("finished", "stopped"):
-            self._set_state(live, "stopped" if live.control.stop_requested else "finished")
+        elif live.state not in ("finished", "stopped", INTERRUPTED):
+            self._set_state(live, INTERRUPTED if live.control.interrupted else
+                            "stopped" if live.control.stop_requested else "finished")
         self._detach_file_log()
         self.memory.take_back(live)
         live.memory_ready.set()
@@ -489,6 +510,18 @@ class RunManager:
             self._file_log = None
 
 
+def stored_state(folder: RunFolder, stored: dict) -> str:
+    """A folder's state as run.json has it, corrected by its writer lock: a run that says it is
+    active while no process holds the lock was interrupted (its host was killed, or exited
+    without the chance to say so) and is resumable."""
+    state = stored.get("state", "created")
+    if state not in STATES:
+        return "failed"
+    if state in ACTIVE and folder.writer_alive() is False:
+        return INTERRUPTED
+    return state
+
+
 def _configured_iterations(folder: RunFolder) -> int | None:
     try:
         value = folder.config().get("iterations")
@@ -497,4 +530,4 @@ def _configured_iterations(folder: RunFolder) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-__all__ = ["RunManager", "LiveRun", "ServerControl", "STATES", "sentence"]
+__all__ = ["RunManager", "LiveRun", "ServerControl", "STATES", "INTERRUPTED", "sentence", "stored_state"]

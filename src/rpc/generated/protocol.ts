@@ -50,11 +50,11 @@ export type InitializeRequest = RequestMessage & {
  */
 export type RequestId = number | string;
 /**
- * Stops the live run at its next iteration boundary (waiting a bounded time), answers, closes every connection (1001) and exits the host process.
+ * Interrupts the live run (it ends `interrupted`, resumable) at its next iteration boundary (waiting a bounded time, or not at all with `now`), answers, closes every connection (1001) and exits the host process.
  */
 export type ShutdownRequest = RequestMessage & {
   method?: 'shutdown';
-  params?: EmptyParams;
+  params?: ShutdownParams;
 };
 /**
  * A round trip through the host's dispatcher (liveness, latency).
@@ -344,10 +344,19 @@ export type RunStateNotification = NotificationMessage & {
 export type Seq = number;
 export type RunInfo = RunInfoFields;
 /**
- * `created` (folder written, never trained), `starting` (the host loads the model), `running`, `pausing` (pause requested; takes effect between iterations), `paused`, `stopping`, `stopped`, `finished`, `failed`. A folder whose stored state is `running` or `paused` while no host trains it (`live` false) was interrupted or is trained by another process.
+ * `created` (folder written, never trained), `starting` (the host loads the model), `running`, `pausing` (pause requested; takes effect between iterations), `paused`, `stopping`, `stopped` (by its user), `interrupted` (its host shut down or died mid-run: resume it from its last checkpoint), `finished`, `failed`. A folder that run.json calls active while no process holds its writer lock (`.writer.lock`) is reported `interrupted`; one that another process (a CLI `train`) holds keeps its stored state, with `live` false.
  */
 export type RunState =
-  'created' | 'starting' | 'running' | 'pausing' | 'paused' | 'stopping' | 'stopped' | 'finished' | 'failed';
+  | 'created'
+  | 'starting'
+  | 'running'
+  | 'pausing'
+  | 'paused'
+  | 'stopping'
+  | 'stopped'
+  | 'interrupted'
+  | 'finished'
+  | 'failed';
 /**
  * Progress within an iteration (rollout steps, update, evaluation). At most a few per second; for a slow client only the latest is kept.
  */
@@ -443,6 +452,12 @@ export interface ClientCapabilities {
    * Send `run/progress` notifications (default true).
    */
   progress?: boolean;
+}
+export interface ShutdownParams {
+  /**
+   * Do not wait for the live run's iteration boundary: the unfinished iteration is dropped and the run resumes from its last checkpoint (default false: wait up to the host's grace period).
+   */
+  now?: boolean;
 }
 export interface EmptyParams {}
 export interface RunPauseParams {
@@ -547,11 +562,11 @@ export interface MemoryAddParams {
   variationKey: string;
   text: string;
   /**
-   * The person's name recorded with the edit (default: the client's name); "policy" is reserved.
+   * The person's name recorded with the edit (the extension sends the VS Code account's name when signed in; default "you"); "policy" and "system" are reserved.
    */
   author?: string;
   /**
-   * The score retrieval ranks the tip by (default 100, the top of the score scale, so a person's advice ranks above the policy's own).
+   * The tip's score, if the person gives one (default: none; the tip is unscored and ranks at 100, the top of the score scale, so a person's advice ranks above the policy's own).
    */
   score?: number;
   /**
@@ -569,7 +584,7 @@ export interface MemoryUpdateParams {
    */
   expectedVersion: number;
   /**
-   * The person's name recorded with the edit (default: the client's name); "policy" is reserved.
+   * The person's name recorded with the edit (the extension sends the VS Code account's name when signed in; default "you"); "policy" and "system" are reserved.
    */
   author?: string;
   editId?: EditId;
@@ -579,7 +594,7 @@ export interface MemoryDeleteParams {
   tipId: TipId;
   expectedVersion: number;
   /**
-   * The person's name recorded with the edit (default: the client's name); "policy" is reserved.
+   * The person's name recorded with the edit (the extension sends the VS Code account's name when signed in; default "you"); "policy" and "system" are reserved.
    */
   author?: string;
   editId?: EditId;
@@ -797,13 +812,17 @@ export interface Tip {
    */
   author: string;
   /**
+   * Who wrote the current version: equal to `author` until a person edits or deletes it (an eviction is no version).
+   */
+  versionAuthor: string;
+  /**
    * Where the tip came from: run, iteration, episode, step, score (policy tips).
    */
   provenance: {
     [k: string]: unknown;
   };
   /**
-   * The final score of the episode that wrote it (retrieval ranks by it).
+   * The final score (0–100 scale of the environment, −100 a failure) of the episode that wrote the tip; null for a person's tip added without a score. Retrieval ranks by it, an unscored tip at 100.
    */
   score: number | null;
   /**
@@ -1038,7 +1057,7 @@ export interface InitializeResponse {
 }
 export interface ShutdownResult {
   /**
-   * The live run that was asked to stop, if any.
+   * The live run that was interrupted, if any.
    */
   stoppedRun: RunId | null;
 }
@@ -1394,7 +1413,6 @@ export interface DebugStopResponse {
   result?: DebugStopResult;
 }
 
-export type ShutdownParams = EmptyParams;
 export type PingParams = EmptyParams;
 export type RunStartResult = RunResult;
 export type RunPauseResult = RunResult;
@@ -1444,7 +1462,7 @@ export const ErrorCodes = {
 } as const satisfies Record<string, ErrorCode>;
 
 /** Every value of RunState, in the schema's order. */
-export const RUN_STATES = ['created', 'starting', 'running', 'pausing', 'paused', 'stopping', 'stopped', 'finished', 'failed'] as const satisfies readonly RunState[];
+export const RUN_STATES = ['created', 'starting', 'running', 'pausing', 'paused', 'stopping', 'stopped', 'interrupted', 'finished', 'failed'] as const satisfies readonly RunState[];
 
 /** Every value of RolloutMode, in the schema's order. */
 export const ROLLOUT_MODES = ['memory', 'memory-free'] as const satisfies readonly RolloutMode[];
