@@ -11,13 +11,18 @@ import { ShowHostLogCommand } from './host/showHostLog';
 import { WorkspaceTrustGuard } from './host/workspaceTrust';
 import { HostStatusBar } from './hostStatusBar';
 import { RefreshCommand } from './refresh';
+import { ComparisonPanel } from './rerun/comparisonPanel';
+import { AdoptBranchCommand, CompareWithParentCommand, DeleteBranchCommand, RerunUpdateCommand } from './rerun/rerunCommands';
+import { RerunJobs } from './rerun/rerunJobs';
 import { Notifications } from './rpc/methods';
 import type { RunInfo } from './rpc/protocol';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
 import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand, type NewRunArg } from './runs/runCommands';
 import { RunProgressReporter } from './runs/runProgress';
+import { runContext } from './runs/runContext';
 import { RunsModel } from './runs/runsModel';
+import { RunGuard } from './runGuard/runGuard';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
 import { TipsModel } from './tips/tipsModel';
 import { TipsViewProvider } from './tips/tipsViewProvider';
@@ -39,6 +44,7 @@ export interface Empo2Api {
   readonly tips: TipsModel;
   readonly episodes: EpisodeBrowser;
   readonly metrics: MetricsPanel;
+  readonly comparison: ComparisonPanel;
 }
 
 let hostToStop: HostManager | undefined;
@@ -69,6 +75,9 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   tipsView = new TipsViewProvider(context.extensionUri, hostState, host.health, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
   const refresh = new RefreshCommand(trajectories, runs, tips);
+  const runGuard = new RunGuard(host, runs);
+  const comparison = new ComparisonPanel(context.extensionUri);
+  const rerunJobs = new RerunJobs(host, runs);
 
   context.subscriptions.push(
     hostLog,
@@ -84,6 +93,9 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     episodes,
     tipsView,
     metrics,
+    runGuard,
+    comparison,
+    rerunJobs,
     new HostStatusBar(host, runs),
     new ConnectionNotices(host.health, host.reconnector, hostLog),
     new RunProgressReporter(runs),
@@ -93,11 +105,13 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       void refresh.execute();
     }),
     host.state.onDidChange((state) => void vscode.commands.executeCommand('setContext', 'empo2.hostState', state)),
-    runs.onDidChangeCurrent((entry) => void vscode.commands.executeCommand('setContext', 'empo2.runLive', entry?.info.live ?? false)),
+    runs.onDidChangeCurrent(() => setRunContext(runs)),
+    runs.onDidChangeRun(() => setRunContext(runs)),
+    runs.onDidChangeRuns(() => setRunContext(runs)),
     registerCommands([
       new StartHostCommand(trust, host),
-      new StopHostCommand(host, hostLog),
-      new RestartHostCommand(trust, host),
+      new StopHostCommand(host, hostLog, runGuard.beforeStop),
+      new RestartHostCommand(trust, host, runGuard.beforeStop),
       new ConnectRemoteCommand(host, settings),
       new ReconnectCommand(host),
       new NewRunCommand(trust, host, runs),
@@ -115,15 +129,32 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new OpenEpisodeCommand(episodes),
       new DebugEpisodeCommand(runs, trajectoryModel),
       new ShowTokensCommand(debug),
+      new RerunUpdateCommand(host, runs, rerunJobs, comparison),
+      new CompareWithParentCommand(host, runs, comparison),
+      new AdoptBranchCommand(host, runs),
+      new DeleteBranchCommand(host, runs),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
+  setRunContext(runs);
 
   hostLog.info(`EMPO² Studio ${version} is active. The training host is not running.`);
   if (settings.autoStart && vscode.workspace.isTrusted) {
     void autoStart(host, runs, settings);
   }
-  return { host, runs, trajectories, tips, episodes, metrics, debug };
+  return { host, runs, trajectories, tips, episodes, metrics, debug, comparison };
+}
+
+const runContextNow = new Map<string, string | boolean>();
+
+/** The context keys of package.json's `when` clauses (runContext.ts), set only when they change. */
+function setRunContext(runs: RunsModel): void {
+  for (const [key, value] of Object.entries(runContext(runs.live, runs.current))) {
+    if (runContextNow.get(key) !== value) {
+      runContextNow.set(key, value);
+      void vscode.commands.executeCommand('setContext', key, value);
+    }
+  }
 }
 
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. */

@@ -2,10 +2,11 @@ import { describeHealth, type ConnectionHealth } from './host/connectionHealth';
 import type { HostState } from './host/hostState';
 import type { DeviceInfo } from './rpc/protocol';
 import { latestReturn, type RunEntry } from './runs/runsModel';
-import { formatReturn } from './trajectories/presentation';
+import { iterationText, runIcon } from './runs/runText';
+import { formatReturn, SCORE } from './trajectories/presentation';
 
 // The status bar's words, as a pure function (unit-tested): host state, device, run, iteration
-// and latest return, e.g. "EMPO²: CPU · builtin-20260101 · iter 3/40 · return 0.42".
+// and latest mean score, e.g. "EMPO²: CPU · builtin-20260101 · iter 3/40 rollout · score 42.0".
 
 const STATE_TEXT: Record<HostState, string> = {
   stopped: 'EMPO²: host stopped',
@@ -58,14 +59,12 @@ export function statusText({ state, health, device, remote, run }: StatusInputs,
   }
   const parts = [deviceLabel(device) ?? (remote ? 'remote host' : 'host running')];
   if (run) {
-    const total = run.info.iterations ? `/${run.info.iterations}` : '';
-    const phase = run.progress && run.info.live ? ` (${run.progress.phase})` : '';
-    parts.push(run.info.runId, `iter ${run.info.iteration}${total}${phase}`);
+    parts.push(run.info.runId, iterationText(run, true));
     const ret = latestReturn(run.latestMetrics);
     if (ret !== undefined) {
-      parts.push(`return ${formatReturn(ret)}`);
+      parts.push(`${SCORE} ${formatReturn(ret)}`);
     }
   }
-  const icon = run?.info.live && run.info.state === 'running' ? '$(sync~spin)' : STATE_ICON.running;
+  const icon = run ? runIcon(run) : STATE_ICON.running;
   return `${icon} EMPO²: ${parts.join(' · ')}`;
 }

@@ -3,6 +3,9 @@
     .venv/bin/python host/benchmarks/gpu_check.py              # one NVIDIA GPU, under 8 minutes
     .venv/bin/python host/benchmarks/gpu_check.py --smoke      # CPU, tiny shape: the code path only
 
+Runs twice, once per dist.strategy (ddp, then fsdp2 at world size 1 with bf16 compute on fp32
+master shards), and prints both and their ratios, so one GPU session measures both strategies.
+
 Needs PyTorch, transformers and peft, and nothing from the network or Java: the model's config is
 written here (Qwen2.5-0.5B's shape: 24 layers, hidden 896, 14 heads, 2 key/value heads, MLP 4864,
 vocabulary 151,936, tied embeddings), its weights are random, its tokenizer is the built-in word
@@ -89,30 +92,25 @@ def run_config(model_folder: Path, smoke: bool, iterations: int) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--smoke", action="store_true", help="CPU, tiny shape, one iteration")
-    parser.add_argument("--iterations", type=int, default=None, help="default: 4 (smoke: 1)")
-    parser.add_argument("--peak-tflops", type=float, default=None,
-                        help="the GPU's dense bf16 peak (default: looked up by name)")
-    args = parser.parse_args()
-    if not args.smoke and not torch.cuda.is_available():
-        print("gpu_check: no CUDA device; use --smoke to exercise the code path on CPU", file=sys.stderr)
-        sys.exit(2)
+def measure(args, strategy: str, iterations: int) -> dict:
+    """One short training run with the given dist.strategy; its figures."""
     device = "cpu" if args.smoke else "cuda"
-    iterations = args.iterations or (1 if args.smoke else 4)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="empo2-gpu-check-") as scratch:
         scratch = Path(scratch)
         n_params = build_model_folder(scratch / "model", args.smoke, device)
         config = load_config(run_config(scratch / "model", args.smoke, iterations))
         config.policy.device = device
-        folder = RunFolder.create(scratch / "runs", "gpu-check", config.to_dict())
+        config.dist.strategy = strategy
+        if strategy == "fsdp2" and device == "cuda":
+            config.policy.dtype = "mixed-bfloat16"  # FSDP2's bf16 compute on fp32 master shards
+        folder = RunFolder.create(scratch / "runs", f"gpu-check-{strategy}", config.to_dict())
         if device == "cuda":
             torch.cuda.reset_peak_memory_stats()
         trainer = Trainer(config, folder, embedder=SentenceEmbedder(device="cpu"))
         trainer.run()
+        trainer.close()
+        trainer.dist.close()  # the one-process group FSDP2 made
         metrics = folder.metrics()
         steps = [s for m in metrics for s in _steps(folder, m["iteration"])]
         peak = torch.cuda.max_memory_allocated() / 2**30 if device == "cuda" else 0.0
@@ -131,8 +129,9 @@ def main() -> None:
              + (2 + 6 + 2) * n_params * update_tokens)      # π_old forward, train step, recompute
     peak_tflops = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
     mfu = flops / (t_gen + t_update) / (peak_tflops * 1e12) if peak_tflops else None
-    report = {
-        "device": name, "model": "smoke" if args.smoke else "Qwen2.5-0.5B shape (random init)",
+    return {
+        "strategy": strategy, "device": name,
+        "model": "smoke" if args.smoke else "Qwen2.5-0.5B shape (random init)",
         "non_embedding_params": n_params, "iterations_measured": len(measured),
         "rollout_tokens_per_s": generated / max(t_gen, 1e-9),
         "update_tokens_per_s": update_tokens / max(t_update, 1e-9),
@@ -140,12 +139,41 @@ def main() -> None:
         "seconds": {"generation": t_gen, "tips": t_tips, "update": t_update,
                     "total": time.perf_counter() - started},
     }
-    print(f"device             {name}")
-    print(f"rollout tokens/s   {report['rollout_tokens_per_s']:,.0f}")
-    print(f"update tokens/s    {report['update_tokens_per_s']:,.0f}")
-    print(f"MFU                {mfu:.1%}" if mfu is not None else "MFU                n/a (unknown peak; pass --peak-tflops)")
-    print(f"peak GPU memory    {peak:.2f} GiB")
-    print(json.dumps(report))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="CPU, tiny shape, one iteration")
+    parser.add_argument("--iterations", type=int, default=None, help="default: 4 (smoke: 1)")
+    parser.add_argument("--peak-tflops", type=float, default=None,
+                        help="the GPU's dense bf16 peak (default: looked up by name)")
+    parser.add_argument("--strategies", default="ddp,fsdp2",
+                        help="dist.strategy values to measure, one run each (default: ddp,fsdp2)")
+    args = parser.parse_args()
+    if not args.smoke and not torch.cuda.is_available():
+        print("gpu_check: no CUDA device; use --smoke to exercise the code path on CPU", file=sys.stderr)
+        sys.exit(2)
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    unknown = [s for s in strategies if s not in ("ddp", "fsdp2")]
+    if unknown:
+        print(f"gpu_check: unknown strategy {unknown[0]!r}; choose ddp or fsdp2", file=sys.stderr)
+        sys.exit(2)
+    iterations = args.iterations or (1 if args.smoke else 4)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    reports = [measure(args, strategy, iterations) for strategy in strategies]
+    for report in reports:
+        mfu = report["mfu"]
+        print(f"== {report['strategy']} on {report['device']}")
+        print(f"rollout tokens/s   {report['rollout_tokens_per_s']:,.0f}")
+        print(f"update tokens/s    {report['update_tokens_per_s']:,.0f}")
+        print(f"MFU                {mfu:.1%}" if mfu is not None else "MFU                n/a (unknown peak; pass --peak-tflops)")
+        print(f"peak GPU memory    {report['peak_gpu_memory_gib']:.2f} GiB")
+    if len(reports) == 2:  # the second strategy against the first, measured in this run
+        base, other = reports
+        for key in ("rollout_tokens_per_s", "update_tokens_per_s", "peak_gpu_memory_gib"):
+            if base[key]:
+                print(f"{other['strategy']}/{base['strategy']} {key}: {other[key] / base[key]:.2f}")
+    print(json.dumps(reports))
 
 
 def _steps(folder: RunFolder, iteration: int) -> list[dict]:

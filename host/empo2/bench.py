@@ -1,21 +1,31 @@
-"""`empo2-host bench`: the paper's headline at small scale, EMPO² against GRPO.
+"""`empo2-host bench`: EMPO² against the paper's GRPO on the built-in worlds, as declared in
+docs/bench/README.md (the protocol is fixed there before any numbers).
 
-For every seed, EMPO² and GRPO (the same code with p = 0) train the built-in policy on the
-built-in exploration tasks with the same environment-step budget. Then, for each trained policy
-and for the warm-start policy:
+For every seed, each arm (empo2/arms.py) trains the built-in policy from the same warm start
+with the same environment-step budget and the same task sequence (the trainer draws tasks and
+modes from one generator seeded by the run's seed, with the same number of draws per iteration
+for every arm, so seed s gives every arm the same tasks in the same order). Then, per trained
+policy and for the warm start:
 
-- memory-free success on the held-out variations of the trained tasks (the paper's evaluation);
-- out-of-distribution transfer: the held-out task kind, memory on, no weight updates, 10 trials
-  (tips written after each trial feed the next), reported as trial-1 and trial-10 success.
+- primary: memory-free success on the training variations (`train_success`), at least
+  `eval_episodes` episodes at the evaluation temperature (0.4);
+- secondary: memory-free success on held-out variations of the same kind (`held_out_success`);
+- the learning curve: memory-free rollout success of the training iterations against env
+  steps (temperature 1.0), and its area (`auc`, the mean success over the budget);
+- out-of-distribution: the held-out kind, memory on, no weight updates, `ood_trials` trials
+  (tips written after each trial feed the next), success by trial.
 
-Results go to OUT/results.json and OUT/results.md, as measured. Two training processes run at
-once with one thread each: on two cores that is faster than one process with two threads, since
+Evaluation episodes use seeds that depend on the run's seed only, so the arms of one seed are
+also evaluated on the same episodes. OUT/results.json holds one record per run and a `summary`
+(paired mean difference with a 95% bootstrap CI over seeds, and the ratio); OUT/results.md the
+tables, OUT/learning-curves.svg the curves. Runs go to `workers` processes of one thread each:
 the built-in model's matrices are too small to keep two threads busy.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import time
@@ -24,10 +34,19 @@ from pathlib import Path
 
 from . import metric_keys as metric
 from .arms import ABLATIONS, ARMS
+from .bench_stats import curve_auc, paired_summary
+from .bench_svg import learning_curves_svg, mean_curve
 from .config import load_config
 from .envs.builtin.tasks import out_of_distribution_tasks
 
-OOD_TRIALS = 10
+PRESET = "builtin-bench"
+WARM_START = "warm start (no RL)"
+PRIMARY, BASELINE = "EMPO²", "GRPO"
+
+
+def _slug(method: str) -> str:
+    keep = method.lower().replace("²", "2").replace("+", "plus")
+    return "".join(c if c.isalnum() else "-" for c in keep).strip("-").replace("--", "-")
 
 
 def _train_and_evaluate(job: dict) -> dict:
@@ -35,112 +54,207 @@ def _train_and_evaluate(job: dict) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from .evaluation import memory_trials
+    from .envs.registry import make_env
+    from .evaluation import memory_free_success, memory_trials
     from .memory.embedding import SentenceEmbedder
-    from .rollout import RolloutSettings
     from .runs.folder import RunFolder
-    from .trainer import Trainer
+    from .rollout import MEMORY_FREE, RolloutSettings
+    from .trainer import Trainer, resolve_model
 
     started = time.time()
-    config = load_config("builtin-bench", job["overrides"] + [f"seed={job['seed']}"])
+    config = load_config(job["preset"], job["overrides"] + [f"seed={job['seed']}"])
     config.root, config.name = job["root"], job["name"]
     embedder = SentenceEmbedder()
+    curve: list[list[float]] = []
     if job["train"]:
         folder = RunFolder.create(Path(config.root), config.name, config.to_dict())
         trainer = Trainer(config, folder, embedder=embedder)
         trainer.run()
         model, tokenizer, iterations = trainer.model, trainer.tokenizer, trainer.iteration
-        env_steps = sum(m[metric.ROLLOUT_STEPS] for m in folder.metrics())
+        metrics = folder.metrics()
+        env_steps = metrics[-1][metric.ENV_STEPS] if metrics else 0
+        free = metric.rollout_success(metric.mode_segment(MEMORY_FREE))
+        curve = [[m[metric.ENV_STEPS], m[free]] for m in metrics if free in m]
+        trainer.close()
     else:
         from .policy.model import load_policy
-        from .trainer import resolve_model
 
         model, tokenizer = load_policy(resolve_model(config.policy.model), device="cpu")
         iterations, env_steps = 0, 0
     model.eval()
-    p = config.policy
-    from .envs.registry import make_env
-
     env = make_env(config.env)
     settings = RolloutSettings.from_config(config, env, train=False)
-    held_out = [(t, v) for t in config.env.tasks
-                for v in env.variations(t, "test")[:config.eval.max_variations]]
-    in_dist = memory_trials(model, tokenizer, config.env, held_out, 1, settings, p.max_tip_tokens,
-                            embedder, seed=10_000 + job["seed"],
-                            episodes_per_pair=config.eval.episodes_per_variation)
-    ood_pairs = [(t, v) for t in out_of_distribution_tasks() for v in env.variations(t, "test")[:10]]
-    ood = memory_trials(model, tokenizer, config.env, ood_pairs, OOD_TRIALS, settings,
-                        p.max_tip_tokens, embedder, seed=20_000 + job["seed"])
+    seed = 10_000 + job["seed"]  # the same evaluation episodes for every arm of a seed
+
+    def split(name: str) -> list[tuple[str, int]]:
+        chosen = config.env.train_variations if name == "train" else config.env.test_variations
+        return [(t, v) for t in config.env.tasks for v in (chosen or env.variations(t, name))]
+
+    def per_pair(pairs) -> int:
+        return max(1, math.ceil(job["eval_episodes"] / len(pairs)))
+
+    train_pairs, test_pairs = split("train"), split("test")
+    train_success = memory_free_success(model, tokenizer, config.env, train_pairs, settings, seed,
+                                        per_pair(train_pairs))
+    held_out = memory_free_success(model, tokenizer, config.env, test_pairs, settings, seed + 1,
+                                   per_pair(test_pairs))
+    ood = {"success": [], "score": []}
+    if job["ood_trials"]:
+        ood_pairs = [(t, v) for t in out_of_distribution_tasks() for v in env.variations(t, "test")[:10]]
+        trials = memory_trials(model, tokenizer, config.env, ood_pairs, job["ood_trials"], settings,
+                               config.policy.max_tip_tokens, embedder, seed=20_000 + job["seed"])
+        ood = {"success": trials.success, "score": trials.score}
     return {
-        "method": job["method"], "seed": job["seed"], "iterations": iterations,
-        "env_steps": env_steps, "held_out_success": in_dist.success[0],
-        "held_out_score": in_dist.score[0], "ood_success_by_trial": ood.success,
-        "ood_score_by_trial": ood.score, "seconds": round(time.time() - started, 1),
+        "method": job["method"], "seed": job["seed"], "overrides": job["overrides"],
+        "iterations": iterations, "env_steps": env_steps,
+        "train_success": train_success.success, "train_episodes": train_success.episodes,
+        "held_out_success": held_out.success, "held_out_episodes": held_out.episodes,
+        # Over the declared budget; with --iterations (no budget) over the run's own steps.
+        "auc": curve_auc(curve, job["budget"] or env_steps) if curve else None, "curve": curve,
+        "ood_success_by_trial": ood["success"], "ood_score_by_trial": ood["score"],
+        "seconds": round(time.time() - started, 1),
     }
 
 
-def run_bench(seeds: list[int], iterations: int | None, out: Path, root: Path | None,
-              ablations: bool, bar_factory) -> dict:
+def bench_jobs(seeds: list[int], ablation_seeds: list[int], preset: str, overrides: list[str],
+               root: Path, eval_episodes: int, ood_trials: int) -> list[dict]:
+    """Every run of the bench: the warm start once, each arm on every seed, each ablation on
+    `ablation_seeds`."""
+    budget = load_config(preset, overrides).max_env_steps
+    common = {"preset": preset, "root": str(root), "eval_episodes": eval_episodes,
+              "ood_trials": ood_trials, "budget": budget}
+    jobs = [dict(common, method=WARM_START, seed=seeds[0], overrides=list(overrides), train=False,
+                 name="warm-start")]
+    plan = [(m, o, seeds) for m, o in ARMS.items()] + [(m, o, ablation_seeds) for m, o in ABLATIONS.items()]
+    for seed in seeds + [s for s in ablation_seeds if s not in seeds]:
+        for method, arm, on in plan:
+            if seed in on:
+                jobs.append(dict(common, method=method, seed=seed, overrides=list(overrides) + arm,
+                                 train=True, name=f"{_slug(method)}-seed{seed}"))
+    return jobs
+
+
+def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_seeds: list[int] = (),
+              preset: str = PRESET, overrides: list[str] = (), eval_episodes: int = 240,
+              ood_trials: int = 10, workers: int | None = None, bar_factory=None) -> dict:
     root = root or Path(".empo2") / "bench" / time.strftime("%Y%m%d-%H%M%S")
-    methods = dict(ARMS, **(ABLATIONS if ablations else {}))
-    # --iterations replaces the env-step budget: every run then trains that many iterations.
-    extra = [f"iterations={iterations}", "max_env_steps=0"] if iterations else []
-    jobs = [{"method": "warm start (no RL)", "seed": 0, "overrides": [], "train": False,
-             "root": str(root), "name": "warm-start"}]
-    for seed in seeds:
-        for method, overrides in methods.items():
-            slug = method.lower().replace("²", "2").replace(" ", "-").replace("(", "").replace(")", "").replace("=", "")
-            jobs.append({"method": method, "seed": seed, "overrides": overrides + extra,
-                         "train": True, "root": str(root), "name": f"{slug}-seed{seed}"})
-    # Build the shared policy once, before workers race to build it.
+    overrides = list(overrides)
+    config = load_config(preset, overrides)  # a bad preset or override fails here, before any run
+    jobs = bench_jobs(list(seeds), list(ablation_seeds), preset, overrides, root, eval_episodes, ood_trials)
     from .trainer import resolve_model
 
-    resolve_model(load_config("builtin-bench").policy.model)
-    bar = bar_factory("bench", total=len(jobs), unit="run")
-    results = []
+    resolve_model(config.policy.model)  # build the shared policy once, before workers race
+    bar = bar_factory("bench", total=len(jobs), unit="run") if bar_factory else None
+    runs = []
     started = time.time()
-    with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+    with ProcessPoolExecutor(max_workers=workers or min(2, os.cpu_count() or 1)) as pool:
         for result in pool.map(_train_and_evaluate, jobs):
-            results.append(result)
-            bar.update(1)
-    bar.close()
-    report = {"seeds": seeds, "root": str(root), "seconds": round(time.time() - started, 1),
-              "runs": results, "table": _table(results)}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "results.md").write_text(_markdown(report) + "\n")
-    print(_markdown(report))
+            runs.append(result)
+            if bar:
+                bar.update(1)
+    if bar:
+        bar.close()
+    report = {
+        "protocol": {"preset": preset, "overrides": overrides, "seeds": list(seeds),
+                     "ablation_seeds": list(ablation_seeds), "env_step_budget": config.max_env_steps,
+                     "eval_episodes": eval_episodes, "eval_temperature": config.policy.eval_temperature,
+                     "ood_trials": ood_trials, "primary_metric": "train_success",
+                     "tasks": config.env.tasks},
+        "root": str(root), "seconds": round(time.time() - started, 1),
+        "runs": runs, "table": summary_table(runs), "summary": summarise(runs),
+    }
+    write_report(report, out)
     return report
 
 
-def _mean_std(values: list[float]) -> tuple[float, float]:
+def summarise(runs: list[dict]) -> dict:
+    """The paired comparisons: EMPO² against GRPO on the primary and secondary metrics and the
+    curve's area; every other arm against GRPO; EMPO² against each ablation."""
+    trained = [r for r in runs if r["method"] != WARM_START]
+    methods = list(dict.fromkeys(r["method"] for r in trained))
+    summary = {
+        "primary": paired_summary(trained, PRIMARY, BASELINE, "train_success"),
+        "held_out": paired_summary(trained, PRIMARY, BASELINE, "held_out_success"),
+        "auc": paired_summary([r for r in trained if r["auc"] is not None], PRIMARY, BASELINE, "auc"),
+        "arms_vs_grpo": [paired_summary(trained, m, BASELINE, "train_success")
+                         for m in methods if m in ARMS and m not in (PRIMARY, BASELINE)],
+        "empo2_vs_ablations": [paired_summary(trained, PRIMARY, m, "train_success")
+                               for m in methods if m in ABLATIONS],
+    }
+    summary["ratio"] = summary["primary"]["ratio"]
+    summary["ci95"] = summary["primary"]["ci95"]
+    return summary
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
-def _table(results: list[dict]) -> list[dict]:
+def summary_table(runs: list[dict]) -> list[dict]:
     rows = []
-    for method in dict.fromkeys(r["method"] for r in results):
-        mine = [r for r in results if r["method"] == method]
-        held, held_sd = _mean_std([r["held_out_success"] for r in mine])
-        first, _ = _mean_std([r["ood_success_by_trial"][0] for r in mine])
-        last, _ = _mean_std([r["ood_success_by_trial"][-1] for r in mine])
-        rows.append({"method": method, "seeds": len(mine), "held_out_success": held,
-                     "held_out_success_std": held_sd, "ood_trial1": first, "ood_trial10": last,
-                     "env_steps": statistics.fmean(r["env_steps"] for r in mine)})
+    for method in dict.fromkeys(r["method"] for r in runs):
+        mine = [r for r in runs if r["method"] == method]
+        train, train_sd = _mean_sd([r["train_success"] for r in mine])
+        held, held_sd = _mean_sd([r["held_out_success"] for r in mine])
+        aucs = [r["auc"] for r in mine if r["auc"] is not None]
+        ood = [r["ood_success_by_trial"] for r in mine if r["ood_success_by_trial"]]
+        rows.append({
+            "method": method, "seeds": len(mine),
+            "env_steps": statistics.fmean(r["env_steps"] for r in mine),
+            "train_success": train, "train_success_sd": train_sd,
+            "held_out_success": held, "held_out_success_sd": held_sd,
+            "auc": statistics.fmean(aucs) if aucs else None,
+            "ood_first": statistics.fmean(o[0] for o in ood) if ood else None,
+            "ood_last": statistics.fmean(o[-1] for o in ood) if ood else None,
+        })
     return rows
 
 
-def _markdown(report: dict) -> str:
+def _pct(value) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def _points(value) -> str:
+    return "–" if value is None else f"{100 * value:+.1f}"
+
+
+def markdown(report: dict) -> str:
+    p = report["protocol"]
     lines = [
-        f"Seeds {report['seeds']}; {report['seconds'] / 60:.1f} min on this machine.",
+        f"Preset `{p['preset']}` {' '.join(p['overrides'])}; seeds {p['seeds']} "
+        f"(ablations: {p['ablation_seeds'] or 'none'}); budget {p['env_step_budget']:,} env steps; "
+        f"{p['eval_episodes']} evaluation episodes per split at temperature {p['eval_temperature']}; "
+        f"{report['seconds'] / 60:.1f} min on this machine.",
         "",
-        "| method | seeds | env steps | held-out success, memory-free | OOD trial 1 | OOD trial 10 |",
-        "|---|---|---|---|---|---|",
+        "| method | seeds | env steps | train success (primary) | held-out success | AUC | OOD trial 1 | OOD last trial |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in report["table"]:
         lines.append(
             f"| {row['method']} | {row['seeds']} | {row['env_steps']:.0f} | "
-            f"{100 * row['held_out_success']:.1f}% ± {100 * row['held_out_success_std']:.1f} | "
-            f"{100 * row['ood_trial1']:.1f}% | {100 * row['ood_trial10']:.1f}% |"
-        )
+            f"{_pct(row['train_success'])} ± {100 * row['train_success_sd']:.1f} | "
+            f"{_pct(row['held_out_success'])} ± {100 * row['held_out_success_sd']:.1f} | "
+            f"{_pct(row['auc'])} | {_pct(row['ood_first'])} | {_pct(row['ood_last'])} |")
+    lines += ["", "| comparison (paired by seed) | metric | mean difference, points | 95% bootstrap CI | ratio |",
+              "|---|---|---|---|---|"]
+    s = report["summary"]
+    for c in [s["primary"], s["held_out"], s["auc"], *s["arms_vs_grpo"], *s["empo2_vs_ablations"]]:
+        ci = c["ci95"]
+        ratio = "–" if c["ratio"] is None else f"{c['ratio']:.2f}"
+        lines.append(f"| {c['method']} − {c['baseline']} ({len(c['seeds'])} seeds) | {c['metric']} | "
+                     f"{_points(c['mean_difference'])} | [{_points(ci[0])}, {_points(ci[1])}] | {ratio} |")
     return "\n".join(lines)
+
+
+def write_report(report: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "results.md").write_text(markdown(report) + "\n")
+    budget = report["protocol"]["env_step_budget"] or max(
+        (r["env_steps"] for r in report["runs"]), default=1)
+    series = {}
+    for method in dict.fromkeys(r["method"] for r in report["runs"] if r["curve"]):
+        series[method] = mean_curve([r["curve"] for r in report["runs"] if r["method"] == method and r["curve"]], budget)
+    (out / "learning-curves.svg").write_text(learning_curves_svg(
+        series, budget, "memory-free rollout success during training (mean over seeds)"))
+    print(markdown(report))

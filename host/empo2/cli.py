@@ -5,7 +5,9 @@
     empo2-host config [--preset builtin] [k=v ..] print the resolved config (a file train --config reads)
     empo2-host resume RUN_FOLDER                 continue a run from its last checkpoint
     empo2-host eval --run RUN_FOLDER             memory-free and memory-augmented success
-    empo2-host bench                             EMPO² vs GRPO on the built-in worlds
+    empo2-host bench [--seeds 0,1,2,3,4]          EMPO² vs the paper's GRPO on the built-in worlds
+    empo2-host rerun RUN [--dry-run] [..]         rerun the off-policy update on a branch (rerun.py)
+    empo2-host branch create|adopt|delete|list RUN  branch runs (runs/branch.py)
     empo2-host serve [--port 0] [--run-root DIR]  the JSON-RPC host for EMPO² Studio (protocol/)
 
 A user's mistake (a bad config, a missing file or model) prints one sentence and exits with 2;
@@ -61,7 +63,10 @@ def _is_user_error(err: Exception) -> bool:
     from .policy.model import PolicyLoadError
     from .runs.folder import RunFolderError
 
-    return isinstance(err, (UserError, ConfigError, PolicyLoadError, RunFolderError,
+    from .export import ExportError
+    from .plan import PlanError
+
+    return isinstance(err, (UserError, ConfigError, PolicyLoadError, RunFolderError, ExportError, PlanError,
                             FileNotFoundError, NotADirectoryError, PermissionError))
 
 
@@ -115,14 +120,62 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(handler=cmd_eval)
 
-    p = sub.add_parser("bench", help="EMPO² vs GRPO on the built-in worlds, several seeds")
-    p.add_argument("--seeds", default="0,1,2")
+    p = sub.add_parser("bench", help="EMPO² vs the paper's GRPO on the built-in worlds (docs/bench/README.md)")
+    p.add_argument("--seeds", default="0,1,2,3,4", help="seeds of the main arms (paired)")
+    p.add_argument("--ablations", action="store_true", help="also run the four ablations")
+    p.add_argument("--ablation-seeds", default=None,
+                   help="seeds of the ablations (default: the first two --seeds)")
+    p.add_argument("--preset", default="builtin-bench", help="the preset every arm starts from")
     p.add_argument("--iterations", type=int, default=None,
-                   help="train this many iterations instead of the preset's 6,000-env-step budget")
-    p.add_argument("--out", default="docs/bench", help="folder for results.json and results.md")
+                   help="train this many iterations instead of the preset's env-step budget")
+    p.add_argument("--eval-episodes", type=int, default=240,
+                   help="memory-free evaluation episodes per run and split (protocol: 240)")
+    p.add_argument("--ood-trials", type=int, default=10, help="out-of-distribution memory trials (0: skip)")
+    p.add_argument("--workers", type=int, default=None, help="runs at once (default: up to 2)")
+    p.add_argument("--out", default="docs/bench", help="folder for results.json, results.md, the SVG")
     p.add_argument("--root", default=None, help="where the bench's run folders go")
-    p.add_argument("--ablations", action="store_true", help="also run the ablations (longer)")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="applied to every arm")
     p.set_defaults(handler=cmd_bench)
+
+    p = sub.add_parser("rerun", help="rerun the off-policy update on a new branch of a run",
+                       description="Branches RUN at a checkpoint, reruns the off-policy update on "
+                                   "the chosen variations with the memory as it now stands, and "
+                                   "compares memory-free success before and after. On a branch "
+                                   "whose rerun did not finish, continues that rerun.")
+    p.add_argument("run", help="the run folder (or an unfinished branch, to continue it)")
+    p.add_argument("--checkpoint", type=int, help="iteration of the checkpoint (default: latest)")
+    p.add_argument("--variations", help="comma-separated task/variation keys (default: those "
+                                        "whose tips people edited since the checkpoint)")
+    p.add_argument("--episodes", type=int, help="N: rollouts per variation and iteration (8)")
+    p.add_argument("--iterations", type=int, help="K: rollout-and-update iterations (1)")
+    p.add_argument("--eval-episodes", type=int, help="memory-free evaluation episodes per variation (8)")
+    p.add_argument("--held-out", type=int, default=0, help="also evaluate this many held-out "
+                                                           "variations of each task")
+    p.add_argument("--seed", type=int, default=0, help="seed of the before/after evaluation")
+    p.add_argument("--name", help="the branch's folder name (default: RUN-branch-N)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="roll out and compute the loss without a step; writes only a dry-run record")
+    p.set_defaults(handler=cmd_rerun)
+
+    p = sub.add_parser("branch", help="create, adopt, delete or list branch runs")
+    p.add_argument("action", choices=("create", "adopt", "delete", "list"))
+    p.add_argument("run", help="the run folder (the parent for create and list; the branch else)")
+    p.add_argument("--checkpoint", type=int, help="create: iteration of the checkpoint (default: latest)")
+    p.add_argument("--name", help="create: the branch's folder name")
+    p.set_defaults(handler=cmd_branch)
+    p = sub.add_parser("plan", help="per-rank GPU memory of a config (meta device, no weights)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--preset", help=f"a built-in preset: {', '.join(sorted(presets()))}")
+    source.add_argument("--config", help="a JSON config file")
+    p.add_argument("--world", type=int, default=None, help="processes (GPUs); default WORLD_SIZE or 1")
+    p.add_argument("--gpu-memory", default=None, help="memory of one GPU, e.g. 80GB: say whether it fits")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="e.g. dist.strategy=fsdp2")
+    p.set_defaults(handler=cmd_plan)
+
+    p = sub.add_parser("export", help="a checkpoint (sharded or not) as a save_pretrained folder")
+    p.add_argument("checkpoint", help="a run folder (its latest checkpoint) or a checkpoint folder")
+    p.add_argument("--out", required=True, help="an empty or new folder")
+    p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser("serve", help="serve the WebSocket JSON-RPC protocol (protocol/) to clients",
                        description="Token from the environment variable EMPO2_HOST_TOKEN; one JSON "
@@ -135,6 +188,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="permit a --host other than loopback (prefer an SSH tunnel)")
     p.add_argument("--insecure-no-token", action="store_true",
                    help="serve without a token (local experiments only; refused with --allow-remote)")
+    p.add_argument("--shutdown-grace", type=float, default=30.0, metavar="SECONDS",
+                   help="how long a shutdown waits for the live run's iteration boundary before "
+                        "leaving it to its last checkpoint (default 30)")
     p.set_defaults(handler=cmd_serve)
     return parser
 
@@ -267,7 +323,13 @@ def cmd_eval(args) -> int:
         folder = RunFolder.open(Path(args.run))
         config = load_config(folder.config())
         latest = folder.latest_checkpoint()
-        model_path = str(latest[1] / "model") if latest and (latest[1] / "model").exists() else resolve_model(config.policy.model)
+        scratch = None  # a sharded checkpoint is exported to a temporary folder first
+        if latest and json.loads((latest[1] / "trainer.json").read_text()).get("has_model"):
+            from .export import plain_model_folder
+
+            model_path, scratch = plain_model_folder(latest[1])
+        else:
+            model_path = resolve_model(config.policy.model)
     else:
         config = load_config("builtin")
         model_path = _ensure_builtin_with_progress() if args.model == "builtin" else args.model
@@ -292,16 +354,116 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def cmd_plan(args) -> int:
+    from .plan import parse_memory, plan
+
+    world = args.world if args.world is not None else int(os.environ.get("WORLD_SIZE", "1"))
+    if world < 1:
+        raise UserError("--world must be at least 1")
+    config = load_config(args.preset or args.config, args.overrides)
+    gpu = parse_memory(args.gpu_memory) if args.gpu_memory else None
+    print(json.dumps(plan(config, world, gpu), indent=2))
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .export import export_checkpoint
+
+    out = export_checkpoint(Path(args.checkpoint), Path(args.out))
+    print(json.dumps({"exported": str(out)}))
+    return 0
+
+
 def cmd_bench(args) -> int:
     from .bench import run_bench
 
-    try:
-        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    except ValueError:
-        raise UserError(f"--seeds must be comma-separated integers, not {args.seeds!r}") from None
-    run_bench(seeds, args.iterations, Path(args.out), Path(args.root) if args.root else None,
-              args.ablations, bar_factory=_bar)
+    def seeds_of(text: str, flag: str) -> list[int]:
+        try:
+            return [int(s) for s in text.split(",") if s.strip()]
+        except ValueError:
+            raise UserError(f"{flag} must be comma-separated integers, not {text!r}") from None
+
+    seeds = seeds_of(args.seeds, "--seeds")
+    if not seeds:
+        raise UserError("--seeds must name at least one seed")
+    ablation_seeds = []
+    if args.ablations:
+        ablation_seeds = (seeds_of(args.ablation_seeds, "--ablation-seeds")
+                          if args.ablation_seeds is not None else seeds[:2])
+    if args.eval_episodes < 1 or args.ood_trials < 0:
+        raise UserError("--eval-episodes must be at least 1 and --ood-trials at least 0")
+    overrides = list(args.overrides)
+    if args.iterations:  # replaces the env-step budget: every run trains that many iterations
+        overrides += [f"iterations={args.iterations}", "max_env_steps=0"]
+    run_bench(seeds, Path(args.out), Path(args.root) if args.root else None, ablation_seeds,
+              preset=args.preset, overrides=overrides, eval_episodes=args.eval_episodes,
+              ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar)
     return 0
+
+
+def cmd_rerun(args) -> int:
+    from .rerun import RerunSettings, rerun
+    from .runs.folder import RunFolder
+
+    folder = RunFolder.open(Path(args.run))
+    given = {k: v for k, v in (("checkpoint", args.checkpoint), ("episodes", args.episodes),
+                                ("iterations", args.iterations), ("eval_episodes", args.eval_episodes))
+             if v is not None}
+    variations = [v.strip() for v in (args.variations or "").split(",") if v.strip()]
+    settings = RerunSettings(variations=variations, held_out=args.held_out, seed=args.seed,
+                             dry_run=args.dry_run, **given)
+    if _builtin_model(folder):
+        _ensure_builtin_with_progress()
+    result = rerun(folder, settings, hooks=_StderrProgress(), branch_name=args.name)
+    print(json.dumps(result))
+    return 0
+
+
+def cmd_branch(args) -> int:
+    from .runs.branch import adopt_branch, branches_of, create_branch, delete_branch
+    from .runs.folder import RunFolder
+
+    folder = RunFolder.open(Path(args.run))
+    if args.action == "create":
+        branch = create_branch(folder, args.checkpoint, args.name)
+        print(json.dumps({"branch": branch.run_id, "path": str(branch.path)}))
+    elif args.action == "adopt":
+        print(json.dumps({"branch": folder.run_id, "parent": adopt_branch(folder)}))
+    elif args.action == "delete":
+        delete_branch(folder)
+        print(json.dumps({"deleted": folder.run_id}))
+    else:
+        print(json.dumps({"run": folder.run_id,
+                          "branches": [{"branch": b.run_id, "path": str(b.path)} for b in branches_of(folder)]}))
+    return 0
+
+
+def _builtin_model(folder) -> bool:
+    try:
+        return folder.config().get("policy", {}).get("model") == "builtin"
+    except (OSError, ValueError):
+        return False
+
+
+class _StderrProgress:
+    """Rerun progress as one line per phase change on stderr (stdout is the JSON result)."""
+
+    def __init__(self):
+        self.last = None
+
+    def on_state(self, state, iteration):
+        pass
+
+    def on_metrics(self, record):
+        pass
+
+    def on_trajectories(self, iteration, summaries):
+        pass
+
+    def on_progress(self, iteration, phase, done, total):
+        if (iteration, phase) != self.last:
+            self.last = (iteration, phase)
+            print(f"empo2-host: rerun: iteration {iteration}: {phase}", file=sys.stderr, flush=True)
 
 
 def cmd_serve(args) -> int:

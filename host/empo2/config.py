@@ -72,6 +72,13 @@ class PolicyConfig:
     """Past steps shown in each prompt."""
     observation_words: int = 10
     """Words kept of each past observation (three times that of the current one)."""
+    reflection_observation_words: int = 10
+    """Words kept of each observation inside the reflection prompt; 0 keeps whole observations
+    (the reference code). 10, like the history, is what the built-in policy was trained on, and
+    can cut an item's name out of a long observation (docs/algorithm.md, deviation 15)."""
+    history_action: str = "executed"
+    """Which action the history and the reflection show: 'executed' (after invalid-action
+    correction) or 'raw' (the policy's text, as the reference code)."""
     max_sequence_tokens: int = 0
     """Prompt plus response budget in tokens (paper: 4,500); the oldest history is dropped first
     to fit. 0: no budget."""
@@ -112,6 +119,9 @@ class AlgoConfig:
     """Low-probability masking: 'token' (default), 'step' (reference code) or 'off'."""
     mask_log_delta: float = -5.0
     """log δ: tokens less likely than this are masked."""
+    mask_scope: str = "all"
+    """Which updates are masked: 'all' (every update mode) or 'memory' (only updates of memory
+    rollouts, off-policy and on-policy-with-tips, as the reference code: where tips are in use)."""
     mask_logprob: str = "current_no_tips"
     """Which log-prob masking tests: 'current_no_tips' (paper Eq. 2) or 'behaviour' (reference)."""
     intrinsic: str = "paper"
@@ -169,6 +179,17 @@ class EvalConfig:
 
 
 @dataclass
+class DistConfig:
+    strategy: str = "ddp"
+    """How several processes (torchrun) share the model. 'ddp': every rank holds the whole model,
+    gradients and optimizer state (distributed.py); 'fsdp2': each decoder layer and the root are
+    sharded across ranks with PyTorch FSDP2, about 1/world of the bytes per rank (sharding.py),
+    with sharded checkpoints that resume at any world size."""
+    cpu_offload: bool = False
+    """With fsdp2: keep parameter and optimizer shards in host memory between uses."""
+
+
+@dataclass
 class TrainConfig:
     name: str = ""
     """Run id; empty: the preset's name plus a timestamp."""
@@ -189,6 +210,7 @@ class TrainConfig:
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    dist: DistConfig = field(default_factory=DistConfig)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -198,14 +220,17 @@ CHOICES = {
     "algo.off_policy_old_logprob": ("with_tips", "without_tips"),
     "algo.low_prob_mask": ("token", "step", "off"),
     "algo.mask_logprob": ("current_no_tips", "behaviour"),
+    "algo.mask_scope": ("all", "memory"),
     "algo.intrinsic": ("paper", "reference", "off"),
     "algo.kl_kind": ("low_var_kl", "kl", "mse"),
     "memory.write_tips": ("auto", "always"),
     "policy.dtype": ("auto", "float32", "bfloat16", "mixed-bfloat16"),
+    "policy.history_action": ("executed", "raw"),
     "policy.device": ("auto", "cpu", "cuda"),
     "env.name": ("builtin", "scienceworld", "textworld"),
     "env.correction": ("unparsed", "listed"),
     "env.step_limits": ("fixed", "per-task"),
+    "dist.strategy": ("ddp", "fsdp2"),
 }
 PROBABILITIES = ("algo.p_memory", "algo.q_off_policy")
 POSITIVE = ("iterations", "algo.batch_tasks", "algo.group_size", "env.max_steps",
@@ -333,6 +358,8 @@ def _validate(config: TrainConfig) -> None:
     if not config.env.tasks:
         raise ConfigError("config key 'env.tasks' must name at least one task")
     p = config.policy
+    if p.reflection_observation_words < 0:
+        raise ConfigError("config key 'policy.reflection_observation_words' must be at least 0 (0: whole observations)")
     if p.max_sequence_tokens < 0 or p.lora_rank < 0 or not 0.0 <= p.lora_dropout < 1.0:
         raise ConfigError("config keys 'policy.max_sequence_tokens' and 'policy.lora_rank' must be "
                           "at least 0 and 'policy.lora_dropout' lie in [0, 1)")

@@ -19,6 +19,7 @@ and LoRA untouched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -36,6 +37,9 @@ class Dist:
     rank: int = 0
     world: int = 1
     local_rank: int = 0
+    sharded: bool = False
+    """The policy is split by FSDP2 (sharding.py): FSDP reduces the gradients, ragged forward
+    passes run inside `gathered`, and the update's micro-batches run in lockstep."""
 
     @property
     def main(self) -> bool:
@@ -82,8 +86,9 @@ class Dist:
         return out
 
     def sum_gradients(self, parameters: Sequence[torch.nn.Parameter]) -> None:
-        """Sums .grad over ranks in one flat all-reduce (parameters without a grad count as 0)."""
-        if not self.active:
+        """Sums .grad over ranks in one flat all-reduce (parameters without a grad count as 0);
+        under FSDP2 the backward pass has already reduce-scattered them."""
+        if not self.active or self.sharded:
             return
         params = [p for p in parameters if p.requires_grad]
         grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
@@ -104,6 +109,15 @@ class Dist:
             merge_stats(merged, part)
         return merged
 
+    def gathered(self, model):
+        """A context in which ranks may run different numbers of forward passes: full weights on
+        every rank under FSDP2 (sharding.gathered), nothing to do otherwise."""
+        if not self.sharded:
+            return contextlib.nullcontext()
+        from .sharding import gathered
+
+        return gathered(model)
+
     # -- sharding ---------------------------------------------------------------------------
 
     def owns_group(self, group: int) -> bool:
@@ -123,7 +137,8 @@ class Dist:
         return [ep for _, ep, _ in rows], [obs for _, _, obs in rows]
 
     def close(self) -> None:
-        if self.active and torch_dist.is_initialized():
+        # Also the one-process group that FSDP2 needs (sharding.ensure_process_group).
+        if torch_dist.is_initialized():
             torch_dist.destroy_process_group()
 
 

@@ -21,6 +21,27 @@ from .rollout import MEMORY, MEMORY_FREE, Episode, RolloutSettings, roll_out, wr
 
 
 @dataclass
+class SuccessResult:
+    success: float         # mean over episodes
+    score: float
+    episodes: int
+
+
+def memory_free_success(model, tokenizer, env_config, pairs: list[tuple[str, int]],
+                        settings: RolloutSettings, seed: int, episodes_per_pair: int) -> SuccessResult:
+    """Memory-free success over `episodes_per_pair` episodes of every (task, variation); no
+    tips are written (nothing reads them)."""
+    generator = torch.Generator().manual_seed(seed)
+    pool = EnvPool(lambda: make_env(env_config), workers=settings.workers)
+    episodes = [Episode(id=f"eval-{k}", task=t, variation=v, group=k, rollout_mode="memory-free")
+                for k, (t, v) in enumerate(pairs * episodes_per_pair)]
+    roll_out(pool.take(len(episodes)), episodes, model, tokenizer, settings, generator, None)
+    pool.close()
+    return SuccessResult(float(np.mean([ep.success for ep in episodes])),
+                         float(np.mean([ep.final_score for ep in episodes])), len(episodes))
+
+
+@dataclass
 class TrialResult:
     success: list[float]   # per trial, mean over episodes
     score: list[float]

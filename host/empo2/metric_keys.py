@@ -55,6 +55,13 @@ MEMORY_RETRIEVAL_HITS = "memory/retrieval_hits"
 MEMORY_TIPS_PER_STEP = "memory/tips_per_step"
 REWARD_INTRINSIC = "reward/intrinsic"
 
+# -- what explains learning (learning_signals.py): written only by iterations that have them ----
+MEMORY_SUCCESS_TIP_SHARE = "memory/success_tip_share"
+REWARD_INTRINSIC_ADVANTAGE_SHARE = "reward/intrinsic_advantage_share"
+OFF_POLICY_PREFIX = "update/off_policy/"  # + an OFF_POLICY_STATS entry
+OFF_POLICY_STATS = ("masked_fraction", "ratio_mean", "ratio_std", "ratio_min", "ratio_max",
+                    "clip_fraction")
+
 # -- time and throughput ------------------------------------------------------------------------
 TIME_TOTAL = "time/total"
 THROUGHPUT_ROLLOUT = "throughput/rollout_tokens_per_s"
@@ -138,6 +145,14 @@ def _declared() -> dict[str, str]:
     keys.update({ROLLOUT_TIME_PREFIX + phase: f"seconds of the rollout spent {what}"
                  for phase, what in ROLLOUT_PHASES.items()})
     keys.update({UPDATE_PREFIX + name: what for name, what in UPDATE_STATS.items()})
+    keys.update({
+        MEMORY_SUCCESS_TIP_SHARE: "share of a memory iteration's steps shown a tip from a successful "
+                                  "episode, 0..1 (memory iterations only)",
+        REWARD_INTRINSIC_ADVANTAGE_SHARE: "the novelty reward's share of |advantage|: sum |intrinsic "
+                                          "part| / (sum |intrinsic part| + sum |extrinsic part|), 0..1",
+    })
+    keys.update({OFF_POLICY_PREFIX + name: f"{UPDATE_STATS[name]} (off-policy iterations only)"
+                 for name in OFF_POLICY_STATS})
     for setting, shown in zip(EVAL_SETTINGS, ("memory-free on held-out variations",
                                               "with the run's memory on training variations")):
         keys[eval_success(setting)] = f"evaluation success rate, {shown}, 0..1"

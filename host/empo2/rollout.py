@@ -71,8 +71,10 @@ class Episode:
     def variation_key(self) -> str:
         return f"{self.task}/{self.variation}"
 
-    def turns(self, next_observations: list[str]) -> list[Turn]:
-        return [Turn(s.executed_action, o) for s, o in zip(self.steps, next_observations)]
+    def turns(self, next_observations: list[str], raw: bool = False) -> list[Turn]:
+        """Past steps as prompts show them: the executed action, or the policy's raw text."""
+        return [Turn(s.action if raw else s.executed_action, o)
+                for s, o in zip(self.steps, next_observations)]
 
 
 @dataclass
@@ -89,6 +91,8 @@ class RolloutSettings:
     max_sequence_tokens: int  # prompt + response budget; 0: none
     workers: int              # threads stepping environments
     generation_batch: int     # prompts decoded together
+    reflection_observation_words: int  # words per observation in the reflection; 0: whole
+    raw_history_actions: bool  # history shows the policy's raw text, not the executed action
 
     @classmethod
     def from_config(cls, config: TrainConfig, env, train: bool) -> RolloutSettings:
@@ -101,6 +105,8 @@ class RolloutSettings:
             similarity_threshold=m.similarity_threshold, top_k=m.top_k,
             system_prompt=system_prompt_for(env), max_sequence_tokens=p.max_sequence_tokens,
             workers=config.env.workers, generation_batch=p.generation_batch,
+            reflection_observation_words=p.reflection_observation_words,
+            raw_history_actions=p.history_action == "raw",
         )
 
 
@@ -220,7 +226,8 @@ def _fit_user_turn(tokenizer, ep: Episode, after: list[str], observation: str,
     oldest history goes first (the most history that fits, found by bisection), then the
     current observation is halved until it fits or is one word."""
     def encoded(steps: int, words: int) -> tuple[str, list[int]]:
-        text = step_user_text(ep.description, ep.turns(after), observation, steps, words)
+        text = step_user_text(ep.description, ep.turns(after, settings.raw_history_actions),
+                              observation, steps, words)
         return text, encode_chat(tokenizer, step_messages(text, settings.system_prompt))
 
     steps, words = settings.history_steps, settings.observation_words
@@ -311,11 +318,11 @@ def write_tips(episodes: list[Episode], after: list[list[str]], model, tokenizer
 def _fit_reflection(tokenizer, ep: Episode, after: list[str], settings: RolloutSettings,
                     budget: int) -> list[int]:
     """The reflection prompt, dropping the episode's oldest steps while it exceeds `budget`."""
-    turns = ep.turns(after)
+    turns = ep.turns(after, settings.raw_history_actions)
     start = 0
     while True:
         ids = encode_chat(tokenizer, reflection_messages(ep.description, turns[start:], ep.final_score,
-                                                         settings.observation_words,
+                                                         settings.reflection_observation_words,
                                                          settings.system_prompt))
         if budget <= 0 or len(ids) <= budget or start >= len(turns):
             return ids

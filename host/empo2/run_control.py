@@ -25,6 +25,7 @@ class RunControl:
         self._running = threading.Event()
         self._running.set()
         self.stop_requested = False
+        self.interrupted = False
 
     def pause(self) -> None:
         self._running.clear()
@@ -35,6 +36,12 @@ class RunControl:
     def stop(self) -> None:
         self.stop_requested = True
         self._running.set()
+
+    def interrupt(self) -> None:
+        """Stops like `stop`, but the run ends `interrupted`: its host went away, not its user,
+        so it is meant to be resumed."""
+        self.interrupted = True
+        self.stop()
 
     @property
     def paused(self) -> bool:

@@ -23,9 +23,12 @@ def _run(args, timeout=600):
 def test_gpu_check_smoke_runs_the_whole_path_on_cpu():
     result = _run([str(BENCH / "gpu_check.py"), "--smoke"])
     assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["rollout_tokens_per_s"] > 0 and report["update_tokens_per_s"] > 0
+    reports = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [r["strategy"] for r in reports] == ["ddp", "fsdp2"]  # both strategies, one run
+    for report in reports:
+        assert report["rollout_tokens_per_s"] > 0 and report["update_tokens_per_s"] > 0
     assert "rollout tokens/s" in result.stdout and "MFU" in result.stdout
+    assert "fsdp2/ddp update_tokens_per_s" in result.stdout
 
 
 def test_env_steps_prints_steps_per_second_for_each_adapter():

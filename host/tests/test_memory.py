@@ -454,3 +454,22 @@ def test_a_folder_has_one_writer(embedder, tmp_path):
         with pytest.raises(MemoryStoreError, match="already open"):
             MemoryStore.open(tmp_path / "m", embedder)
     MemoryStore.open(tmp_path / "m", embedder).close()  # free again once closed
+
+
+def test_an_unscored_person_tip_ranks_first_and_stays_unscored_after_reopen(embedder, tmp_path):
+    """A person's tip added without a score has score None (no episode earned it), ranks at the
+    top of the score scale, and its current version's author is whoever edited it last."""
+    folder = tmp_path / "memory"
+    with MemoryStore.open(folder, embedder, capacity=100) as store:
+        store.add_episode_tip(VK, "the policy's tip", [(BULB, "look")], 90.0)
+        person = store.add_tip(VK, "a person's tip", None, author="Ada", key_text=BULB_NEAR)
+        assert person.score is None and person.version_author == "Ada"
+        edited = store.update(person.id, "a person's tip, edited", expected_version=1, author="Bob")
+        assert (edited.author, edited.version_author) == ("Ada", "Bob")
+        assert edited.to_dict()["version_author"] == "Bob"
+        hits = store.retrieve(VK, [BULB])[0]
+        assert [h.tip_id for h in hits][0] == person.id  # 100 (unscored) above 90
+    with MemoryStore.open(folder, embedder, capacity=100) as reopened:
+        again = reopened.get(person.id)
+        assert again.score is None and again.version_author == "Bob"
+        assert [h.tip_id for h in reopened.retrieve(VK, [BULB])[0]][0] == person.id

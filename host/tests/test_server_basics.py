@@ -252,6 +252,8 @@ def test_tips_list_get_edit_conflict_delete_history_add(client, host, check):
     edited = client.request("memory.update", {"runId": "done", "tipId": tip["id"], "text": "Open the shed first.",
                                               "expectedVersion": tip["version"], "author": "Ada"})["tip"]
     assert edited["version"] == tip["version"] + 1 and edited["text"] == "Open the shed first."
+    # The card's author is the current version's; the first version's stays in `author`.
+    assert (edited["author"], edited["versionAuthor"], tip["versionAuthor"]) == ("policy", "Ada", "policy")
     conflict = error_of(client, "memory.update", {"runId": "done", "tipId": tip["id"], "text": "stale",
                                                   "expectedVersion": tip["version"]})
     assert conflict.code == CODES["VersionConflict"] and conflict.data["tip"] == edited
@@ -260,9 +262,15 @@ def test_tips_list_get_edit_conflict_delete_history_add(client, host, check):
 
     added = client.request("memory.add", {"runId": "done", "variationKey": tip["variationKey"],
                                           "text": "Look behind the sofa."})["tip"]
-    assert added["id"].startswith("p") and added["author"] == "test" and added["score"] == 100.0
+    # A person who names no author is "you" (never the client program); no score: unscored.
+    assert added["id"].startswith("p") and added["author"] == "you" == added["versionAuthor"]
+    assert added["score"] is None
+    scored = client.request("memory.add", {"runId": "done", "variationKey": tip["variationKey"],
+                                           "text": "Try the garage.", "score": 40, "author": "Bob"})["tip"]
+    assert (scored["score"], scored["author"]) == (40, "Bob")
+    client.request("memory.delete", {"runId": "done", "tipId": scored["id"], "expectedVersion": 1, "author": "Bob"})
     people = client.request("memory.list", {"runId": "done", "filter": {"author": "person"}})
-    assert [t["id"] for t in people["items"]] == [added["id"]]
+    assert [t["id"] for t in people["items"]] == [added["id"]]  # the deleted one left the list
     task = tip["variationKey"].split("/")[0]
     by_task = client.request("memory.list", {"runId": "done", "filter": {"task": task}})
     assert by_task["total"] >= 2 and all(t["variationKey"].startswith(task + "/") for t in by_task["items"])
@@ -275,6 +283,12 @@ def test_tips_list_get_edit_conflict_delete_history_add(client, host, check):
     history = client.request("memory.history", {"runId": "done", "tipId": tip["id"]})["versions"]
     assert [(v["version"], v["kind"], v["author"]) for v in history] == [
         (1, "add", "policy"), (2, "update", "Ada")]
+    # A deleted tip stays findable: its history, and `memory.get` with who deleted it.
+    gone = client.request("memory.history", {"runId": "done", "tipId": added["id"]})["versions"]
+    assert [(v["version"], v["kind"], v["author"], v["text"]) for v in gone] == [
+        (1, "add", "you", "Look behind the sofa."), (2, "delete", "you", "Look behind the sofa.")]
+    got = client.request("memory.get", {"runId": "done", "tipId": added["id"]})["tip"]
+    assert got["deleted"] and got["versionAuthor"] == "you"
     assert error_of(client, "memory.update", {"runId": "done", "tipId": added["id"], "text": "x",
                                               "expectedVersion": 2}).code == CODES["RunStateInvalid"]
     assert error_of(client, "memory.add", {"runId": "done", "variationKey": "a/1", "text": "x",
@@ -284,7 +298,8 @@ def test_tips_list_get_edit_conflict_delete_history_add(client, host, check):
                      m["params"]["changes"][-1]["change"] == "deleted", timeout=10)
     changes = [c for m in watcher.notifications if m["method"] == "memory/changed" for c in m["params"]["changes"]]
     assert [(c["change"], c["by"]["kind"], c["by"]["name"]) for c in changes] == [
-        ("updated", "person", "Ada"), ("added", "person", "test"), ("deleted", "person", "test")]
+        ("updated", "person", "Ada"), ("added", "person", "you"), ("added", "person", "Bob"),
+        ("deleted", "person", "Bob"), ("deleted", "person", "you")]
     assert {c["by"]["connection"] for c in changes} == {client.connection_number}
     watcher.close()
 

@@ -136,7 +136,7 @@ def test_kill_9_mid_iteration_then_restart_open_and_resume(tmp_path, tiny_policy
         client = HostClient(served.url, TOKEN, observe=check.observer())
         client.initialize("after-the-crash")
         run = client.request("run.open", {"path": str(root / "crash")})["run"]
-        assert not run["live"] and run["state"] == "running"  # as the killed host left it
+        assert not run["live"] and run["state"] == "interrupted"  # its writer lock is free
         done = max(c["iteration"] for c in run["checkpoints"])
         assert done >= 1
         listed = client.request("trajectory.list", {"runId": "crash", "limit": 1000})["items"]

@@ -37,7 +37,10 @@ def test_off_policy_run_writes_a_complete_run_folder(tmp_path, tiny_policy, embe
                     "memory/retrieval_hits", "update/masked_fraction", "update/ratio_mean",
                     "update/ratio_max", "update/clip_fraction", "update/entropy",
                     "update/grad_norm", "update/approx_kl_old", "reward/intrinsic",
-                    "time/rollout", "time/update", "throughput/rollout_tokens_per_s"):
+                    "time/rollout", "time/update", "throughput/rollout_tokens_per_s",
+                    "memory/success_tip_share", "update/off_policy/masked_fraction",
+                    "update/off_policy/ratio_mean", "update/off_policy/ratio_max",
+                    "reward/intrinsic_advantage_share"):
             assert key in m, key
     assert "eval/memory_free/success" in metrics[-1] and "eval/memory/success" in metrics[-1]
     # Iteration 1 wrote tips; later iterations retrieve them into the prompt.

@@ -202,3 +202,14 @@ def test_mask_off_keeps_every_token(policy):
     stats = one_step_update(policy, "on-policy-with-tips", behaviour=-9.0, low_prob_mask="off",
                             mask_logprob="behaviour")
     assert stats["masked_fraction"] == 0.0
+
+
+@pytest.mark.parametrize("mode", UPDATE_MODES)
+def test_mask_scope_memory_masks_only_updates_of_memory_rollouts(policy, mode):
+    """algo.mask_scope=memory (the reference code masks only where tips are in use): plain
+    on-policy updates keep every token; updates of memory rollouts mask as with scope 'all'."""
+    everywhere = one_step_update(policy, mode, behaviour=-9.0, mask_logprob="behaviour")
+    scoped = one_step_update(policy, mode, behaviour=-9.0, mask_logprob="behaviour",
+                             mask_scope="memory")
+    assert everywhere["masked_fraction"] == pytest.approx(1.0, abs=1e-6)
+    assert scoped["masked_fraction"] == (0.0 if mode == "on-policy" else everywhere["masked_fraction"])

@@ -30,6 +30,14 @@ export class StartHostCommand implements Command {
   }
 }
 
+/**
+ * Asked before Stop Host or Restart Host stops a host (src/runGuard/ asks about a training run):
+ * undefined cancels; `now` skips waiting for the live run's iteration boundary.
+ */
+export type BeforeHostStop = (action: 'stop' | 'restart') => Promise<{ readonly now: boolean } | undefined>;
+
+const noQuestions: BeforeHostStop = async () => ({ now: false });
+
 export class RestartHostCommand implements Command {
   static readonly id = 'empo2.restartHost';
   readonly id = RestartHostCommand.id;
@@ -37,13 +45,19 @@ export class RestartHostCommand implements Command {
   constructor(
     private readonly trust: WorkspaceTrustGuard,
     private readonly host: HostManager,
+    private readonly beforeStop: BeforeHostStop = noQuestions,
   ) {}
 
   async execute(): Promise<void> {
-    if (await this.trust.ensureTrusted('Restarting the training host')) {
-      await this.host.stop();
-      await this.host.start();
+    if (!(await this.trust.ensureTrusted('Restarting the training host'))) {
+      return;
     }
+    const choice = this.host.current ? await this.beforeStop('restart') : { now: false };
+    if (!choice) {
+      return;
+    }
+    await this.host.stop({ now: choice.now });
+    await this.host.start();
   }
 }
 
@@ -54,6 +68,7 @@ export class StopHostCommand implements Command {
   constructor(
     private readonly host: HostManager,
     private readonly hostLog: HostLog,
+    private readonly beforeStop: BeforeHostStop = noQuestions,
   ) {}
 
   async execute(): Promise<void> {
@@ -62,9 +77,13 @@ export class StopHostCommand implements Command {
       await vscode.window.showInformationMessage('EMPO²: no training host is running.');
       return;
     }
+    const choice = this.host.current ? await this.beforeStop('stop') : { now: false };
+    if (!choice) {
+      return;
+    }
     await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'EMPO²: stopping the training host (a live run stops at its next iteration boundary)' },
-      () => this.host.stop(),
+      { location: vscode.ProgressLocation.Notification, title: 'EMPO²: stopping the training host' },
+      () => this.host.stop({ now: choice.now }),
     );
   }
 }

@@ -301,10 +301,11 @@ export class HostManager extends Disposable {
   // -- stopping -----------------------------------------------------------------------------------
 
   /**
-   * Stops the spawned host gracefully (a `shutdown` request: the live run stops at its next
-   * iteration boundary), killing it if it takes too long; for a remote host only disconnects.
+   * Stops the spawned host gracefully (a `shutdown` request: the live run ends `interrupted` at
+   * its next iteration boundary, or at once with `now`, resumable either way), killing it if it
+   * takes too long; for a remote host only disconnects.
    */
-  async stop(options: { quiet?: boolean; graceMs?: number } = {}): Promise<void> {
+  async stop(options: { quiet?: boolean; graceMs?: number; now?: boolean } = {}): Promise<void> {
     const host = this.process;
     if (!host && !this.session && !this.target) {
       return;
@@ -314,7 +315,7 @@ export class HostManager extends Disposable {
     this.reconnector.cancel();
     try {
       if (host && this.session && !this.session.remote) {
-        await this.session.client.request(Requests.shutdown, {}, { timeoutMs: options.graceMs ?? 40_000 }).catch((error) => {
+        await this.session.client.request(Requests.shutdown, options.now ? { now: true } : {}, { timeoutMs: options.graceMs ?? 40_000 }).catch((error) => {
           this.log.warn(`shutdown request: ${describeError(error)}`);
         });
       }

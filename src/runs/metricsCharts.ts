@@ -72,6 +72,37 @@ export const CHARTS: readonly ChartSpec[] = [
   },
   { id: 'tips', title: 'Tips in memory', series: [{ key: 'memory/tips', label: 'tips', color: '--vscode-charts-yellow' }] },
   { id: 'intrinsic', title: 'Intrinsic reward', series: [{ key: 'reward/intrinsic', label: 'intrinsic', color: '--vscode-charts-orange' }] },
+  // What explains learning (issue 9): each is written only by iterations that have it.
+  {
+    id: 'mode-success',
+    title: 'Rollout success with and without memory',
+    unit: 'share',
+    series: [
+      { key: 'rollout/memory_free/success', label: 'memory-free rollouts', color: '--vscode-charts-blue', points: true },
+      { key: 'rollout/memory/success', label: 'memory rollouts', color: '--vscode-charts-orange', points: true },
+    ],
+  },
+  {
+    id: 'success-tips',
+    title: 'Memory steps shown a tip from a successful episode',
+    unit: 'share',
+    series: [{ key: 'memory/success_tip_share', label: 'success tips', color: '--vscode-charts-yellow', points: true }],
+  },
+  {
+    id: 'off-policy',
+    title: 'Off-policy updates: masked-token fraction and importance ratios',
+    series: [
+      { key: 'update/off_policy/masked_fraction', label: 'masked share', color: '--vscode-charts-red', points: true },
+      { key: 'update/off_policy/ratio_mean', label: 'ratio mean', color: '--vscode-charts-blue', points: true },
+      { key: 'update/off_policy/ratio_max', label: 'ratio max', color: '--vscode-charts-purple', points: true },
+    ],
+  },
+  {
+    id: 'intrinsic-share',
+    title: "Intrinsic reward's share of |advantage|",
+    unit: 'share',
+    series: [{ key: 'reward/intrinsic_advantage_share', label: 'novelty share', color: '--vscode-charts-orange' }],
+  },
   {
     id: 'throughput',
     title: 'Throughput (tokens/s)',

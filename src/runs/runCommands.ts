@@ -8,6 +8,7 @@ import { Requests } from '../rpc/methods';
 import { ErrorCodes, type RunInfo, type RunResult, type RunStartParams } from '../rpc/protocol';
 import type { MetricsPanel } from './metricsPanel';
 import { isActive, type RunEntry, type RunsModel } from './runsModel';
+import { resumeQuestion } from './runText';
 
 // Commands on training runs, through the host's run.* requests. They act on the live run, else
 // on the current one (selected in the Trajectories tree, or opened last).
@@ -207,7 +208,7 @@ export class ResumeRunCommand implements Command {
     const entry = this.runs.get(runId);
     if (entry && !entry.info.live) {
       const ok = await vscode.window.showInformationMessage(
-        `EMPO²: resume training ${runId} from its last checkpoint (iteration ${entry.info.iteration})? What a later, unfinished iteration left is rolled back.`,
+        resumeQuestion(runId, entry.info.iteration),
         { modal: true },
         'Resume',
       );

@@ -1,11 +1,13 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../common/lifecycle';
-import { isActive, type RunEntry, type RunsModel } from './runsModel';
+import type { RunEntry, RunsModel } from './runsModel';
+import { isMoving, iterationText } from './runText';
 
 /**
  * Progress for long work on a run: a notification while a run prepares (loading the policy,
  * which builds the built-in one on first use), then a status-bar progress for as long as it
- * trains, saying the iteration and phase.
+ * trains, saying the iteration and phase (runText.ts, the status bar's words too). A paused run
+ * has none: nothing moves, so nothing spins.
  */
 export class RunProgressReporter extends Disposable {
   private readonly active = new Map<string, { update: (entry: RunEntry) => void; done: () => void }>();
@@ -21,7 +23,7 @@ export class RunProgressReporter extends Disposable {
     const id = entry.info.runId;
     this.lastState.set(id, entry.info.state);
     const tracked = this.active.get(id);
-    if (!isActive(entry.info)) {
+    if (!isMoving(entry)) { // paused, interrupted, ended: no spinner
       tracked?.done();
       this.active.delete(id);
       return;
@@ -56,13 +58,7 @@ export class RunProgressReporter extends Disposable {
       );
     }
     void vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `EMPO² ${id}` }, (progress) => {
-      update = (e) => {
-        const total = e.info.iterations ? `/${e.info.iterations}` : '';
-        const p = e.progress;
-        progress.report({
-          message: p ? `iteration ${p.iteration}${total}: ${p.phase} ${p.done}/${p.total}` : `${e.info.state}, iteration ${e.info.iteration}${total}`,
-        });
-      };
+      update = (e) => progress.report({ message: iterationText(e) });
       update(entry);
       return finished;
     });

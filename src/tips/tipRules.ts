@@ -1,4 +1,5 @@
 import type { Author, MemoryChange, MemoryDeleteParams, MemoryUpdateParams, Tip, TipId, TipParams } from '../rpc/protocol';
+import { ellipsize } from '../common/text';
 
 // The facts about tips that the extension (TipsModel, the palette commands) and the Memory Tips
 // webview share, written once; vscode-free, so the webview bundles it too.
@@ -42,5 +43,5 @@ export function applyTipChanges(tips: Map<TipId, Tip>, changes: readonly MemoryC
 
 /** The question asked before a tip is deleted, from the palette or the Memory Tips view. */
 export function deleteTipQuestion(tipId: TipId, tip: Tip | undefined): string {
-  return `Delete tip ${tipId}${tip ? ` ("${tip.text.slice(0, 80)}")` : ''}? Retrieval stops returning it at once; it stays in its history.`;
+  return `Delete tip ${tipId}${tip ? ` ("${ellipsize(tip.text, 80)}")` : ''}? Retrieval stops returning it at once; it stays in its history.`;
 }

@@ -1,4 +1,5 @@
 import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
+import { runContextValue } from '../runs/runContext';
 import { latestReturn } from '../runs/runsModel';
 import type { TrajectoryModel } from './trajectoryModel';
 import type { TrajectoryNode } from './trajectoryNodes';
@@ -36,6 +37,7 @@ const RUN_ICON: Record<RunState, { id: string; color?: string }> = {
   paused: { id: 'debug-pause', color: 'charts.yellow' },
   stopping: { id: 'loading~spin' },
   stopped: { id: 'debug-stop' },
+  interrupted: { id: 'debug-disconnect', color: 'charts.orange' },
   finished: { id: 'pass-filled', color: 'testing.iconPassed' },
   failed: { id: 'error', color: 'testing.iconFailed' },
 };
@@ -47,6 +49,14 @@ export function rolloutLabel(mode: RolloutMode): string {
 export function updateLabel(mode: UpdateMode): string {
   return UPDATE[mode] ?? mode;
 }
+
+/**
+ * The one name of an episode's final score, the environment's 0–100 scale (−100 a failed task),
+ * wherever it is shown: tree, status bar, episode view, charts. (The RL return the update uses is
+ * this score times algo.reward_scale; it is not shown under the same name.)
+ */
+export const SCORE = 'score';
+export const SCORE_SCALE = '0–100';
 
 export function formatReturn(value: number | undefined): string {
   if (value === undefined || !Number.isFinite(value)) {
@@ -74,12 +84,12 @@ export function present(node: TrajectoryNode, model: TrajectoryModel): NodePrese
       const episodes = group?.episodes ?? [];
       const successes = episodes.filter((e) => e.success).length;
       const mean = episodes.length ? episodes.reduce((sum, e) => sum + e.return, 0) / episodes.length : undefined;
-      const label = group ? `${group.task}/${group.variation}` : node.groupKey;
+      const label = group ? groupLabel(model, node.runId, node.iteration, group) : node.groupKey;
       return {
         label,
-        description: `${episodes.length} rollouts · mean return ${formatReturn(mean)} · ${successes}/${episodes.length} succeeded`,
+        description: `${successes}/${episodes.length} ✓ · ${SCORE} ${formatReturn(mean)}`,
         icon: { id: 'layers', color: successes > 0 ? 'testing.iconPassed' : undefined },
-        tooltip: `**Task group** ${label}${group?.group !== undefined ? ` (group ${group.group})` : ''}\n\nThe ${episodes.length} rollouts of one task in iteration ${node.iteration}; GRPO compares their returns.`,
+        tooltip: `**Task group** ${label}${group?.group !== undefined ? ` (group ${group.group})` : ''}\n\nThe ${episodes.length} rollouts of one task in iteration ${node.iteration}; GRPO compares their returns.\n\n${successes}/${episodes.length} succeeded, mean ${SCORE} ${formatReturn(mean)} (${SCORE_SCALE})`,
         collapsible: 'collapsed',
         contextValue: 'empo2.taskGroup',
       };
@@ -127,23 +137,25 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   const { info } = entry;
   const total = info.iterations ? `/${info.iterations}` : '';
   const ret = latestReturn(entry.latestMetrics);
+  // The state first (it is what changes), short: the description is cut at a default sidebar.
   // While the link is down a live run's last known state is shown, without a spinner that
   // would claim it is moving.
   const unheard = info.live && model.linkDown;
-  const parts = [
-    info.state + (unheard ? ' (reconnecting…)' : info.live ? '' : info.state === 'running' || info.state === 'paused' ? ' (not live)' : ''),
-    `iteration ${info.iteration}${total}`,
-  ];
-  if (ret !== undefined) {
-    parts.push(`return ${formatReturn(ret)}`);
+  const parts = [info.state + (unheard ? ' (reconnecting…)' : ''), `${info.iteration}${total}`];
+  if (info.parent) {
+    parts.unshift(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
   }
+  if (ret !== undefined) {
+    parts.push(`${SCORE} ${formatReturn(ret)}`);
+  }
+  const resumable = info.state === 'interrupted' ? '\n\nIts host stopped mid-run: **Resume Run** continues it from its last checkpoint.' : '';
   return {
     label: runId,
     description: parts.join(' · '),
     icon: unheard ? { id: 'debug-disconnect', color: 'disabledForeground' } : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
-    tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
+    tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
     collapsible: 'collapsed',
-    contextValue: info.live ? 'empo2.run.live' : 'empo2.run',
+    contextValue: runContextValue(entry),
   };
 }
 
@@ -161,18 +173,21 @@ function presentIteration(runId: string, iteration: number, model: TrajectoryMod
     parts.push(updateLabel(update));
   }
   const ret = latestReturn(metrics ?? null) ?? (data?.summaries.length ? data.summaries.reduce((s, e) => s + e.return, 0) / data.summaries.length : undefined);
-  if (ret !== undefined) {
-    parts.push(`return ${formatReturn(ret)}`);
+  const counts = successText(metrics, data?.summaries);
+  // Short enough for a default sidebar: success count and score; the modes are in the icon
+  // (lightbulb: with memory) and the tooltip.
+  const short: string[] = [];
+  if (counts) {
+    short.push(counts);
   }
-  if (data) {
-    const successes = data.summaries.filter((e) => e.success).length;
-    parts.push(`${successes}/${data.summaries.length} succeeded`);
+  if (ret !== undefined) {
+    short.push(`${SCORE} ${formatReturn(ret)}`);
   }
   return {
     label: `Iteration ${iteration}`,
-    description: parts.join(' · '),
+    description: short.join(' · '),
     icon: { id: rollout === 'memory' ? 'lightbulb' : 'circle-large-outline', color: rollout === 'memory' ? 'charts.yellow' : undefined },
-    tooltip: `**Iteration ${iteration}**${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}${update ? `\n\nUpdate: ${updateLabel(update)}` : ''}`,
+    tooltip: `**Iteration ${iteration}**${parts.length ? `\n\n${parts.join(' · ')}` : ''}${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}${update ? `\n\nUpdate: ${updateLabel(update)}` : ''}${counts ? `\n\nSucceeded: ${counts.replace(' ✓', '')}` : ''}${ret !== undefined ? `\n\nMean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}`,
     collapsible: 'collapsed',
     contextValue: 'empo2.iteration',
   };
@@ -183,19 +198,36 @@ export function presentEpisode(summary: TrajectorySummary): NodePresentation {
   const outcome = summary.success ? 'succeeded' : 'failed';
   return {
     label: `Episode ${index}`,
-    description: `${summary.success ? '✓' : '✗'} return ${formatReturn(summary.return)} · ${rolloutLabel(summary.rollout_mode)} · ${updateLabel(summary.update_mode)} · ${summary.steps} steps`,
+    description: `${summary.success ? '✓' : '✗'} ${SCORE} ${formatReturn(summary.return)} · ${summary.steps} steps`,
     icon: {
       id: summary.rollout_mode === 'memory' ? 'lightbulb' : 'circle-filled',
       color: summary.success ? 'testing.iconPassed' : 'testing.iconFailed',
     },
     tooltip:
       `**Episode ${summary.id}** — ${outcome}\n\n` +
-      `Task ${summary.task}/${summary.variation}, return ${formatReturn(summary.return)}${summary.intrinsic !== undefined ? `, intrinsic ${formatReturn(summary.intrinsic)}` : ''}\n\n` +
+      `Task ${summary.task}/${summary.variation}, ${SCORE} ${formatReturn(summary.return)} (${SCORE_SCALE})${summary.intrinsic !== undefined ? `, intrinsic ${formatReturn(summary.intrinsic)}` : ''}\n\n` +
       `Rollout ${rolloutLabel(summary.rollout_mode)}, update ${updateLabel(summary.update_mode)}, ${summary.steps} steps` +
       (summary.tip_id ? `\n\nWrote tip ${summary.tip_id}` : ''),
     collapsible: summary.steps > 0 ? 'collapsed' : 'none',
     contextValue: 'empo2.episode',
   };
+}
+
+/** An iteration's successes: counted from its summaries ("3/4 ✓"), else its metrics' share ("75% ✓"). */
+export function successText(metrics: MetricsRecord | undefined, summaries: readonly TrajectorySummary[] | undefined): string | undefined {
+  if (summaries?.length) {
+    return `${summaries.filter((e) => e.success).length}/${summaries.length} ✓`;
+  }
+  const share = metrics?.['rollout/success'];
+  return typeof share === 'number' ? `${Math.round(100 * share)}% ✓` : undefined;
+}
+
+/** A task group's label, unique among its iteration's groups (one task variation may be drawn twice). */
+function groupLabel(model: TrajectoryModel, runId: string, iteration: number, group: { task: string; variation: number; group?: number }): string {
+  const base = `${group.task}/${group.variation}`;
+  const summaries = model.iterationData(runId, iteration)?.summaries ?? [];
+  const groups = new Set(summaries.filter((s) => s.task === group.task && s.variation === group.variation).map((s) => s.group));
+  return groups.size > 1 && group.group !== undefined ? `${base} · group ${group.group + 1}` : base;
 }
 
 function formatSigned(value: number): string {

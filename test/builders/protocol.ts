@@ -101,6 +101,7 @@ export function aTip(fields: Partial<Tip> = {}): Tip {
     deleted: false,
     evicted: false,
     author: 'policy',
+    versionAuthor: 'policy',
     provenance: { run: 'run-1', iteration: 1, episode: 'i000001-e0000', step: 2, score: 0 },
     score: 0,
     entries: 2,

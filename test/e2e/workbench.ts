@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { Frame, Locator, Page } from 'playwright-core';
+import { eventually } from '../builders/wait';
 import { e2eSession } from './session';
 
 // What a person sees and does in the VS Code workbench, in the words of the tests. The CSS
@@ -98,18 +99,8 @@ export class Workbench {
   }
 
   /** Polls until `probe` returns something other than undefined. */
-  async eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) {
-        return value;
-      }
-      if (Date.now() > deadline) {
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      }
-      await this.page.waitForTimeout(200);
-    }
+  eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+    return eventually(what, probe, timeoutMs);
   }
 
   /**

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { eventually } from '../builders/wait';
 
 // Runs inside a real VS Code extension host, with the full vscode API.
 
@@ -9,20 +10,6 @@ function extension(): vscode.Extension<unknown> {
   const found = vscode.extensions.getExtension(EXTENSION_ID);
   assert.ok(found, `${EXTENSION_ID} is installed in this VS Code`);
   return found;
-}
-
-async function eventually<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('EMPO² Studio in a real VS Code', () => {

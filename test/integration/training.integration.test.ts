@@ -7,6 +7,7 @@ import { HostProcess } from '../../src/host/hostProcess';
 import { Requests } from '../../src/rpc/methods';
 import type { RunInfo, Tip, TrajectoryStep } from '../../src/rpc/protocol';
 import type { TreeElement } from '../../src/trajectories/trajectoryTreeProvider';
+import { eventually as waitFor, isAlive as alive } from '../builders/wait';
 
 // The extension against the real Python host, inside a real VS Code extension host: start it,
 // train the tiny policy for two iterations (pausing after the first), watch the tree fill, open
@@ -24,27 +25,9 @@ function api(): Empo2Api {
   return vscode.extensions.getExtension<Empo2Api>(EXTENSION_ID)!.exports;
 }
 
-async function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/** Training on two cores is slow: a minute unless said otherwise. */
+function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  return waitFor(what, probe, timeoutMs);
 }
 
 async function children(element?: TreeElement): Promise<TreeElement[]> {

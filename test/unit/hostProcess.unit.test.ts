@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { HostProcess, HostStartError, newToken } from '../../src/host/hostProcess';
+import { isAlive as alive } from '../builders/wait';
 
 // HostProcess against a fake interpreter (test/fixtures/fake-python.js) that behaves like
 // `empo2-host serve` in the ways that matter here; the integration tier starts the real host.
@@ -10,15 +11,6 @@ const fakePython = path.resolve(__dirname, '../../../../test/fixtures/fake-pytho
 
 function spawnFake(mode: string, readyTimeoutMs = 10_000): HostProcess {
   return new HostProcess({ python: fakePython, args: ['--run-root', '/tmp/runs'], cwd: '/tmp', env: { FAKE_HOST_MODE: mode }, readyTimeoutMs });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('HostProcess', () => {

@@ -16,6 +16,9 @@ const ISSUE_4_COMMANDS = [
   'empo2.showHostLog',
 ];
 
+/** Issue 10: rerun the off-policy update, and the branch runs it makes. */
+const ISSUE_10_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo2.adoptBranch', 'empo2.deleteBranch'];
+
 /** Issue 14: dial a host again after its link dropped. */
 const ISSUE_14_COMMANDS = ['empo2.reconnect'];
 
@@ -35,8 +38,8 @@ function sourceFiles(dir: string): string[] {
 describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
-  it('contributes every command of issue 4, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
+  it('contributes every command of issues 4, 10 and 14 and the debugger, under the EMPO² category', () => {
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_10_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);
@@ -54,11 +57,27 @@ describe('package.json', () => {
     assert.deepEqual(declared, commands.map((c) => c.command).sort());
   });
 
+  it('offers host and run commands in the palette only where they apply (when clauses on context keys)', () => {
+    const palette = new Map<string, string>((manifest.contributes.menus.commandPalette ?? []).map((m: { command: string; when: string }) => [m.command, m.when]));
+    for (const command of ['empo2.startHost', 'empo2.stopHost', 'empo2.restartHost', 'empo2.pauseRun', 'empo2.resumeRun', 'empo2.stopRun', 'empo2.addTip', 'empo2.editTip', 'empo2.deleteTip', 'empo2.showTipHistory']) {
+      assert.match(palette.get(command) ?? '', /empo2\.(hostState|liveRunState|runState|runLive)/, command);
+    }
+    assert.match(palette.get('empo2.startHost')!, /stopped\|crashed/);
+    assert.match(palette.get('empo2.pauseRun')!, /liveRunState =~ \/\^\(starting\|running\)\$\//);
+    const title: Array<{ command: string; when: string; group: string }> = manifest.contributes.menus['view/title'];
+    const pause = title.find((m) => m.command === 'empo2.pauseRun')!;
+    const resume = title.find((m) => m.command === 'empo2.resumeRun')!;
+    assert.equal(resume.group, pause.group, 'Resume sits where Pause was');
+    assert.match(resume.when, /paused/);
+    const inline: Array<{ command: string; when: string; group: string }> = manifest.contributes.menus['view/item/context'];
+    assert.ok(inline.some((m) => m.command === 'empo2.resumeRun' && m.group.startsWith('inline') && /interrupted/.test(m.when)));
+  });
+
   it('puts commands, views and settings under the empo2. prefix', () => {
     const views = manifest.contributes.views.empo2.map((v: { id: string }) => v.id);
     assert.deepEqual(views, ['empo2.trajectories', 'empo2.tips']);
     const settings = Object.keys(manifest.contributes.configuration.properties);
-    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.autoStartRun', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remote.backgroundRetryMinutes', 'empo2.remoteUrl', 'empo2.runRoot']);
+    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.autoStartRun', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remote.backgroundRetryMinutes', 'empo2.remoteUrl', 'empo2.resumeAfterRestart', 'empo2.runRoot']);
     for (const [key, setting] of Object.entries<Record<string, unknown>>(manifest.contributes.configuration.properties)) {
       assert.ok(setting.description || setting.markdownDescription, `${key} has a description`);
     }

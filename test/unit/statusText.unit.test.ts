@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { isMoving, iterationText } from '../../src/runs/runText';
 import { deviceLabel, statusText } from '../../src/statusText';
 import { aMetricsRecord, aRunInfo } from '../builders/protocol';
 
@@ -9,7 +10,7 @@ describe('status bar text', () => {
     assert.equal(statusText({ state: 'reconnecting' }), '$(loading~spin) EMPO²: reconnecting…');
   });
 
-  it('shows device, run, iteration and latest return of a training run', () => {
+  it('shows device, run, the iteration in progress (as the progress item does) and the latest score', () => {
     const run = {
       info: aRunInfo({ runId: 'builtin-1', state: 'running', live: true, iteration: 3, iterations: 40 }),
       progress: { iteration: 4, phase: 'rollout' as const, done: 2, total: 15 },
@@ -18,7 +19,23 @@ describe('status bar text', () => {
       config: undefined,
     };
     const text = statusText({ state: 'running', device: { kind: 'cpu', name: 'CPU (2 cores)', memoryBytes: null }, run });
-    assert.equal(text, '$(sync~spin) EMPO²: CPU · builtin-1 · iter 3/40 (rollout) · return 0.42');
+    assert.equal(text, '$(sync~spin) EMPO²: CPU · builtin-1 · iter 4/40 rollout · score 0.42');
+    assert.equal(iterationText(run), 'iteration 4/40: rollout 2/15', 'the progress item names the same iteration');
+  });
+
+  it('shows a paused run paused: no spinner, the iteration it paused after', () => {
+    const run = {
+      info: aRunInfo({ runId: 'builtin-1', state: 'paused', live: true, iteration: 8, iterations: 40 }),
+      progress: { iteration: 8, phase: 'update' as const, done: 0, total: 1 },
+      latestMetrics: null,
+      trajectoryIteration: 8,
+      config: undefined,
+    };
+    assert.equal(statusText({ state: 'running', run }), '$(debug-pause) EMPO²: host running · builtin-1 · paused after iter 8/40');
+    assert.equal(iterationText(run), 'paused after iteration 8/40');
+    assert.equal(isMoving(run), false, 'no progress item (it would spin)');
+    const interrupted = { ...run, info: { ...run.info, state: 'interrupted' as const, live: false } };
+    assert.equal(statusText({ state: 'running', run: interrupted }), '$(debug-disconnect) EMPO²: host running · builtin-1 · interrupted after iter 8/40');
   });
 
   it('names a GPU with its memory', () => {

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { configuredVariations } from '../../src/tips/variations';
-import { applyChanges, filterTips, groupByVariation, NO_FILTER } from '../../webview/tips/tipsView';
+import { NO_FILTER, applyChanges, authorLine, filterTips, groupByVariation, scoreLabel } from '../../webview/tips/tipsView';
 import { aTip } from '../builders/protocol';
 
 describe('Memory Tips panel logic', () => {
@@ -46,5 +46,18 @@ describe('Memory Tips panel logic', () => {
     assert.deepEqual(configuredVariations({ env: { name: 'builtin', tasks: ['power-device'] } }), [0, 1, 2, 3, 4].map((v) => `power-device/${v}`));
     assert.deepEqual(configuredVariations({ env: { name: 'scienceworld', tasks: ['power-component'], train_variations: [7] } }), ['power-component/7']);
     assert.deepEqual(configuredVariations(undefined), []);
+  });
+});
+
+describe('tip card provenance', () => {
+  it('names the current version\'s author with the original, never the client program', () => {
+    assert.equal(authorLine(aTip()), 'by the policy');
+    assert.equal(authorLine(aTip({ version: 2, versionAuthor: 'Ada' })), 'edited by Ada (v1 by the policy)');
+    assert.equal(authorLine(aTip({ version: 3, deleted: true, versionAuthor: 'you' })), 'deleted by you (v1 by the policy)');
+  });
+
+  it('says which score it shows, and that a hand-added tip has none', () => {
+    assert.equal(scoreLabel(aTip({ score: 25 })), 'episode score 25');
+    assert.equal(scoreLabel(aTip({ author: 'Ada', versionAuthor: 'Ada', score: null })), 'unscored');
   });
 });

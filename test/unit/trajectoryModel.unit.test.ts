@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { Notifications, Requests } from '../../src/rpc/methods';
 import type { TrajectoryListParams, TrajectorySummary } from '../../src/rpc/protocol';
 import { RunsModel } from '../../src/runs/runsModel';
-import { present } from '../../src/trajectories/presentation';
+import { successText, present } from '../../src/trajectories/presentation';
 import { TrajectoryModel } from '../../src/trajectories/trajectoryModel';
 import { PAGE_SIZE, type TrajectoryNode } from '../../src/trajectories/trajectoryNodes';
 import { FakeHost } from '../builders/fakeHost';
@@ -120,7 +120,7 @@ describe('TrajectoryModel', () => {
     assert.equal(newest[0].kind === 'iteration' && newest[0].iteration, 450);
   });
 
-  it('labels episodes with rollout mode, update mode, return and success', async () => {
+  it('labels episodes with score and success, short enough for a default sidebar', async () => {
     const { runs, model } = aRun({ iterations: 4, tasks: 1, rollouts: 2 });
     await runs.reload();
     const run = await child(model, undefined, 0);
@@ -129,12 +129,25 @@ describe('TrajectoryModel', () => {
     const [winner, loser] = await model.getChildren(group);
     const won = present(winner, model);
     assert.equal(won.label, 'Episode 0000');
-    assert.match(won.description ?? '', /✓ return 1\.00 · with memory · off-policy · 2 steps/);
+    assert.equal(won.description, '✓ score 1.00 · 2 steps');
+    assert.match(won.tooltip ?? '', /with memory, update off-policy/i);
     assert.deepEqual(won.icon, { id: 'lightbulb', color: 'testing.iconPassed' });
     const lost = present(loser, model);
-    assert.match(lost.description ?? '', /✗ return 0\.00/);
+    assert.match(lost.description ?? '', /✗ score 0\.00/);
     assert.equal(lost.icon?.color, 'testing.iconFailed');
-    assert.match(present(iteration4, model).description ?? '', /with memory · off-policy · return 0\.50 · 1\/2 succeeded/);
+    const row = present(iteration4, model);
+    assert.equal(row.description, '1/2 ✓ · score 0.50');
+    assert.match(row.tooltip ?? '', /with memory · off-policy/);
+    // Every description a sidebar of the default width (~300 px, ~34 characters beside an
+    // indented label) shows whole.
+    for (const shown of [won, lost, row]) {
+      assert.ok((shown.description ?? '').length <= 34, shown.description);
+    }
+  });
+
+  it('says the successes on every iteration row, from its metrics before its episodes are loaded', () => {
+    assert.equal(successText(aMetricsRecord({ iteration: 3, 'rollout/success': 0.25 }), undefined), '25% ✓');
+    assert.equal(successText(undefined, [aSummary({ success: true }), aSummary({ success: false })]), '1/2 ✓');
   });
 
   it('follows a live run: new episodes and iterations appear under the same nodes', async () => {

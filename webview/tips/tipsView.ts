@@ -57,6 +57,37 @@ export function groupByVariation(tips: readonly Tip[]): VariationGroup[] {
     }));
 }
 
+/** How an author reads: the policy, or the person by name ("you" when the client named no one). */
+export function authorName(author: string): string {
+  return author === 'policy' ? 'the policy' : author;
+}
+
+/** The current version's author (`versionAuthor`; hosts before protocol 1.1.0 send only `author`). */
+export function versionAuthor(tip: Tip): string {
+  return tip.versionAuthor ?? tip.author;
+}
+
+/** "by the policy", "edited by Ada (v1 by the policy)", "deleted by you". */
+export function authorLine(tip: Tip): string {
+  const current = authorName(versionAuthor(tip));
+  if (tip.version === 1) {
+    return `by ${current}`;
+  }
+  const verb = tip.deleted ? 'deleted' : 'edited';
+  return `${verb} by ${current} (v1 by ${authorName(tip.author)})`;
+}
+
+/** Which score the card shows: the writing episode's final score, or none for a hand-added tip. */
+export function scoreLabel(tip: Tip): string {
+  return tip.score === null ? 'unscored' : `episode score ${formatScore(tip.score)}`;
+}
+
+export function scoreTitle(tip: Tip): string {
+  return tip.score === null
+    ? 'Added by a person without a score; retrieval ranks it at 100, the top of the score scale'
+    : 'The final score (0–100) of the episode that wrote this tip; retrieval ranks tips by it. A score written inside the tip text is the policy\'s own words, not this number.';
+}
+
 export function formatScore(score: number | null): string {
   return score === null ? '–' : Number.isInteger(score) ? String(score) : score.toFixed(2);
 }

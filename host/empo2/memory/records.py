@@ -48,7 +48,7 @@ class Tip:
     id: str
     variation_key: str
     text: str
-    score: float
+    score: float | None  # the writing episode's final score; None: a person's tip, unscored
     author: str
     provenance: dict[str, Any]
     version: int = 1
@@ -58,6 +58,15 @@ class Tip:
     evicted: bool = False
     n_entries: int = 0
     history: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def version_author(self) -> str:
+        """Who wrote the current version (`author` wrote the first): the author of the last
+        add, update or delete; an eviction is capacity's doing, not a new version."""
+        for event in reversed(self.history):
+            if event.get("kind") != "evict":
+                return event["author"]
+        return self.author
 
     @property
     def live(self) -> bool:
@@ -72,6 +81,7 @@ class Tip:
             "text": self.text,
             "score": self.score,
             "author": self.author,
+            "version_author": self.version_author,
             "provenance": copy.deepcopy(self.provenance),
             "version": self.version,
             "created": self.created,

@@ -237,14 +237,15 @@ class MemoryStore:
         self,
         variation_key: str,
         text: str,
-        score: float,
+        score: float | None,
         author: str = PERSON,
         key_text: str | None = None,
         provenance: dict | None = None,
         edit_id: str | None = None,
     ) -> Tip:
         """A person's tip: one entry keyed by `key_text`, or by the tip text when None.
-        An edit id already applied raises EditAlreadyApplied (see deviation 8)."""
+        score None: unscored (it ranks at UNSCORED_RANK). An edit id already applied raises
+        EditAlreadyApplied (see deviation 8)."""
         _check_edit_id(edit_id)
         key = str(key_text) if key_text is not None else _clean(text)
         keys = self.embedder.encode([key])
@@ -328,7 +329,7 @@ class MemoryStore:
         if t["id"] in self._index:
             raise CorruptMemory(f"tip id {t['id']} is added twice")
         tip = Tip(
-            id=t["id"], variation_key=t["variation_key"], text=t["text"], score=float(t["score"]),
+            id=t["id"], variation_key=t["variation_key"], text=t["text"], score=_finite(t["score"]),
             author=t["author"], provenance=t["provenance"], created=at, updated=at,
             n_entries=len(ev["entries"]),
             history=[{"version": 1, "text": t["text"], "author": t["author"], "at": at,
@@ -351,7 +352,7 @@ class MemoryStore:
             [e[1] for e in ev["entries"]],
             idx,
             tip.text,
-            tip.score,
+            rank_score(tip.score),
             first,
         )
         gone = []
@@ -631,7 +632,19 @@ def _clean(text: str) -> str:
     return text
 
 
-def _finite(score: float) -> float:
+UNSCORED_RANK = 100.0
+"""Where a tip without a score (a person's, added without one) ranks: the top of the score
+scale, so a person's advice ranks above the policy's own. Its `score` stays None: no episode
+earned it."""
+
+
+def rank_score(score: float | None) -> float:
+    return UNSCORED_RANK if score is None else score
+
+
+def _finite(score: float | None) -> float | None:
+    if score is None:
+        return None
     score = float(score)
     if not math.isfinite(score):
         raise ValueError(f"a tip's score must be a finite number, not {score}")

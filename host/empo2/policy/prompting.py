@@ -105,9 +105,11 @@ def reflection_messages(
     observation_words: int,
     system: str = SYSTEM_PROMPT,
 ) -> list[dict]:
-    """The conversation the policy answers with a tip after an episode (EMPO2.md §2.4)."""
+    """The conversation the policy answers with a tip after an episode (EMPO2.md §2.4).
+    observation_words: words kept of each observation; 0 keeps them whole."""
     episode = " ; ".join(
-        f"{t.action} -> {clip_words(t.observation, observation_words)}" for t in turns
+        f"{t.action} -> {clip_words(t.observation, observation_words) if observation_words else ' '.join(t.observation.split())}"
+        for t in turns
     )
     user = (
         f"task : {task_description} . episode : {episode} . "

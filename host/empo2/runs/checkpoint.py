@@ -14,16 +14,28 @@ import json
 
 import torch
 
+from ..sharding import load_sharded, save_sharded
 from .folder import RunFolder
 
 
 def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
     # Every rank's sampling generator; gathered first, since all ranks must take part.
     generators = trainer.dist.gather(trainer.generator.get_state())
+    sharded = trainer.dist.sharded and trainer.iteration > 0
+    if sharded:
+        # Every rank writes its own shards into rank 0's temporary folder (one file system:
+        # across nodes the run folder must be shared, as DCP requires), then rank 0 commits.
+        tmp = trainer.dist.broadcast(folder.new_checkpoint_dir(trainer.iteration) if trainer.dist.main else None)
+        save_sharded(tmp, trainer.model, trainer.optimizer)
+        trainer.dist.barrier()
     if not trainer.dist.main:
         return
-    tmp = folder.new_checkpoint_dir(trainer.iteration)
-    if trainer.iteration > 0:
+    if not sharded:
+        tmp = folder.new_checkpoint_dir(trainer.iteration)
+    if sharded:
+        # The tokenizer, so `empo2-host export` writes a folder that loads by itself.
+        trainer.tokenizer.save_pretrained(tmp / "tokenizer")
+    elif trainer.iteration > 0:
         trainer.model.save_pretrained(tmp / "model")
         trainer.tokenizer.save_pretrained(tmp / "model")
         torch.save(trainer.optimizer.state_dict(), tmp / "optimizer.pt")
@@ -39,6 +51,8 @@ def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
         "env_steps": trainer.env_steps,
         "memory_marker": trainer.memory.marker() if trainer.memory is not None else None,
         "has_model": trainer.iteration > 0,
+        "format": "sharded" if sharded else "pretrained",
+        "world": trainer.dist.world,
     }
     # trainer.json is written last: a folder without it is an incomplete checkpoint.
     (tmp / "trainer.json").write_text(json.dumps(state, indent=2) + "\n")
@@ -47,17 +61,26 @@ def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
 
 def load_checkpoint(path, trainer) -> dict:
     state = json.loads((path / "trainer.json").read_text())
-    if state["has_model"]:
+    if state["has_model"] and state.get("format") == "sharded":
+        # DCP reshards: any world size, sharded or plain (a plain one-process resume too).
+        load_sharded(path, trainer.model, trainer.optimizer)
+    elif state["has_model"]:
+        if trainer.dist.sharded:
+            raise RuntimeError(f"checkpoint {path} holds whole weights (dist.strategy=ddp); resume it "
+                               "with dist.strategy=ddp, or start a new fsdp2 run from its model folder")
         _load_weights(trainer.model, path / "model", str(trainer.device))
         trainer.optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False,
                                                      map_location=str(trainer.device)))
     rng = torch.load(path / "rng.pt", weights_only=False)
     trainer.rng.setstate(_as_tuple(rng["python_rng"]))
     per_rank = rng.get("torch_generators") or [rng["torch_generator"]]
-    if len(per_rank) != trainer.dist.world:
+    if len(per_rank) != trainer.dist.world and state.get("format") != "sharded":
         raise RuntimeError(f"checkpoint {path} was written by {len(per_rank)} processes; "
                            f"resume it with as many (this job has {trainer.dist.world})")
-    trainer.generator.set_state(per_rank[trainer.dist.rank])
+    if trainer.dist.rank < len(per_rank):
+        trainer.generator.set_state(per_rank[trainer.dist.rank])
+    # else: a sharded run resumed on more ranks than wrote it; a new rank keeps the stream its
+    # seed gives (sampling streams are per rank, so rollouts differ from a run at the old size).
     torch.set_rng_state(rng["torch_global"])
     trainer.intrinsic.load_state_dict(rng["intrinsic"])
     return state

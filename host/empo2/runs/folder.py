@@ -3,7 +3,7 @@
 Layout (docs/run-folder.md has the record formats):
 
     config.json                  the resolved config, written once
-    run.json                     state (running, paused, finished, failed, stopped), iteration
+    run.json                     state (running, paused, interrupted, finished, failed, stopped), iteration
     metrics.jsonl                one line per iteration
     trajectories/iter-NNNNNN.jsonl   every episode of one iteration, in full (written whole)
     trajectories/index.jsonl     one summary line per episode, for listing without reading all
@@ -50,6 +50,19 @@ class RunLockedError(RunFolderError):
     """Another process is training this run; nothing was touched."""
 
 
+def _flock_soon(handle, attempts: int = 20) -> bool:
+    """The exclusive lock, retried for ~0.1 s: a reader's `writer_alive` probe holds it shared
+    for microseconds, and must not make a real writer fail."""
+    for attempt in range(attempts):
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if attempt + 1 < attempts:
+                time.sleep(0.005)
+    return False
+
+
 def iteration_name(iteration: int) -> str:
     return f"iter-{iteration:06d}"
 
@@ -87,9 +100,7 @@ class RunFolder:
             return
         handle = open(self.path / WRITER_LOCK, "a+")
         try:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+            if not _flock_soon(handle):
                 handle.seek(0)
                 holder = handle.read().strip() or "another process"
                 raise RunLockedError(
@@ -100,6 +111,25 @@ class RunFolder:
             yield
         finally:
             handle.close()
+
+    def writer_alive(self) -> bool | None:
+        """Whether some process holds the writer lock now (read-only probe: browsing a run must
+        not write into it). None where there are no advisory locks (Windows): unknown."""
+        if fcntl is None:
+            return None
+        try:
+            handle = open(self.path / WRITER_LOCK, "r")
+        except FileNotFoundError:
+            return False  # never trained
+        except OSError:
+            return None
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            handle.close()  # closing drops the probe's lock
+        return False
 
     def config(self) -> dict:
         return json.loads((self.path / "config.json").read_text())

@@ -55,6 +55,7 @@ class HostServer:
     async def start(self) -> int:
         self.loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
+        self.hurried = asyncio.Event()
         self.executor = ThreadPoolExecutor(self.settings.handler_threads, thread_name_prefix="empo2-handler")
         self.hub = Hub(self.loop)
         self.device = DeviceProbe(self.loop)  # in the background: the ready line does not wait
@@ -84,14 +85,28 @@ class HostServer:
         await self._stop.wait()
         await self.close()
 
-    def request_shutdown(self) -> None:
+    def request_shutdown(self, now: bool = False) -> None:
+        """A shutdown (signal, stdin's end, `shutdown`); asked again, or with now=True, it stops
+        waiting for the live run's iteration boundary."""
+        if now or self.shutting_down:
+            self.hurry()
         self.shutting_down = True
         self._stop.set()
 
+    def hurry(self) -> None:
+        """Stop waiting for the live run's iteration boundary (it resumes from its checkpoint)."""
+        self.hurried.set()
+
+    @property
+    def abandoned_run(self):
+        """The run whose trainer thread was still inside an iteration when the host closed:
+        the process must exit without waiting for that thread (main.py does)."""
+        return self.runs.abandoned
+
     async def close(self) -> None:
-        """Stops the live run (bounded wait), closes every connection (1001), frees threads."""
+        """Interrupts the live run (bounded wait), closes every connection (1001), frees threads."""
         self.shutting_down = True
-        await self.runs.shutdown(self.settings.shutdown_grace_s)
+        await self.runs.shutdown(self.settings.shutdown_grace_s, self.hurried)
         self.server.close()  # closes connections with 1001 (going away)
         await self.server.wait_closed()
         await self.memory.close()
@@ -106,7 +121,7 @@ class HostServer:
         await asyncio.sleep(0)
         while len(connection.outbox) and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
-        self.request_shutdown()
+        self._stop.set()  # the run was already interrupted and waited for by the handler
 
     # -- shared services -------------------------------------------------------------------------
 

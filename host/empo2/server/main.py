@@ -4,7 +4,9 @@ Contract with the spawning process: exactly one line on stdout,
 `{"event":"ready","port":..,"pid":..,"protocolVersion":".."}`, once the socket is bound; after it
 stdout is redirected to stderr, so no library's stray print can corrupt the channel. Logs go to
 stderr, and while a run trains also to its folder's host.log. SIGTERM and SIGINT shut down like a
-`shutdown` request (the live run stops at its next iteration boundary, bounded by a grace period).
+`shutdown` request: the live run ends `interrupted` (resumable) at its next iteration boundary,
+waited for at most a grace period; a second signal stops the wait. Every path exits with status 0
+and no fatal error (tests/test_server_shutdown.py runs each).
 With EMPO2_HOST_EXIT_ON_STDIN_EOF=1 (the VS Code extension sets it) the end of stdin does too: the
 parent holds the pipe open and never writes, so the host outlives no killed parent.
 """
@@ -44,12 +46,15 @@ def settings_from_args(args, environ=os.environ) -> Settings:
             raise ServeError("--allow-remote needs a token; --insecure-no-token is for loopback only")
     if args.port < 0 or args.port > 65535:
         raise ServeError("--port must lie in 0..65535")
+    grace = getattr(args, "shutdown_grace", 30.0)
+    if not grace >= 0:  # also refuses nan
+        raise ServeError("--shutdown-grace must be a number of seconds, 0 or more")
     roots = [Path(r) for r in (args.run_root or [".empo2/runs"])]
     for root in roots:
         if root.exists() and not root.is_dir():
             raise ServeError(f"--run-root {root} is not a folder")
     return Settings(host=args.host, port=args.port, token=token, roots=roots,
-                    allow_remote=args.allow_remote)
+                    allow_remote=args.allow_remote, shutdown_grace_s=grace)
 
 
 EXIT_ON_STDIN_EOF_ENV = "EMPO2_HOST_EXIT_ON_STDIN_EOF"
@@ -62,10 +67,13 @@ def _exit_when_stdin_closes(loop, server) -> None:
     import threading
 
     def watch() -> None:
+        # os.read on the descriptor, not sys.stdin: a daemon thread blocked inside the buffered
+        # reader holds its lock, and the interpreter's exit then aborts ("Fatal Python error:
+        # _enter_buffered_busy", SIGABRT) while flushing stdin.
         try:
-            while sys.stdin.buffer.read(65536):
+            while os.read(0, 65536):
                 pass
-        except (OSError, ValueError):
+        except OSError:
             pass
         log.info("stdin closed (the process that started the host is gone); shutting down")
         try:
@@ -106,7 +114,7 @@ async def _serve(settings: Settings) -> int:
     except OSError as err:
         raise ServeError(f"cannot listen on {settings.host}:{settings.port} ({err.strerror or err})") from None
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in (signal.SIGTERM, signal.SIGINT):  # a second one stops waiting for the iteration
         try:
             loop.add_signal_handler(sig, server.request_shutdown)
         except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
@@ -119,7 +127,25 @@ async def _serve(settings: Settings) -> int:
         _exit_when_stdin_closes(loop, server)
     await server.serve_until_shutdown()
     log.info("host stopped")
+    _exit_if_needed(server.abandoned_run is not None)
     return 0
+
+
+def _exit_if_needed(abandoned: bool) -> None:
+    """Ends the process at once when a normal interpreter exit could fail: a trainer thread
+    still inside an iteration (its run.json already says `interrupted`; the folder resumes from
+    its last checkpoint, as after a kill), or stdout/stderr gone with the parent (Ctrl-C of
+    scripts/run.sh), where the exit's final flush would fail. Exit status 0 either way: the
+    shutdown itself went as asked."""
+    broken = False
+    for stream in (sys.stderr, sys.__stdout__):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            broken = True
+    if abandoned or broken:
+        logging.shutdown()
+        os._exit(0)
 
 
 __all__ = ["serve_command", "settings_from_args", "ServeError"]

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..runs.atomic import iter_jsonl
+from ..runs.branch import PARENT_FILE
 from ..runs.folder import RunFolder, RunFolderError, RunLockedError
 from ..run_control import RunControl, TrainerHooks
 from .protocol import ProtocolError
@@ -34,8 +35,9 @@ from .wire import to_wire
 log = logging.getLogger("empo2.server.runs")
 
 STATES = ("created", "starting", "running", "pausing", "paused", "stopping", "stopped",
-          "finished", "failed")
+          "interrupted", "finished", "failed")
 ACTIVE = ("starting", "running", "pausing", "paused", "stopping")
+INTERRUPTED = "interrupted"  # its writer went away mid-run (host shut down or killed): resumable
 PROGRESS_INTERVAL_S = 0.1  # at most ~10 progress notifications a second per run
 
 
@@ -83,6 +85,7 @@ class LiveRun:
     thread: threading.Thread | None = None
     memory_ready: asyncio.Event = field(default_factory=asyncio.Event)
     ended: asyncio.Event = field(default_factory=asyncio.Event)
+    work: object = None  # fn(live, hooks) run instead of training (a rerun: methods/update.py)
 
 
 class _Hooks(TrainerHooks):
@@ -127,6 +130,7 @@ class RunManager:
         self._summaries: dict[Path, tuple[tuple, list[dict]]] = {}
         self._file_log: logging.Handler | None = None
         self.launch_lock = asyncio.Lock()  # run.start and run.resume: one launch at a time
+        self.jobs: dict[str, object] = {}  # reruns and dry runs in progress (methods/update.py)
 
     def post(self, fn, *args) -> None:
         """From the trainer thread: run fn(*args) on the loop, in posting order."""
@@ -193,11 +197,10 @@ class RunManager:
         """RunInfo of a folder; a live run's state is the host's, not run.json's."""
         stored = folder.state() if stored is None else stored
         live = self.live if self.live is not None and self.live.folder.path == folder.path else None
-        state = stored.get("state", "created")
         info = {
             "runId": live.run_id if live else self.run_id_of(folder),
             "path": str(folder.path),
-            "state": live.state if live else (state if state in STATES else "failed"),
+            "state": live.state if live else stored_state(folder, stored),
             "iteration": live.iteration if live else int(stored.get("iteration", 0) or 0),
             "iterations": live.config.iterations if live else _configured_iterations(folder),
             "live": live is not None,
@@ -206,6 +209,9 @@ class RunManager:
         error = live.error if live else stored.get("error")
         if info["state"] == "failed" and isinstance(error, str):
             info["error"] = error
+        origin = _branch_origin(folder)
+        if origin is not None:
+            info["parent"] = origin
         return info
 
     def status(self, folder: RunFolder) -> dict:
@@ -308,9 +314,14 @@ class RunManager:
         if self.live is not None:
             raise ProtocolError("RunBusy", f"the host already trains run '{self.live.run_id}'; "
                                 "stop it first.", {"runId": self.live.run_id})
+        for job in self.jobs.values():  # a dry run trains no run but holds a model all the same
+            if not getattr(job, "dry_run", False):
+                continue  # a rerun is the live run itself, checked above
+            raise ProtocolError("RunBusy", f"the host is dry-running an update of run '{job.run_id}'; "
+                                "wait for it or cancel it.", {"runId": job.run_id})
 
     async def launch(self, folder: RunFolder, config: TrainConfig, resume: bool,
-                     pause_after: int | None) -> LiveRun:
+                     pause_after: int | None, work=None) -> LiveRun:
         """Starts training `folder` in a worker thread; the memory store moves to the trainer."""
         self.check_idle()
         run_id = self.run_id_of(folder)
@@ -327,6 +338,7 @@ class RunManager:
             iteration=lambda: getattr(live.trainer, "iteration", 0),
         )
         live.control.pause_after = pause_after
+        live.work = work
         self.live = live
         await self.memory.hand_over(folder)  # no second writer: the host's own store closes first
         self._attach_file_log(folder)
@@ -338,26 +350,14 @@ class RunManager:
         return live
 
     def _train(self, live: LiveRun) -> None:
-        """The worker thread: build the trainer (loads the model), run it, report how it ended."""
-        from ..trainer import Trainer
-
+        """The worker thread: train (or do the run's `work`), report how it ended."""
         error = None
         hooks = _Hooks(self, live)
         try:
-            if live.config.policy.model == "builtin":  # built once, minutes on a CPU: say so
-                from ..policy.builtin import ensure_builtin_policy
-
-                ensure_builtin_policy(progress=lambda epoch, step, steps, loss:
-                                      hooks.on_progress(0, "preparing", step + 1, steps))
-            live.trainer = Trainer(live.config, live.folder, hooks=hooks,
-                                   control=live.control, embedder=self.embedder_factory())
-            # The loaded model and libraries are long-lived: exempt them from the cyclic GC, whose
-            # full passes otherwise stop every thread, the event loop too, for ~0.2 s (measured).
-            gc.freeze()
-            try:
-                live.trainer.run(resume=live.resume)
-            finally:
-                gc.unfreeze()  # collectable again once the run is over (and at exit)
+            if live.work is not None:
+                live.work(live, hooks)
+            else:
+                self._train_run(live, hooks)
         except BaseException as err:  # noqa: BLE001 - a failed run must not kill the host
             error = sentence(err)
             log.error("run %s failed: %s", live.run_id, error, exc_info=True)
@@ -368,6 +368,25 @@ class RunManager:
             except Exception:  # noqa: BLE001 - the folder itself may be the problem
                 log.exception("could not record the failure of run %s", live.run_id)
         self.post(self._ended, live, error)
+
+    def _train_run(self, live: LiveRun, hooks: _Hooks) -> None:
+        """Builds the trainer (loads the model) and trains."""
+        from ..trainer import Trainer
+
+        if live.config.policy.model == "builtin":  # built once, minutes on a CPU: say so
+            from ..policy.builtin import ensure_builtin_policy
+
+            ensure_builtin_policy(progress=lambda epoch, step, steps, loss:
+                                  hooks.on_progress(0, "preparing", step + 1, steps))
+        live.trainer = Trainer(live.config, live.folder, hooks=hooks,
+                               control=live.control, embedder=self.embedder_factory())
+        # The loaded model and libraries are long-lived: exempt them from the cyclic GC, whose
+        # full passes otherwise stop every thread, the event loop too, for ~0.2 s (measured).
+        gc.freeze()
+        try:
+            live.trainer.run(resume=live.resume)
+        finally:
+            gc.unfreeze()  # collectable again once the run is over (and at exit)
 
     def _control_paused(self, live: LiveRun) -> None:
         """Trainer thread, blocked between iterations: record and announce the pause."""
@@ -401,20 +420,40 @@ class RunManager:
         live.control.stop()
         self._set_state(live, "stopping")
 
-    async def shutdown(self, grace_s: float) -> str | None:
-        """Stops the live run and waits (bounded) for its thread; the run id, if there was one."""
+    async def shutdown(self, grace_s: float, hurry: asyncio.Event | None = None) -> str | None:
+        """Interrupts the live run: it ends `interrupted` at its next iteration boundary, waited
+        for at most grace_s (or until `hurry` is set: "now", a second signal). run.json says
+        `interrupted` at once, so a host killed while it waits leaves the truth on disk. A run
+        still inside an iteration when the wait ends is left to its last checkpoint
+        (`abandoned`); the process must then exit without joining the trainer thread."""
         live = self.live
         if live is None:
             return None
-        live.control.stop()
+        if live is self.abandoned:  # asked twice (a signal during a `shutdown` request)
+            return live.run_id
+        live.control.interrupt()
         if live.state in ACTIVE:
             self._set_state(live, "stopping")
-        try:
-            await asyncio.wait_for(live.ended.wait(), timeout=grace_s)
-        except asyncio.TimeoutError:
-            log.warning("run %s did not stop within %.0f s; leaving it to its checkpoint",
-                        live.run_id, grace_s)
+        await self.blocking(self._record_interrupted, live)
+        waits = [asyncio.ensure_future(live.ended.wait())]
+        if hurry is not None:
+            waits.append(asyncio.ensure_future(hurry.wait()))
+        await asyncio.wait(waits, timeout=grace_s, return_when=asyncio.FIRST_COMPLETED)
+        for w in waits:
+            w.cancel()
+        if not live.ended.is_set():
+            log.warning("run %s is inside an iteration; it resumes from its last checkpoint "
+                        "(iteration %d)", live.run_id, live.iteration)
+            self.abandoned = live
         return live.run_id
+
+    abandoned: LiveRun | None = None  # a run whose trainer thread was still busy at shutdown
+
+    def _record_interrupted(self, live: LiveRun) -> None:
+        try:
+            live.folder.set_state(INTERRUPTED, iteration=live.iteration)
+        except OSError:
+            log.exception("could not record the interruption of run %s", live.run_id)
 
     # -- on the loop: what the trainer reported ---------------------------------------------------
 
@@ -434,7 +473,7 @@ class RunManager:
                 self._set_state(live, "pausing" if live.control.paused else "running")
             return
         live.progress = None
-        self._set_state(live, state)  # finished or stopped
+        self._set_state(live, state)  # finished, stopped or interrupted
 
     def _paused(self, live: LiveRun) -> None:
         if live.control.paused and not live.control.stop_requested:
@@ -461,8 +500,9 @@ class RunManager:
             live.error = error
             live.state = "failed"
             self._publish_state(live)
-        elif live.state not in ("finished", "stopped"):
-            self._set_state(live, "stopped" if live.control.stop_requested else "finished")
+        elif live.state not in ("finished", "stopped", INTERRUPTED):
+            self._set_state(live, INTERRUPTED if live.control.interrupted else
+                            "stopped" if live.control.stop_requested else "finished")
         self._detach_file_log()
         self.memory.take_back(live)
         live.memory_ready.set()
@@ -489,6 +529,28 @@ class RunManager:
             self._file_log = None
 
 
+def stored_state(folder: RunFolder, stored: dict) -> str:
+    """A folder's state as run.json has it, corrected by its writer lock: a run that says it is
+    active while no process holds the lock was interrupted (its host was killed, or exited
+    without the chance to say so) and is resumable."""
+    state = stored.get("state", "created")
+    if state not in STATES:
+        return "failed"
+    if state in ACTIVE and folder.writer_alive() is False:
+        return INTERRUPTED
+    return state
+
+
+def _branch_origin(folder: RunFolder) -> dict | None:
+    """A branch's BranchOrigin from its parent.json; None for other runs (or an unreadable one)."""
+    try:
+        record = json.loads((folder.path / PARENT_FILE).read_text())
+        return {"runId": str(record["run"]), "checkpoint": int(record["checkpoint"]),
+                "adopted": bool(record.get("adopted"))}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _configured_iterations(folder: RunFolder) -> int | None:
     try:
         value = folder.config().get("iterations")
@@ -497,4 +559,4 @@ def _configured_iterations(folder: RunFolder) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-__all__ = ["RunManager", "LiveRun", "ServerControl", "STATES", "sentence"]
+__all__ = ["RunManager", "LiveRun", "ServerControl", "STATES", "INTERRUPTED", "sentence", "stored_state"]

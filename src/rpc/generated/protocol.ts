@@ -37,7 +37,12 @@ export type ClientMessage =
   | DebugForceRequest
   | DebugReplayTurnRequest
   | DebugStateRequest
-  | DebugStopRequest;
+  | DebugStopRequest
+  | UpdateRerunRequest
+  | UpdateCancelRequest
+  | UpdateCompareRequest
+  | BranchAdoptRequest
+  | BranchDeleteRequest;
 /**
  * The first request on every connection: versions and capabilities. Anything else before it is NotInitialized; a second one is InvalidRequest.
  */
@@ -50,11 +55,11 @@ export type InitializeRequest = RequestMessage & {
  */
 export type RequestId = number | string;
 /**
- * Stops the live run at its next iteration boundary (waiting a bounded time), answers, closes every connection (1001) and exits the host process.
+ * Interrupts the live run (it ends `interrupted`, resumable) at its next iteration boundary (waiting a bounded time, or not at all with `now`), answers, closes every connection (1001) and exits the host process.
  */
 export type ShutdownRequest = RequestMessage & {
   method?: 'shutdown';
-  params?: EmptyParams;
+  params?: ShutdownParams;
 };
 /**
  * A round trip through the host's dispatcher (liveness, latency).
@@ -282,6 +287,45 @@ export type DebugStopRequest = RequestMessage & {
   params: DebugStopParams;
 };
 /**
+ * Reruns the off-policy update on a new branch of `runId` at `checkpoint` (default: latest), for `variations` (default: those whose tips people edited since the checkpoint): `episodes` rollouts per variation with the memory as it now stands, then `iterations` off-policy updates; memory-free evaluation before and after. With `dryRun` the same rollouts and loss without an optimizer step, from a scratch copy: nothing is written but a dry-run record. On a branch whose rerun did not finish, continues it. Answers at once with the job; `update/progress` and `update/finished` follow. A run that is training is refused with RunBusy.
+ */
+export type UpdateRerunRequest = RequestMessage & {
+  method?: 'update.rerun';
+  params: UpdateRerunParams;
+};
+/**
+ * Stops a rerun between steps; its branch stays resumable (a later `update.rerun` on the branch continues it). A dry run is simply abandoned.
+ */
+export type UpdateCancelRequest = RequestMessage & {
+  method?: 'update.cancel';
+  params: UpdateCancelParams;
+};
+/**
+ * One rerun or dry run in progress.
+ */
+export type JobId = string;
+/**
+ * The saved before/after comparison of a branch's rerun (its rerun.json).
+ */
+export type UpdateCompareRequest = RequestMessage & {
+  method?: 'update.compare';
+  params: UpdateCompareParams;
+};
+/**
+ * Marks a branch as a run of its own; training it continues from its last checkpoint as for any run (`run.resume`).
+ */
+export type BranchAdoptRequest = RequestMessage & {
+  method?: 'branch.adopt';
+  params: BranchAdoptParams;
+};
+/**
+ * Deletes a branch run's folder (never a run that is not a branch, nor one training).
+ */
+export type BranchDeleteRequest = RequestMessage & {
+  method?: 'branch.delete';
+  params: BranchDeleteParams;
+};
+/**
  * Every message a host may send: a response (success or error) or a notification. A success response's `result` is checked against the `...Response` definition of the request it answers (found by its id).
  */
 export type HostMessage = SuccessResponse | ErrorResponse | Notification;
@@ -319,7 +363,8 @@ export type ErrorCode =
   | -32022
   | -32030
   | -32031
-  | -32032;
+  | -32032
+  | -32016;
 /**
  * Every notification a host may send. Each carries `seq`, one counter per host process, increasing in the order the host published; every client sees the same order.
  */
@@ -330,7 +375,9 @@ export type Notification =
   | TrajectoryAddedNotification
   | MemoryChangedNotification
   | LogMessageNotification
-  | HostResyncNotification;
+  | HostResyncNotification
+  | UpdateProgressNotification
+  | UpdateFinishedNotification;
 /**
  * A run changed state (starting, running, pausing, paused, stopping, stopped, finished, failed).
  */
@@ -344,10 +391,19 @@ export type RunStateNotification = NotificationMessage & {
 export type Seq = number;
 export type RunInfo = RunInfoFields;
 /**
- * `created` (folder written, never trained), `starting` (the host loads the model), `running`, `pausing` (pause requested; takes effect between iterations), `paused`, `stopping`, `stopped`, `finished`, `failed`. A folder whose stored state is `running` or `paused` while no host trains it (`live` false) was interrupted or is trained by another process.
+ * `created` (folder written, never trained), `starting` (the host loads the model), `running`, `pausing` (pause requested; takes effect between iterations), `paused`, `stopping`, `stopped` (by its user), `interrupted` (its host shut down or died mid-run: resume it from its last checkpoint), `finished`, `failed`. A folder that run.json calls active while no process holds its writer lock (`.writer.lock`) is reported `interrupted`; one that another process (a CLI `train`) holds keeps its stored state, with `live` false.
  */
 export type RunState =
-  'created' | 'starting' | 'running' | 'pausing' | 'paused' | 'stopping' | 'stopped' | 'finished' | 'failed';
+  | 'created'
+  | 'starting'
+  | 'running'
+  | 'pausing'
+  | 'paused'
+  | 'stopping'
+  | 'stopped'
+  | 'interrupted'
+  | 'finished'
+  | 'failed';
 /**
  * Progress within an iteration (rollout steps, update, evaluation). At most a few per second; for a slow client only the latest is kept.
  */
@@ -389,6 +445,20 @@ export type LogMessageNotification = NotificationMessage & {
 export type HostResyncNotification = NotificationMessage & {
   method?: 'host/resync';
   params?: ResyncEvent;
+};
+/**
+ * Progress of a rerun or dry run (evaluation, rollout, update), at most a few per second.
+ */
+export type UpdateProgressNotification = NotificationMessage & {
+  method?: 'update/progress';
+  params?: UpdateProgressEvent;
+};
+/**
+ * A rerun or dry run ended: `finished` with its result, `stopped` (cancelled; the branch resumes) or `failed` with one sentence.
+ */
+export type UpdateFinishedNotification = NotificationMessage & {
+  method?: 'update/finished';
+  params?: UpdateFinishedEvent;
 };
 export type Path = string;
 /**
@@ -443,6 +513,12 @@ export interface ClientCapabilities {
    * Send `run/progress` notifications (default true).
    */
   progress?: boolean;
+}
+export interface ShutdownParams {
+  /**
+   * Do not wait for the live run's iteration boundary: the unfinished iteration is dropped and the run resumes from its last checkpoint (default false: wait up to the host's grace period).
+   */
+  now?: boolean;
 }
 export interface EmptyParams {}
 export interface RunPauseParams {
@@ -547,11 +623,11 @@ export interface MemoryAddParams {
   variationKey: string;
   text: string;
   /**
-   * The person's name recorded with the edit (default: the client's name); "policy" is reserved.
+   * The person's name recorded with the edit (the extension sends the VS Code account's name when signed in; default "you"); "policy" and "system" are reserved.
    */
   author?: string;
   /**
-   * The score retrieval ranks the tip by (default 100, the top of the score scale, so a person's advice ranks above the policy's own).
+   * The tip's score, if the person gives one (default: none; the tip is unscored and ranks at 100, the top of the score scale, so a person's advice ranks above the policy's own).
    */
   score?: number;
   /**
@@ -569,7 +645,7 @@ export interface MemoryUpdateParams {
    */
   expectedVersion: number;
   /**
-   * The person's name recorded with the edit (default: the client's name); "policy" is reserved.
+   * The person's name recorded with the edit (the extension sends the VS Code account's name when signed in; default "you"); "policy" and "system" are reserved.
    */
   author?: string;
   editId?: EditId;
@@ -579,7 +655,7 @@ export interface MemoryDeleteParams {
   tipId: TipId;
   expectedVersion: number;
   /**
-   * The person's name recorded with the edit (default: the client's name); "policy" is reserved.
+   * The person's name recorded with the edit (the extension sends the VS Code account's name when signed in; default "you"); "policy" and "system" are reserved.
    */
   author?: string;
   editId?: EditId;
@@ -646,6 +722,36 @@ export interface DebugStateParams {
 export interface DebugStopParams {
   sessionId: DebugSessionId;
 }
+export interface UpdateRerunParams {
+  runId: RunId;
+  checkpoint?: number;
+  /**
+   * @maxItems 100
+   */
+  variations?: string[];
+  episodes?: number;
+  iterations?: number;
+  evalEpisodes?: number;
+  heldOut?: number;
+  seed?: number;
+  dryRun?: boolean;
+  /**
+   * The branch's folder name (default: RUN-branch-N).
+   */
+  name?: string;
+}
+export interface UpdateCancelParams {
+  jobId: JobId;
+}
+export interface UpdateCompareParams {
+  runId: RunId;
+}
+export interface BranchAdoptParams {
+  runId: RunId;
+}
+export interface BranchDeleteParams {
+  runId: RunId;
+}
 /**
  * The JSON-RPC 2.0 success response envelope.
  */
@@ -705,6 +811,24 @@ export interface RunInfoFields {
    * Why a failed run failed, one sentence.
    */
   error?: string;
+  parent?: BranchOrigin;
+}
+/**
+ * Present for a branch run only (protocol 1.1.0).
+ */
+export interface BranchOrigin {
+  /**
+   * The parent's folder name.
+   */
+  runId: string;
+  /**
+   * The parent's checkpoint the branch starts from.
+   */
+  checkpoint: number;
+  /**
+   * True once adopted: a run of its own.
+   */
+  adopted: boolean;
 }
 export interface RunProgressEvent {
   seq: Seq;
@@ -797,13 +921,17 @@ export interface Tip {
    */
   author: string;
   /**
+   * Who wrote the current version: equal to `author` until a person edits or deletes it (an eviction is no version).
+   */
+  versionAuthor: string;
+  /**
    * Where the tip came from: run, iteration, episode, step, score (policy tips).
    */
   provenance: {
     [k: string]: unknown;
   };
   /**
-   * The final score of the episode that wrote it (retrieval ranks by it).
+   * The final score (0–100 scale of the environment, −100 a failure) of the episode that wrote the tip; null for a person's tip added without a score. Retrieval ranks by it, an unscored tip at 100.
    */
   score: number | null;
   /**
@@ -852,6 +980,30 @@ export interface ResyncEvent {
    * Notifications dropped for this client.
    */
   dropped: number;
+}
+export interface UpdateProgressEvent {
+  seq: Seq;
+  jobId: JobId;
+  runId: RunId;
+  progress: Progress;
+}
+export interface UpdateFinishedEvent {
+  seq: Seq;
+  jobId: JobId;
+  runId: RunId;
+  branchId: string | null;
+  dryRun: boolean;
+  status: 'finished' | 'stopped' | 'failed';
+  error?: string;
+  result?: RerunResult;
+}
+/**
+ * A rerun's or dry run's result as rerun.py writes it (snake_case, docs/run-folder.md `rerun.json`, `dry-runs/`): `status`, `variations`, `comparison` (per variation: memory-free success `before` and `after`), `episodes` (no-tip log-probability of the tip-guided actions before and after), `tips` (texts before and after the edit), `updates`, `kl_to_checkpoint`; a dry run has `loss`, `masked_fraction`, `ratios`.
+ */
+export interface RerunResult {
+  status?: string;
+  dry_run: boolean;
+  variations: string[];
 }
 export interface VersionConflictData {
   tip: Tip;
@@ -1038,7 +1190,7 @@ export interface InitializeResponse {
 }
 export interface ShutdownResult {
   /**
-   * The live run that was asked to stop, if any.
+   * The live run that was interrupted, if any.
    */
   stoppedRun: RunId | null;
 }
@@ -1393,8 +1545,63 @@ export interface DebugStopResult {
 export interface DebugStopResponse {
   result?: DebugStopResult;
 }
+/**
+ * Where a branch run came from (its parent.json).
+ */
+export interface BranchOrigin1 {
+  /**
+   * The parent's folder name.
+   */
+  runId: string;
+  /**
+   * The parent's checkpoint the branch starts from.
+   */
+  checkpoint: number;
+  /**
+   * True once adopted: a run of its own.
+   */
+  adopted: boolean;
+}
+export interface UpdateRerunResult {
+  jobId: JobId;
+  runId: RunId;
+  /**
+   * The branch the rerun writes (null for a dry run).
+   */
+  branchId: string | null;
+  dryRun: boolean;
+}
+export interface UpdateRerunResponse {
+  result?: UpdateRerunResult;
+}
+export interface UpdateCancelResult {
+  /**
+   * False when the job had already ended.
+   */
+  cancelled: boolean;
+}
+export interface UpdateCancelResponse {
+  result?: UpdateCancelResult;
+}
+export interface UpdateCompareResult {
+  result: RerunResult;
+}
+export interface UpdateCompareResponse {
+  result?: UpdateCompareResult;
+}
+export interface BranchAdoptResult {
+  run: RunInfo;
+}
+export interface BranchAdoptResponse {
+  result?: BranchAdoptResult;
+}
+export interface BranchDeleteResult {
+  deleted: RunId;
+}
+export interface BranchDeleteResponse {
+  result?: BranchDeleteResult;
+}
 
-export type ShutdownParams = EmptyParams;
 export type PingParams = EmptyParams;
 export type RunStartResult = RunResult;
 export type RunPauseResult = RunResult;
@@ -1441,10 +1648,11 @@ export const ErrorCodes = {
   DebugSessionNotFound: -32030,
   DebugStateInvalid: -32031,
   DebugBusy: -32032,
+  RerunInvalid: -32016,
 } as const satisfies Record<string, ErrorCode>;
 
 /** Every value of RunState, in the schema's order. */
-export const RUN_STATES = ['created', 'starting', 'running', 'pausing', 'paused', 'stopping', 'stopped', 'finished', 'failed'] as const satisfies readonly RunState[];
+export const RUN_STATES = ['created', 'starting', 'running', 'pausing', 'paused', 'stopping', 'stopped', 'interrupted', 'finished', 'failed'] as const satisfies readonly RunState[];
 
 /** Every value of RolloutMode, in the schema's order. */
 export const ROLLOUT_MODES = ['memory', 'memory-free'] as const satisfies readonly RolloutMode[];
@@ -1472,3 +1680,6 @@ export const LOG_ENTRY_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'
 
 /** Every value of DebugStepParams['unit'], in the schema's order. */
 export const DEBUG_STEP_PARAMS_UNITS = ['token', 'turn'] as const satisfies readonly DebugStepParams['unit'][];
+
+/** Every value of UpdateFinishedEvent['status'], in the schema's order. */
+export const UPDATE_FINISHED_EVENT_STATUSS = ['finished', 'stopped', 'failed'] as const satisfies readonly UpdateFinishedEvent['status'][];

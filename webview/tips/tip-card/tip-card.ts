@@ -6,7 +6,7 @@ import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-texta
 import type { Tip, TipVersion } from '../../../src/rpc/protocol';
 import type { TipDraft } from '../drafts';
 import { isPersonAuthor, POLICY_AUTHOR, type TipDeletion, type TipEdit, type TipRef } from '../../../src/tips/tipRules';
-import { formatScore } from '../tipsView';
+import { authorLine, authorName, scoreLabel, scoreTitle, versionAuthor } from '../tipsView';
 import { tipCardStyles } from './tip-card.styles';
 
 /** What the panel tells a card about an edit in flight. */
@@ -98,9 +98,11 @@ export class TipCard extends LitElement {
     return html`
       ${this.editing ? this.renderEditor() : html`<p class="text" data-testid="tip-text">${tip.text}</p>`}
       <div class="meta">
-        <span title="Retrieval ranks tips by the score of the episode that wrote them">score ${formatScore(tip.score)}</span>
+        <span data-testid="tip-score" title=${scoreTitle(tip)}>${scoreLabel(tip)}</span>
         <span>v${tip.version}</span>
-        <span class=${isPersonAuthor(tip.author) ? 'author-person' : ''}>by ${tip.author}</span>
+        <span data-testid="tip-author" class=${isPersonAuthor(versionAuthor(tip)) ? 'author-person' : ''} title=${tip.version > 1 ? `v1 by ${authorName(tip.author)}; Show History lists every version` : ''}
+          >${authorLine(tip)}</span
+        >
         ${episode
           ? html`<a role="link" tabindex="0" title="Open the episode that wrote this tip" @click=${() => this.openEpisode(run, episode)}
               >from ${episode}${provenance.step !== undefined ? `, step ${provenance.step}` : ''}</a

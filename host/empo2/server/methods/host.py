@@ -29,10 +29,13 @@ async def initialize(request, params: dict) -> dict:
 
 
 async def shutdown(request, params: dict) -> dict:
-    """Stops the live run (bounded wait), answers, then closes every connection and exits."""
+    """Interrupts the live run (it ends `interrupted`, resumable; waited for up to the grace
+    period, or not at all with `now`), answers, then closes every connection and exits."""
     host = request.host
     host.shutting_down = True
-    stopped = await host.runs.shutdown(host.settings.shutdown_grace_s)
+    if params.get("now"):
+        host.hurry()
+    stopped = await host.runs.shutdown(host.settings.shutdown_grace_s, host.hurried)
     asyncio.get_running_loop().create_task(host.exit_after_reply(request.connection))
     return {"stoppedRun": stopped}
 

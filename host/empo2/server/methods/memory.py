@@ -1,7 +1,7 @@
 """`memory.*`: list, get, add, update, delete, history of a run's tips.
 
 Every call goes through MemoryAccess to the run's one store (the trainer's while it trains). A
-person's change carries an author: the `author` param, else the client's name from `initialize`;
+person's change carries an author: the `author` param, else "you" (never the client program);
 the names in records.RESERVED_AUTHORS belong to training and eviction.
 
 Retried saves: `memory.add`, `memory.update` and `memory.delete` take an optional `editId`, chosen
@@ -22,12 +22,14 @@ from ..protocol import ProtocolError
 from ..wire import tip_json, tip_version_json
 from .trajectory import DEFAULT_LIMIT, decode_cursor
 
-PERSON_TIP_SCORE = 100.0
+UNNAMED_PERSON = "you"
 EVERYTHING = 1 << 62
 
 
 def _author(request, params: dict) -> dict:
-    name = params.get("author") or request.connection.client_name
+    """The person the client names (the extension: the VS Code account's name), else "you":
+    a person wrote it, never the client program."""
+    name = params.get("author") or UNNAMED_PERSON
     if name in RESERVED_AUTHORS:
         raise ProtocolError("InvalidParams", f"params.author '{name}' is reserved; name a person.",
                             {"field": "params.author"})
@@ -114,14 +116,15 @@ async def get_tip(request, params: dict) -> dict:
 
 
 async def add_tip(request, params: dict) -> dict:
-    """A person's tip in a variation's buffer; retrievable from the next retrieval on."""
+    """A person's tip in a variation's buffer; retrievable from the next retrieval on. Without
+    a score it is unscored (`score` null; it ranks at the top of the score scale)."""
     author = _author(request, params)
 
     def add(store):
         with _once(params) as result:
             with _text_errors():
                 tip = store.add_tip(params["variationKey"], params["text"],
-                                    score=params.get("score", PERSON_TIP_SCORE),
+                                    score=params.get("score"),
                                     author=author["name"], key_text=params.get("keyText"),
                                     edit_id=params.get("editId"))
             result["tip"] = tip_json(tip)

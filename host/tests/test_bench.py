@@ -1,0 +1,92 @@
+"""The bench's statistics, its plan of runs, and one end-to-end bench on the tiny policy."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from empo2.arms import ABLATIONS, ARMS
+from empo2.bench import bench_jobs, run_bench
+from empo2.bench_stats import bootstrap_ci, curve_auc, paired_summary
+from empo2.bench_svg import learning_curves_svg, mean_curve
+
+
+def test_auc_is_the_mean_success_over_the_budget():
+    assert curve_auc([[0, 0.0], [100, 1.0]], 100) == pytest.approx(0.5)
+    assert curve_auc([[50, 1.0]], 100) == pytest.approx(1.0)  # held flat on both sides
+    assert curve_auc([[25, 0.0], [75, 1.0]], 100) == pytest.approx((0 + 50 * 0.5 + 25 * 1.0) / 100)
+    assert curve_auc([], 100) == 0.0
+
+
+def test_bootstrap_ci_brackets_the_mean_and_shrinks_to_a_point_for_equal_differences():
+    low, high = bootstrap_ci([0.1, 0.2, 0.3, 0.4, 0.5])
+    assert low < 0.3 < high and 0.1 <= low and high <= 0.5
+    assert bootstrap_ci([0.2] * 5) == pytest.approx([0.2, 0.2])
+    assert bootstrap_ci([0.1, -0.3, 0.2]) == bootstrap_ci([0.1, -0.3, 0.2])  # seeded
+
+
+def test_paired_summary_pairs_by_seed_and_skips_unpaired_runs():
+    runs = [{"method": "A", "seed": s, "m": a} for s, a in [(0, 0.4), (1, 0.6), (2, 0.9)]]
+    runs += [{"method": "B", "seed": s, "m": b} for s, b in [(0, 0.2), (1, 0.3)]]
+    summary = paired_summary(runs, "A", "B", "m")
+    assert summary["seeds"] == [0, 1] and summary["differences"] == pytest.approx([0.2, 0.3])
+    assert summary["mean_difference"] == pytest.approx(0.25) and summary["ratio"] == pytest.approx(2.0)
+    zero = paired_summary([{"method": "A", "seed": 0, "m": 0.5}, {"method": "B", "seed": 0, "m": 0.0}], "A", "B", "m")
+    assert zero["ratio"] is None
+
+
+def test_the_plan_runs_every_arm_on_every_seed_and_ablations_on_theirs(tmp_path):
+    jobs = bench_jobs([0, 1, 2], [0], "builtin-bench", [], tmp_path, 240, 10)
+    assert jobs[0]["method"] == "warm start (no RL)" and not jobs[0]["train"]
+    trained = [(j["method"], j["seed"]) for j in jobs[1:]]
+    assert sorted(trained) == sorted([(m, s) for m in ARMS for s in (0, 1, 2)] + [(m, 0) for m in ABLATIONS])
+    assert len({j["name"] for j in jobs}) == len(jobs)
+    assert {j["budget"] for j in jobs} == {6000}
+
+
+def test_learning_curves_svg_is_well_formed():
+    series = {"EMPO²": mean_curve([[[100, 0.1], [200, 0.5]], [[150, 0.3]]], 200, points=4),
+              "GRPO <paper>": []}
+    root = ET.fromstring(learning_curves_svg(series, 200, "curves"))
+    assert root.tag.endswith("svg") and len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 1
+    assert series["EMPO²"][-1] == (200, pytest.approx(0.4))
+
+
+@pytest.mark.slow
+def test_a_tiny_bench_writes_paired_records_curves_and_a_summary(tmp_path, tiny_policy):
+    report = run_bench([0], tmp_path / "out", tmp_path / "runs",
+                       overrides=[f"policy.model={tiny_policy}", "max_env_steps=60",
+                                  "algo.batch_tasks=2", "algo.group_size=2", "env.max_steps=5",
+                                  "policy.max_action_tokens=6", "policy.max_tip_tokens=12"],
+                       eval_episodes=4, ood_trials=1, workers=1)
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved["summary"]["ratio"] == report["summary"]["ratio"]
+    methods = [r["method"] for r in saved["runs"]]
+    assert methods == ["warm start (no RL)", *ARMS]
+    for run in saved["runs"]:
+        assert {"method", "seed", "env_steps", "train_success", "held_out_success"} <= set(run)
+        assert run["train_episodes"] >= 4 and run["held_out_episodes"] >= 4
+        if run["method"] != "warm start (no RL)":
+            assert run["env_steps"] >= 60
+        if run["method"].startswith("GRPO"):  # every iteration memory-free: a point each
+            assert len(run["curve"]) == run["iterations"] and run["auc"] is not None
+    assert saved["summary"]["primary"]["seeds"] == [0]
+    # Paired seeds: every arm of seed 0 trained on the same tasks in the same order.
+    tasks = {}
+    for folder in sorted((tmp_path / "runs").iterdir()):
+        by_iteration: dict[int, list] = {}
+        for s in _summaries(folder):
+            by_iteration.setdefault(s["iteration"], []).append((s["task"], s["variation"]))
+        tasks[folder.name] = [sorted(by_iteration[i]) for i in sorted(by_iteration)]
+    assert len(tasks) == len(ARMS)
+    shortest = min(len(t) for t in tasks.values())
+    assert shortest >= 3 and len({str(t[:shortest]) for t in tasks.values()}) == 1
+    assert (tmp_path / "out" / "learning-curves.svg").read_text().startswith("<svg")
+
+
+def _summaries(path):
+    from empo2.runs.folder import RunFolder
+
+    return list(RunFolder.open(path).trajectory_summaries())

@@ -1,0 +1,52 @@
+"""The per-iteration figures that explain learning (empo2/learning_signals.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from empo2.config import AlgoConfig
+from empo2.learning_signals import intrinsic_advantage_share, learning_signals, success_tip_share
+from empo2.memory.store import MemoryStore
+from empo2.rollout import Episode, StepRecord
+
+
+def episode(group: int, rewards: list[float], intrinsic: list[float], tip_ids=()) -> Episode:
+    ep = Episode(id=f"e{group}-{len(rewards)}-{sum(rewards)}-{sum(intrinsic)}", task="power-device",
+                 variation=0, group=group, rollout_mode="memory")
+    ep.steps = [StepRecord(observation="", user_text="", tips=[], tip_ids=list(tip_ids), prompt_ids=[],
+                           prompt_ids_no_tips=[], action="look around", executed_action="look around",
+                           action_ids=[1], behaviour_logprobs=[-1.0], reward=r, intrinsic=i)
+                for r, i in zip(rewards, intrinsic)]
+    return ep
+
+
+def test_intrinsic_share_is_zero_one_or_between_as_the_returns_differ():
+    algo = AlgoConfig()
+    same_score = [episode(0, [100.0, 0.0], [1.0, 1.0]), episode(0, [100.0, 0.0], [1.0, 0.5])]
+    same_novelty = [episode(0, [100.0, 0.0], [1.0, 0.5]), episode(0, [0.0, 0.0], [1.0, 0.5])]
+    assert intrinsic_advantage_share(same_score, algo) == pytest.approx(1.0)
+    assert intrinsic_advantage_share(same_novelty, algo) == pytest.approx(0.0)
+    # Extrinsic return differs by 1.0, mean novelty by 0.25: the novelty holds a fifth of |A|.
+    both = [episode(0, [100.0, 0.0], [1.0, 1.0]), episode(0, [0.0, 0.0], [1.0, 0.5])]
+    assert intrinsic_advantage_share(both, algo) == pytest.approx(0.25 / 1.25)
+    algo.intrinsic_coef = 0.0
+    assert intrinsic_advantage_share(both, algo) == 0.0
+    # A group of one has no advantage at all.
+    assert intrinsic_advantage_share([episode(3, [0.0], [1.0])], AlgoConfig()) == 0.0
+
+
+def test_success_tip_share_counts_steps_shown_a_successful_episodes_tip(embedder):
+    memory = MemoryStore.open(None, embedder)
+    won = memory.add_episode_tip("power-device/0", "the cell was in the shed", [("a", "go to shed")], 100.0)
+    lost = memory.add_episode_tip("power-device/0", "no cell in the kitchen", [("b", "go to kitchen")], 25.0)
+    episodes = [episode(0, [0.0] * 2, [0.0] * 2, tip_ids=[lost.id, won.id]),
+                episode(0, [0.0] * 3, [0.0] * 3, tip_ids=[lost.id]),
+                episode(1, [0.0] * 3, [0.0] * 3)]
+    assert success_tip_share(episodes, memory) == pytest.approx(2 / 8)
+
+    stats = {"masked_fraction": 0.5, "ratio_mean": 1.1, "ratio_max": 2.0, "entropy": 3.0}
+    off = learning_signals(episodes, True, "off-policy", stats, AlgoConfig(), memory)
+    assert off["update/off_policy/masked_fraction"] == 0.5 and off["update/off_policy/ratio_max"] == 2.0
+    assert "update/off_policy/entropy" not in off and off["memory/success_tip_share"] == pytest.approx(0.25)
+    plain = learning_signals(episodes, False, "on-policy", stats, AlgoConfig(), memory)
+    assert set(plain) == {"reward/intrinsic_advantage_share"}  # gaps, not zeros

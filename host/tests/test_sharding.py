@@ -1,0 +1,206 @@
+"""FSDP2 (dist.strategy=fsdp2) on CPU with gloo: two processes take the one-process step with
+about half the bytes each, sharded checkpoints resume at another world size and export to a
+save_pretrained folder, and two "nodes" meet through torchrun's c10d rendezvous."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import tiny_run_overrides
+from distributed_support import one_update
+from test_distributed import HERE, _episodes, _metrics, torchrun
+
+pytestmark = pytest.mark.slow
+
+
+def _env() -> dict:
+    return dict(os.environ, OMP_NUM_THREADS="1", EMPO2_NO_PROGRESS="1",
+                PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+
+
+def _assert_same_step(one: dict, two: dict) -> None:
+    for key, value in ((k, v) for k, v in one["stats"].items() if k != "ratio_std"):
+        assert two["stats"][key] == pytest.approx(value, rel=1e-4, abs=1e-6), key
+    assert set(one["grads"]) == set(two["grads"]) and one["grads"]
+    for name, grad in one["grads"].items():
+        assert torch.allclose(two["grads"][name], grad, rtol=1e-4, atol=1e-6), name
+    for name, param in one["params"].items():
+        assert torch.allclose(two["params"][name], param, rtol=1e-4, atol=1e-6), name
+
+
+@pytest.fixture(scope="module")
+def episodes_file(tmp_path_factory, tiny_policy):
+    path = tmp_path_factory.mktemp("episodes") / "episodes.pkl"
+    episodes = _episodes(tiny_policy)
+    with open(path, "wb") as f:
+        pickle.dump((episodes, "off-policy"), f)
+    return path, episodes
+
+
+def test_two_sharded_ranks_take_the_one_process_step_with_half_the_bytes(tmp_path, tiny_policy, episodes_file):
+    path, episodes = episodes_file
+    result = torchrun([str(HERE / "sharding_support.py"), str(tiny_policy), str(path),
+                       str(tmp_path / "out.pt")], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    two = torch.load(tmp_path / "out.pt", weights_only=False)
+    _assert_same_step(one_update(str(tiny_policy), episodes, "off-policy"), two)
+
+    # Measured from each rank's DTensor shards: about 1/world of the unsharded totals.
+    totals = two["total_bytes"]
+    for rank_bytes in two["rank_bytes"]:
+        for kind in ("parameters", "gradients", "optimizer"):
+            share = rank_bytes[kind] / totals[kind]
+            assert 0.4 < share < 0.6, (kind, share)
+    for kind in ("parameters", "gradients", "optimizer"):
+        assert sum(r[kind] for r in two["rank_bytes"]) == pytest.approx(totals[kind], rel=0.02), kind
+
+
+def _train(tmp_path: Path, name: str, config: dict, procs: int, resume: bool = False, **extra):
+    if resume:
+        args = ["-m", "empo2.cli", "resume", str(tmp_path / "runs" / name),
+                *[f"{k}={v}" for k, v in extra.items()]]
+    else:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({**config, **extra}))
+        args = ["-m", "empo2.cli", "train", "--config", str(path), "--root", str(tmp_path / "runs"),
+                "--name", name]
+    if procs == 1:  # no torchrun: the sharded job makes its own one-process group
+        result = subprocess.run([sys.executable, *args], cwd=tmp_path, env=_env(),
+                                capture_output=True, text=True, timeout=600)
+    else:
+        result = torchrun(args, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return tmp_path / "runs" / name
+
+
+def _config(tiny_policy) -> dict:
+    return tiny_run_overrides(tiny_policy, iterations=2, **{
+        "algo.p_memory": 0.5, "algo.q_off_policy": 0.5, "algo.batch_tasks": 2, "eval.every": 0,
+        "dist.strategy": "fsdp2"})
+
+
+def test_a_sharded_run_resumes_as_the_uninterrupted_one(tmp_path, tiny_policy):
+    config = _config(tiny_policy)
+    straight = _train(tmp_path, "straight", config, 2, iterations=2)
+    stopped = _train(tmp_path, "stopped", config, 2, iterations=1)
+    checkpoint = stopped / "checkpoints" / "iter-000001"
+    state = json.loads((checkpoint / "trainer.json").read_text())
+    assert state["format"] == "sharded" and state["world"] == 2
+    shards = sorted(p.name for p in (checkpoint / "sharded").iterdir())
+    assert ".metadata" in shards and len([s for s in shards if s.endswith(".distcp")]) == 2
+    assert not (checkpoint / "model").exists()  # no whole copy of the weights
+
+    _train(tmp_path, "stopped", config, 2, resume=True, iterations=2)
+    assert [m["iteration"] for m in _metrics(stopped)] == [1, 2]
+    assert _metrics(stopped) == _metrics(straight)
+    for it in (1, 2):
+        name = f"trajectories/iter-{it:06d}.jsonl"
+        assert (stopped / name).read_text() == (straight / name).read_text()
+
+
+def test_sharded_checkpoints_change_world_size_and_export(tmp_path, tiny_policy):
+    from empo2.export import export_checkpoint
+    from empo2.policy.model import load_policy
+    from empo2.sharding import load_sharded
+
+    config = _config(tiny_policy)
+    # 2 -> 1: written by two ranks, exported and resumed by one process.
+    run = _train(tmp_path, "two", config, 2, iterations=1)
+    exported = export_checkpoint(run, tmp_path / "exported")
+    model, _ = load_policy(str(exported))
+    initial, _ = load_policy(str(tiny_policy))
+    trained = dict(model.named_parameters())
+    moved = [n for n, p in initial.named_parameters() if not torch.equal(p, trained[n])]
+    assert moved, "the exported weights are the initial policy's"
+    # The same shards loaded into a fresh plain model give the exported weights exactly.
+    fresh, _ = load_policy(str(tiny_policy))
+    load_sharded(run / "checkpoints" / "iter-000001", fresh)
+    for name, param in fresh.named_parameters():
+        assert torch.equal(param, trained[name]), name
+    _train(tmp_path, "two", config, 1, resume=True, iterations=2)
+    assert [m["iteration"] for m in _metrics(run)] == [1, 2]
+
+    # 1 -> 2: written by one process, resumed by two ranks.
+    one = _train(tmp_path, "one", config, 1, iterations=1)
+    _train(tmp_path, "one", config, 2, resume=True, iterations=2)
+    assert [m["iteration"] for m in _metrics(one)] == [1, 2]
+    # Rank 0 alone wrote the run folder's records: one line per iteration.
+    assert len((one / "metrics.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_failed_sharded_save_leaves_the_previous_checkpoint(tmp_path, tiny_policy, monkeypatch):
+    """A crash while the shards are written (an exception after a partial write, in process)
+    leaves only a temporary folder: the last complete checkpoint still loads and resumes."""
+    from empo2.config import load_config
+    from empo2.runs import checkpoint as checkpoint_module
+    from empo2.runs.folder import RunFolder
+    from empo2.trainer import Trainer
+
+    config = load_config({**_config(tiny_policy), "iterations": 2, "root": str(tmp_path / "runs"),
+                          "name": "crash"})
+    folder = RunFolder.create(tmp_path / "runs", "crash", config.to_dict())
+    real = checkpoint_module.save_sharded
+    calls = {"n": 0}
+
+    def crashing(target, model, optimizer):
+        calls["n"] += 1
+        if calls["n"] == 2:  # iteration 2's save: half written, then the process "dies"
+            (target / "sharded").mkdir()
+            (target / "sharded" / "__0_0.distcp").write_bytes(b"partial")
+            raise KeyboardInterrupt("killed during the save")
+        real(target, model, optimizer)
+
+    monkeypatch.setattr(checkpoint_module, "save_sharded", crashing)
+    try:
+        trainer = Trainer(config, folder)
+        with pytest.raises(KeyboardInterrupt):
+            trainer.run()
+        trainer.close()
+        trainer.memory.close()  # what the death of the process does to the memory's lock
+        latest = folder.latest_checkpoint()
+        assert latest is not None and latest[0] == 1
+        assert (folder.checkpoints_path / ".iter-000002.tmp").exists()  # never renamed into place
+        monkeypatch.setattr(checkpoint_module, "save_sharded", real)
+        resumed = Trainer(load_config(folder.config()), folder)
+        resumed.run(resume=True)
+        resumed.close()
+        assert [m["iteration"] for m in folder.metrics()] == [1, 2]
+    finally:  # the one-process group FSDP2 made: a live gloo group aborts the interpreter's exit
+        if torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_nodes_meet_through_the_c10d_rendezvous(tmp_path, tiny_policy, episodes_file):
+    """Two torchrun agents, one process each, as two nodes of one job (the multi-node launch of
+    docs/benchmarks.md, on one machine)."""
+    path, episodes = episodes_file
+    endpoint = f"127.0.0.1:{_free_port()}"
+    agents = [subprocess.Popen(
+        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "1",
+         "--node_rank", str(node), "--rdzv_backend", "c10d", "--rdzv_endpoint", endpoint,
+         "--rdzv_id", "empo2-test", str(HERE / "sharding_support.py"), str(tiny_policy), str(path),
+         str(tmp_path / f"out{node}.pt")],
+        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for node in (0, 1)]
+    outputs = [agent.communicate(timeout=600) for agent in agents]
+    for agent, (_, err) in zip(agents, outputs):
+        assert agent.returncode == 0, err[-3000:]
+    written = [p for p in tmp_path.glob("out*.pt")]
+    assert len(written) == 1  # rank 0 alone writes, whichever node it landed on
+    two = torch.load(written[0], weights_only=False)
+    _assert_same_step(one_update(str(tiny_policy), episodes, "off-policy"), two)

@@ -1,0 +1,67 @@
+import * as assert from 'node:assert/strict';
+import { ellipsize } from '../../src/common/text';
+import { runContext, runContextValue } from '../../src/runs/runContext';
+import type { RunEntry } from '../../src/runs/runsModel';
+import { resumeQuestion } from '../../src/runs/runText';
+import { resumeDecision, stopQuestion } from '../../src/runGuard/runGuardText';
+import { aRunInfo } from '../builders/protocol';
+
+function anEntry(state: RunEntry['info']['state'], live: boolean, iteration = 4): RunEntry {
+  return {
+    info: aRunInfo({ runId: 'builtin-1', state, live, iteration, iterations: 40 }),
+    progress: live ? { iteration: iteration + 1, phase: 'rollout', done: 3, total: 15 } : null,
+    latestMetrics: null,
+    trajectoryIteration: iteration,
+    config: undefined,
+  };
+}
+
+describe('stopping or restarting a host while a run trains', () => {
+  it('asks first, naming the iteration in progress and what each choice costs', () => {
+    const question = stopQuestion('restart', anEntry('running', true));
+    assert.ok(question);
+    assert.equal(question.message, 'builtin-1 is training iteration 5 of 40. Restart the host?');
+    assert.match(question.detail, /"Pause After This Iteration" lets iteration 5 finish first/);
+    assert.match(question.detail, /"Now" stops at once: iteration 5 is dropped and the run later continues from iteration 4/);
+    assert.equal(question.alreadyPaused, false);
+  });
+
+  it('asks nothing of an idle host, and does not ask to pause a paused run', () => {
+    assert.equal(stopQuestion('stop', anEntry('finished', false)), undefined);
+    assert.equal(stopQuestion('stop', anEntry('stopping', true)), undefined);
+    assert.equal(stopQuestion('stop', anEntry('paused', true))?.alreadyPaused, true);
+  });
+
+  it('resumes the interrupted run when a host is back, as the setting says', () => {
+    const interrupted = anEntry('interrupted', false);
+    assert.equal(resumeDecision(interrupted, 'resume'), 'resume');
+    assert.equal(resumeDecision(interrupted, 'ask'), 'ask');
+    assert.equal(resumeDecision(interrupted, 'never'), 'leave');
+    assert.equal(resumeDecision(undefined, 'resume'), 'wait', 'not listed yet');
+    assert.equal(resumeDecision(anEntry('running', true), 'resume'), 'leave', 'already resumed');
+    assert.equal(resumeDecision(anEntry('finished', false), 'resume'), 'leave');
+  });
+});
+
+describe('run context keys for `when` clauses', () => {
+  it('offers Pause only while a run trains, Resume where Pause was', () => {
+    assert.deepEqual(runContext(undefined, undefined), { 'empo2.runLive': false, 'empo2.liveRunState': 'none', 'empo2.runState': 'none' });
+    const paused = anEntry('paused', true);
+    assert.deepEqual(runContext(paused, paused), { 'empo2.runLive': true, 'empo2.liveRunState': 'paused', 'empo2.runState': 'paused' });
+    assert.equal(runContextValue(paused), 'empo2.run.live.paused');
+    assert.equal(runContextValue(anEntry('interrupted', false)), 'empo2.run.interrupted');
+  });
+});
+
+describe('wording', () => {
+  it('ellipsizes cut text at a word', () => {
+    assert.equal(ellipsize('short', 80), 'short');
+    const cut = ellipsize('the battery is in the shed; open the shed first and then walk to the garden to find the lamp', 40);
+    assert.ok(cut.endsWith('…') && cut.length <= 40, cut);
+    assert.equal(cut, 'the battery is in the shed; open the…');
+  });
+
+  it('says in plain words what resuming does', () => {
+    assert.equal(resumeQuestion('builtin-1', 7), 'EMPO²: resume training builtin-1? It continues after iteration 7, its last saved checkpoint. Anything recorded after that checkpoint (an iteration that did not finish) is removed and trained again.');
+  });
+});
