@@ -11,6 +11,9 @@ import { ShowHostLogCommand } from './host/showHostLog';
 import { WorkspaceTrustGuard } from './host/workspaceTrust';
 import { HostStatusBar } from './hostStatusBar';
 import { RefreshCommand } from './refresh';
+import { ComparisonPanel } from './rerun/comparisonPanel';
+import { AdoptBranchCommand, CompareWithParentCommand, DeleteBranchCommand, RerunUpdateCommand } from './rerun/rerunCommands';
+import { RerunJobs } from './rerun/rerunJobs';
 import { Notifications } from './rpc/methods';
 import type { RunInfo } from './rpc/protocol';
 import { MetricsPanel } from './runs/metricsPanel';
@@ -41,6 +44,7 @@ export interface Empo2Api {
   readonly tips: TipsModel;
   readonly episodes: EpisodeBrowser;
   readonly metrics: MetricsPanel;
+  readonly comparison: ComparisonPanel;
 }
 
 let hostToStop: HostManager | undefined;
@@ -72,6 +76,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
   const refresh = new RefreshCommand(trajectories, runs, tips);
   const runGuard = new RunGuard(host, runs);
+  const comparison = new ComparisonPanel(context.extensionUri);
+  const rerunJobs = new RerunJobs(host, runs);
 
   context.subscriptions.push(
     hostLog,
@@ -88,6 +94,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     tipsView,
     metrics,
     runGuard,
+    comparison,
+    rerunJobs,
     new HostStatusBar(host, runs),
     new ConnectionNotices(host.health, host.reconnector, hostLog),
     new RunProgressReporter(runs),
@@ -121,6 +129,10 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new OpenEpisodeCommand(episodes),
       new DebugEpisodeCommand(runs, trajectoryModel),
       new ShowTokensCommand(debug),
+      new RerunUpdateCommand(host, runs, rerunJobs, comparison),
+      new CompareWithParentCommand(host, runs, comparison),
+      new AdoptBranchCommand(host, runs),
+      new DeleteBranchCommand(host, runs),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
@@ -130,7 +142,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   if (settings.autoStart && vscode.workspace.isTrusted) {
     void autoStart(host, runs, settings);
   }
-  return { host, runs, trajectories, tips, episodes, metrics, debug };
+  return { host, runs, trajectories, tips, episodes, metrics, debug, comparison };
 }
 
 const runContextNow = new Map<string, string | boolean>();

@@ -6,6 +6,8 @@
     empo2-host resume RUN_FOLDER                 continue a run from its last checkpoint
     empo2-host eval --run RUN_FOLDER             memory-free and memory-augmented success
     empo2-host bench [--seeds 0,1,2,3,4]          EMPO² vs the paper's GRPO on the built-in worlds
+    empo2-host rerun RUN [--dry-run] [..]         rerun the off-policy update on a branch (rerun.py)
+    empo2-host branch create|adopt|delete|list RUN  branch runs (runs/branch.py)
     empo2-host serve [--port 0] [--run-root DIR]  the JSON-RPC host for EMPO² Studio (protocol/)
 
 A user's mistake (a bad config, a missing file or model) prints one sentence and exits with 2;
@@ -135,6 +137,32 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("overrides", nargs="*", metavar="key=value", help="applied to every arm")
     p.set_defaults(handler=cmd_bench)
 
+    p = sub.add_parser("rerun", help="rerun the off-policy update on a new branch of a run",
+                       description="Branches RUN at a checkpoint, reruns the off-policy update on "
+                                   "the chosen variations with the memory as it now stands, and "
+                                   "compares memory-free success before and after. On a branch "
+                                   "whose rerun did not finish, continues that rerun.")
+    p.add_argument("run", help="the run folder (or an unfinished branch, to continue it)")
+    p.add_argument("--checkpoint", type=int, help="iteration of the checkpoint (default: latest)")
+    p.add_argument("--variations", help="comma-separated task/variation keys (default: those "
+                                        "whose tips people edited since the checkpoint)")
+    p.add_argument("--episodes", type=int, help="N: rollouts per variation and iteration (8)")
+    p.add_argument("--iterations", type=int, help="K: rollout-and-update iterations (1)")
+    p.add_argument("--eval-episodes", type=int, help="memory-free evaluation episodes per variation (8)")
+    p.add_argument("--held-out", type=int, default=0, help="also evaluate this many held-out "
+                                                           "variations of each task")
+    p.add_argument("--seed", type=int, default=0, help="seed of the before/after evaluation")
+    p.add_argument("--name", help="the branch's folder name (default: RUN-branch-N)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="roll out and compute the loss without a step; writes only a dry-run record")
+    p.set_defaults(handler=cmd_rerun)
+
+    p = sub.add_parser("branch", help="create, adopt, delete or list branch runs")
+    p.add_argument("action", choices=("create", "adopt", "delete", "list"))
+    p.add_argument("run", help="the run folder (the parent for create and list; the branch else)")
+    p.add_argument("--checkpoint", type=int, help="create: iteration of the checkpoint (default: latest)")
+    p.add_argument("--name", help="create: the branch's folder name")
+    p.set_defaults(handler=cmd_branch)
     p = sub.add_parser("plan", help="per-rank GPU memory of a config (meta device, no weights)")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--preset", help=f"a built-in preset: {', '.join(sorted(presets()))}")
@@ -371,6 +399,71 @@ def cmd_bench(args) -> int:
               preset=args.preset, overrides=overrides, eval_episodes=args.eval_episodes,
               ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar)
     return 0
+
+
+def cmd_rerun(args) -> int:
+    from .rerun import RerunSettings, rerun
+    from .runs.folder import RunFolder
+
+    folder = RunFolder.open(Path(args.run))
+    given = {k: v for k, v in (("checkpoint", args.checkpoint), ("episodes", args.episodes),
+                                ("iterations", args.iterations), ("eval_episodes", args.eval_episodes))
+             if v is not None}
+    variations = [v.strip() for v in (args.variations or "").split(",") if v.strip()]
+    settings = RerunSettings(variations=variations, held_out=args.held_out, seed=args.seed,
+                             dry_run=args.dry_run, **given)
+    if _builtin_model(folder):
+        _ensure_builtin_with_progress()
+    result = rerun(folder, settings, hooks=_StderrProgress(), branch_name=args.name)
+    print(json.dumps(result))
+    return 0
+
+
+def cmd_branch(args) -> int:
+    from .runs.branch import adopt_branch, branches_of, create_branch, delete_branch
+    from .runs.folder import RunFolder
+
+    folder = RunFolder.open(Path(args.run))
+    if args.action == "create":
+        branch = create_branch(folder, args.checkpoint, args.name)
+        print(json.dumps({"branch": branch.run_id, "path": str(branch.path)}))
+    elif args.action == "adopt":
+        print(json.dumps({"branch": folder.run_id, "parent": adopt_branch(folder)}))
+    elif args.action == "delete":
+        delete_branch(folder)
+        print(json.dumps({"deleted": folder.run_id}))
+    else:
+        print(json.dumps({"run": folder.run_id,
+                          "branches": [{"branch": b.run_id, "path": str(b.path)} for b in branches_of(folder)]}))
+    return 0
+
+
+def _builtin_model(folder) -> bool:
+    try:
+        return folder.config().get("policy", {}).get("model") == "builtin"
+    except (OSError, ValueError):
+        return False
+
+
+class _StderrProgress:
+    """Rerun progress as one line per phase change on stderr (stdout is the JSON result)."""
+
+    def __init__(self):
+        self.last = None
+
+    def on_state(self, state, iteration):
+        pass
+
+    def on_metrics(self, record):
+        pass
+
+    def on_trajectories(self, iteration, summaries):
+        pass
+
+    def on_progress(self, iteration, phase, done, total):
+        if (iteration, phase) != self.last:
+            self.last = (iteration, phase)
+            print(f"empo2-host: rerun: iteration {iteration}: {phase}", file=sys.stderr, flush=True)
 
 
 def cmd_serve(args) -> int:

@@ -154,7 +154,7 @@ class Trainer:
         if not self.dist.main:
             self.memory = self._memory_replica(resume)
         if not resume or self.folder.latest_checkpoint() is None:
-            self._checkpoint()  # iteration 0: the resume point of a run killed in iteration 1
+            self.checkpoint()  # iteration 0: the resume point of a run killed in iteration 1
 
     def _memory_replica(self, resume: bool) -> MemoryStore:
         """Rank 0's memory as an in-memory store: replayed from a copy of its log (the log itself
@@ -190,79 +190,101 @@ class Trainer:
                 self._finish("interrupted" if self.control.interrupted else "stopped")
                 return
             iteration = self.iteration + 1
-            timings: dict[str, float] = {}
-            clock = time.perf_counter()
 
             # 1–2. B tasks, N rollouts each; rollout and update modes drawn once per iteration.
             tasks = self._sample_tasks()
             memory_mode = self.rng.random() < algo.p_memory
             off_policy = self.rng.random() < algo.q_off_policy
             update_mode = (OFF_POLICY if off_policy else ON_POLICY_WITH_TIPS) if memory_mode else ON_POLICY
-            episodes = [
-                Episode(id=f"i{iteration:06d}-e{g * algo.group_size + n:04d}", task=task,
-                        variation=variation, group=g,
-                        rollout_mode=MEMORY if memory_mode else MEMORY_FREE)
-                for g, (task, variation) in enumerate(tasks) for n in range(algo.group_size)
-            ]
 
-            # 3. Roll out every episode in lockstep (tips retrieved each step in memory mode); with
-            #    several ranks, each plays its own groups.
-            mine = [e for e, ep in enumerate(episodes) if self.dist.owns_group(ep.group)]
-            my_episodes = [episodes[e] for e in mine]
-            split: dict[str, float] = {}  # rollout time by phase: generation, environment, ...
-            with self.dist.gathered(self.model):  # ranks play different numbers of steps
-                my_after = roll_out(self.envs.take(len(my_episodes)), my_episodes, self.model, self.tokenizer,
-                                    self._settings(train=True), self.generator,
-                                    self.memory if memory_mode else None,
-                                    on_step=lambda t, n: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
-                                    timings=split)
-                timings["rollout"] = self._lap(clock)
-
-                # 4. The current policy writes a tip after every episode (each rank its own),
-                #    unless nothing will read it (memory.write_tips=auto with p = 0: the paper's GRPO).
-                if cfg.memory.write_tips == "always" or algo.p_memory > 0:
-                    write_tips(my_episodes, my_after, self.model, self.tokenizer,
-                               self._settings(train=True), cfg.policy.max_tip_tokens, self.generator)
-                timings["tips"] = self._lap(clock, timings)
-            episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
-            add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
-            timings["intrinsic"] = self._lap(clock, timings)
-            for e, ep in enumerate(episodes):  # the same tips, in the same order, on every rank
-                self._store_tip(ep, iteration, e)
-            timings["tips"] += self._lap(clock, timings)
+            # 3–4. Roll out, let the policy write its tips, reward novelty.
+            episodes, after, timings, split = self.play(iteration, tasks, memory_mode)
 
             # 5–6. Update θ with the mode's ratio (Table 3), masking and dual clip.
+            clock = time.perf_counter()
             self.hooks.on_progress(iteration, "update", 0, 1)
-            stats = update_policy(self.model, self.optimizer, episodes, update_mode, algo,
-                                  self.tokenizer.pad_token_id, self.generator, self.reference,
-                                  micro_batch=algo.micro_batch, dist=self.dist)
-            timings["update"] = self._lap(clock, timings)
+            stats = self.update(episodes, update_mode)
+            timings["update"] = self._lap(clock)
 
             evaluation = {}
             last = iteration == cfg.iterations or 0 < cfg.max_env_steps <= self.env_steps + sum(len(ep.steps) for ep in episodes)
             if cfg.eval.every and (iteration % cfg.eval.every == 0 or last):
                 self.hooks.on_progress(iteration, "evaluation", 0, 1)
                 evaluation = self.evaluate(iteration)
-            timings["evaluation"] = self._lap(clock, timings)
+            timings["evaluation"] = self._lap(clock) - timings["update"]
 
-            self.iteration = iteration
-            self.env_steps += sum(len(ep.steps) for ep in episodes)
-            if self.dist.main:
-                record = self._metrics(iteration, episodes, memory_mode, update_mode, stats,
-                                       evaluation, timings, split)
-                summaries = [episode_summary(ep, update_mode, iteration) for ep in episodes]
-                records = [episode_record(ep, update_mode, iteration, after[e])
-                           for e, ep in enumerate(episodes)]
-                self.folder.write_trajectories(iteration, records, summaries)
-                self.folder.append_metrics(record)
-                self.hooks.on_trajectories(iteration, summaries)
-                self.hooks.on_metrics(record)
+            self.record(iteration, episodes, after, memory_mode, update_mode, stats, evaluation,
+                        timings, split)
             if iteration % cfg.checkpoint_every == 0 or iteration == cfg.iterations or self._budget_spent():
-                self._checkpoint()
+                self.checkpoint()
             self._set_state("running", iteration)
         self._finish("finished")
 
     # -- pieces of an iteration ------------------------------------------------------------------
+
+    def play(self, iteration: int, tasks: list[tuple[str, int]], memory_mode: bool,
+             group_size: int | None = None, tips: bool = True):
+        """Steps 3–4 for `tasks`, `group_size` rollouts each: roll out in lockstep (tips retrieved
+        every step in memory mode; with several ranks each plays its own groups), let the
+        current policy write a tip per episode (unless `tips` is False), reward novelty.
+        Returns (episodes, observations after each step, timings, rollout split)."""
+        cfg, n = self.config, group_size or self.config.algo.group_size
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+        episodes = [
+            Episode(id=f"i{iteration:06d}-e{g * n + k:04d}", task=task, variation=variation,
+                    group=g, rollout_mode=MEMORY if memory_mode else MEMORY_FREE)
+            for g, (task, variation) in enumerate(tasks) for k in range(n)
+        ]
+        mine = [e for e, ep in enumerate(episodes) if self.dist.owns_group(ep.group)]
+        my_episodes = [episodes[e] for e in mine]
+        split: dict[str, float] = {}  # rollout time by phase: generation, environment, ...
+        with self.dist.gathered(self.model):  # ranks play different numbers of steps
+            my_after = roll_out(self.envs.take(len(my_episodes)), my_episodes, self.model, self.tokenizer,
+                                self._settings(train=True), self.generator,
+                                self.memory if memory_mode else None,
+                                on_step=lambda t, _: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
+                                timings=split)
+            timings["rollout"] = self._lap(clock)
+            # No tips where nothing will read them (memory.write_tips=auto with p = 0: the
+            # paper's GRPO), nor where the caller asks for none (a rerun).
+            if tips and (cfg.memory.write_tips == "always" or cfg.algo.p_memory > 0):
+                write_tips(my_episodes, my_after, self.model, self.tokenizer, self._settings(train=True),
+                           cfg.policy.max_tip_tokens, self.generator)
+            timings["tips"] = self._lap(clock, timings)
+        episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
+        add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
+        timings["intrinsic"] = self._lap(clock, timings)
+        for e, ep in enumerate(episodes):  # the same tips, in the same order, on every rank
+            self._store_tip(ep, iteration, e)
+        timings["tips"] += self._lap(clock, timings)
+        return episodes, after, timings, split
+
+    def update(self, episodes: list[Episode], update_mode: str) -> dict[str, float]:
+        """Step 6: the optimizer steps of one iteration (update.py); returns their statistics."""
+        algo = self.config.algo
+        return update_policy(self.model, self.optimizer, episodes, update_mode, algo,
+                             self.tokenizer.pad_token_id, self.generator, self.reference,
+                             micro_batch=algo.micro_batch, dist=self.dist)
+
+    def record(self, iteration, episodes, after, memory_mode, update_mode, stats, evaluation,
+               timings, split) -> None:
+        """Counts the iteration as done and writes its trajectories and metrics (rank 0)."""
+        self.iteration = iteration
+        self.env_steps += sum(len(ep.steps) for ep in episodes)
+        if self.dist.main:
+            record = self._metrics(iteration, episodes, memory_mode, update_mode, stats,
+                                   evaluation, timings, split)
+            summaries = [episode_summary(ep, update_mode, iteration) for ep in episodes]
+            records = [episode_record(ep, update_mode, iteration, after[e])
+                       for e, ep in enumerate(episodes)]
+            self.folder.write_trajectories(iteration, records, summaries)
+            self.folder.append_metrics(record)
+            self.hooks.on_trajectories(iteration, summaries)
+            self.hooks.on_metrics(record)
+
+    def checkpoint(self) -> None:
+        save_checkpoint(self.folder, self, keep=self.config.keep_checkpoints)
 
     def _budget_spent(self) -> bool:
         return 0 < self.config.max_env_steps <= self.env_steps
@@ -352,14 +374,11 @@ class Trainer:
         }
         return record
 
-    def _checkpoint(self) -> None:
-        save_checkpoint(self.folder, self, keep=self.config.keep_checkpoints)
-
     def _checkpoint_if_missing(self) -> None:
         """With checkpoint_every > 1 the last finished iteration may have none (single process
         only: a distributed checkpoint needs every rank, and only the host interrupts)."""
         if not self.dist.active and self.iteration not in self.folder.checkpoint_iterations():
-            self._checkpoint()
+            self.checkpoint()
 
     def close(self) -> None:
         """Stops the environments' simulators (ScienceWorld JVMs also die with the process)."""

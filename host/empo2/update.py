@@ -227,3 +227,61 @@ def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update
     else:
         tested = logp.detach()
     return low_probability_mask(tested, mask, algo.mask_log_delta, level=algo.low_prob_mask)
+
+
+def dry_run_loss(model, episodes: list[Episode], update_mode: str, algo: AlgoConfig, pad_id: int,
+                 micro_batch: int = 64) -> dict:
+    """The loss `update_policy` would optimise on these episodes, over all samples at once,
+    with no gradient and no optimizer step (the rerun's dry run).
+
+    At the weights that played the episodes π_old = π_θ up to the prompt, so the ratios show
+    exactly what Table 3's numerator/denominator change does (off-policy: tips removed). Returns
+    {"stats": total_loss's statistics, "ratios": one per-token list per sample, "samples":
+    (episode index, step index) per sample}.
+    """
+    samples = build_samples(episodes, update_mode, algo)
+    if not samples:
+        return {"stats": {"update_samples": 0.0}, "ratios": [], "samples": []}
+    advantages = group_advantages(episode_returns(episodes, algo),
+                                  torch.tensor([ep.group for ep in episodes], dtype=torch.long),
+                                  normalize_std=algo.advantage_std_norm)
+    actions = [s.action for s in samples]
+    rows = list(range(len(samples)))
+    with torch.no_grad():
+        old, _, _ = _scored(model, [s.old_prompt for s in samples], actions, pad_id, micro_batch)
+        logp, _, mask = _scored(model, [s.numerator_prompt for s in samples], actions, pad_id,
+                                micro_batch)
+        behaviour = _pad([s.behaviour for s in samples], logp.shape[1])
+        keep = _keep_mask(model, samples, rows, actions, logp, mask, behaviour, update_mode, algo,
+                          pad_id)
+        _, stats = total_loss(logp, old, advantages[torch.tensor([s.episode for s in samples])],
+                              mask, keep, clip_low=algo.clip_low, clip_high=algo.clip_high,
+                              dual_clip_c=algo.dual_clip_c)
+        ratio = torch.exp(logp - old)
+    stats["update_samples"] = float(len(samples))
+    stats["advantage_abs_mean"] = float(advantages.abs().mean())
+    return {"stats": stats,
+            "ratios": [ratio[i, :len(a)].tolist() for i, a in enumerate(actions)],
+            "samples": [s.episode for s in samples]}
+
+
+def tip_guided_logprobs(model, episodes: list[Episode], pad_id: int, micro_batch: int = 64) -> list[dict]:
+    """Per episode, log π_θ(a | s, u) without tips of the actions it took where tips were shown:
+    the quantity an off-policy update raises for a successful tip-guided episode.
+
+    Returns [{"steps", "tokens", "logprob" (sum), "mean", "token_logprobs"}] in episode order;
+    an episode that never saw a tip has zeros, mean None and no token log-probs.
+    """
+    cells = [(e, s) for e, ep in enumerate(episodes) for s in ep.steps if s.tips and s.action_ids]
+    per_episode: list[list[float]] = [[] for _ in episodes]
+    steps = [0 for _ in episodes]
+    if cells:
+        with torch.no_grad():
+            logp, _, _ = _scored(model, [s.prompt_ids_no_tips for _, s in cells],
+                                 [s.action_ids for _, s in cells], pad_id, micro_batch)
+        for row, (e, s) in zip(logp.tolist(), cells):
+            steps[e] += 1
+            per_episode[e].extend(row[:len(s.action_ids)])
+    return [{"steps": n, "tokens": len(lps), "logprob": float(sum(lps)),
+             "mean": float(sum(lps)) / len(lps) if lps else None, "token_logprobs": lps}
+            for n, lps in zip(steps, per_episode)]

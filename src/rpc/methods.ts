@@ -63,6 +63,11 @@ export const Requests = {
   debugReplayTurn: request<D.DebugReplayTurnParams, D.DebugTurnResult>('debug.replayTurn'),
   debugState: request<D.DebugSessionParams, D.DebugStateResult>('debug.state'),
   debugStop: request<D.DebugSessionParams, D.DebugStopResult>('debug.stop'),
+  updateRerun: request<P.UpdateRerunParams, P.UpdateRerunResult>('update.rerun'),
+  updateCancel: request<P.UpdateCancelParams, P.UpdateCancelResult>('update.cancel'),
+  updateCompare: request<P.UpdateCompareParams, P.UpdateCompareResult>('update.compare'),
+  branchAdopt: request<P.BranchAdoptParams, P.BranchAdoptResult>('branch.adopt'),
+  branchDelete: request<P.BranchDeleteParams, P.BranchDeleteResult>('branch.delete'),
 } as const;
 
 export const Notifications = {
@@ -73,6 +78,8 @@ export const Notifications = {
   memoryChanged: notification<P.MemoryChangedEvent>('memory/changed', 'MemoryChangedEvent'),
   logMessage: notification<P.LogMessageEvent>('log/message', 'LogMessageEvent'),
   hostResync: notification<P.ResyncEvent>('host/resync', 'ResyncEvent'),
+  updateProgress: notification<P.UpdateProgressEvent>('update/progress', 'UpdateProgressEvent'),
+  updateFinished: notification<P.UpdateFinishedEvent>('update/finished', 'UpdateFinishedEvent'),
 } as const;
 
 export type ParamsOf<T> = T extends RequestType<infer Params, unknown> ? Params : T extends NotificationType<infer Params> ? Params : never;

@@ -15,7 +15,9 @@ export function runContext(live: RunEntry | undefined, current: RunEntry | undef
   };
 }
 
-/** A tree row's contextValue: `empo2.run.live.<state>` or `empo2.run.<state>`. */
+/** A tree row's contextValue: `empo2.run.live.<state>` or `empo2.run.<state>`; a branch run
+ *  that is not live ends in `.branch` (Compare with Parent, Adopt and Delete Branch). */
 export function runContextValue(entry: RunEntry): string {
-  return `empo2.run.${entry.info.live ? 'live.' : ''}${entry.info.state}`;
+  const branch = entry.info.parent && !entry.info.live ? '.branch' : '';
+  return `empo2.run.${entry.info.live ? 'live.' : ''}${entry.info.state}${branch}`;
 }

@@ -142,6 +142,9 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   // would claim it is moving.
   const unheard = info.live && model.linkDown;
   const parts = [info.state + (unheard ? ' (reconnecting…)' : ''), `${info.iteration}${total}`];
+  if (info.parent) {
+    parts.unshift(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
+  }
   if (ret !== undefined) {
     parts.push(`${SCORE} ${formatReturn(ret)}`);
   }

@@ -115,7 +115,11 @@ export class TrajectoryModel extends Disposable {
 
   async getChildren(node?: TrajectoryNode): Promise<TrajectoryNode[]> {
     if (!node) {
-      return this.runs.list().map((entry) => this.nodes.run(entry.info.runId));
+      // Branch runs sit under their parent when the host lists the parent too.
+      return this.runs
+        .list()
+        .filter((entry) => !(entry.info.parent && this.runs.get(entry.info.parent.runId)))
+        .map((entry) => this.nodes.run(entry.info.runId));
     }
     switch (node.kind) {
       case 'run':
@@ -216,6 +220,14 @@ export class TrajectoryModel extends Disposable {
   }
 
   private runChildren(node: RunNode): TrajectoryNode[] {
+    const branches = this.runs
+      .list()
+      .filter((entry) => entry.info.parent?.runId === node.runId)
+      .map((entry) => this.nodes.run(entry.info.runId, node));
+    return [...branches, ...this.runIterations(node)];
+  }
+
+  private runIterations(node: RunNode): TrajectoryNode[] {
     const count = this.iterationCount(node.runId);
     if (count <= METRICS_LABEL_LIMIT) {
       void this.loadMetrics(node.runId);

@@ -76,8 +76,9 @@ export class TrajectoryNodes {
     return node;
   }
 
-  run(runId: string): RunNode {
-    return this.remember({ kind: 'run', id: runNodeId(runId), parent: undefined, runId });
+  /** A run's node; a branch run's sits under its parent's (`parent`). */
+  run(runId: string, parent?: RunNode): RunNode {
+    return this.remember({ kind: 'run', id: runNodeId(runId), parent, runId });
   }
 
   range(run: RunNode, first: number, last: number): RangeNode {

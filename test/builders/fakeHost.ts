@@ -83,7 +83,7 @@ export class FakeHost implements HostApi {
 
 export function anInitializeResult(): InitializeResult {
   return {
-    protocolVersion: '1.0.0',
+    protocolVersion: '1.1.0',
     serverInfo: { name: 'empo2-host', version: '0.1.0', pid: 1234, device: { kind: 'cpu', name: 'CPU (2 cores)', memoryBytes: null, count: 1 } },
     connection: 1,
     capabilities: {

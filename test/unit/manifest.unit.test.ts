@@ -16,6 +16,9 @@ const ISSUE_4_COMMANDS = [
   'empo2.showHostLog',
 ];
 
+/** Issue 10: rerun the off-policy update, and the branch runs it makes. */
+const ISSUE_10_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo2.adoptBranch', 'empo2.deleteBranch'];
+
 /** Issue 14: dial a host again after its link dropped. */
 const ISSUE_14_COMMANDS = ['empo2.reconnect'];
 
@@ -35,8 +38,8 @@ function sourceFiles(dir: string): string[] {
 describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
-  it('contributes every command of issue 4, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
+  it('contributes every command of issues 4, 10 and 14 and the debugger, under the EMPO² category', () => {
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_10_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);

@@ -70,6 +70,14 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
     result: { session: aDebugSession(), turns: [aDebugTurn()], pending: null, revealed: 0, episode: aDebugTurnResult().episode },
   },
   debugStop: { params: [{ sessionId: 'd1-0a1b2c' }], result: { stopped: true } },
+  updateRerun: {
+    params: [{ runId: 'run-1', checkpoint: 2, variations: ['power-device/3'], episodes: 8, iterations: 1, dryRun: true }, { runId: 'run-1', name: 'what-if' }],
+    result: { jobId: 'job-1', runId: 'run-1', branchId: null, dryRun: true },
+  },
+  updateCancel: { params: [{ jobId: 'job-1' }], result: { cancelled: true } },
+  updateCompare: { params: [{ runId: 'what-if' }], result: { result: { dry_run: false, status: 'finished', variations: ['power-device/3'], comparison: [] } } },
+  branchAdopt: { params: [{ runId: 'what-if' }], result: { run: aRunInfo({ runId: 'what-if', parent: { runId: 'run-1', checkpoint: 2, adopted: true } }) } },
+  branchDelete: { params: [{ runId: 'what-if' }], result: { deleted: 'what-if' } },
 };
 
 describe('protocol: src/rpc against the JSON Schema', () => {

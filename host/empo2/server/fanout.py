@@ -25,6 +25,7 @@ MERGE_LIMIT = 64
 REPLACE = "replace"
 MERGE_FIELDS = {
     "run/progress": REPLACE,
+    "update/progress": REPLACE,
     "run/metrics": "records",
     "trajectory/added": "summaries",
     "memory/changed": "changes",

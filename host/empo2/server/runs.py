@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..runs.atomic import iter_jsonl
+from ..runs.branch import PARENT_FILE
 from ..runs.folder import RunFolder, RunFolderError, RunLockedError
 from ..run_control import RunControl, TrainerHooks
 from .protocol import ProtocolError
@@ -84,6 +85,7 @@ class LiveRun:
     thread: threading.Thread | None = None
     memory_ready: asyncio.Event = field(default_factory=asyncio.Event)
     ended: asyncio.Event = field(default_factory=asyncio.Event)
+    work: object = None  # fn(live, hooks) run instead of training (a rerun: methods/update.py)
 
 
 class _Hooks(TrainerHooks):
@@ -128,6 +130,7 @@ class RunManager:
         self._summaries: dict[Path, tuple[tuple, list[dict]]] = {}
         self._file_log: logging.Handler | None = None
         self.launch_lock = asyncio.Lock()  # run.start and run.resume: one launch at a time
+        self.jobs: dict[str, object] = {}  # reruns and dry runs in progress (methods/update.py)
 
     def post(self, fn, *args) -> None:
         """From the trainer thread: run fn(*args) on the loop, in posting order."""
@@ -206,6 +209,9 @@ class RunManager:
         error = live.error if live else stored.get("error")
         if info["state"] == "failed" and isinstance(error, str):
             info["error"] = error
+        origin = _branch_origin(folder)
+        if origin is not None:
+            info["parent"] = origin
         return info
 
     def status(self, folder: RunFolder) -> dict:
@@ -308,9 +314,14 @@ class RunManager:
         if self.live is not None:
             raise ProtocolError("RunBusy", f"the host already trains run '{self.live.run_id}'; "
                                 "stop it first.", {"runId": self.live.run_id})
+        for job in self.jobs.values():  # a dry run trains no run but holds a model all the same
+            if not getattr(job, "dry_run", False):
+                continue  # a rerun is the live run itself, checked above
+            raise ProtocolError("RunBusy", f"the host is dry-running an update of run '{job.run_id}'; "
+                                "wait for it or cancel it.", {"runId": job.run_id})
 
     async def launch(self, folder: RunFolder, config: TrainConfig, resume: bool,
-                     pause_after: int | None) -> LiveRun:
+                     pause_after: int | None, work=None) -> LiveRun:
         """Starts training `folder` in a worker thread; the memory store moves to the trainer."""
         self.check_idle()
         run_id = self.run_id_of(folder)
@@ -327,6 +338,7 @@ class RunManager:
             iteration=lambda: getattr(live.trainer, "iteration", 0),
         )
         live.control.pause_after = pause_after
+        live.work = work
         self.live = live
         await self.memory.hand_over(folder)  # no second writer: the host's own store closes first
         self._attach_file_log(folder)
@@ -338,26 +350,14 @@ class RunManager:
         return live
 
     def _train(self, live: LiveRun) -> None:
-        """The worker thread: build the trainer (loads the model), run it, report how it ended."""
-        from ..trainer import Trainer
-
+        """The worker thread: train (or do the run's `work`), report how it ended."""
         error = None
         hooks = _Hooks(self, live)
         try:
-            if live.config.policy.model == "builtin":  # built once, minutes on a CPU: say so
-                from ..policy.builtin import ensure_builtin_policy
-
-                ensure_builtin_policy(progress=lambda epoch, step, steps, loss:
-                                      hooks.on_progress(0, "preparing", step + 1, steps))
-            live.trainer = Trainer(live.config, live.folder, hooks=hooks,
-                                   control=live.control, embedder=self.embedder_factory())
-            # The loaded model and libraries are long-lived: exempt them from the cyclic GC, whose
-            # full passes otherwise stop every thread, the event loop too, for ~0.2 s (measured).
-            gc.freeze()
-            try:
-                live.trainer.run(resume=live.resume)
-            finally:
-                gc.unfreeze()  # collectable again once the run is over (and at exit)
+            if live.work is not None:
+                live.work(live, hooks)
+            else:
+                self._train_run(live, hooks)
         except BaseException as err:  # noqa: BLE001 - a failed run must not kill the host
             error = sentence(err)
             log.error("run %s failed: %s", live.run_id, error, exc_info=True)
@@ -368,6 +368,25 @@ class RunManager:
             except Exception:  # noqa: BLE001 - the folder itself may be the problem
                 log.exception("could not record the failure of run %s", live.run_id)
         self.post(self._ended, live, error)
+
+    def _train_run(self, live: LiveRun, hooks: _Hooks) -> None:
+        """Builds the trainer (loads the model) and trains."""
+        from ..trainer import Trainer
+
+        if live.config.policy.model == "builtin":  # built once, minutes on a CPU: say so
+            from ..policy.builtin import ensure_builtin_policy
+
+            ensure_builtin_policy(progress=lambda epoch, step, steps, loss:
+                                  hooks.on_progress(0, "preparing", step + 1, steps))
+        live.trainer = Trainer(live.config, live.folder, hooks=hooks,
+                               control=live.control, embedder=self.embedder_factory())
+        # The loaded model and libraries are long-lived: exempt them from the cyclic GC, whose
+        # full passes otherwise stop every thread, the event loop too, for ~0.2 s (measured).
+        gc.freeze()
+        try:
+            live.trainer.run(resume=live.resume)
+        finally:
+            gc.unfreeze()  # collectable again once the run is over (and at exit)
 
     def _control_paused(self, live: LiveRun) -> None:
         """Trainer thread, blocked between iterations: record and announce the pause."""
@@ -520,6 +539,16 @@ def stored_state(folder: RunFolder, stored: dict) -> str:
     if state in ACTIVE and folder.writer_alive() is False:
         return INTERRUPTED
     return state
+
+
+def _branch_origin(folder: RunFolder) -> dict | None:
+    """A branch's BranchOrigin from its parent.json; None for other runs (or an unreadable one)."""
+    try:
+        record = json.loads((folder.path / PARENT_FILE).read_text())
+        return {"runId": str(record["run"]), "checkpoint": int(record["checkpoint"]),
+                "adopted": bool(record.get("adopted"))}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _configured_iterations(folder: RunFolder) -> int | None:

@@ -37,7 +37,12 @@ export type ClientMessage =
   | DebugForceRequest
   | DebugReplayTurnRequest
   | DebugStateRequest
-  | DebugStopRequest;
+  | DebugStopRequest
+  | UpdateRerunRequest
+  | UpdateCancelRequest
+  | UpdateCompareRequest
+  | BranchAdoptRequest
+  | BranchDeleteRequest;
 /**
  * The first request on every connection: versions and capabilities. Anything else before it is NotInitialized; a second one is InvalidRequest.
  */
@@ -282,6 +287,45 @@ export type DebugStopRequest = RequestMessage & {
   params: DebugStopParams;
 };
 /**
+ * Reruns the off-policy update on a new branch of `runId` at `checkpoint` (default: latest), for `variations` (default: those whose tips people edited since the checkpoint): `episodes` rollouts per variation with the memory as it now stands, then `iterations` off-policy updates; memory-free evaluation before and after. With `dryRun` the same rollouts and loss without an optimizer step, from a scratch copy: nothing is written but a dry-run record. On a branch whose rerun did not finish, continues it. Answers at once with the job; `update/progress` and `update/finished` follow. A run that is training is refused with RunBusy.
+ */
+export type UpdateRerunRequest = RequestMessage & {
+  method?: 'update.rerun';
+  params: UpdateRerunParams;
+};
+/**
+ * Stops a rerun between steps; its branch stays resumable (a later `update.rerun` on the branch continues it). A dry run is simply abandoned.
+ */
+export type UpdateCancelRequest = RequestMessage & {
+  method?: 'update.cancel';
+  params: UpdateCancelParams;
+};
+/**
+ * One rerun or dry run in progress.
+ */
+export type JobId = string;
+/**
+ * The saved before/after comparison of a branch's rerun (its rerun.json).
+ */
+export type UpdateCompareRequest = RequestMessage & {
+  method?: 'update.compare';
+  params: UpdateCompareParams;
+};
+/**
+ * Marks a branch as a run of its own; training it continues from its last checkpoint as for any run (`run.resume`).
+ */
+export type BranchAdoptRequest = RequestMessage & {
+  method?: 'branch.adopt';
+  params: BranchAdoptParams;
+};
+/**
+ * Deletes a branch run's folder (never a run that is not a branch, nor one training).
+ */
+export type BranchDeleteRequest = RequestMessage & {
+  method?: 'branch.delete';
+  params: BranchDeleteParams;
+};
+/**
  * Every message a host may send: a response (success or error) or a notification. A success response's `result` is checked against the `...Response` definition of the request it answers (found by its id).
  */
 export type HostMessage = SuccessResponse | ErrorResponse | Notification;
@@ -319,7 +363,8 @@ export type ErrorCode =
   | -32022
   | -32030
   | -32031
-  | -32032;
+  | -32032
+  | -32016;
 /**
  * Every notification a host may send. Each carries `seq`, one counter per host process, increasing in the order the host published; every client sees the same order.
  */
@@ -330,7 +375,9 @@ export type Notification =
   | TrajectoryAddedNotification
   | MemoryChangedNotification
   | LogMessageNotification
-  | HostResyncNotification;
+  | HostResyncNotification
+  | UpdateProgressNotification
+  | UpdateFinishedNotification;
 /**
  * A run changed state (starting, running, pausing, paused, stopping, stopped, finished, failed).
  */
@@ -398,6 +445,20 @@ export type LogMessageNotification = NotificationMessage & {
 export type HostResyncNotification = NotificationMessage & {
   method?: 'host/resync';
   params?: ResyncEvent;
+};
+/**
+ * Progress of a rerun or dry run (evaluation, rollout, update), at most a few per second.
+ */
+export type UpdateProgressNotification = NotificationMessage & {
+  method?: 'update/progress';
+  params?: UpdateProgressEvent;
+};
+/**
+ * A rerun or dry run ended: `finished` with its result, `stopped` (cancelled; the branch resumes) or `failed` with one sentence.
+ */
+export type UpdateFinishedNotification = NotificationMessage & {
+  method?: 'update/finished';
+  params?: UpdateFinishedEvent;
 };
 export type Path = string;
 /**
@@ -661,6 +722,36 @@ export interface DebugStateParams {
 export interface DebugStopParams {
   sessionId: DebugSessionId;
 }
+export interface UpdateRerunParams {
+  runId: RunId;
+  checkpoint?: number;
+  /**
+   * @maxItems 100
+   */
+  variations?: string[];
+  episodes?: number;
+  iterations?: number;
+  evalEpisodes?: number;
+  heldOut?: number;
+  seed?: number;
+  dryRun?: boolean;
+  /**
+   * The branch's folder name (default: RUN-branch-N).
+   */
+  name?: string;
+}
+export interface UpdateCancelParams {
+  jobId: JobId;
+}
+export interface UpdateCompareParams {
+  runId: RunId;
+}
+export interface BranchAdoptParams {
+  runId: RunId;
+}
+export interface BranchDeleteParams {
+  runId: RunId;
+}
 /**
  * The JSON-RPC 2.0 success response envelope.
  */
@@ -720,6 +811,24 @@ export interface RunInfoFields {
    * Why a failed run failed, one sentence.
    */
   error?: string;
+  parent?: BranchOrigin;
+}
+/**
+ * Present for a branch run only (protocol 1.1.0).
+ */
+export interface BranchOrigin {
+  /**
+   * The parent's folder name.
+   */
+  runId: string;
+  /**
+   * The parent's checkpoint the branch starts from.
+   */
+  checkpoint: number;
+  /**
+   * True once adopted: a run of its own.
+   */
+  adopted: boolean;
 }
 export interface RunProgressEvent {
   seq: Seq;
@@ -871,6 +980,30 @@ export interface ResyncEvent {
    * Notifications dropped for this client.
    */
   dropped: number;
+}
+export interface UpdateProgressEvent {
+  seq: Seq;
+  jobId: JobId;
+  runId: RunId;
+  progress: Progress;
+}
+export interface UpdateFinishedEvent {
+  seq: Seq;
+  jobId: JobId;
+  runId: RunId;
+  branchId: string | null;
+  dryRun: boolean;
+  status: 'finished' | 'stopped' | 'failed';
+  error?: string;
+  result?: RerunResult;
+}
+/**
+ * A rerun's or dry run's result as rerun.py writes it (snake_case, docs/run-folder.md `rerun.json`, `dry-runs/`): `status`, `variations`, `comparison` (per variation: memory-free success `before` and `after`), `episodes` (no-tip log-probability of the tip-guided actions before and after), `tips` (texts before and after the edit), `updates`, `kl_to_checkpoint`; a dry run has `loss`, `masked_fraction`, `ratios`.
+ */
+export interface RerunResult {
+  status?: string;
+  dry_run: boolean;
+  variations: string[];
 }
 export interface VersionConflictData {
   tip: Tip;
@@ -1412,6 +1545,62 @@ export interface DebugStopResult {
 export interface DebugStopResponse {
   result?: DebugStopResult;
 }
+/**
+ * Where a branch run came from (its parent.json).
+ */
+export interface BranchOrigin1 {
+  /**
+   * The parent's folder name.
+   */
+  runId: string;
+  /**
+   * The parent's checkpoint the branch starts from.
+   */
+  checkpoint: number;
+  /**
+   * True once adopted: a run of its own.
+   */
+  adopted: boolean;
+}
+export interface UpdateRerunResult {
+  jobId: JobId;
+  runId: RunId;
+  /**
+   * The branch the rerun writes (null for a dry run).
+   */
+  branchId: string | null;
+  dryRun: boolean;
+}
+export interface UpdateRerunResponse {
+  result?: UpdateRerunResult;
+}
+export interface UpdateCancelResult {
+  /**
+   * False when the job had already ended.
+   */
+  cancelled: boolean;
+}
+export interface UpdateCancelResponse {
+  result?: UpdateCancelResult;
+}
+export interface UpdateCompareResult {
+  result: RerunResult;
+}
+export interface UpdateCompareResponse {
+  result?: UpdateCompareResult;
+}
+export interface BranchAdoptResult {
+  run: RunInfo;
+}
+export interface BranchAdoptResponse {
+  result?: BranchAdoptResult;
+}
+export interface BranchDeleteResult {
+  deleted: RunId;
+}
+export interface BranchDeleteResponse {
+  result?: BranchDeleteResult;
+}
 
 export type PingParams = EmptyParams;
 export type RunStartResult = RunResult;
@@ -1459,6 +1648,7 @@ export const ErrorCodes = {
   DebugSessionNotFound: -32030,
   DebugStateInvalid: -32031,
   DebugBusy: -32032,
+  RerunInvalid: -32016,
 } as const satisfies Record<string, ErrorCode>;
 
 /** Every value of RunState, in the schema's order. */
@@ -1490,3 +1680,6 @@ export const LOG_ENTRY_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'
 
 /** Every value of DebugStepParams['unit'], in the schema's order. */
 export const DEBUG_STEP_PARAMS_UNITS = ['token', 'turn'] as const satisfies readonly DebugStepParams['unit'][];
+
+/** Every value of UpdateFinishedEvent['status'], in the schema's order. */
+export const UPDATE_FINISHED_EVENT_STATUSS = ['finished', 'stopped', 'failed'] as const satisfies readonly UpdateFinishedEvent['status'][];

@@ -118,6 +118,39 @@ export class TipsPanel extends LitElement {
     this.card(tipId)?.startEditing();
   }
 
+  // -- the context menu ------------------------------------------------------------------------
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.addEventListener('contextmenu', this.onContextMenu);
+  }
+
+  override disconnectedCallback(): void {
+    this.removeEventListener('contextmenu', this.onContextMenu);
+    super.disconnectedCallback();
+  }
+
+  /**
+   * VS Code reads `data-vscode-context` from the element a right-click lands on, as the page sees
+   * it: this panel's host (the tip cards are inside its shadow root). So the panel says which tip
+   * was clicked, just before the event reaches VS Code's listener on the window; "Rerun
+   * Off-Policy Update…" (package.json `webview/context`) gets the tip and its variation.
+   */
+  private readonly onContextMenu = (event: Event): void => {
+    const card = event.composedPath().find((el): el is TipCard => el instanceof HTMLElement && el.tagName === 'EMPO2-TIP-CARD');
+    if (card?.tip) {
+      this.dataset.vscodeContext = JSON.stringify({
+        webviewSection: 'tip',
+        tipId: card.tip.id,
+        variationKey: card.tip.variationKey,
+        runId: this.runId,
+        preventDefaultContextMenuItems: true,
+      });
+    } else {
+      delete this.dataset.vscodeContext;
+    }
+  };
+
   // -- rendering --------------------------------------------------------------------------------
 
   protected override willUpdate(changed: PropertyValues<this>): void {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..dispatch import Method
 from . import checkpoint, debug, host, memory, run, trajectory
+from . import checkpoint, host, memory, run, trajectory, update
 
 METHODS: tuple[Method, ...] = (
     Method("initialize", "InitializeParams", host.initialize, before_initialize=True),
@@ -38,6 +39,11 @@ METHODS: tuple[Method, ...] = (
     Method("debug.replayTurn", "DebugReplayTurnParams", debug.replay_turn),
     Method("debug.state", "DebugStateParams", debug.state),
     Method("debug.stop", "DebugStopParams", debug.stop),
+    Method("update.rerun", "UpdateRerunParams", update.rerun),
+    Method("update.cancel", "UpdateCancelParams", update.cancel),
+    Method("update.compare", "UpdateCompareParams", update.compare),
+    Method("branch.adopt", "BranchAdoptParams", update.adopt),
+    Method("branch.delete", "BranchDeleteParams", update.delete),
 )
 
 __all__ = ["METHODS"]

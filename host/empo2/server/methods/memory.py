@@ -61,9 +61,16 @@ def _once(params: dict):
                             "id for each edit.", {"field": "params.editId"}) from None
 
 
-def _text_error(err: ValueError) -> ProtocolError:
-    return ProtocolError("InvalidParams", f"params.text is invalid ({str(err)[:200]}).",
-                         {"field": "params.text"})
+@contextmanager
+def _text_errors():
+    """A text the store refuses (ValueError) as InvalidParams; a reused edit id stays _once's."""
+    try:
+        yield
+    except EditIdReused:
+        raise
+    except ValueError as err:
+        raise ProtocolError("InvalidParams", f"params.text is invalid ({str(err)[:200]}).",
+                            {"field": "params.text"}) from None
 
 
 async def list_tips(request, params: dict) -> dict:
@@ -115,15 +122,11 @@ async def add_tip(request, params: dict) -> dict:
 
     def add(store):
         with _once(params) as result:
-            try:
+            with _text_errors():
                 tip = store.add_tip(params["variationKey"], params["text"],
                                     score=params.get("score"),
                                     author=author["name"], key_text=params.get("keyText"),
                                     edit_id=params.get("editId"))
-            except EditIdReused:
-                raise
-            except ValueError as err:
-                raise _text_error(err) from None
             result["tip"] = tip_json(tip)
         return result
 
@@ -156,14 +159,10 @@ async def update_tip(request, params: dict) -> dict:
 
     def update(store):
         with _once(params) as result, _edit_errors(params, "is deleted; it cannot be edited"):
-            try:
+            with _text_errors():
                 tip = _existing(store, params).update(
                     params["tipId"], params["text"], expected_version=params["expectedVersion"],
                     author=author["name"], edit_id=params.get("editId"))
-            except EditIdReused:
-                raise
-            except ValueError as err:
-                raise _text_error(err) from None
             result["tip"] = tip_json(tip)
         return result
 

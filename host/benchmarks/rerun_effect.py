@@ -1,0 +1,168 @@
+"""Does editing a tip and rerunning the off-policy update teach the policy? (issue 10, item 8)
+
+    .venv/bin/python host/benchmarks/rerun_effect.py [--seeds 0,1,2] [--parent-iterations 1]
+        [--episodes 8] [--iterations 3] [--eval-episodes 8] [--variations 2]
+        [--out docs/bench/rerun.json]
+
+For every seed: train a parent on the built-in default (the `builtin` preset, `seed` set, the
+parent's evaluation off) for `--parent-iterations`; among the training variations its memory
+holds policy tips for, pick the `--variations` with the lowest memory-free success at that
+checkpoint; then, each on its own copy of the parent, (a) `correct`: a person rewrites the
+variation's best tip as the gold one ("the <item> was in the <container> in the <room> . it
+worked . score 100", the built-in worlds' own success-tip form) and deletes its other tips;
+(b) `wrong`: the same, naming a room and container where the item is not; (c) `none`: no edit.
+Each copy is rerun with the same N and K (`rerun.rerun`, the trainer's own code path) and its
+memory-free success on the chosen variations is measured before and after with the same seeds.
+
+Prints one JSON line per (seed, condition) and writes them all to --out: `seed`, `condition`,
+`before`, `after` (mean memory-free success over the chosen variations), `variations`, and the
+per-variation numbers. The figures are what this machine measured; nothing is tuned to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from empo2.config import load_config  # noqa: E402
+from empo2.envs.builtin.demos import render_tip  # noqa: E402
+from empo2.envs.registry import make_env  # noqa: E402
+from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
+from empo2.memory.store import MemoryStore  # noqa: E402
+from empo2.rerun import RerunSettings, evaluate_pairs, rerun  # noqa: E402
+from empo2.runs.branch import create_branch  # noqa: E402
+from empo2.runs.folder import RunFolder  # noqa: E402
+from empo2.trainer import Trainer  # noqa: E402
+
+CONDITIONS = ("correct", "wrong", "none")
+
+
+def train_parent(root: Path, seed: int, iterations: int, overrides: list[str], embedder) -> RunFolder:
+    config = load_config("builtin", [f"seed={seed}", f"iterations={iterations}", "eval.every=0", *overrides])
+    config.root, config.name = str(root), f"parent-seed{seed}"
+    folder = RunFolder.create(root, config.name, config.to_dict())
+    trainer = Trainer(config, folder, embedder=embedder)
+    trainer.run()
+    trainer.memory.close()
+    trainer.close()
+    return folder
+
+
+def tipped_variations(folder: RunFolder, embedder) -> list[str]:
+    config = load_config(folder.config())
+    with MemoryStore.open(folder.memory_path, embedder, capacity=config.memory.capacity) as store:
+        keys = [k for k in store.variation_keys() if store.count(k)]
+    return sorted(keys)
+
+
+def screen(folder: RunFolder, keys: list[str], eval_episodes: int, seed: int, embedder) -> dict:
+    """Memory-free success of each key at the parent's checkpoint (on a scratch branch)."""
+    scratch = folder.path.parent / "screening"
+    branch = create_branch(folder, root=scratch)
+    trainer = Trainer(load_config(branch.config()), branch, embedder=embedder)
+    trainer.start(resume=True)
+    pairs = [(k.rsplit("/", 1)[0], int(k.rsplit("/", 1)[1])) for k in keys]
+    result = evaluate_pairs(trainer, pairs, RerunSettings(eval_episodes=eval_episodes, seed=seed))
+    trainer.memory.close()
+    trainer.close()
+    shutil.rmtree(scratch)
+    return {k: v["success"] for k, v in result.items()}
+
+
+def tip_texts(config, key: str) -> dict[str, str]:
+    """The gold tip and a wrong one (a room and container where the item is not)."""
+    task, variation = key.rsplit("/", 1)
+    env = make_env(config.env)
+    env.reset(task, int(variation))
+    w = env.world
+    wrong_room = next(r for r in w.rooms if r not in (w.item_room, w.target_room))
+    return {"correct": render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target),
+            "wrong": render_tip(w.item, 100, (w.container_of[wrong_room], wrong_room), [], w.target)}
+
+
+def edit(folder: RunFolder, keys: list[str], condition: str, embedder) -> None:
+    """A person's edit in the parent copy: the best tip rewritten, the variation's others deleted."""
+    if condition == "none":
+        return
+    config = load_config(folder.config())
+    with MemoryStore.open(folder.memory_path, embedder, capacity=config.memory.capacity) as store:
+        for key in keys:
+            tips, _ = store.list_tips(variation_key=key, limit=10_000)
+            best = max(tips, key=lambda t: (t.score, t.n_entries))
+            store.update(best.id, tip_texts(config, key)[condition], best.version, author="bench")
+            for tip in tips:
+                if tip.id != best.id:
+                    store.delete(tip.id, tip.version, author="bench")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--parent-iterations", type=int, default=1)
+    parser.add_argument("--parent-overrides", default="",
+                        help="comma-separated key=value for the parent, e.g. algo.batch_tasks=2")
+    parser.add_argument("--episodes", type=int, default=8, help="N per variation and iteration")
+    parser.add_argument("--iterations", type=int, default=3, help="K")
+    parser.add_argument("--eval-episodes", type=int, default=8)
+    parser.add_argument("--variations", type=int, default=2, help="chosen variations per seed")
+    parser.add_argument("--root", default=None, help="where the bench's run folders go")
+    parser.add_argument("--out", default="docs/bench/rerun.json")
+    args = parser.parse_args()
+    root = Path(args.root or f"/tmp/empo2-rerun-bench-{time.strftime('%Y%m%d-%H%M%S')}")
+    embedder = SentenceEmbedder()
+    rows = []
+    for seed in [int(s) for s in args.seeds.split(",")]:
+        clock = time.perf_counter()
+        overrides = [o for o in args.parent_overrides.split(",") if o.strip()]
+        parent = train_parent(root / f"seed{seed}" / "parent", seed, args.parent_iterations, overrides,
+                              embedder)
+        keys = tipped_variations(parent, embedder)
+        success = screen(parent, keys, args.eval_episodes, seed, embedder)
+        chosen = sorted(keys, key=lambda k: (success[k], k))[:args.variations]
+        print(f"seed {seed}: parent in {time.perf_counter() - clock:.0f} s; tipped {success}; "
+              f"chosen {chosen}", file=sys.stderr, flush=True)
+        for condition in CONDITIONS:
+            clock = time.perf_counter()
+            copy = root / f"seed{seed}" / condition / parent.path.name
+            shutil.copytree(parent.path, copy)
+            edit(RunFolder(copy), chosen, condition, embedder)
+            result = rerun(RunFolder(copy), RerunSettings(
+                variations=chosen, episodes=args.episodes, iterations=args.iterations,
+                eval_episodes=args.eval_episodes, seed=seed), embedder=embedder)
+            per = {c["variation"]: {"before": c["before"], "after": c["after"]} for c in result["comparison"]}
+            row = {"seed": seed, "condition": condition,
+                   "before": sum(v["before"] for v in per.values()) / len(per),
+                   "after": sum(v["after"] for v in per.values()) / len(per),
+                   "variations": per, "screened_success": {k: success[k] for k in chosen},
+                   "tips": {e["variation_key"]: e["after"] for e in result["tips"] if e["kind"] == "update"},
+                   "kl_to_checkpoint": result["kl_to_checkpoint"],
+                   "seconds": round(time.perf_counter() - clock, 1)}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            write(Path(args.out), args, rows)  # after every row: a cut-short bench keeps its rows
+    print(json.dumps(write(Path(args.out), args, rows)["mean_gain"]))
+    return 0
+
+
+def write(out: Path, args, rows: list[dict]) -> dict:
+    summary = {
+        "preset": "builtin", "parent_iterations": args.parent_iterations,
+        "parent_overrides": args.parent_overrides, "episodes": args.episodes,
+        "iterations": args.iterations, "eval_episodes": args.eval_episodes,
+        "seeds": args.seeds, "rows": rows,
+        "mean_gain": {c: sum(r["after"] - r["before"] for r in rows if r["condition"] == c)
+                      / max(1, sum(r["condition"] == c for r in rows)) for c in CONDITIONS},
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+if __name__ == "__main__":
+    sys.exit(main())

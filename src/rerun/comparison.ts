@@ -1,0 +1,172 @@
+// What a rerun or dry run reports (the host's rerun.json / dry-runs record, in the run folder's
+// snake_case; docs/run-folder.md), and the rows the comparison view shows. No vscode import:
+// the unit tests and the webview use these functions as they are.
+
+export interface VariationOutcome {
+  readonly variation: string;
+  readonly chosen: boolean;
+  readonly before: number;
+  readonly after: number | null;
+  readonly score_before?: number;
+  readonly score_after?: number | null;
+}
+
+export interface EpisodeOutcome {
+  readonly id: string;
+  readonly variation: string;
+  readonly success: boolean;
+  readonly return: number;
+  readonly tip_guided_steps: number;
+  readonly tokens: number;
+  readonly logprob_before: number | null;
+  readonly logprob_after?: number | null;
+}
+
+export interface TipEdit {
+  readonly tip_id: string;
+  readonly kind: string;
+  readonly variation_key: string | null;
+  readonly before: string | null;
+  readonly after: string | null;
+}
+
+/** A rerun's result (`update/finished`, `update.compare`) or a dry run's report. */
+export interface RerunRecord {
+  readonly dry_run: boolean;
+  readonly status?: string;
+  readonly branch?: string;
+  readonly parent?: string;
+  readonly run?: string;
+  readonly checkpoint: number;
+  readonly variations: readonly string[];
+  readonly comparison?: readonly VariationOutcome[];
+  readonly before?: Readonly<Record<string, { readonly success: number; readonly score: number }>>;
+  readonly episodes?: readonly EpisodeOutcome[];
+  readonly tips?: readonly TipEdit[];
+  readonly updates?: readonly Readonly<Record<string, number>>[];
+  readonly kl_to_checkpoint?: number | null;
+  readonly loss?: number | null;
+  readonly masked_fraction?: number | null;
+  readonly ratios?: readonly { readonly episode: string; readonly ratios: readonly number[] }[];
+}
+
+export interface ComparisonRow {
+  readonly variation: string;
+  readonly chosen: boolean;
+  /** Memory-free success, 0..1. */
+  readonly before: number;
+  readonly after: number | null;
+  readonly change: number | null;
+}
+
+export interface EpisodeRow {
+  readonly id: string;
+  readonly variation: string;
+  readonly success: boolean;
+  readonly steps: number;
+  readonly before: number | null;
+  readonly after: number | null;
+}
+
+/** Everything the comparison view draws, embedded in its HTML so first paint has it. */
+export interface ComparisonView {
+  readonly title: string;
+  readonly dryRun: boolean;
+  readonly status: string;
+  readonly checkpoint: number;
+  readonly rows: readonly ComparisonRow[];
+  readonly episodes: readonly EpisodeRow[];
+  readonly tips: readonly TipEdit[];
+  /** Name → value lines under the table: loss, masked fraction, KL, ratios. */
+  readonly facts: readonly (readonly [string, string])[];
+}
+
+export function comparisonView(record: RerunRecord): ComparisonView {
+  const rows: ComparisonRow[] = record.comparison
+    ? record.comparison.map((c) => ({
+        variation: c.variation,
+        chosen: c.chosen,
+        before: c.before,
+        after: c.after,
+        change: c.after === null ? null : c.after - c.before,
+      }))
+    : Object.entries(record.before ?? {}).map(([variation, v]) => ({
+        variation,
+        chosen: record.variations.includes(variation),
+        before: v.success,
+        after: null,
+        change: null,
+      }));
+  const episodes: EpisodeRow[] = (record.episodes ?? []).map((e) => ({
+    id: e.id,
+    variation: e.variation,
+    success: e.success,
+    steps: e.tip_guided_steps,
+    before: e.logprob_before,
+    after: e.logprob_after ?? null,
+  }));
+  const source = record.dry_run ? record.run : record.branch;
+  return {
+    title: record.dry_run ? `Dry run of ${source ?? 'the run'} at checkpoint ${record.checkpoint}` : `${source ?? 'Branch'} vs ${record.parent ?? 'parent'} at checkpoint ${record.checkpoint}`,
+    dryRun: record.dry_run,
+    status: record.status ?? (record.dry_run ? 'finished' : 'unknown'),
+    checkpoint: record.checkpoint,
+    rows,
+    episodes,
+    tips: record.tips ?? [],
+    facts: facts(record),
+  };
+}
+
+function facts(record: RerunRecord): [string, string][] {
+  const out: [string, string][] = [];
+  if (record.loss !== undefined && record.loss !== null) {
+    out.push(['loss (no step taken)', record.loss.toFixed(4)]);
+  }
+  if (record.masked_fraction !== undefined && record.masked_fraction !== null) {
+    out.push(['masked tokens', percent(record.masked_fraction)]);
+  }
+  const ratios = (record.ratios ?? []).flatMap((r) => r.ratios);
+  if (ratios.length) {
+    out.push(['importance ratio π(a|s,u) / π(a|s,u,tips)', `mean ${mean(ratios).toFixed(3)}, min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)} over ${ratios.length} tokens`]);
+  }
+  if (record.updates?.length) {
+    const last = record.updates[record.updates.length - 1];
+    out.push(['updates', `${record.updates.length} iteration(s), last loss ${fixed(last.loss)}, masked ${last.masked_fraction === undefined ? '—' : percent(last.masked_fraction)}`]);
+  }
+  if (record.kl_to_checkpoint !== undefined && record.kl_to_checkpoint !== null) {
+    out.push(['KL to the checkpoint', record.kl_to_checkpoint.toExponential(2)]);
+  }
+  return out;
+}
+
+/** 0.375 → "37.5%"; null → "—". */
+export function percent(value: number | null | undefined): string {
+  return value === null || value === undefined ? '—' : `${(100 * value).toFixed(1).replace(/\.0$/, '')}%`;
+}
+
+/** A change of success in points: +25 pts, −12.5 pts, ±0 pts. */
+export function points(change: number | null): string {
+  if (change === null) {
+    return '—';
+  }
+  const value = Math.round(1000 * change) / 10;
+  return value === 0 ? '±0 pts' : `${value > 0 ? '+' : '−'}${Math.abs(value)} pts`;
+}
+
+function fixed(value: number | undefined): string {
+  return value === undefined ? '—' : value.toFixed(4);
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** The chart's columns: x = row index, before and after in percent (uPlot's data layout). */
+export function chartData(view: ComparisonView): [number[], number[], (number | null)[]] {
+  return [
+    view.rows.map((_, i) => i),
+    view.rows.map((r) => 100 * r.before),
+    view.rows.map((r) => (r.after === null ? null : 100 * r.after)),
+  ];
+}

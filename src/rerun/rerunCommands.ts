@@ -1,0 +1,234 @@
+import * as vscode from 'vscode';
+import type { Command } from '../common/command';
+import type { HostApi } from '../host/hostApi';
+import { showFailure } from '../host/notices';
+import { describeError } from '../rpc/errors';
+import { Requests } from '../rpc/methods';
+import type { RunsModel } from '../runs/runsModel';
+import type { RerunRecord } from './comparison';
+import type { ComparisonPanel } from './comparisonPanel';
+import { RerunJobs } from './rerunJobs';
+import { rerunArgs, type RerunRequest } from './rerunArgs';
+
+// "EMPO²: Rerun Off-Policy Update…" and the branch commands. The rerun asks, in quick picks, for
+// the checkpoint, the variations, N, K and dry run or not; the host does the rest (update.rerun)
+// and reports progress, which a cancellable notification shows. Cancel stops the rerun between
+// iterations and leaves a branch that "Rerun" on it continues.
+
+const DEFAULT_EPISODES = 8;
+const DEFAULT_ITERATIONS = 1;
+
+interface Pick<T> extends vscode.QuickPickItem {
+  readonly value: T;
+}
+
+export class RerunUpdateCommand implements Command {
+  static readonly id = 'empo2.rerunUpdate';
+  readonly id = RerunUpdateCommand.id;
+
+  constructor(
+    private readonly host: HostApi,
+    private readonly runs: RunsModel,
+    private readonly jobs: RerunJobs,
+    private readonly panel: ComparisonPanel,
+  ) {}
+
+  /**
+   * From the palette (no argument), the tips view (a tip or tips: their variations), the
+   * trajectory tree (a variation or run node), or a script/test (a full RerunRequest, which
+   * skips every pick).
+   */
+  async execute(arg?: unknown, more?: unknown): Promise<RerunRecord | undefined> {
+    if (!this.host.current) {
+      void vscode.window.showInformationMessage('EMPO²: rerunning the off-policy update needs the training host; run "EMPO²: Start Host" first.');
+      return undefined;
+    }
+    const given = rerunArgs(arg, more);
+    const runId = given.runId ?? this.runs.current?.info.runId;
+    if (!runId) {
+      void vscode.window.showInformationMessage('EMPO²: rerunning an update needs a run; open a run folder or select a run in the Trajectories view first.');
+      return undefined;
+    }
+    const request = given.complete ? { ...given.request, runId } : await this.pick(runId, given.request);
+    if (!request) {
+      return undefined;
+    }
+    try {
+      const record = await this.jobs.run(request);
+      if (record) {
+        this.panel.show(record);
+      }
+      return record;
+    } catch (error) {
+      await showFailure(request.dryRun ? 'The dry run' : 'The rerun', error);
+      return undefined;
+    }
+  }
+
+  private async pick(runId: string, preset: Partial<RerunRequest>): Promise<RerunRequest | undefined> {
+    const title = 'EMPO²: Rerun Off-Policy Update';
+    const { checkpoints } = await this.host.request(Requests.checkpointList, { runId });
+    if (!checkpoints.length) {
+      void vscode.window.showWarningMessage(`EMPO²: run ${runId} has no checkpoint to rerun from.`);
+      return undefined;
+    }
+    const checkpoint = await vscode.window.showQuickPick(
+      [...checkpoints].reverse().map((c): Pick<number> => ({ label: `iteration ${c.iteration}`, description: c.latest ? 'latest' : undefined, value: c.iteration })),
+      { title: `${title} (1/4): checkpoint of ${runId}`, placeHolder: 'The branch starts from this checkpoint' },
+    );
+    if (!checkpoint) {
+      return undefined;
+    }
+    const variations = await this.pickVariations(runId, preset.variations, title);
+    if (!variations) {
+      return undefined;
+    }
+    const episodes = await askNumber(`${title} (3/4): N, rollouts per variation`, preset.episodes ?? DEFAULT_EPISODES, 1, 256);
+    if (episodes === undefined) {
+      return undefined;
+    }
+    const iterations = await askNumber(`${title} (4/4): K, update iterations`, preset.iterations ?? DEFAULT_ITERATIONS, 1, 1000);
+    if (iterations === undefined) {
+      return undefined;
+    }
+    const mode = await vscode.window.showQuickPick(
+      [
+        { label: '$(beaker) Dry run', description: 'the loss, ratios and masked tokens; no weight changes, no branch', value: true },
+        { label: '$(git-branch) Rerun on a new branch', description: `the parent ${runId} is never modified`, value: false },
+      ] satisfies Pick<boolean>[],
+      { title, placeHolder: 'Dry run first, or rerun for real?' },
+    );
+    if (!mode) {
+      return undefined;
+    }
+    return { runId, checkpoint: checkpoint.value, variations, episodes, iterations, dryRun: mode.value };
+  }
+
+  /** Variations to rerun: those given, else chosen among the run's (empty: the host takes the
+   *  ones whose tips were edited since the checkpoint). */
+  private async pickVariations(runId: string, given: readonly string[] | undefined, title: string): Promise<string[] | undefined> {
+    const { items } = await this.host.request(Requests.memoryList, { runId, limit: 500 });
+    const keys = [...new Set(items.map((t) => t.variationKey))].sort();
+    const edited = new Set(items.filter((t) => t.author !== 'policy' || t.version > 1).map((t) => t.variationKey));
+    const picks = await vscode.window.showQuickPick(
+      keys.map((key): Pick<string> => ({
+        label: key,
+        description: edited.has(key) ? 'tips edited by a person' : undefined,
+        picked: given ? given.includes(key) : edited.has(key),
+        value: key,
+      })),
+      { title: `${title} (2/4): variations`, placeHolder: 'None picked: the variations whose tips were edited since the checkpoint', canPickMany: true },
+    );
+    return picks ? picks.map((p) => p.value) : undefined;
+  }
+}
+
+async function askNumber(title: string, value: number, min: number, max: number): Promise<number | undefined> {
+  const text = await vscode.window.showInputBox({
+    title,
+    value: String(value),
+    validateInput: (v) => (/^\d+$/.test(v.trim()) && +v >= min && +v <= max ? undefined : `A whole number from ${min} to ${max}`),
+  });
+  return text === undefined ? undefined : Number(text.trim());
+}
+
+/** A branch run id from a tree node (`{ runId }`) or a string; else the current run. */
+function branchOf(arg: unknown, runs: RunsModel): string | undefined {
+  if (typeof arg === 'string') {
+    return arg;
+  }
+  if (typeof arg === 'object' && arg !== null && typeof (arg as { runId?: unknown }).runId === 'string') {
+    return (arg as { runId: string }).runId;
+  }
+  return runs.current?.info.parent ? runs.current.info.runId : undefined;
+}
+
+export class CompareWithParentCommand implements Command {
+  static readonly id = 'empo2.compareWithParent';
+  readonly id = CompareWithParentCommand.id;
+
+  constructor(
+    private readonly host: HostApi,
+    private readonly runs: RunsModel,
+    private readonly panel: ComparisonPanel,
+  ) {}
+
+  async execute(arg?: unknown): Promise<RerunRecord | undefined> {
+    const runId = branchOf(arg, this.runs);
+    if (!runId) {
+      void vscode.window.showInformationMessage('EMPO²: select a branch run (made by a rerun) to compare with its parent.');
+      return undefined;
+    }
+    try {
+      const { result } = await this.host.request(Requests.updateCompare, { runId });
+      this.panel.show(result as unknown as RerunRecord);
+      return result as unknown as RerunRecord;
+    } catch (error) {
+      await showFailure('Comparing with the parent', error);
+      return undefined;
+    }
+  }
+}
+
+export class AdoptBranchCommand implements Command {
+  static readonly id = 'empo2.adoptBranch';
+  readonly id = AdoptBranchCommand.id;
+
+  constructor(
+    private readonly host: HostApi,
+    private readonly runs: RunsModel,
+  ) {}
+
+  async execute(arg?: unknown): Promise<boolean> {
+    const runId = branchOf(arg, this.runs);
+    if (!runId) {
+      return false;
+    }
+    try {
+      const { run } = await this.host.request(Requests.branchAdopt, { runId });
+      this.runs.absorbInfo(run);
+      void vscode.window.showInformationMessage(`EMPO²: ${runId} is now a run of its own; "Resume Run" trains it on from iteration ${run.iteration}.`);
+      return true;
+    } catch (error) {
+      await showFailure('Adopting the branch', error);
+      return false;
+    }
+  }
+}
+
+export class DeleteBranchCommand implements Command {
+  static readonly id = 'empo2.deleteBranch';
+  readonly id = DeleteBranchCommand.id;
+
+  constructor(
+    private readonly host: HostApi,
+    private readonly runs: RunsModel,
+  ) {}
+
+  /** `{ runId, confirmed: true }` (tests) skips the question. */
+  async execute(arg?: unknown): Promise<boolean> {
+    const runId = branchOf(arg, this.runs);
+    if (!runId) {
+      return false;
+    }
+    const confirmed = typeof arg === 'object' && arg !== null && (arg as { confirmed?: unknown }).confirmed === true;
+    if (!confirmed) {
+      const answer = await vscode.window.showWarningMessage(
+        `Delete branch ${runId}? Its folder (weights, memory, trajectories, comparison) is removed; its parent is not touched.`,
+        { modal: true },
+        'Delete Branch',
+      );
+      if (answer !== 'Delete Branch') {
+        return false;
+      }
+    }
+    try {
+      await this.host.request(Requests.branchDelete, { runId });
+      await this.runs.reload();
+      return true;
+    } catch (error) {
+      void vscode.window.showErrorMessage(`EMPO²: deleting ${runId} failed: ${describeError(error)}`);
+      return false;
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { chartData, comparisonView, percent, points, type RerunRecord } from '../../src/rerun/comparison';
+import { rerunArgs } from '../../src/rerun/rerunArgs';
+
+// The comparison view and the rerun command's arguments. The records are the results of a real
+// rerun and dry run by the host's own code (protocol/examples/rerun.jsonl carries them), so the
+// view reads the host's own field names.
+
+const root = path.resolve(__dirname, '../../../..');
+
+function finishedResults(): { dryRun: RerunRecord; rerun: RerunRecord } {
+  const lines = readFileSync(path.join(root, 'protocol', 'examples', 'rerun.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { message: { method?: string; params?: { dryRun: boolean; status: string; result?: RerunRecord } } });
+  const finished = lines.map((l) => l.message).filter((m) => m.method === 'update/finished' && m.params?.status === 'finished');
+  const dryRun = finished.find((m) => m.params!.dryRun)!.params!.result!;
+  const rerun = finished.find((m) => !m.params!.dryRun)!.params!.result!;
+  return { dryRun, rerun };
+}
+
+describe('rerun comparison', () => {
+  it('shows a real rerun as before/after success per variation, with the tip texts', () => {
+    const { rerun } = finishedResults();
+    const view = comparisonView(rerun);
+    assert.equal(view.dryRun, false);
+    assert.deepEqual(view.rows.map((r) => r.variation), rerun.variations);
+    for (const row of view.rows) {
+      assert.ok(row.before >= 0 && row.before <= 1);
+      assert.ok(row.after !== null && row.after >= 0 && row.after <= 1);
+      assert.equal(row.change, row.after! - row.before);
+    }
+    assert.ok(view.tips.length >= 1 && view.tips[0].after);
+    assert.ok(view.episodes.length > 0);
+    assert.ok(view.facts.some(([name]) => name === 'KL to the checkpoint'));
+    assert.match(view.title, /^parent-branch-1 vs parent at checkpoint 1$/);
+    const [x, before, after] = chartData(view);
+    assert.equal(x.length, view.rows.length);
+    assert.equal(before[0], 100 * view.rows[0].before);
+    assert.equal(after[0], 100 * view.rows[0].after!);
+  });
+
+  it('shows a dry run with its loss, masked tokens and ratios, and no "after"', () => {
+    const { dryRun } = finishedResults();
+    const view = comparisonView(dryRun);
+    assert.equal(view.dryRun, true);
+    assert.ok(view.rows.length >= 1 && view.rows.every((r) => r.after === null && r.change === null));
+    const names = view.facts.map(([name]) => name);
+    assert.ok(names.includes('loss (no step taken)') && names.includes('masked tokens'));
+    assert.ok(names.some((n) => n.startsWith('importance ratio')));
+  });
+
+  it('formats shares and changes in points', () => {
+    assert.equal(percent(0.375), '37.5%');
+    assert.equal(percent(1), '100%');
+    assert.equal(percent(null), '—');
+    assert.equal(points(0.25), '+25 pts');
+    assert.equal(points(-0.125), '−12.5 pts');
+    assert.equal(points(0), '±0 pts');
+    assert.equal(points(null), '—');
+  });
+});
+
+describe('rerun command arguments', () => {
+  it('reads a variation from a trajectory task-group node', () => {
+    const args = rerunArgs({ kind: 'taskGroup', runId: 'demo', groupKey: '3:power-device/2', iteration: 4 });
+    assert.equal(args.runId, 'demo');
+    assert.deepEqual(args.request.variations, ['power-device/2']);
+    assert.equal(args.complete, false);
+  });
+
+  it('reads the variations of one or several tips from the tips view', () => {
+    const one = rerunArgs({ webviewSection: 'tip', tipId: 't000003', variationKey: 'grow-plant/1', runId: 'demo' });
+    assert.deepEqual(one.request.variations, ['grow-plant/1']);
+    const many = rerunArgs({ tipId: 't1', variationKey: 'a/1', variationKeys: ['a/1', 'b/2'] }, [{ variationKey: 'c/3' }]);
+    assert.deepEqual(many.request.variations, ['a/1', 'b/2', 'c/3']);
+  });
+
+  it('takes a full request from a script without questions', () => {
+    const args = rerunArgs({ runId: 'demo', episodes: 2, iterations: 1, dryRun: true, variations: ['a/1'] });
+    assert.equal(args.complete, true);
+    assert.deepEqual(args.request, { variations: ['a/1'], episodes: 2, iterations: 1, dryRun: true });
+    assert.equal(rerunArgs(undefined).runId, undefined);
+    assert.equal(rerunArgs('demo').runId, 'demo');
+  });
+});
