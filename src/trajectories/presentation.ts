@@ -227,7 +227,7 @@ function groupLabel(model: TrajectoryModel, runId: string, iteration: number, gr
   const base = `${group.task}/${group.variation}`;
   const summaries = model.iterationData(runId, iteration)?.summaries ?? [];
   const groups = new Set(summaries.filter((s) => s.task === group.task && s.variation === group.variation).map((s) => s.group));
-  return groups.size > 1 && group.group !== undefined ? `${base} · group ${group.group + 1}` : base;
+  return groups.size > 1 && group.group !== undefined ? `${base} · group ${group.group}` : base; // numbered as the episode view does
 }
 
 function formatSigned(value: number): string {

@@ -56,7 +56,7 @@ export class EpisodeView extends LitElement {
         <span class="fact">${e.task}/${e.variation}${e.group !== undefined ? ` · group ${e.group}` : ''}</span>
         <span class="fact">${ROLLOUT[e.rollout_mode] ?? e.rollout_mode}</span>
         <span class="fact">${UPDATE[e.update_mode] ?? e.update_mode}</span>
-        <span class="fact ${e.success ? 'success' : 'failure'}">${e.success ? 'succeeded' : 'failed'} · return ${number(e.return)}</span>
+        <span class="fact ${e.success ? 'success' : 'failure'}">${e.success ? 'succeeded' : 'failed'} · score ${number(e.return)}</span>
         ${e.intrinsic !== undefined ? html`<span class="fact">intrinsic ${number(e.intrinsic)}</span>` : nothing}
         <span class="fact">${e.steps.length} steps</span>
       </div>
