@@ -84,7 +84,12 @@ describe('EMPO² Studio with the real training host', function () {
     const episodes = await children(groups[0]);
     assert.equal(episodes.length, 2, 'group_size 2: two rollouts per task');
     const description = String(api().trajectories.getTreeItem(episodes[0]).description);
-    assert.match(description, /return .* · (with memory|memory-free) · (on-policy|on-policy with tips|off-policy) · \d+ steps/);
+    // The row shows outcome, score and length; the modes moved to the tooltip (issue 12: labels
+    // that fit a default sidebar).
+    assert.match(description, /^[✓✗] score .* · \d+ steps$/);
+    const tip = api().trajectories.getTreeItem(episodes[0]).tooltip as vscode.MarkdownString | string | undefined;
+    const tooltip = typeof tip === 'string' ? tip : tip?.value ?? '';
+    assert.match(tooltip, /Rollout (with memory|memory-free), update (on-policy|on-policy with tips|off-policy)/);
     const steps = await children(episodes[0]);
     assert.ok(steps.length >= 1 && steps.length <= 5);
     assert.match(label(steps[0]), /^t0: /);

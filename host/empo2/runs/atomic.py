@@ -101,6 +101,13 @@ def commit_folder(tmp: Path, final: Path) -> None:
     fsync_dir(final.parent)
 
 
+def move_folder(path: Path, target: Path) -> None:
+    """Moves a whole folder in one step (a branch to the trash), durable in both parents."""
+    os.replace(path, target)
+    fsync_dir(target.parent)
+    fsync_dir(path.parent)
+
+
 # -- JSON lines ---------------------------------------------------------------------------------
 
 def dumps_line(record: dict) -> str:

@@ -45,7 +45,7 @@ except ImportError:  # Windows: no advisory locks
 
 from ..memory.persistence import EVENTS_FILE, KEYS_FILE
 from ..memory.records import is_person
-from .atomic import atomic_write_json, atomic_write_text, fsync_dir
+from .atomic import atomic_write_json, atomic_write_text, commit_folder, move_folder
 from .folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name
 
 PARENT_FILE = "parent.json"
@@ -116,8 +116,7 @@ def create_branch(parent: RunFolder, checkpoint: int | None = None, name: str | 
         RunFolder(staging).set_state("created", iteration=checkpoint)
         config = {**parent.config(), "name": name, "root": str(root)}
         atomic_write_json(staging / "config.json", config)  # last: now it is a run folder
-    os.rename(staging, root / name)
-    fsync_dir(root)
+    commit_folder(staging, root / name)
     return RunFolder(root / name)
 
 
@@ -203,7 +202,7 @@ def delete_branch(branch: RunFolder) -> None:
     with not_training(branch):
         trash = branch.path.parent / TRASH / f"{branch.run_id}-{time.time_ns()}"
         trash.parent.mkdir(exist_ok=True)
-        os.rename(branch.path, trash)  # atomic: the run is gone from the root in one step
+        move_folder(branch.path, trash)  # atomic: the run is gone from the root in one step
     shutil.rmtree(trash, ignore_errors=True)
 
 
