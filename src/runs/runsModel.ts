@@ -208,6 +208,8 @@ export function latestReturn(metrics: MetricsRecord | null): number | undefined 
 
 /** The RunInfo fields of a RunInfo or RunStatus (a status also carries config, checkpoints, …). */
 function runInfoOf(run: RunInfo): RunInfo {
-  const { runId, path, state, iteration, iterations, live, updated, error } = run;
-  return { runId, path, state, iteration, iterations, live, updated, ...(error !== undefined ? { error } : {}) };
+  // A RunStatus is a RunInfo with more fields: keep only the RunInfo ones (a branch's parent too).
+  const { runId, path, state, iteration, iterations, live, updated, error, parent } = run;
+  return { runId, path, state, iteration, iterations, live, updated, ...(error !== undefined ? { error } : {}),
+    ...(parent !== undefined ? { parent } : {}) };
 }
