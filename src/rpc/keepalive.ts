@@ -11,10 +11,7 @@ export interface KeepaliveOptions {
   readonly now?: () => number;
 }
 
-// 10 s, not less: a host's first heavy request (a debug session, a run) imports torch in a worker
-// thread, and on a loaded 2-core machine that held the GIL past 4 s, so a busy but healthy host
-// was dropped as silent.
-export const KEEPALIVE_DEFAULTS: KeepaliveOptions = { intervalMs: 1_000, timeoutMs: 10_000 };
+export const KEEPALIVE_DEFAULTS: KeepaliveOptions = { intervalMs: 1_000, timeoutMs: 4_000 };
 
 export class Keepalive {
   private lastAlive: number;
