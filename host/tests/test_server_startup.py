@@ -7,6 +7,7 @@ not here: timings do not belong in tests.)
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import os
@@ -40,6 +41,52 @@ def test_importing_every_server_module_loads_no_training_stack():
                           timeout=300, env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == [], "a server module imports the training stack at import time"
+
+
+def _imports_on_the_loop() -> dict[str, str]:
+    """Module -> where, for every import statement an `async def` of empo2.server runs itself
+    (nested plain functions are left out: they are what runs in the handler threads)."""
+    package = Path(__file__).parents[1] / "empo2" / "server"
+    found: dict[str, str] = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent.parent).with_suffix("").parts
+        here = ".".join(parts if path.name == "__init__.py" else parts[:-1])
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(fn, ast.AsyncFunctionDef):
+                continue
+            pending = list(fn.body)
+            while pending:
+                node = pending.pop()
+                if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                    continue
+                if isinstance(node, ast.Import):
+                    found.update({a.name: f"{path.name}:{fn.name}" for a in node.names})
+                elif isinstance(node, ast.ImportFrom):
+                    base = here.split(".")[:len(here.split(".")) - node.level + 1] if node.level else []
+                    found[".".join(base + ([node.module] if node.module else []))] = f"{path.name}:{fn.name}"
+                pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def test_no_request_handler_imports_the_training_stack_on_the_event_loop():
+    """An import of torch on the loop stalls every connection for seconds (its pongs too, so a
+    client's keepalive drops the link: seen in CI at a first debug.start). Each module an async
+    handler imports itself is imported in a fresh interpreter: none may bring torch in; those
+    that do go through HostServer.load, which imports in a handler thread."""
+    on_loop = _imports_on_the_loop()
+    script = (
+        "import importlib, json, sys\n"
+        f"heavy = []\nfor name in {sorted(on_loop)!r}:\n"
+        "    importlib.import_module(name)\n"
+        "    if 'torch' in sys.modules:\n"
+        "        heavy.append(name); break\n"
+        "print(json.dumps(heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    assert done.returncode == 0, done.stderr[-2000:]
+    heavy = json.loads(done.stdout)
+    assert heavy == [], f"{on_loop[heavy[0]]} imports {heavy[0]} (torch) on the event loop"
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/<pid>/maps (Linux)")

@@ -86,7 +86,10 @@ describe('Training from the palette, as a person does it', () => {
     await workbench.openViewContainer('EMPO²');
     await workbench.runCommand('View: Close All Editors');
     const frame = await workbench.webviewFrame('empo2-tip-card', 60_000);
-    const card = frame.locator('empo2-tip-card').first();
+    // Pinned by id: the run still trains, and as scores change the cards re-sort under `.first()`.
+    const tipId = await frame.locator('empo2-tip-card').first().getAttribute('data-tip-id');
+    assert.ok(tipId, 'a tip card carries its id');
+    const card = frame.locator(`empo2-tip-card[data-tip-id="${tipId}"]`);
     await card.locator('vscode-button', { hasText: 'Edit' }).click();
     const textarea = card.locator('vscode-textarea textarea');
     await textarea.waitFor();

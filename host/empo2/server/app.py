@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import logging
 import os
 import time
@@ -128,6 +129,15 @@ class HostServer:
     async def blocking(self, fn, *args):
         """Runs blocking work (disk, memory store, embedding) off the event loop."""
         return await self.loop.run_in_executor(self.executor, functools.partial(fn, *args))
+
+    async def load(self, module: str):
+        """Imports a module that loads the training stack (torch), in a handler thread.
+
+        Importing torch takes seconds and holds the interpreter lock while its libraries load;
+        on the loop it would stall every connection, WebSocket pongs included, long enough for a
+        client's keepalive to drop a healthy link (tests/test_server_startup.py keeps the
+        handlers to this)."""
+        return await self.blocking(importlib.import_module, module)
 
     def embedder(self):
         """The sentence embedder, made on first use (loading it costs seconds)."""

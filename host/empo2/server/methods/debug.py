@@ -8,7 +8,8 @@
     debug.state   every turn so far and the pending one
     debug.stop    end the session
 
-The debug package (and torch) is imported inside the handlers: an idle host starts without it.
+The debug package (and torch) is imported in a handler thread when first needed (HostServer.load):
+an idle host starts without it, and the import never stalls the loop.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ async def start(request, params: dict) -> dict:
     if memory_run is not None:
         runs.folder(memory_run)  # RunNotFound now, not at the first step
 
-    from ...debug.launch import Launch, LaunchError, open_session
+    launching = await host.load("empo2.debug.launch")
+    Launch, LaunchError = launching.Launch, launching.LaunchError
 
     launch = Launch(task=params.get("task"), variation=params.get("variation"), seed=params.get("seed", 0),
                     mode=mode, temperature=params.get("temperature"), device=params.get("device", "auto"),
@@ -56,7 +58,7 @@ async def start(request, params: dict) -> dict:
                     record_run=record_run)
     try:
         embedder = await host.blocking(host.embedder)  # made on first use: seconds
-        session, info = await host.blocking(open_session, launch, embedder)
+        session, info = await host.blocking(launching.open_session, launch, embedder)
     except LaunchError as err:
         raise ProtocolError(err.kind, str(err)) from None
     live = runs.live
@@ -106,7 +108,7 @@ async def stop(request, params: dict) -> dict:
 async def _act(request, params: dict, fn) -> dict:
     host = request.host
     entry = host.debug.get(params["sessionId"], request.connection.number)
-    from ...debug.session import DebugStateError
+    DebugStateError = (await host.load("empo2.debug.session")).DebugStateError
 
     async with entry.lock:
         store = None

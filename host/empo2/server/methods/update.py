@@ -74,10 +74,8 @@ class _JobHooks:
                          "total": int(total)}})
 
 
-def _settings(params: dict):
-    from ...rerun import RerunSettings
-
-    return RerunSettings(**{PARAM_FIELDS[k]: v for k, v in params.items() if k in PARAM_FIELDS})
+def _settings(reruns, params: dict):
+    return reruns.RerunSettings(**{PARAM_FIELDS[k]: v for k, v in params.items() if k in PARAM_FIELDS})
 
 
 def _as_protocol_error(err: Exception) -> ProtocolError:
@@ -90,9 +88,8 @@ def _as_protocol_error(err: Exception) -> ProtocolError:
 
 async def rerun(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs
-    from ...rerun import prepare_branch, rerun_record
-
-    settings = _settings(params)
+    reruns = await host.load("empo2.rerun")
+    settings = _settings(reruns, params)
     async with runs.launch_lock:
         runs.check_idle()
         folder = runs.folder(params["runId"])
@@ -107,11 +104,11 @@ async def rerun(request, params: dict) -> dict:
             threading.Thread(target=_dry_run, args=(host, job, folder, settings), daemon=True,
                              name=f"empo2-dry-run-{job.job_id}").start()
             return {"jobId": job.job_id, "runId": job.run_id, "branchId": None, "dryRun": True}
-        record = await host.blocking(rerun_record, folder)
+        record = await host.blocking(reruns.rerun_record, folder)
         if record is not None and record.get("status") != "finished":
             branch = folder  # an unfinished rerun: continue it on its own branch
         else:
-            branch = await host.blocking(_checked, prepare_branch, folder, settings, params.get("name"))
+            branch = await host.blocking(_checked, reruns.prepare_branch, folder, settings, params.get("name"))
         job.branch_id = runs.remember(branch)
         config = await host.blocking(_config, branch)
         job.live = await runs.launch(branch, config, resume=True, pause_after=None,
@@ -207,10 +204,9 @@ async def cancel(request, params: dict) -> dict:
 
 async def compare(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs
-    from ...rerun import comparison
-
+    reruns = await host.load("empo2.rerun")
     folder = runs.folder(params["runId"])
-    return {"result": await host.blocking(_checked, comparison, folder)}
+    return {"result": await host.blocking(_checked, reruns.comparison, folder)}
 
 
 async def adopt(request, params: dict) -> dict:
