@@ -82,7 +82,7 @@ class RerunSettings:
     held_out: int = 0
     """Also evaluate this many held-out variations of each chosen variation's task."""
     seed: int = 0
-    """Seed of the before/after evaluation (the rollouts use the checkpoint's generators)."""
+    """Seed of the before/after evaluation (the rollouts draw from per-episode generators of the run seed)."""
     dry_run: bool = False
     """Roll out and compute the loss, no optimizer step; writes only a dry-run record."""
 

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from .envs.base import TextEnv
-from .policy.generation import generate_from_ids
+from .policy.generation import Sampler, generate_from_ids
 from .config import TrainConfig
 from .policy.prompting import (Turn, reflection_messages, shown_tip, step_messages,
                                step_user_text, system_prompt_for, with_tips)
@@ -33,6 +33,14 @@ from .policy.tokenizer import encode_chat
 # The rollout modes (the strings of the protocol's RolloutMode).
 MEMORY, MEMORY_FREE = "memory", "memory-free"
 ROLLOUT_MODES = (MEMORY, MEMORY_FREE)
+
+
+def episode_generator(*key: int) -> torch.Generator:
+    """The sampling stream of one episode, seeded from its key alone (the trainer uses the run
+    seed, the iteration and the episode's global index): its tokens and its tip then do not depend
+    on which rank plays it, nor on its batch-mates, so a run reproduces at any world size."""
+    seed = np.random.SeedSequence([int(k) for k in key]).generate_state(1, np.uint64)[0]
+    return torch.Generator().manual_seed(int(seed))
 
 
 @dataclass
@@ -131,14 +139,15 @@ def roll_out(
     model,
     tokenizer,
     settings: RolloutSettings,
-    generator: torch.Generator,
+    generator: Sampler,
     memory=None,
     on_step: Callable[[int, int], None] | None = None,
     timings: dict[str, float] | None = None,
 ) -> list[list[str]]:
     """Plays every episode to the end; returns each episode's observations after each step.
 
-    envs[i] plays episodes[i]. `memory` is None for memory-free rollouts. `timings`, when given,
+    envs[i] plays episodes[i]; `generator` is one for all, or one per episode (generator[i]
+    samples episodes[i]'s actions). `memory` is None for memory-free rollouts. `timings`, when given,
     accumulates seconds spent in "generation", "environment", "retrieval" and "prompting".
     """
     clock = _Clock(timings)
@@ -172,8 +181,8 @@ def roll_out(
                 prompt_ids[i] = ids if tips[0] and shown[i][0] else no_tip_ids[i]
         with clock("generation"):
             generations = generate_from_ids(model, tokenizer, [prompt_ids[i] for i in active],
-                                            settings.max_action_tokens, settings.temperature, generator,
-                                            max_batch=settings.generation_batch)
+                                            settings.max_action_tokens, settings.temperature,
+                                            _rows(generator, active), max_batch=settings.generation_batch)
         with clock("environment"):
             results = _each(settings.workers, lambda env, gen: env.step(gen.text),
                             [envs[i] for i in active], generations)
@@ -193,6 +202,13 @@ def roll_out(
         turn += 1
         if on_step is not None:
             on_step(turn, len(active))
+
+
+def _rows(generator: Sampler, rows: list[int]) -> Sampler:
+    """The generators of the given episodes when there is one per episode, else the one."""
+    if isinstance(generator, torch.Generator) or generator is None:
+        return generator
+    return [generator[i] for i in rows]
 
 
 class _Clock:
@@ -305,8 +321,9 @@ def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], rewar
 
 def write_tips(episodes: list[Episode], after: list[list[str]], model, tokenizer,
                settings: RolloutSettings, max_tip_tokens: int,
-               generator: torch.Generator) -> None:
-    """The current policy writes one tip per episode after a reflection instruction."""
+               generator: Sampler) -> None:
+    """The current policy writes one tip per episode after a reflection instruction (with one
+    generator per episode, episode e's tip is sampled from generator[e])."""
     budget = settings.max_sequence_tokens - max_tip_tokens if settings.max_sequence_tokens else 0
     prompts = [_fit_reflection(tokenizer, ep, after[e], settings, budget) for e, ep in enumerate(episodes)]
     generations = generate_from_ids(model, tokenizer, prompts, max_tip_tokens,

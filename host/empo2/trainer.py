@@ -14,10 +14,13 @@ rollouts), update. Where it deviates from the paper or the reference code:
 3. Memory-augmented evaluation runs on the *training* variations with the run's memory (the
    held-out variations have no tips of their own); memory-free evaluation runs on held-out ones.
 4. Checkpoints make a resumed CPU run reproduce the uninterrupted one bit for bit: every random
-   draw comes from generators saved in the checkpoint, evaluation from its own generators.
+   draw comes from generators saved in the checkpoint or seeded from the iteration (choice 6).
 5. Under torchrun the B groups are dealt out to the ranks (distributed.py); each rank plays and
    reflects on its own episodes, then all episodes are gathered and the rest of the iteration is
    the same on every rank. Rank 0 alone writes the run folder.
+6. Every episode samples from a generator of its own, seeded from the run seed, the iteration
+   and its index in the iteration (rollout.episode_generator): its actions and tip do not depend
+   on the rank that plays it, so a run resumed at another world size plays the same episodes.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ from .learning_signals import learning_signals
 from .memory.embedding import SentenceEmbedder
 from .memory.store import MemoryStore
 from .policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
-from .rollout import MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards, roll_out, write_tips
+from .rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards,
+                      episode_generator, roll_out, write_tips)
 from .run_control import RunControl, TrainerHooks
 from .runs.checkpoint import load_checkpoint, save_checkpoint
 from .runs.folder import RunFolder
@@ -53,6 +57,9 @@ from .runs.records import episode_record, episode_summary
 from .update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, update_policy
 
 log = logging.getLogger("empo2.trainer")
+
+# Keys that keep the sampling streams of training rollouts and of evaluation apart.
+ROLLOUT_STREAM, EVAL_STREAM = 0, 1
 
 
 def resolve_device(name: str, local_rank: int = 0) -> torch.device:
@@ -116,9 +123,10 @@ class Trainer:
             config.algo.intrinsic,
             **({"threshold": config.algo.novelty_threshold} if config.algo.intrinsic == "paper" else {}),
         )
-        # Python draws (tasks, modes) are the same on every rank; sampling differs per rank.
+        # Python draws (tasks, modes) and the update's minibatch order are the same on every rank;
+        # sampling draws from per-episode generators (choice 6).
         self.rng = random.Random(config.seed)
-        self.generator = torch.Generator().manual_seed(config.seed + 1_000_033 * self.dist.rank)
+        self.generator = torch.Generator().manual_seed(config.seed)
         self.iteration = 0
         self.env_steps = 0
         self.memory: MemoryStore | None = None
@@ -238,10 +246,11 @@ class Trainer:
         ]
         mine = [e for e, ep in enumerate(episodes) if self.dist.owns_group(ep.group)]
         my_episodes = [episodes[e] for e in mine]
+        samplers = [episode_generator(cfg.seed, ROLLOUT_STREAM, iteration, e) for e in mine]
         split: dict[str, float] = {}  # rollout time by phase: generation, environment, ...
         with self.dist.gathered(self.model):  # ranks play different numbers of steps
             my_after = roll_out(self.envs.take(len(my_episodes)), my_episodes, self.model, self.tokenizer,
-                                self._settings(train=True), self.generator,
+                                self._settings(train=True), samplers,
                                 self.memory if memory_mode else None,
                                 on_step=lambda t, _: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
                                 timings=split)
@@ -250,7 +259,7 @@ class Trainer:
             # paper's GRPO), nor where the caller asks for none (a rerun).
             if tips and (cfg.memory.write_tips == "always" or cfg.algo.p_memory > 0):
                 write_tips(my_episodes, my_after, self.model, self.tokenizer, self._settings(train=True),
-                           cfg.policy.max_tip_tokens, self.generator)
+                           cfg.policy.max_tip_tokens, samplers)
             timings["tips"] = self._lap(clock, timings)
         episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
         add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
@@ -317,20 +326,22 @@ class Trainer:
         """Memory-free success on held-out variations; memory-augmented on training ones (each
         rank plays every world-th episode; the results are gathered)."""
         cfg = self.config
-        generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + iteration + 7_919 * self.dist.rank)
         held_out = [(t, v) for t in cfg.env.tasks
                     for v in (cfg.env.test_variations or self.env.variations(t, "test"))[:cfg.eval.max_variations]]
         trained = [(t, v) for t in cfg.env.tasks
                    for v in (self.train_variations or self.env.variations(t, "train"))]
         result = {}
-        for name, pairs, memory in zip(metric.EVAL_SETTINGS, (held_out, trained), (None, self.memory)):
+        for s, (name, pairs, memory) in enumerate(zip(metric.EVAL_SETTINGS, (held_out, trained),
+                                                      (None, self.memory))):
             episodes = [Episode(id=f"eval-{name}-{k}", task=t, variation=v, group=k,
                                 rollout_mode=MEMORY if memory else MEMORY_FREE)
                         for k, (t, v) in enumerate(pairs * cfg.eval.episodes_per_variation)]
             episodes = [ep for ep in episodes if self.dist.owns_group(ep.group)]
+            samplers = [episode_generator(cfg.seed, EVAL_STREAM, iteration, s, ep.group)
+                        for ep in episodes]
             with self.dist.gathered(self.model):
                 roll_out(self.envs.take(len(episodes)), episodes, self.model, self.tokenizer,
-                         self._settings(train=False), generator, memory)
+                         self._settings(train=False), samplers, memory)
             outcomes = [o for part in self.dist.gather([(ep.task, ep.success, ep.final_score)
                                                          for ep in episodes]) for o in part]
             result[metric.eval_success(name)] = float(np.mean([success for _, success, _ in outcomes]))

@@ -193,6 +193,48 @@ def test_generation_is_deterministic_given_the_generator(model, tokenizer):
     assert run(11) != run(12)
 
 
+def _own_streams(*seeds: int) -> list[torch.Generator]:
+    return [torch.Generator().manual_seed(s) for s in seeds]
+
+
+def test_a_prompt_with_its_own_generator_samples_the_same_tokens_in_any_batch(model, tokenizer):
+    """One generator per prompt (what the trainer gives every episode): a row's tokens do not
+    depend on its batch-mates, on the micro-batching, or on how long the others decode; and a
+    finished row draws nothing, so its generator is left where its own tokens put it."""
+    prompts = prompts_of_mixed_length()
+    # A token the first row samples second made an eos: that row stops while the others go on.
+    stopper = copy.deepcopy(model)
+    stopper.generation_config.eos_token_id = [
+        generate(model, tokenizer, prompts[:1], 8, 1.0, _own_streams(5))[0].token_ids[1]]
+    together_streams = _own_streams(5, 6, 7)
+    together = generate(stopper, tokenizer, prompts, 8, 1.0, together_streams)
+    split = generate(stopper, tokenizer, prompts[::-1], 8, 1.0, _own_streams(7, 6, 5), max_batch=2)[::-1]
+    assert together[0].finished and len(together[0].token_ids) <= 2
+    assert max(len(g.token_ids) for g in together) > 2  # the others decoded on
+    for row, (prompt, seed) in enumerate(zip(prompts, (5, 6, 7))):
+        alone_stream = _own_streams(seed)
+        alone = generate(stopper, tokenizer, [prompt], 8, 1.0, alone_stream)[0]
+        for other in (together[row], split[row]):
+            assert other.token_ids == alone.token_ids
+            assert other.logprobs == pytest.approx(alone.logprobs, abs=1e-5)
+        next_draw = torch.rand(1, generator=alone_stream[0])
+        assert torch.equal(torch.rand(1, generator=together_streams[row]), next_draw)
+    assert [g.token_ids for g in together] != [
+        g.token_ids for g in generate(stopper, tokenizer, prompts, 8, 1.0, _own_streams(8, 9, 10))]
+
+
+def test_per_row_sampling_follows_the_distribution():
+    from empo2.policy.generation import _draw_per_row
+
+    probs = torch.tensor([0.1, 0.0, 0.6, 0.3])
+    rows = 20_000
+    tokens = _draw_per_row(probs.expand(rows, 4), _own_streams(*range(rows)),
+                           torch.ones(rows, dtype=torch.bool))
+    counts = torch.bincount(tokens, minlength=4).double() / rows
+    assert counts[1] == 0  # a token of probability 0 is never drawn
+    assert torch.allclose(counts, probs.double(), atol=0.015), counts
+
+
 def test_eos_stops_a_row_and_the_rest_continue(model, tokenizer):
     prompts = prompts_of_mixed_length()
     free = generate(model, tokenizer, prompts, 6, 0.0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Sequence, Union
 
 import torch
 import torch.nn.functional as F
@@ -21,6 +21,12 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from .model import compute_dtype
 from .tokenizer import encode_chat
+
+
+Sampler = Union[torch.Generator, Sequence[torch.Generator], None]
+"""Where sampled tokens come from: one generator for the whole batch, or one per prompt (row i
+draws only from generator i, and only while it is unfinished, so a row's tokens do not depend on
+its batch-mates: the trainer gives every episode its own, `rollout.episode_generator`)."""
 
 
 @dataclass
@@ -93,20 +99,34 @@ def _decoding(model: PreTrainedModel) -> Iterator[None]:
 
 
 def _pick(
-    logits: torch.Tensor, temperature: float, generator: torch.Generator | None
+    logits: torch.Tensor, temperature: float, generator: Sampler, alive: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Next token and its log-prob from logits (B, V) float32; temperature 0 is greedy with
-    temperature-1 log-probs."""
+    temperature-1 log-probs. `alive` (B,) marks the rows still decoding."""
     logp = F.log_softmax(logits / (temperature if temperature > 0 else 1.0), dim=-1)
-    if temperature > 0:
+    if temperature <= 0:
+        token = logits.argmax(dim=-1)
+    elif isinstance(generator, torch.Generator) or generator is None:
         probs = logp.exp()
         # The generator decides the device of the draw; sample there so any generator works.
         where = generator.device if generator is not None else probs.device
         token = torch.multinomial(probs.to(where), 1, generator=generator).to(probs.device)
         token = token.squeeze(-1)
     else:
-        token = logits.argmax(dim=-1)
+        token = _draw_per_row(logp.exp(), generator, alive)
     return token, logp.gather(-1, token[:, None]).squeeze(-1)
+
+
+def _draw_per_row(probs: torch.Tensor, generators: Sequence[torch.Generator],
+                  alive: torch.Tensor) -> torch.Tensor:
+    """Inverse-CDF sampling with one uniform per live row from that row's own generator (a
+    finished row draws nothing, so a generator advances by its own row's tokens only)."""
+    uniforms = [torch.rand(1, generator=g, dtype=torch.float64, device=g.device).item() if live else 0.0
+                for g, live in zip(generators, alive.tolist())]
+    u = torch.tensor(uniforms, dtype=torch.float64, device=probs.device)
+    cdf = probs.double().cumsum(-1)  # row by row: no row's sums depend on another's
+    token = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True).squeeze(-1)
+    return token.clamp(max=probs.shape[-1] - 1)
 
 
 def _generate_batch(
@@ -114,7 +134,7 @@ def _generate_batch(
     prompt_ids: Sequence[Sequence[int]],
     max_new_tokens: int,
     temperature: float,
-    generator: torch.Generator | None,
+    generator: Sampler,
     stop_ids: set[int],
     pad_id: int,
 ) -> list[tuple[list[int], list[float], bool]]:
@@ -128,7 +148,7 @@ def _generate_batch(
     done = torch.zeros(len(prompt_ids), dtype=torch.bool, device=model.device)
     steps: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (token, logp, alive)
     for step in range(max_new_tokens):
-        token, logp = _pick(out.logits[:, -1].float(), temperature, generator)
+        token, logp = _pick(out.logits[:, -1].float(), temperature, generator, ~done)
         steps.append((token, logp, ~done))
         done = done | torch.isin(token, stop)
         if step == max_new_tokens - 1 or bool(done.all()):
@@ -164,10 +184,11 @@ def generate_from_ids(
     prompt_ids: Sequence[Sequence[int]],
     max_new_tokens: int,
     temperature: float = 1.0,
-    generator: torch.Generator | None = None,
+    generator: Sampler = None,
     max_batch: int = 64,
 ) -> list[Generation]:
-    """`generate` for prompts already turned into ids (e.g. with and without tips)."""
+    """`generate` for prompts already turned into ids (e.g. with and without tips); `generator`
+    one for all prompts or one per prompt (Sampler)."""
     stop_ids = stop_token_ids(model, tokenizer)
     pad_id = tokenizer.pad_token_id
     if pad_id is None:
@@ -176,8 +197,11 @@ def generate_from_ids(
     with _decoding(model):
         for start in range(0, len(prompt_ids), max_batch):
             chunk = [list(p) for p in prompt_ids[start : start + max_batch]]
+            draws = generator
+            if not (isinstance(generator, torch.Generator) or generator is None):
+                draws = list(generator[start : start + max_batch])
             sampled = _generate_batch(
-                model, chunk, max_new_tokens, temperature, generator, stop_ids, pad_id
+                model, chunk, max_new_tokens, temperature, draws, stop_ids, pad_id
             )
             for prompt, (tokens, logps, finished) in zip(chunk, sampled):
                 text_ids = tokens[:-1] if finished else tokens
@@ -192,7 +216,7 @@ def generate(
     prompts: Sequence[Sequence[Mapping[str, str]]],
     max_new_tokens: int,
     temperature: float = 1.0,
-    generator: torch.Generator | None = None,
+    generator: Sampler = None,
     max_batch: int = 64,
 ) -> list[Generation]:
     """Sample one assistant answer per chat prompt, stopping at eos or after max_new_tokens.

@@ -2,8 +2,9 @@
 
 A checkpoint folder holds the model (save_pretrained; omitted at iteration 0, where the model is
 the configured one; with LoRA only the adapter, a few MB instead of 15 GB) and its tokenizer, so
-the folder loads by itself (`empo2-host eval --run`), the optimizer state, every random generator
-(one per rank in a distributed run), the intrinsic-reward archive and the memory store's marker
+the folder loads by itself (`empo2-host eval --run`), the optimizer state, the random generators
+(the same on every rank; rollouts sample from per-episode generators seeded from the iteration,
+so none of theirs needs saving), the intrinsic-reward archive and the memory store's marker
 (the length of its log at that moment). It is filled under a temporary name and renamed into
 place (runs/atomic.py `commit_folder`: every file fsynced first), so it is complete or absent. Only rank 0 writes it; every rank reads it on resume.
 """
@@ -20,8 +21,6 @@ from .folder import RunFolder
 
 
 def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
-    # Every rank's sampling generator; gathered first, since all ranks must take part.
-    generators = trainer.dist.gather(trainer.generator.get_state())
     sharded = trainer.dist.sharded and trainer.iteration > 0
     if sharded:
         # Every rank writes its own shards into rank 0's temporary folder (one file system:
@@ -42,8 +41,7 @@ def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
         torch.save(trainer.optimizer.state_dict(), tmp / "optimizer.pt")
     torch.save({
         "python_rng": trainer.rng.getstate(),
-        "torch_generator": generators[0],
-        "torch_generators": generators,
+        "torch_generator": trainer.generator.get_state(),
         "torch_global": torch.get_rng_state(),
         "intrinsic": trainer.intrinsic.state_dict(),
     }, tmp / "rng.pt")
@@ -74,14 +72,13 @@ def load_checkpoint(path, trainer) -> dict:
                                                      map_location=str(trainer.device)))
     rng = torch.load(path / "rng.pt", weights_only=False)
     trainer.rng.setstate(_as_tuple(rng["python_rng"]))
-    per_rank = rng.get("torch_generators") or [rng["torch_generator"]]
-    if len(per_rank) != trainer.dist.world and state.get("format") != "sharded":
-        raise RuntimeError(f"checkpoint {path} was written by {len(per_rank)} processes; "
+    # Older checkpoints say it only by their list of per-rank generators.
+    written_by = state.get("world") or len(rng.get("torch_generators") or [None])
+    if written_by != trainer.dist.world and state.get("format") != "sharded":
+        raise RuntimeError(f"checkpoint {path} was written by {written_by} processes; "
                            f"resume it with as many (this job has {trainer.dist.world})")
-    if trainer.dist.rank < len(per_rank):
-        trainer.generator.set_state(per_rank[trainer.dist.rank])
-    # else: a sharded run resumed on more ranks than wrote it; a new rank keeps the stream its
-    # seed gives (sampling streams are per rank, so rollouts differ from a run at the old size).
+    # The update's minibatch order: one stream, the same on every rank, so at any world size.
+    trainer.generator.set_state(rng["torch_generator"])
     torch.set_rng_state(rng["torch_global"])
     trainer.intrinsic.load_state_dict(rng["intrinsic"])
     return state
