@@ -93,11 +93,14 @@ def test_grpo_never_touches_memory_in_rollouts(tmp_path, tiny_policy, embedder, 
     trainer, folder = make_trainer(tmp_path, tiny_policy, embedder, iterations=2, **{
         "algo.p_memory": 0.0, "eval.every": 0, "memory.write_tips": write_tips})
     trainer.run()
+    written = []
     for summary in folder.trajectory_summaries():
         episode = folder.trajectory(summary["id"])
         assert episode["rollout_mode"] == "memory-free" and episode["update_mode"] == "on-policy"
         assert all(not s["tips"] for s in episode["steps"])
-        assert bool(episode["tip"]) == (write_tips == "always")
+        written.append(bool(episode["tip"]))
+    # With `always` every episode reflects, but a sampled tip can be empty (eos drawn first).
+    assert any(written) == (write_tips == "always")
     assert (trainer.memory.count() > 0) == (write_tips == "always")
 
 
