@@ -30,7 +30,8 @@ How the EMPO² iteration maps onto it (the choices, in order):
    weights; sharding them costs nothing extra and keeps one code path.
 7. Checkpoints: `torch.distributed.checkpoint` (DCP) writes each rank's shards into the
    checkpoint folder; DCP reshards on load, so a run saved by 2 processes resumes with 1 (even
-   without a process group) or with 4. `empo2-host export` turns one into a save_pretrained folder.
+   without a process group) or with 4, and plays the episodes the uninterrupted run plays: no
+   sampling stream belongs to a rank (trainer.py, choice 6). `empo2-host export` turns one into a save_pretrained folder.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def shard_model(model: torch.nn.Module, device: torch.device, mixed_bf16: bool,
         options["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16,
                                                     reduce_dtype=torch.float32)
     if cpu_offload:
-        options["offload_policy"] = CPUOffloadPolicy()
+        # Pinned pages only speed up copies to a GPU, and pinning needs a CUDA driver.
+        options["offload_policy"] = CPUOffloadPolicy(pin_memory=torch.cuda.is_available())
     for layer in decoder_layers(model):
         fully_shard(layer, **options)
     fully_shard(model, **options)

@@ -78,6 +78,17 @@ def resolve_model(name: str, progress=None) -> str:
     return name
 
 
+def kl_reference(model, model_path: str, device: str, dtype: str, shard=None):
+    """The KL reference (β > 0), the initial policy: under LoRA the base beneath the adapters (no
+    copy), else a frozen copy, passed through `shard` (the policy's own sharding) when given: a
+    second full 7B copy per rank would not fit."""
+    if is_peft(model):
+        return AdapterFreeView(model)
+    reference, _ = load_policy(model_path, device=device, dtype=dtype)
+    reference.eval().requires_grad_(False)
+    return shard(reference) if shard is not None else reference
+
+
 class Trainer:
     def __init__(self, config: TrainConfig, folder: RunFolder, hooks: TrainerHooks | None = None,
                  control: RunControl | None = None, embedder: SentenceEmbedder | None = None,
@@ -112,13 +123,8 @@ class Trainer:
         )
         self.reference = None
         if config.algo.kl_beta > 0:  # kept only when it is used: a 7B copy is not free
-            if is_peft(self.model):  # the base under the adapters is the initial policy
-                self.reference = AdapterFreeView(self.model)
-            else:
-                self.reference, _ = load_policy(self.model_path, device=str(self.device), dtype=p.dtype)
-                self.reference.eval().requires_grad_(False)
-                if self.dist.sharded:  # sharded the same way: a second full 7B copy would not fit
-                    self.reference = self._shard(self.reference)
+            self.reference = kl_reference(self.model, self.model_path, str(self.device), p.dtype,
+                                          self._shard if self.dist.sharded else None)
         self.intrinsic = make_intrinsic_reward(
             config.algo.intrinsic,
             **({"threshold": config.algo.novelty_threshold} if config.algo.intrinsic == "paper" else {}),

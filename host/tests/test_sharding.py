@@ -35,6 +35,8 @@ def _assert_same_step(one: dict, two: dict) -> None:
         assert torch.allclose(two["grads"][name], grad, rtol=1e-4, atol=1e-6), name
     for name, param in one["params"].items():
         assert torch.allclose(two["params"][name], param, rtol=1e-4, atol=1e-6), name
+    gap = max((two["grads"][n] - g).abs().max().item() for n, g in one["grads"].items())
+    print(f"largest gradient difference from one process: {gap:.3g}")
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +64,7 @@ def test_two_sharded_ranks_take_the_one_process_step_with_half_the_bytes(tmp_pat
             assert 0.4 < share < 0.6, (kind, share)
     for kind in ("parameters", "gradients", "optimizer"):
         assert sum(r[kind] for r in two["rank_bytes"]) == pytest.approx(totals[kind], rel=0.02), kind
+    _assert_no_full_copy_left(two, "policy")
 
 
 def _train(tmp_path: Path, name: str, config: dict, procs: int, resume: bool = False, **extra):
@@ -247,3 +250,65 @@ def test_two_nodes_meet_through_the_c10d_rendezvous(tmp_path, tiny_policy, episo
     two = torch.load(written[0], weights_only=False)
     _assert_same_step(one_update(str(tiny_policy), episodes, "off-policy"), two)
 
+
+FEATURES = ("lora", "kl", "cpu_offload", "gradient_checkpointing")
+
+
+@pytest.fixture(scope="module")
+def feature_steps(tmp_path_factory, tiny_policy, episodes_file) -> dict:
+    """One torchrun launch, two ranks: the sharded update of every variant in FEATURES."""
+    path, _ = episodes_file
+    out = tmp_path_factory.mktemp("features") / "out.pt"
+    result = torchrun([str(HERE / "sharding_support.py"), str(tiny_policy), str(path), str(out),
+                       *FEATURES], out.parent)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return torch.load(out, weights_only=False)
+
+
+def _assert_half_each(per_rank: list[int], total: int, what: str) -> None:
+    assert len(per_rank) == 2 and sum(per_rank) == pytest.approx(total, rel=0.02), what
+    for share in (b / total for b in per_rank):
+        assert 0.4 < share < 0.6, (what, share)
+
+
+def _assert_no_full_copy_left(two: dict, name: str) -> None:
+    """Inside `gathered` each rank holds the full weights (the reading can see them); after the
+    update and after the generation it holds none."""
+    full = two["full_bytes"][name]
+    for rank in range(2):
+        assert full <= two["unsharded_inside"][rank][name] < 1.1 * full, (name, rank)
+        assert two["unsharded_after_update"][rank][name] == 0, (name, rank)
+        assert two["unsharded_after"][rank][name] == 0, (name, rank)
+
+
+def test_lora_adapters_are_sharded_and_take_the_one_process_step(tiny_policy, episodes_file, feature_steps):
+    two = feature_steps["lora"]
+    _assert_same_step(one_update(str(tiny_policy), episodes_file[1], "off-policy", variant="lora"), two)
+    assert two["grads"] and all("lora_" in name for name in two["grads"])  # the base is frozen
+    assert "kl" in two["stats"]  # β > 0 against the base beneath the adapters
+    _assert_half_each(two["trainable_bytes"], two["trainable_total"], "adapters")
+    _assert_no_full_copy_left(two, "policy")
+
+
+def test_the_kl_reference_is_sharded_and_leaves_no_full_copy(tiny_policy, episodes_file, feature_steps):
+    two = feature_steps["kl"]
+    _assert_same_step(one_update(str(tiny_policy), episodes_file[1], "off-policy", variant="kl"), two)
+    assert two["stats"]["kl"] > 0  # the second minibatch's policy has moved off the reference
+    for name in ("policy", "reference"):
+        _assert_half_each([r[name] for r in two["rank_model_bytes"]], two["full_bytes"][name], name)
+        _assert_no_full_copy_left(two, name)
+
+
+def test_cpu_offload_takes_the_one_process_step(tiny_policy, episodes_file, feature_steps):
+    """On CPU the offload moves nothing; what is checked is that every FSDP parameter runs under
+    the offload policy and the step is still the one-process step."""
+    two = feature_steps["cpu_offload"]
+    assert two["offloaded"] and not feature_steps["kl"]["offloaded"]
+    _assert_same_step(one_update(str(tiny_policy), episodes_file[1], "off-policy"), two)
+
+
+def test_gradient_checkpointing_takes_the_one_process_step(tiny_policy, episodes_file, feature_steps):
+    two = feature_steps["gradient_checkpointing"]
+    assert two["checkpointing"] and not feature_steps["kl"]["checkpointing"]
+    one = one_update(str(tiny_policy), episodes_file[1], "off-policy", variant="gradient_checkpointing")
+    _assert_same_step(one, two)
