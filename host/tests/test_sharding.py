@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -182,46 +184,48 @@ def test_sharded_checkpoints_change_world_size_and_export(tmp_path, tiny_policy,
     assert len((one / "metrics.jsonl").read_text().splitlines()) == 2
 
 
-def test_a_failed_sharded_save_leaves_the_previous_checkpoint(tmp_path, tiny_policy, monkeypatch):
-    """A crash while the shards are written (an exception after a partial write, in process)
-    leaves only a temporary folder: the last complete checkpoint still loads and resumes."""
-    from empo2.config import load_config
-    from empo2.runs import checkpoint as checkpoint_module
-    from empo2.runs.folder import RunFolder
-    from empo2.trainer import Trainer
+def test_kill_9_during_a_sharded_save_leaves_the_previous_checkpoint(tmp_path, tiny_policy, straight):
+    """Both ranks killed with SIGKILL while iteration 2's checkpoint is half written (every
+    rank's shard files on disk, DCP's `.metadata` not yet: save_kill_support.py holds the save
+    there); a plain resume then continues from iteration 1 as the uninterrupted run."""
+    config = _config(tiny_policy)
+    path = tmp_path / "killed.json"
+    path.write_text(json.dumps(config))
+    pause = tmp_path / "pause"
+    pause.mkdir()
+    env = dict(_env(), EMPO2_TEST_PAUSE_DIR=str(pause), EMPO2_TEST_PAUSE_AT="iter-000002")
+    with open(tmp_path / "agent.log", "w") as log:
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+             str(HERE / "save_kill_support.py"), "train", "--config", str(path),
+             "--root", str(tmp_path / "runs"), "--name", "killed"],
+            cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 600
+            while not (pause / "paused").exists():
+                assert agent.poll() is None, (tmp_path / "agent.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, "the run never reached its second save"
+                time.sleep(0.2)
+            half_written = Path((pause / "paused").read_text())
+            files = sorted(p.name for p in half_written.iterdir())
+            assert len([f for f in files if f.endswith(".distcp")]) == 2 and ".metadata" not in files
+            for rank in (0, 1):
+                os.kill(int((pause / f"pid-{rank}").read_text()), signal.SIGKILL)
+            assert agent.wait(timeout=120) != 0
+        finally:
+            if agent.poll() is None:
+                agent.kill()
 
-    config = load_config({**_config(tiny_policy), "iterations": 2, "root": str(tmp_path / "runs"),
-                          "name": "crash"})
-    folder = RunFolder.create(tmp_path / "runs", "crash", config.to_dict())
-    real = checkpoint_module.save_sharded
-    calls = {"n": 0}
-
-    def crashing(target, model, optimizer):
-        calls["n"] += 1
-        if calls["n"] == 2:  # iteration 2's save: half written, then the process "dies"
-            (target / "sharded").mkdir()
-            (target / "sharded" / "__0_0.distcp").write_bytes(b"partial")
-            raise KeyboardInterrupt("killed during the save")
-        real(target, model, optimizer)
-
-    monkeypatch.setattr(checkpoint_module, "save_sharded", crashing)
-    try:
-        trainer = Trainer(config, folder)
-        with pytest.raises(KeyboardInterrupt):
-            trainer.run()
-        trainer.close()
-        trainer.memory.close()  # what the death of the process does to the memory's lock
-        latest = folder.latest_checkpoint()
-        assert latest is not None and latest[0] == 1
-        assert (folder.checkpoints_path / ".iter-000002.tmp").exists()  # never renamed into place
-        monkeypatch.setattr(checkpoint_module, "save_sharded", real)
-        resumed = Trainer(load_config(folder.config()), folder)
-        resumed.run(resume=True)
-        resumed.close()
-        assert [m["iteration"] for m in folder.metrics()] == [1, 2]
-    finally:  # the one-process group FSDP2 made: a live gloo group aborts the interpreter's exit
-        if torch.distributed.is_initialized():
-            torch.distributed.destroy_process_group()
+    run = tmp_path / "runs" / "killed"
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == [".iter-000002.tmp", "iter-000000",
+                                                                       "iter-000001"]
+    _train(tmp_path, "killed", config, 2, resume=True)
+    assert _metrics(run) == _metrics(straight)
+    for it in (1, 2):
+        name = f"trajectories/iter-{it:06d}.jsonl"
+        assert (run / name).read_text() == (straight / name).read_text()
+    # The resumed run wrote iteration 2's checkpoint anew, over the half-written one.
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["iter-000001", "iter-000002"]
 
 
 def _free_port() -> int:
