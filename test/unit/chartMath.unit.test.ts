@@ -8,6 +8,7 @@ import {
   latestReadings,
   markerOf,
   readingsText,
+  RobustAxis,
   robustRange,
   showPoints,
   spanRange,
@@ -68,7 +69,7 @@ describe('metrics chart maths', () => {
       assert.ok(range[1] < 5 && range[1] >= 1.3, `top ${range[1]}`);
       assert.equal(range[0], Math.min(...min), 'nothing is clipped below');
       assert.deepEqual(beyondAxis(max, range), { above: [12], below: [] });
-      assert.equal(clipNote([mean, min, max], range), '▲ 1 point above the axis (up to 800)');
+      assert.equal(clipNote([mean, min, max], [mean, min, max].map((v) => beyondAxis(v, range))), '▲ 1 point above the axis (up to 800)');
     });
 
     it('nothing is clipped without outliers, or with too few points to tell', () => {
@@ -80,6 +81,18 @@ describe('metrics chart maths', () => {
       const flat = Array.from({ length: 30 }, (_, i) => (i === 7 ? 1.02 : 1));
       const range = robustRange([flat, [...flat.slice(1), 900]])!;
       assert.ok(range[1] >= 1.02 && range[1] < 2, `top ${range[1]}`);
+    });
+
+    it('a live run: a spike in a new row is clipped at once, between recomputations of the fences', () => {
+      const columns = { mean: mean.slice(0, 10), max: max.slice(0, 10) };
+      const axis = new RobustAxis();
+      assert.equal(axis.update(columns, [columns.mean, columns.max], 10), undefined);
+      columns.mean.push(1);
+      columns.max.push(900);
+      const range = axis.update(columns, [columns.mean, columns.max], 11)!;
+      assert.ok(range && range[1] < 5, 'clipped at the next row');
+      // Columns replaced (another run): read afresh.
+      assert.equal(axis.update({}, [mean.slice(0, 10)], 10), undefined);
     });
 
     it('the importance-ratio charts clip their outliers', () => {

@@ -45,47 +45,97 @@ const QUANTILE_SAMPLE = 4_096;
 /** How far beyond the quartiles a value may lie before it is clipped: Tukey's "far out" fence. */
 const FENCE = 3;
 
+export interface Fences {
+  readonly low: number;
+  readonly high: number;
+}
+
 /**
- * The y range of a chart whose outliers would flatten it (importance ratios: one spike of 800
- * over means near 1): the data's range cut at Tukey's far-out fences, Q1 − 3·IQR and Q3 + 3·IQR.
+ * Tukey's far-out fences of a chart's values, Q1 − 3·IQR and Q3 + 3·IQR, from a strided sample.
  * The spread is at least 5% of the quartiles' size, so a run of equal values with one real
- * wobble keeps the wobble. Undefined when nothing lies beyond the fences (the plain range then).
+ * wobble keeps the wobble. Undefined with fewer than 4 values (too few to call one an outlier).
  */
-export function robustRange(series: readonly Values[]): Range | undefined {
-  let count = 0;
-  let min = Infinity;
-  let max = -Infinity;
-  for (const values of series) {
-    for (let i = 0; i < values.length; i++) {
-      const v = values[i];
-      if (typeof v === 'number' && Number.isFinite(v)) {
-        count++;
-        min = Math.min(min, v);
-        max = Math.max(max, v);
-      }
-    }
-  }
-  if (count < 4) {
-    return undefined;
-  }
-  const stride = Math.max(1, Math.ceil(count / QUANTILE_SAMPLE));
+export function fencesOf(series: readonly Values[]): Fences | undefined {
+  const stride = Math.max(1, Math.ceil(series.reduce((sum, values) => sum + values.length, 0) / QUANTILE_SAMPLE));
   const sample: number[] = [];
-  let seen = 0;
+  let position = 0;
   for (const values of series) {
-    for (let i = 0; i < values.length; i++) {
+    for (let i = 0; i < values.length; i++, position++) {
       const v = values[i];
-      if (typeof v === 'number' && Number.isFinite(v) && seen++ % stride === 0) {
+      if (typeof v === 'number' && Number.isFinite(v) && position % stride === 0) {
         sample.push(v);
       }
     }
+  }
+  if (sample.length < 4) {
+    return undefined;
   }
   sample.sort((a, b) => a - b);
   const q1 = quantile(sample, 0.25);
   const q3 = quantile(sample, 0.75);
   const spread = Math.max(q3 - q1, 0.05 * Math.max(Math.abs(q1), Math.abs(q3)), 1e-12);
-  const low = Math.max(min, q1 - FENCE * spread);
-  const high = Math.min(max, q3 + FENCE * spread);
+  return { low: q1 - FENCE * spread, high: q3 + FENCE * spread };
+}
+
+/** The smallest and largest finite value of rows `from` on. */
+export function extremes(series: readonly Values[], from = 0): Range {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const values of series) {
+    for (let i = from; i < values.length; i++) {
+      const v = values[i];
+      if (typeof v === 'number' && Number.isFinite(v)) {
+        min = v < min ? v : min;
+        max = v > max ? v : max;
+      }
+    }
+  }
+  return [min, max];
+}
+
+/** The data's range cut at the fences; undefined when nothing lies beyond them. */
+export function clippedRange(fences: Fences | undefined, [min, max]: Range): Range | undefined {
+  if (!fences) {
+    return undefined;
+  }
+  const low = Math.max(min, fences.low);
+  const high = Math.min(max, fences.high);
   return low === min && high === max ? undefined : [low, high];
+}
+
+/**
+ * The y range of a chart whose outliers would flatten it (importance ratios: one spike of 800
+ * over means near 1): the data's range cut at the far-out fences (fencesOf).
+ */
+export function robustRange(series: readonly Values[]): Range | undefined {
+  return clippedRange(fencesOf(series), extremes(series));
+}
+
+/**
+ * robustRange of columns that grow by a row per iteration, without re-reading 100,000 rows on
+ * every live update: the fences are recomputed when the rows grew by 1% (or were replaced or
+ * rolled back), the extremes follow every new row.
+ */
+export class RobustAxis {
+  private fences: Fences | undefined;
+  private extent: Range = [Infinity, -Infinity];
+  private rowsAtFences = -1;
+  private rowsSeen = 0;
+  private source: unknown;
+
+  update(source: unknown, series: readonly Values[], rows: number): Range | undefined {
+    if (source !== this.source || rows < this.rowsSeen || rows > this.rowsAtFences * 1.01 + 8) {
+      this.source = source;
+      this.fences = fencesOf(series);
+      this.extent = extremes(series);
+      this.rowsAtFences = rows;
+    } else if (rows > this.rowsSeen) {
+      const [min, max] = extremes(series, this.rowsSeen);
+      this.extent = [Math.min(this.extent[0], min), Math.max(this.extent[1], max)];
+    }
+    this.rowsSeen = rows;
+    return clippedRange(this.fences, this.extent);
+  }
 }
 
 function quantile(sorted: readonly number[], q: number): number {
@@ -230,19 +280,18 @@ export function readingsText(readings: Readings | undefined): string {
   return [`iteration ${readings.iteration}`, ...parts].join(' · ');
 }
 
-/** What a clipped axis leaves out, said in the header: "2 points above the axis (up to 800)". */
-export function clipNote(series: readonly Values[], range: Range): string {
+/** What a clipped axis leaves out (beyondAxis of each series), said in the header: "▲ 2 points above the axis (up to 800)". */
+export function clipNote(series: readonly Values[], beyond: readonly Beyond[]): string {
   let above = 0;
   let below = 0;
   let highest = -Infinity;
   let lowest = Infinity;
-  for (const values of series) {
-    const beyond = beyondAxis(values, range);
-    above += beyond.above.length;
-    below += beyond.below.length;
-    beyond.above.forEach((i) => (highest = Math.max(highest, values[i] as number)));
-    beyond.below.forEach((i) => (lowest = Math.min(lowest, values[i] as number)));
-  }
+  beyond.forEach((b, s) => {
+    above += b.above.length;
+    below += b.below.length;
+    b.above.forEach((i) => (highest = Math.max(highest, series[s][i] as number)));
+    b.below.forEach((i) => (lowest = Math.min(lowest, series[s][i] as number)));
+  });
   const points = (n: number) => `${n} point${n === 1 ? '' : 's'}`;
   const parts = [
     ...(above ? [`▲ ${points(above)} above the axis (up to ${formatValue(highest)})`] : []),
