@@ -2,7 +2,7 @@ import { LitElement, html, nothing, type PropertyValues, type TemplateResult } f
 import { customElement, property } from 'lit/decorators.js';
 import uPlot from 'uplot';
 import type { ChartSpec, MetricsColumns, SeriesSpec } from '../../../src/runs/metricsCharts';
-import { clipNote, formatValue, latestReadings, markerOf, readingsText, robustRange, showPoints, spanRange, tickLabels, type Range } from './chartMath';
+import { beyondAxis, clipNote, formatValue, latestReadings, markerOf, readingsText, RobustAxis, showPoints, spanRange, tickLabels, type Range } from './chartMath';
 import { metricsChartStyles } from './metrics-chart.styles';
 
 const HEIGHT = 180;
@@ -39,6 +39,7 @@ export class MetricsChart extends LitElement {
   private clipText = '';
   /** The clipped y range of a chart with clipOutliers, while some point lies beyond it. */
   private clip: Range | undefined;
+  private readonly robustAxis = new RobustAxis();
 
   override render(): TemplateResult {
     return html`<h3>
@@ -95,7 +96,7 @@ export class MetricsChart extends LitElement {
   }
 
   private data(): uPlot.AlignedData {
-    this.clip = this.spec.clipOutliers ? robustRange(this.seriesValues()) : undefined;
+    this.clip = this.spec.clipOutliers ? this.robustAxis.update(this.columns, this.seriesValues(), this.columns.iterations.length) : undefined;
     return [this.columns.iterations, ...this.seriesValues()] as uPlot.AlignedData;
   }
 
@@ -185,28 +186,23 @@ export class MetricsChart extends LitElement {
     const { min, max } = u.scales.y;
     const range: Range | undefined = this.clip && min !== undefined && max !== undefined ? [min, max] : undefined;
     const series = u.data.slice(1) as (number | null)[][];
-    const note = range ? clipNote(series, range) : '';
-    if (range && note) {
-      const ctx = u.ctx;
-      const size = 5 * devicePixelRatio;
-      series.forEach((values, i) => {
-        ctx.fillStyle = themeColor(this.spec.series[i].color, 'red');
-        for (let j = 0; j < values.length; j++) {
-          const v = values[j];
-          if (typeof v !== 'number' || (v <= range[1] && v >= range[0])) {
-            continue;
-          }
+    const beyond = range ? series.map((values) => beyondAxis(values, range)) : [];
+    const note = range ? clipNote(series, beyond) : '';
+    const ctx = u.ctx;
+    const size = 5 * devicePixelRatio;
+    beyond.forEach(({ above, below }, s) => {
+      ctx.fillStyle = themeColor(this.spec.series[s].color, 'red');
+      for (const [indices, edge, tip] of [[above, u.bbox.top, 1.6 * size], [below, u.bbox.top + u.bbox.height, -1.6 * size]] as const) {
+        for (const j of indices) {
           const x = u.valToPos(u.data[0][j], 'x', true);
-          const edge = v > range[1] ? u.bbox.top : u.bbox.top + u.bbox.height;
-          const tip = v > range[1] ? 1.6 * size : -1.6 * size;
           ctx.beginPath();
           ctx.moveTo(x, edge);
           ctx.lineTo(x - size, edge + tip);
           ctx.lineTo(x + size, edge + tip);
           ctx.fill();
         }
-      });
-    }
+      }
+    });
     if (note !== this.clipText) {
       this.clipText = note;
       this.dataset.clipped = note;
