@@ -6,13 +6,15 @@ import { describeError, RpcError } from '../rpc/errors';
 import { Notifications, Requests } from '../rpc/methods';
 import type { MemoryChange, Tip, TipResult, TipVersion } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
-import { applyTipChanges, type TipDeletion, type TipEdit } from './tipRules';
+import { applyTipChanges, liveTips, type TipDeletion, type TipEdit } from './tipRules';
 
 // The memory tips of the current run, free of vscode: loaded with memory.list, kept live by
 // memory/changed (tips the policy writes during training appear as they are written), and
 // edited through memory.add / update / delete with the version the person read, so an edit
 // made on a stale copy comes back as a conflict carrying the current tip instead of silently
-// overwriting someone else's (or the policy's) change.
+// overwriting someone else's (or the policy's) change. Deleted tips are kept too, marked
+// deleted (memory.list with includeDeleted), so they stay findable with their history; list()
+// and get() answer the live ones, what retrieval can return and what can be edited.
 
 /** Tips listed at most; a run keeps at most 1,000 entries per variation. */
 const MAX_TIPS = 20_000;
@@ -68,11 +70,19 @@ export class TipsModel extends Disposable {
     return this.loadError;
   }
 
-  list(): Tip[] {
-    return [...this.tips.values()];
+  /** The live tips, or with `includeDeleted` the deleted ones too. */
+  list(options: { readonly includeDeleted?: boolean } = {}): Tip[] {
+    return options.includeDeleted ? [...this.tips.values()] : liveTips(this.tips.values());
   }
 
+  /** A live tip. */
   get(tipId: string): Tip | undefined {
+    const tip = this.tips.get(tipId);
+    return tip?.deleted ? undefined : tip;
+  }
+
+  /** A tip, live or deleted (its history can be read either way). */
+  find(tipId: string): Tip | undefined {
     return this.tips.get(tipId);
   }
 
@@ -90,7 +100,7 @@ export class TipsModel extends Disposable {
       if (!sameRun || !this.host.health.isInterrupted) {
         this.tips.clear(); // while reconnecting, the same run's tips stay on show
       }
-      this._onDidChange.fire({ kind: 'reset', runId, tips: this.list() });
+      this._onDidChange.fire({ kind: 'reset', runId, tips: this.list({ includeDeleted: true }) });
       return Promise.resolve();
     }
     const loading = this.fetchAll(runId)
@@ -110,7 +120,7 @@ export class TipsModel extends Disposable {
       })
       .finally(() => {
         if (this.runId === runId) {
-          this._onDidChange.fire({ kind: 'reset', runId, tips: this.list() });
+          this._onDidChange.fire({ kind: 'reset', runId, tips: this.list({ includeDeleted: true }) });
         }
       });
     this.loading = loading;
@@ -126,7 +136,7 @@ export class TipsModel extends Disposable {
     const tips: Tip[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.host.request(Requests.memoryList, { runId, limit: PAGE, ...(cursor ? { cursor } : {}) });
+      const page = await this.host.request(Requests.memoryList, { runId, limit: PAGE, filter: { includeDeleted: true }, ...(cursor ? { cursor } : {}) });
       tips.push(...page.items);
       cursor = page.nextCursor ?? undefined;
     } while (cursor && tips.length < MAX_TIPS);
