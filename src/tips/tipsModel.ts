@@ -38,9 +38,14 @@ export class TipsModel extends Disposable {
   private readonly _onDidChange = this._register(new Emitter<TipsChange>());
   readonly onDidChange = this._onDidChange.event;
 
+  /**
+   * `personName`: who a person's edits are by (personName.ts: the VS Code account's name), sent
+   * as their author unless a caller names one; undefined leaves it to the host's "you".
+   */
   constructor(
     private readonly host: HostApi,
     private readonly runs: RunsModel,
+    private readonly personName: () => Promise<string | undefined> = () => Promise.resolve(undefined),
   ) {
     super();
     this._register(runs.onDidChangeCurrent((entry) => {
@@ -158,8 +163,9 @@ export class TipsModel extends Disposable {
     return this.runId;
   }
 
-  async add(variationKey: string, text: string, author?: string, editId?: string): Promise<Tip> {
+  async add(variationKey: string, text: string, named?: string, editId?: string): Promise<Tip> {
     const runId = this.requireRun();
+    const author = named ?? (await this.personName());
     const params = { runId, variationKey, text, ...(author ? { author } : {}), ...(editId ? { editId } : {}) };
     const { tip } = await this.send(() => this.host.request(Requests.memoryAdd, params), editId);
     this.tips.set(tip.id, tip);
@@ -172,13 +178,15 @@ export class TipsModel extends Disposable {
    * With an edit id the save survives a dropped link: it is sent again after the reconnect with
    * the same id, and the host answers what it recorded (retriedSave.ts).
    */
-  update(edit: TipEdit, author?: string): Promise<EditOutcome> {
+  async update(edit: TipEdit, named?: string): Promise<EditOutcome> {
+    const author = named ?? (await this.personName());
     return this.edit('updated', edit.text, author, edit.editId, (runId) =>
       this.host.request(Requests.memoryUpdate, { runId, ...edit, ...(author ? { author } : {}) }),
     );
   }
 
-  delete(deletion: TipDeletion, author?: string): Promise<EditOutcome> {
+  async delete(deletion: TipDeletion, named?: string): Promise<EditOutcome> {
+    const author = named ?? (await this.personName());
     const withId = { editId: newEditId(), ...deletion };
     return this.edit('deleted', '', author, withId.editId, (runId) =>
       this.host.request(Requests.memoryDelete, { runId, ...withId, ...(author ? { author } : {}) }),
