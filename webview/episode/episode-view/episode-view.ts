@@ -2,6 +2,7 @@ import { LitElement, html, nothing, type PropertyValues, type TemplateResult } f
 import { customElement, property } from 'lit/decorators.js';
 import { SCORE, SCORE_SCALE } from '../../../src/common/quantities';
 import type { Episode, RolloutMode, TrajectoryStep, UpdateMode } from '../../../src/rpc/protocol';
+import { shownTips } from '../shownTips';
 import { episodeViewStyles } from './episode-view.styles';
 
 export type RevealTipEvent = CustomEvent<{ readonly tipId: string }>;
@@ -83,9 +84,20 @@ export class EpisodeView extends LitElement {
         <div class="label">Observation</div>
         <p class="observation">${step.observation}</p>
         ${step.tips.length
-          ? html`<div class="label">Tips in the prompt (${step.tips.length})</div>
+          ? html`<div class="label" title="The prompt shows each tip followed by the action its episode took in the state most like this one">
+                Tips in the prompt (${step.tips.length})
+              </div>
               <ul class="tips">
-                ${step.tips.map((tip, index) => html`<li>${tip} ${step.tip_ids[index] ? this.tipLink(step.tip_ids[index]) : nothing}</li>`)}
+                ${shownTips(step).map(
+                  (tip) => html`<li title=${`In the prompt: ${tip.inPrompt}`}>
+                    <span data-testid="tip-text">${tip.text}</span> ${tip.id ? this.tipLink(tip.id) : nothing}
+                    ${tip.action
+                      ? html`<div class="tip-action" data-testid="tip-action">
+                          + the action its episode took in the most similar state: <code>${tip.action}</code>
+                        </div>`
+                      : nothing}
+                  </li>`,
+                )}
               </ul>`
           : nothing}
         <div class="label">Action</div>
