@@ -1,4 +1,4 @@
-import { SCORE, SCORE_SCALE, SHARE_SCALE } from '../common/quantities';
+import { formatReturn, SCORE, SCORE_SCALE, SHARE_SCALE } from '../common/quantities';
 import type { MetricsRecord } from '../rpc/protocol';
 
 // Which charts the metrics panel draws and which metrics.jsonl keys feed them (names:
@@ -25,6 +25,8 @@ export interface ChartSpec {
    * is clipped at a robust range and points beyond it get a marker at the edge (chartMath.ts).
    */
   readonly clipOutliers?: boolean;
+  /** How the header and legend write a value (default chartMath.formatValue). */
+  readonly format?: (value: number) => string;
 }
 
 export const CHARTS: readonly ChartSpec[] = [
@@ -33,6 +35,7 @@ export const CHARTS: readonly ChartSpec[] = [
     // The mean final score, under the name the tree and the episode view give it.
     title: `Mean ${SCORE} by rollout mode`,
     unit: SCORE_SCALE,
+    format: formatReturn, // as the tree and the status bar write a score
     series: [
       // All rollouts first: each iteration has one mode, so its line is always one of the
       // other two, which are drawn over it in their mode's colour.

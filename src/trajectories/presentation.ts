@@ -1,5 +1,5 @@
 import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
-import { SCORE, SCORE_SCALE } from '../common/quantities';
+import { formatReturn, SCORE, SCORE_SCALE } from '../common/quantities';
 import { runContextValue } from '../runs/runContext';
 import { inActiveState, latestReturn } from '../runs/runsModel';
 import type { TrajectoryModel } from './trajectoryModel';
@@ -52,15 +52,8 @@ export function updateLabel(mode: UpdateMode): string {
 }
 
 // The one name of an episode's final score, and its scale (src/common/quantities.ts).
-export { SCORE, SCORE_SCALE };
+export { formatReturn, SCORE, SCORE_SCALE };
 
-export function formatReturn(value: number | undefined): string {
-  if (value === undefined || !Number.isFinite(value)) {
-    return '–';
-  }
-  const rounded = Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 10 ? value.toFixed(1) : value.toFixed(2);
-  return rounded === '-0.00' ? '0.00' : rounded;
-}
 
 export function present(node: TrajectoryNode, model: TrajectoryModel): NodePresentation {
   switch (node.kind) {

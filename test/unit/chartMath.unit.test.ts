@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { SCORE, SCORE_SCALE } from '../../src/common/quantities';
+import { formatReturn, SCORE, SCORE_SCALE } from '../../src/common/quantities';
 import { appendRecords, CHARTS, emptyColumns } from '../../src/runs/metricsCharts';
 import { SCORE as TREE_SCORE } from '../../src/trajectories/presentation';
 import {
@@ -129,6 +129,9 @@ describe('metrics chart maths', () => {
       ]);
       // The other mode's figure is there, said to be from its own iteration.
       assert.equal(readingsText(readings), 'iteration 8 · all rollouts 25.5 · memory-free 25.5 · with memory – (20 at 7)');
+      // A score reads as the tree and the status bar write it.
+      assert.equal(readingsText(readings, chart('return').format), 'iteration 8 · all rollouts 25.5 · memory-free 25.5 · with memory – (20.0 at 7)');
+      assert.equal(chart('return').format?.(0), formatReturn(0));
     });
 
     it('an evaluation not run in the latest iteration says so, with the one it last had', () => {

@@ -1,6 +1,6 @@
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import { SCORE, SCORE_SCALE } from '../../../src/common/quantities';
+import { formatReturn, SCORE, SCORE_SCALE } from '../../../src/common/quantities';
 import type { Episode, RolloutMode, TrajectoryStep, UpdateMode } from '../../../src/rpc/protocol';
 import { shownTips } from '../shownTips';
 import { episodeViewStyles } from './episode-view.styles';
@@ -58,7 +58,7 @@ export class EpisodeView extends LitElement {
         <span class="fact">${e.task}/${e.variation}${e.group !== undefined ? ` · group ${e.group}` : ''}</span>
         <span class="fact">${ROLLOUT[e.rollout_mode] ?? e.rollout_mode}</span>
         <span class="fact">${UPDATE[e.update_mode] ?? e.update_mode}</span>
-        <span class="fact ${e.success ? 'success' : 'failure'}" title="Final ${SCORE}, ${SCORE_SCALE}">${e.success ? 'succeeded' : 'failed'} · ${SCORE} ${number(e.return)}</span>
+        <span class="fact ${e.success ? 'success' : 'failure'}" title="Final ${SCORE}, ${SCORE_SCALE}">${e.success ? 'succeeded' : 'failed'} · ${SCORE} ${formatReturn(e.return)}</span>
         ${e.intrinsic !== undefined ? html`<span class="fact">intrinsic ${number(e.intrinsic)}</span>` : nothing}
         <span class="fact">${e.steps.length} steps</span>
       </div>
@@ -78,7 +78,7 @@ export class EpisodeView extends LitElement {
         <h3>
           <span>Step ${step.t}</span>
           <span class="reward ${step.reward > 0 ? 'positive' : ''}">
-            reward ${number(step.reward)} · intrinsic ${number(step.intrinsic)}${step.score !== undefined ? ` · ${SCORE} ${number(step.score)}` : ''}
+            reward ${number(step.reward)} · intrinsic ${number(step.intrinsic)}${step.score !== undefined ? ` · ${SCORE} ${formatReturn(step.score)}` : ''}
           </span>
         </h3>
         <div class="label">Observation</div>

@@ -267,15 +267,15 @@ export function formatValue(value: number): string {
 }
 
 /** The header text of `readings`: "iteration 8 · all rollouts 25.0 · with memory – (20.0 at 7)". */
-export function readingsText(readings: Readings | undefined): string {
+export function readingsText(readings: Readings | undefined, format: (value: number) => string = formatValue): string {
   if (!readings) {
     return '';
   }
   const parts = readings.readings.map((r) => {
     if (r.value !== undefined) {
-      return `${r.label} ${formatValue(r.value)}`;
+      return `${r.label} ${format(r.value)}`;
     }
-    return r.earlier ? `${r.label} – (${formatValue(r.earlier.value)} at ${r.earlier.iteration})` : `${r.label} –`;
+    return r.earlier ? `${r.label} – (${format(r.earlier.value)} at ${r.earlier.iteration})` : `${r.label} –`;
   });
   return [`iteration ${readings.iteration}`, ...parts].join(' · ');
 }

@@ -157,7 +157,8 @@ export class MetricsChart extends LitElement {
 
   private seriesOptions(s: SeriesSpec, index: number, foreground: string): uPlot.Series {
     const color = themeColor(s.color, foreground);
-    const value = (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : formatValue(v));
+    const format = this.spec.format ?? formatValue;
+    const value = (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : format(v));
     if (s.points) {
       // Points only (evaluations): a dot, then rings around it, so equal points never hide each other.
       const marker = markerOf(this.spec.series.slice(0, index).filter((other) => other.points).length);
@@ -221,7 +222,7 @@ export class MetricsChart extends LitElement {
     const points = this.columns.iterations.length;
     this.dataset.points = String(points);
     this.dataset.updateMs = ms.toFixed(1);
-    const latest = readingsText(latestReadings(this.spec, this.columns)) || (points > 0 ? 'not recorded in this run' : '');
+    const latest = readingsText(latestReadings(this.spec, this.columns), this.spec.format) || (points > 0 ? 'not recorded in this run' : '');
     if (latest !== this.latestText) {
       this.latestText = latest;
       this.dataset.latest = latest;
