@@ -31,6 +31,7 @@ import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
 import { DebugEpisodeCommand, DebugFeature, ShowTokensCommand } from './debug/debugFeature';
+import { ShowTipCommand } from './debug/showTipCommand';
 import { TrajectoryModel } from './trajectories/trajectoryModel';
 import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
@@ -132,6 +133,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new OpenEpisodeCommand(episodes),
       new DebugEpisodeCommand(runs, trajectoryModel),
       new ShowTokensCommand(debug),
+      new ShowTipCommand(debug, runs, (tipId) => tipsView!.reveal(tipId)),
       new RerunUpdateCommand(host, runs, rerunJobs, comparison),
       new CompareWithParentCommand(host, runs, comparison),
       new AdoptBranchCommand(host, runs),
