@@ -25,6 +25,7 @@ import { RunsModel } from './runs/runsModel';
 import { RunGuard } from './runGuard/runGuard';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
 import { TipsModel } from './tips/tipsModel';
+import { PersonName } from './tips/personName';
 import { TipsViewProvider } from './tips/tipsViewProvider';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
@@ -65,7 +66,9 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   });
   hostToStop = host;
   const runs = new RunsModel(host);
-  const tips = new TipsModel(host, runs);
+  const person = new PersonName(vscode.authentication);
+  context.subscriptions.push(person);
+  const tips = new TipsModel(host, runs, () => person.current());
   const trajectoryModel = new TrajectoryModel(host, runs);
   const trajectories = new TrajectoryTreeProvider(trajectoryModel);
   const debug = new DebugFeature(host, runs);
