@@ -26,6 +26,7 @@ import { RunGuard } from './runGuard/runGuard';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
 import { TipsModel } from './tips/tipsModel';
 import { TipsViewProvider } from './tips/tipsViewProvider';
+import { ScoreEpisodeLocallyCommand } from './scoring/scoreEpisodeLocally';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
@@ -129,6 +130,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new OpenEpisodeCommand(episodes),
       new DebugEpisodeCommand(runs, trajectoryModel),
       new ShowTokensCommand(debug),
+      new ScoreEpisodeLocallyCommand(settings, debug.tokens),
       new RerunUpdateCommand(host, runs, rerunJobs, comparison),
       new CompareWithParentCommand(host, runs, comparison),
       new AdoptBranchCommand(host, runs),

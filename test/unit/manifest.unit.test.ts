@@ -23,7 +23,7 @@ const ISSUE_10_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo
 const ISSUE_14_COMMANDS = ['empo2.reconnect'];
 
 /** The episode debugger (src/debug/). */
-const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens'];
+const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens', 'empo2.scoreEpisodeLocally'];
 
 /** Commands the extension runs itself (a click on a tree row); hidden from the palette. */
 const INTERNAL_COMMANDS = ['empo2.openEpisode'];
