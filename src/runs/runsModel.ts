@@ -3,7 +3,7 @@ import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
 import { describeError } from '../rpc/errors';
 import { Notifications, Requests } from '../rpc/methods';
-import type { MetricsRecord, Progress, RunInfo, RunStatus } from '../rpc/protocol';
+import type { MetricsRecord, Progress, RunInfo, RunState, RunStatus } from '../rpc/protocol';
 
 // The runs the connected host knows (run.list, run.open, run.start), kept current by run/state,
 // run/progress and run/metrics notifications, and which one is "current": the one the tips and
@@ -196,8 +196,16 @@ export class RunsModel extends Disposable {
   }
 }
 
+/** The states only a host that trains the run moves it out of. */
+const ACTIVE_STATES: ReadonlySet<RunState> = new Set(['starting', 'running', 'pausing', 'paused', 'stopping']);
+
+/** A run in a state that a host training it holds (whether or not that host is heard now). */
+export function inActiveState(run: RunInfo): boolean {
+  return ACTIVE_STATES.has(run.state);
+}
+
 export function isActive(run: RunInfo): boolean {
-  return run.live && ['starting', 'running', 'pausing', 'paused', 'stopping'].includes(run.state);
+  return run.live && inActiveState(run);
 }
 
 /** The number the status bar and tree show as "latest return": the iteration's mean return. */

@@ -1,6 +1,6 @@
 import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
 import { runContextValue } from '../runs/runContext';
-import { latestReturn } from '../runs/runsModel';
+import { inActiveState, latestReturn } from '../runs/runsModel';
 import type { TrajectoryModel } from './trajectoryModel';
 import type { TrajectoryNode } from './trajectoryNodes';
 
@@ -138,9 +138,9 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   const total = info.iterations ? `/${info.iterations}` : '';
   const ret = latestReturn(entry.latestMetrics);
   // The state first (it is what changes), short: the description is cut at a default sidebar.
-  // While the link is down a live run's last known state is shown, without a spinner that
-  // would claim it is moving.
-  const unheard = info.live && model.linkDown;
+  // While the link is down a run's last known state is shown, without a spinner that would
+  // claim it is moving. (The runs model clears `live` when the link drops, so the state says it.)
+  const unheard = model.linkDown && inActiveState(info);
   const parts = [info.state + (unheard ? ' (reconnecting…)' : ''), `${info.iteration}${total}`];
   if (info.parent) {
     parts.unshift(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);

@@ -179,6 +179,21 @@ describe('TrajectoryModel', () => {
     assert.deepEqual(host.violations, []);
   });
 
+  it('shows a training run as unheard, without a spinner, while the link is down', async () => {
+    const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: 1 });
+    await runs.reload();
+    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ runId: 'big', state: 'running', live: true, iteration: 1, iterations: 5 }) });
+    const run = await child(model, undefined, 0);
+    assert.equal(present(run, model).icon?.id, 'sync~spin');
+    const changed: Array<string | undefined> = [];
+    model.onDidChange((node) => changed.push(node?.id));
+    host.disconnect(); // the runs model clears `live`; the last heard state is still "running"
+    assert.ok(changed.includes(undefined), 'the whole tree is refreshed');
+    const shown = present(run, model);
+    assert.equal(shown.icon?.id, 'debug-disconnect');
+    assert.match(shown.description ?? '', /^running \(reconnecting…\)/);
+  });
+
   it('finds an episode\'s node (for reveal) with its ancestors', async () => {
     const { runs, model } = aRun({ iterations: 2, tasks: 3, rollouts: 2 });
     await runs.reload();
