@@ -121,7 +121,8 @@ export class OnnxPolicy {
     private readonly tokens: string[],
   ) {}
 
-  static async load(folder: string): Promise<OnnxPolicy> {
+  /** `threads`: onnxruntime's intra-op threads (default: its own choice, the physical cores). */
+  static async load(folder: string, options: { threads?: number } = {}): Promise<OnnxPolicy> {
     const manifest = readManifest(folder);
     const modelFile = path.join(folder, manifest.model);
     const tokensFile = path.join(folder, manifest.tokens);
@@ -133,7 +134,11 @@ export class OnnxPolicy {
     const tokens = JSON.parse(readFileSync(tokensFile, 'utf8')) as string[];
     const runtime = loadRuntime();
     try {
-      const session = await runtime.InferenceSession.create(modelFile, { executionProviders: ['cpu'], graphOptimizationLevel: 'all' });
+      const session = await runtime.InferenceSession.create(modelFile, {
+        executionProviders: ['cpu'],
+        graphOptimizationLevel: 'all',
+        ...(options.threads ? { intraOpNumThreads: options.threads } : {}),
+      });
       return new OnnxPolicy(folder, manifest, session, runtime, tokens);
     } catch (error) {
       throw new ScoringError(`onnxruntime could not load ${modelFile}: ${error instanceof Error ? error.message.split('\n')[0] : error}`);
