@@ -25,12 +25,14 @@ import { RunsModel } from './runs/runsModel';
 import { RunGuard } from './runGuard/runGuard';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
 import { TipsModel } from './tips/tipsModel';
+import { PersonName } from './tips/personName';
 import { TipsViewProvider } from './tips/tipsViewProvider';
 import { ScoreEpisodeLocallyCommand } from './scoring/scoreEpisodeLocally';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
 import { DebugEpisodeCommand, DebugFeature, ShowTokensCommand } from './debug/debugFeature';
+import { ShowTipCommand } from './debug/showTipCommand';
 import { TrajectoryModel } from './trajectories/trajectoryModel';
 import { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
 
@@ -65,7 +67,9 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   });
   hostToStop = host;
   const runs = new RunsModel(host);
-  const tips = new TipsModel(host, runs);
+  const person = new PersonName(vscode.authentication);
+  context.subscriptions.push(person);
+  const tips = new TipsModel(host, runs, () => person.current());
   const trajectoryModel = new TrajectoryModel(host, runs);
   const trajectories = new TrajectoryTreeProvider(trajectoryModel);
   const debug = new DebugFeature(host, runs);
@@ -131,6 +135,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new DebugEpisodeCommand(runs, trajectoryModel),
       new ShowTokensCommand(debug),
       new ScoreEpisodeLocallyCommand(settings, debug.tokens),
+      new ShowTipCommand(debug, runs, (tipId) => tipsView!.reveal(tipId)),
       new RerunUpdateCommand(host, runs, rerunJobs, comparison),
       new CompareWithParentCommand(host, runs, comparison),
       new AdoptBranchCommand(host, runs),

@@ -50,6 +50,11 @@ class StepRecord:
     reward: float = 0.0       # score delta
     intrinsic: float = 0.0
     score: float = 0.0
+    # Each shown tip in its parts, parallel to tip_ids: the tip's own text (what its id names)
+    # and the action of its entry most like this state, which shown_tip appends in the prompt;
+    # so one tip id reads differently from step to step, and the episode view shows both parts.
+    tip_texts: list[str] = field(default_factory=list)
+    tip_actions: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -125,6 +130,14 @@ def distinct_tips(retrieved) -> tuple[list[str], list[str]]:
     return texts, ids
 
 
+def tip_parts(retrieved) -> dict[str, tuple[str, str]]:
+    """tip id → (the tip's text, the action of the entry distinct_tips keeps for it)."""
+    parts: dict[str, tuple[str, str]] = {}
+    for r in retrieved:
+        parts.setdefault(r.tip_id, (r.text.strip(), r.action))
+    return parts
+
+
 def roll_out(
     envs: list[TextEnv],
     episodes: list[Episode],
@@ -162,7 +175,7 @@ def roll_out(
             user_texts = {i: text for i, (text, _) in fitted.items()}
             no_tip_ids = {i: ids for i, (_, ids) in fitted.items()}
         with clock("retrieval"):
-            shown = _retrieve_tips(memory, episodes, user_texts, settings) if memory is not None else {}
+            shown, parts = _retrieve_tips(memory, episodes, user_texts, settings) if memory is not None else ({}, {})
         with clock("prompting"):
             prompt_ids = {}
             for i in active:
@@ -180,8 +193,10 @@ def roll_out(
         for i, gen, (obs, reward, done, info) in zip(active, generations, results):
             ep = episodes[i]
             tips, tip_ids = shown.get(i, ([], []))
+            split = [parts[i][t] for t in tip_ids]
             ep.steps.append(StepRecord(
                 observation=observations[i], user_text=user_texts[i], tips=tips, tip_ids=tip_ids,
+                tip_texts=[text for text, _ in split], tip_actions=[action for _, action in split],
                 prompt_ids=prompt_ids[i], prompt_ids_no_tips=no_tip_ids[i], action=gen.text,
                 executed_action=info.corrected_action or gen.text, action_ids=gen.token_ids,
                 behaviour_logprobs=gen.logprobs, reward=reward, score=info.score,
@@ -265,18 +280,20 @@ def _fit_tips(tokenizer, user_text: str, tips: tuple[list[str], list[str]], syst
         texts, ids = texts[:-1], ids[:-1]
 
 
-def _retrieve_tips(memory, episodes, user_texts, settings) -> dict[int, tuple[list[str], list[str]]]:
-    """One batched retrieval per task variation: a matrix product over its buffer."""
+def _retrieve_tips(memory, episodes, user_texts, settings):
+    """One batched retrieval per task variation: a matrix product over its buffer. Returns, per
+    episode, the tips as shown (distinct_tips) and their parts (tip_parts)."""
     by_key: dict[str, list[int]] = {}
     for i in user_texts:
         by_key.setdefault(episodes[i].variation_key, []).append(i)
-    shown = {}
+    shown, parts = {}, {}
     for key, rows in by_key.items():
         results = memory.retrieve(key, [user_texts[i] for i in rows],
                                   threshold=settings.similarity_threshold, top_k=settings.top_k)
         for i, retrieved in zip(rows, results):
             shown[i] = distinct_tips(retrieved)
-    return shown
+            parts[i] = tip_parts(retrieved)
+    return shown, parts
 
 
 def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], reward_fn,

@@ -24,24 +24,19 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { RequestType } from '../rpc/methods';
 import type {
   DebugSession as HostDebugSession,
-  DebugStartParams,
   DebugTurn,
   DebugTurnResult,
 } from '../rpc/debugProtocol';
 import { DebugRequests } from './debugRequests';
 import { EPISODE_SCHEME, episodePath, episodeText, lineOfTurn, turnOfLine } from './episodeDocument';
-import { Expression, ExpressionError, show, truthy, type Value } from './expression';
+import { Expression, ExpressionError, show, type Value } from './expression';
+import { describeSession, launchParams, type Empo2LaunchArguments } from './launchConfig';
+import { EXCEPTION_FILTERS, stopReason, THREAD, type LineBreakpoint } from './stopRules';
 import { tokenScope, turnScope } from './turnScope';
+import { VariableValues } from './variableValues';
 
 export interface DebugHostApi {
   request<Params, Result>(type: RequestType<Params, Result>, params: Params, options?: { timeoutMs?: number }): Promise<Result>;
-}
-
-/** What an `empo2` launch configuration holds (package.json `debuggers[].configurationAttributes`). */
-export interface Empo2LaunchArguments extends DebugProtocol.LaunchRequestArguments, DebugStartParams {
-  readonly stopOnEntry?: boolean;
-  /** Replay: stop at the first turn where the policy would act differently. */
-  readonly stopOnFirstDifference?: boolean;
 }
 
 /** Where the episode's document is; the extension shows it (a test only reads it). */
@@ -50,25 +45,11 @@ export interface EpisodeView {
   forget(path: string): void;
 }
 
-export const EXCEPTION_FILTERS: DebugProtocol.ExceptionBreakpointsFilter[] = [
-  { filter: 'corrected', label: 'Invalid action corrected', description: 'Stop after a turn whose action the environment corrected to a valid one.', default: false },
-  { filter: 'failed', label: 'Episode failed', description: 'Stop when the episode ends without success.', default: true },
-  { filter: 'differs', label: 'Replay: policy would act differently', description: 'Stop at each replayed turn where greedy decoding would not produce the recorded action.', default: false },
-];
-
-const THREAD = 1;
 const EPISODE_FRAME = 1;
 const TURN_FRAME = 2;
 const TOKEN_FRAME = 3;
 const START_TIMEOUT_MS = 600_000; // loading a 7B checkpoint and replaying takes minutes
 const STEP_TIMEOUT_MS = 300_000;
-
-interface LineBreakpoint {
-  readonly turn: number;
-  readonly condition?: Expression;
-  readonly logMessage?: string;
-  readonly id: number;
-}
 
 export class Empo2DebugAdapter extends DebugSession {
   private session: HostDebugSession | undefined;
@@ -80,8 +61,7 @@ export class Empo2DebugAdapter extends DebugSession {
   private filters = new Set<string>(EXCEPTION_FILTERS.filter((f) => f.default).map((f) => f.filter));
   private configured!: Promise<void>;
   private markConfigured!: () => void;
-  private handles = new Map<number, Value>();
-  private nextHandle = 1000;
+  private readonly values = new VariableValues();
   private nextBreakpointId = 1;
   private path = '';
   private totalLines = 30;
@@ -91,6 +71,11 @@ export class Empo2DebugAdapter extends DebugSession {
     this.setDebuggerLinesStartAt1(true);
     this.setDebuggerColumnsStartAt1(true);
     this.configured = new Promise((resolve) => (this.markConfigured = resolve));
+  }
+
+  /** The run whose memory the session retrieves from, when it reads one. */
+  get memoryRunId(): string | undefined {
+    return this.session?.memoryRunId ?? undefined;
   }
 
   /** The turn the debugger stands on (the token view shows it). */
@@ -236,46 +221,24 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
-    this.handles.clear();
+    this.values.clear();
     const scope = this.scopeOfFrame(args.frameId);
     const scopes: Scope[] = [];
     if (args.frameId === TOKEN_FRAME) {
-      scopes.push(new Scope('Token', this.handle(scope.token ?? null), false));
+      scopes.push(new Scope('Token', this.values.handle(scope.token ?? null), false));
     }
     if (args.frameId !== EPISODE_FRAME || this.currentTurn()) {
-      scopes.push(new Scope('Turn', this.handle(withoutKeys(scope, ['token', 'j'])), false));
+      scopes.push(new Scope('Turn', this.values.handle(withoutKeys(scope, ['token', 'j'])), false));
     }
-    scopes.push(new Scope('Episode', this.handle(this.episodeScope()), true));
+    scopes.push(new Scope('Episode', this.values.handle(this.episodeScope()), true));
     response.body = { scopes };
     this.sendResponse(response);
   }
 
   protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
-    const value = this.handles.get(args.variablesReference);
-    const variables: DebugProtocol.Variable[] = [];
-    if (value !== undefined && value !== null && typeof value === 'object') {
-      const entries: Array<[string, Value]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
-      for (const [name, child] of entries) {
-        variables.push(this.variable(name, child));
-      }
-    }
+    const variables = this.values.children(args.variablesReference);
     response.body = { variables };
     this.sendResponse(response);
-  }
-
-  private variable(name: string, value: Value): DebugProtocol.Variable {
-    if (value !== null && typeof value === 'object') {
-      const size = Array.isArray(value) ? value.length : Object.keys(value).length;
-      const summary = Array.isArray(value) ? `[${size}]` : tipSummary(value) ?? `{${Object.keys(value).slice(0, 4).join(', ')}${size > 4 ? ', …' : ''}}`;
-      return { name, value: summary, variablesReference: size ? this.handle(value) : 0, indexedVariables: Array.isArray(value) ? size : undefined };
-    }
-    return { name, value: show(value), variablesReference: 0 };
-  }
-
-  private handle(value: Value): number {
-    const id = this.nextHandle++;
-    this.handles.set(id, value);
-    return id;
   }
 
   // -- stepping -----------------------------------------------------------------------------------
@@ -329,7 +292,7 @@ export class Empo2DebugAdapter extends DebugSession {
     }
     for (;;) {
       const result = await this.step('turn');
-      const stop = this.stopReason(result.turn);
+      const stop = this.stopOn(result.turn);
       if (stop) {
         this.sendEvent(stop);
         return;
@@ -344,56 +307,15 @@ export class Empo2DebugAdapter extends DebugSession {
 
   /** After a played turn (F10, Shift+F11): stop on it, unless it ended the episode. */
   private afterTurn(result: DebugTurnResult, reason: string): void {
-    const stop = this.stopReason(result.turn);
+    const stop = this.stopOn(result.turn);
     if (this.done && !stop) {
       this.output(`episode ended: ${result.episode.success ? 'success' : 'failed'}, score ${result.episode.score}\n`);
     }
     this.sendEvent(stop ?? new StoppedEvent(this.done ? 'end' : reason, THREAD));
   }
 
-  /** A breakpoint or exception filter that stops on this just-played turn (logpoints print). */
-  private stopReason(turn: DebugTurn): StoppedEvent | undefined {
-    const scope = turnScope(turn);
-    const hit: number[] = [];
-    for (const bp of this.breakpoints.filter((b) => b.turn === turn.index)) {
-      let matches = true;
-      if (bp.condition) {
-        try {
-          matches = truthy(bp.condition.evaluate(scope));
-        } catch (err) {
-          this.output(`breakpoint on turn ${turn.index}: ${message(err)}\n`, 'stderr');
-          matches = true; // a condition that cannot be evaluated stops, as VS Code's own do
-        }
-      }
-      if (!matches) {
-        continue;
-      }
-      if (bp.logMessage !== undefined) {
-        this.output(`${interpolate(bp.logMessage, scope)}\n`);
-        continue;
-      }
-      hit.push(bp.id);
-    }
-    if (hit.length) {
-      const event = new StoppedEvent('breakpoint', THREAD) as DebugProtocol.StoppedEvent;
-      event.body.hitBreakpointIds = hit;
-      return event;
-    }
-    const exception = (text: string) => {
-      const event = new StoppedEvent('exception', THREAD, text) as DebugProtocol.StoppedEvent;
-      event.body.description = text;
-      return event;
-    };
-    if (this.filters.has('corrected') && turn.corrected) {
-      return exception(`invalid action corrected: "${turn.action}" → "${turn.executedAction}"`);
-    }
-    if (this.filters.has('differs') && turn.replay?.differs) {
-      return exception(`the policy would act differently at turn ${turn.index} (prefers ${JSON.stringify(turn.replay.preferredToken)})`);
-    }
-    if (this.filters.has('failed') && turn.done && !turn.success) {
-      return exception(`episode failed (score ${turn.score ?? 0})`);
-    }
-    return undefined;
+  private stopOn(turn: DebugTurn): StoppedEvent | undefined {
+    return stopReason(turn, this.breakpoints, this.filters, (text, category) => this.output(text, category));
   }
 
   private async step(unit: 'token' | 'turn'): Promise<DebugTurnResult> {
@@ -438,7 +360,7 @@ export class Empo2DebugAdapter extends DebugSession {
         const turn = result.turn;
         response.body = { result: `turn ${turn.index}: ${turn.executedAction} → reward ${turn.reward ?? 0}, score ${turn.score ?? 0}: ${turn.nextObservation ?? ''}`, variablesReference: 0 };
         this.sendResponse(response);
-        this.sendEvent(this.stopReason(turn) ?? new StoppedEvent(this.done ? 'end' : 'step', THREAD));
+        this.sendEvent(this.stopOn(turn) ?? new StoppedEvent(this.done ? 'end' : 'step', THREAD));
       } catch (err) {
         this.sendErrorResponse(response, 2, message(err));
       }
@@ -447,7 +369,7 @@ export class Empo2DebugAdapter extends DebugSession {
     try {
       const value = new Expression(text).evaluate(this.scopeOfFrame(args.frameId ?? TURN_FRAME));
       const isObject = value !== null && typeof value === 'object';
-      response.body = { result: isObject ? JSON.stringify(value).slice(0, 2000) : show(value), variablesReference: isObject ? this.handle(value) : 0 };
+      response.body = { result: isObject ? JSON.stringify(value).slice(0, 2000) : show(value), variablesReference: isObject ? this.values.handle(value) : 0 };
       this.sendResponse(response);
     } catch (err) {
       this.sendErrorResponse(response, 3, err instanceof ExpressionError ? err.message : message(err));
@@ -509,31 +431,6 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 }
 
-/** The launch configuration's fields that go to `debug.start`, nothing else. */
-export function launchParams(args: Empo2LaunchArguments): DebugStartParams {
-  const keys = ['runId', 'checkpoint', 'policyPath', 'task', 'variation', 'seed', 'mode', 'memoryRunId', 'temperature', 'device', 'replay'] as const;
-  const params: Record<string, unknown> = {};
-  for (const key of keys) {
-    if (args[key] !== undefined && args[key] !== null && args[key] !== '') {
-      params[key] = args[key];
-    }
-  }
-  return params as DebugStartParams;
-}
-
-function describeSession(s: HostDebugSession): string {
-  const where = s.checkpoint !== null ? `checkpoint ${s.checkpoint}` : s.policy;
-  const replay = s.replay
-    ? ` Replaying ${s.replay.episodeId}: ${s.replay.turns} turns, max |Δ log p| ${s.replay.maxLogprobError.toExponential(1)}, ` +
-      (s.replay.firstDifferentTurn === null ? 'greedy decoding agrees on every turn.' : `first different turn ${s.replay.firstDifferentTurn}.`)
-    : '';
-  return `${s.task} #${s.variation}, seed ${s.seed}, ${s.mode}, temperature ${s.temperature}, ${where} on ${s.device}.${replay}${s.alongsideTraining ? ' (The run is training: this session uses its own read-only copy of the weights.)' : ''}`;
-}
-
-function tipSummary(value: { readonly [key: string]: Value }): string | undefined {
-  return typeof value.text === 'string' && 'id' in value ? `${value.id}: ${value.text.slice(0, 80)}` : undefined;
-}
-
 function withoutKeys(scope: Record<string, Value>, keys: string[]): Record<string, Value> {
   const copy = { ...scope };
   for (const key of keys) {
@@ -542,17 +439,8 @@ function withoutKeys(scope: Record<string, Value>, keys: string[]): Record<strin
   return copy;
 }
 
-/** A logpoint's message with `{expression}` parts evaluated over the turn. */
-export function interpolate(template: string, scope: Record<string, Value>): string {
-  return template.replace(/\{([^{}]+)\}/g, (_, source: string) => {
-    try {
-      return show(new Expression(source).evaluate(scope));
-    } catch (err) {
-      return `<${message(err)}>`;
-    }
-  });
-}
-
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+export type { Empo2LaunchArguments };

@@ -1,3 +1,4 @@
+import { formatReturn, SCORE, SCORE_SCALE, SHARE_SCALE } from '../common/quantities';
 import type { MetricsRecord } from '../rpc/protocol';
 
 // Which charts the metrics panel draws and which metrics.jsonl keys feed them (names:
@@ -17,13 +18,24 @@ export interface ChartSpec {
   readonly id: string;
   readonly title: string;
   readonly series: readonly SeriesSpec[];
+  /** The unit or scale, shown beside the title. */
   readonly unit?: string;
+  /**
+   * Outliers would flatten the chart (one importance ratio of 800 over means near 1): the axis
+   * is clipped at a robust range and points beyond it get a marker at the edge (chartMath.ts).
+   */
+  readonly clipOutliers?: boolean;
+  /** How the header and legend write a value (default chartMath.formatValue). */
+  readonly format?: (value: number) => string;
 }
 
 export const CHARTS: readonly ChartSpec[] = [
   {
     id: 'return',
-    title: 'Return by rollout mode',
+    // The mean final score, under the name the tree and the episode view give it.
+    title: `Mean ${SCORE} by rollout mode`,
+    unit: SCORE_SCALE,
+    format: formatReturn, // as the tree and the status bar write a score
     series: [
       // All rollouts first: each iteration has one mode, so its line is always one of the
       // other two, which are drawn over it in their mode's colour.
@@ -35,17 +47,19 @@ export const CHARTS: readonly ChartSpec[] = [
   {
     id: 'success',
     title: 'Success (evaluation: memory-free and memory-augmented)',
-    unit: 'share',
+    unit: SHARE_SCALE,
     series: [
       { key: 'eval/memory_free/success', label: 'eval memory-free', color: '--vscode-charts-blue', points: true },
       { key: 'eval/memory/success', label: 'eval with memory', color: '--vscode-charts-orange', points: true },
       { key: 'rollout/success', label: 'training rollouts', color: '--vscode-charts-green' },
     ],
   },
-  { id: 'masked', title: 'Masked-token fraction', unit: 'share', series: [{ key: 'update/masked_fraction', label: 'masked', color: '--vscode-charts-red' }] },
+  { id: 'masked', title: 'Masked-token fraction', unit: SHARE_SCALE, series: [{ key: 'update/masked_fraction', label: 'masked', color: '--vscode-charts-red' }] },
   {
     id: 'ratio',
     title: 'Importance ratios',
+    unit: 'π_θ/π_old',
+    clipOutliers: true,
     series: [
       { key: 'update/ratio_mean', label: 'mean', color: '--vscode-charts-blue' },
       { key: 'update/ratio_min', label: 'min', color: '--vscode-charts-green' },
@@ -55,28 +69,29 @@ export const CHARTS: readonly ChartSpec[] = [
   {
     id: 'clip',
     title: 'Clip fraction',
-    unit: 'share',
+    unit: SHARE_SCALE,
     series: [
       { key: 'update/clip_fraction', label: 'clipped', color: '--vscode-charts-purple' },
       { key: 'update/dual_clip_fraction', label: 'dual-clipped', color: '--vscode-charts-yellow' },
     ],
   },
-  { id: 'entropy', title: 'Entropy', series: [{ key: 'update/entropy', label: 'entropy', color: '--vscode-charts-green' }] },
+  { id: 'entropy', title: 'Entropy', unit: 'nats per token', series: [{ key: 'update/entropy', label: 'entropy', color: '--vscode-charts-green' }] },
   {
     id: 'kl',
     title: 'KL',
+    unit: 'per token',
     series: [
       { key: 'update/kl', label: 'to reference', color: '--vscode-charts-red' },
       { key: 'update/approx_kl_old', label: 'to old policy', color: '--vscode-charts-purple' },
     ],
   },
   { id: 'tips', title: 'Tips in memory', series: [{ key: 'memory/tips', label: 'tips', color: '--vscode-charts-yellow' }] },
-  { id: 'intrinsic', title: 'Intrinsic reward', series: [{ key: 'reward/intrinsic', label: 'intrinsic', color: '--vscode-charts-orange' }] },
+  { id: 'intrinsic', title: 'Intrinsic reward', unit: 'mean per step', series: [{ key: 'reward/intrinsic', label: 'intrinsic', color: '--vscode-charts-orange' }] },
   // What explains learning (issue 9): each is written only by iterations that have it.
   {
     id: 'mode-success',
     title: 'Rollout success with and without memory',
-    unit: 'share',
+    unit: SHARE_SCALE,
     series: [
       { key: 'rollout/memory_free/success', label: 'memory-free rollouts', color: '--vscode-charts-blue', points: true },
       { key: 'rollout/memory/success', label: 'memory rollouts', color: '--vscode-charts-orange', points: true },
@@ -85,12 +100,13 @@ export const CHARTS: readonly ChartSpec[] = [
   {
     id: 'success-tips',
     title: 'Memory steps shown a tip from a successful episode',
-    unit: 'share',
+    unit: SHARE_SCALE,
     series: [{ key: 'memory/success_tip_share', label: 'success tips', color: '--vscode-charts-yellow', points: true }],
   },
   {
     id: 'off-policy',
     title: 'Off-policy updates: masked-token fraction and importance ratios',
+    clipOutliers: true,
     series: [
       { key: 'update/off_policy/masked_fraction', label: 'masked share', color: '--vscode-charts-red', points: true },
       { key: 'update/off_policy/ratio_mean', label: 'ratio mean', color: '--vscode-charts-blue', points: true },
@@ -100,12 +116,13 @@ export const CHARTS: readonly ChartSpec[] = [
   {
     id: 'intrinsic-share',
     title: "Intrinsic reward's share of |advantage|",
-    unit: 'share',
+    unit: SHARE_SCALE,
     series: [{ key: 'reward/intrinsic_advantage_share', label: 'novelty share', color: '--vscode-charts-orange' }],
   },
   {
     id: 'throughput',
-    title: 'Throughput (tokens/s)',
+    title: 'Throughput',
+    unit: 'tokens/s',
     series: [
       { key: 'throughput/rollout_tokens_per_s', label: 'rollout', color: '--vscode-charts-blue' },
       { key: 'throughput/update_tokens_per_s', label: 'update', color: '--vscode-charts-green' },

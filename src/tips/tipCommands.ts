@@ -51,25 +51,30 @@ async function tipsReady(host: HostManager, tips: TipsModel, what: string): Prom
 }
 
 /** The tip a command acts on (the argument's, else picked), once the run's tips are loaded. */
-async function readyTip(host: HostManager, tips: TipsModel, what: string, arg: unknown, title: string): Promise<Tip | undefined> {
-  return (await tipsReady(host, tips, what)) ? pickTip(tips, arg, title) : undefined;
+/** `includeDeleted`: a deleted tip may be chosen too (its history is readable; it cannot be edited). */
+async function readyTip(host: HostManager, tips: TipsModel, what: string, arg: unknown, title: string, includeDeleted = false): Promise<Tip | undefined> {
+  return (await tipsReady(host, tips, what)) ? pickTip(tips, arg, title, includeDeleted) : undefined;
 }
 
-async function pickTip(tips: TipsModel, arg: unknown, title: string): Promise<Tip | undefined> {
+async function pickTip(tips: TipsModel, arg: unknown, title: string, includeDeleted: boolean): Promise<Tip | undefined> {
   const given = tipIdOf(arg);
   if (given) {
-    const tip = tips.get(given);
+    const tip = includeDeleted ? tips.find(given) : tips.get(given);
     if (!tip) {
-      void vscode.window.showWarningMessage(`EMPO²: no tip ${given} in run ${tips.currentRunId}.`);
+      void vscode.window.showWarningMessage(
+        tips.find(given)
+          ? `EMPO²: tip ${given} is deleted; Show Tip History still reads it.`
+          : `EMPO²: no tip ${given} in run ${tips.currentRunId}.`,
+      );
     }
     return tip;
   }
   const items: TipPick[] = tips
-    .list()
-    .sort((a, b) => a.variationKey.localeCompare(b.variationKey) || a.id.localeCompare(b.id))
+    .list({ includeDeleted })
+    .sort((a, b) => Number(Boolean(a.deleted)) - Number(Boolean(b.deleted)) || a.variationKey.localeCompare(b.variationKey) || a.id.localeCompare(b.id))
     .map((tip) => ({
-      label: tip.text,
-      description: `${tip.variationKey} · v${tip.version} · by ${tip.author}`,
+      label: tip.deleted ? `$(trash) ${tip.text}` : tip.text,
+      description: `${tip.variationKey} · v${tip.version} · by ${tip.author}${tip.deleted ? ' · deleted' : ''}`,
       detail: tip.id,
       tip,
     }));
@@ -226,7 +231,7 @@ export class ShowTipHistoryCommand implements Command {
 
   /** Opens the tip's history as a read-only Markdown document, oldest version first. */
   async execute(arg?: unknown): Promise<vscode.TextDocument | undefined> {
-    const tip = await readyTip(this.host, this.tips, 'A tip\'s history', arg, 'EMPO²: Show Tip History');
+    const tip = await readyTip(this.host, this.tips, 'A tip\'s history', arg, 'EMPO²: Show Tip History', true);
     if (!tip) {
       return undefined;
     }
@@ -235,7 +240,7 @@ export class ShowTipHistoryCommand implements Command {
       const lines = [
         `# Tip ${tip.id} — ${tip.variationKey}`,
         '',
-        `Run ${this.tips.currentRunId}; now at version ${tip.version}, first written by ${tip.author}.`,
+        `Run ${this.tips.currentRunId}; now at version ${tip.version}${tip.deleted ? ' (deleted: retrieval no longer returns it)' : ''}, first written by ${tip.author}.`,
         '',
         ...versions.flatMap((v) => [`## v${v.version} · ${v.kind} by ${v.author}${v.at ? ` · ${v.at}` : ''}`, '', v.text, '']),
       ];

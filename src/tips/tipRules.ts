@@ -25,20 +25,26 @@ export function isPersonAuthor(author: string): boolean {
 
 /**
  * Applies the host's changes to tips kept by id: the newer version wins (a notification and a
- * response can cross, so an older copy never replaces a newer one); deleted and evicted tips
- * leave.
+ * response can cross, so an older copy never replaces a newer one). A deleted tip stays, marked
+ * deleted, so it can still be found with its history; an evicted one leaves (a long run evicts
+ * far more tips than it keeps, as memory.list leaves them out).
  */
 export function applyTipChanges(tips: Map<TipId, Tip>, changes: readonly MemoryChange[]): void {
   for (const { change, tip } of changes) {
-    if (change === 'deleted' || change === 'evicted') {
+    if (change === 'evicted') {
       tips.delete(tip.id);
-    } else {
-      const known = tips.get(tip.id);
-      if (!known || known.version <= tip.version) {
-        tips.set(tip.id, tip);
-      }
+      continue;
+    }
+    const known = tips.get(tip.id);
+    if (!known || known.version <= tip.version) {
+      tips.set(tip.id, change === 'deleted' ? { ...tip, deleted: true } : tip);
     }
   }
+}
+
+/** The tips retrieval can return: not deleted. */
+export function liveTips(tips: Iterable<Tip>): Tip[] {
+  return [...tips].filter((tip) => !tip.deleted);
 }
 
 /** The question asked before a tip is deleted, from the palette or the Memory Tips view. */

@@ -6,13 +6,15 @@ import { describeError, RpcError } from '../rpc/errors';
 import { Notifications, Requests } from '../rpc/methods';
 import type { MemoryChange, Tip, TipResult, TipVersion } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
-import { applyTipChanges, type TipDeletion, type TipEdit } from './tipRules';
+import { applyTipChanges, liveTips, type TipDeletion, type TipEdit } from './tipRules';
 
 // The memory tips of the current run, free of vscode: loaded with memory.list, kept live by
 // memory/changed (tips the policy writes during training appear as they are written), and
 // edited through memory.add / update / delete with the version the person read, so an edit
 // made on a stale copy comes back as a conflict carrying the current tip instead of silently
-// overwriting someone else's (or the policy's) change.
+// overwriting someone else's (or the policy's) change. Deleted tips are kept too, marked
+// deleted (memory.list with includeDeleted), so they stay findable with their history; list()
+// and get() answer the live ones, what retrieval can return and what can be edited.
 
 /** Tips listed at most; a run keeps at most 1,000 entries per variation. */
 const MAX_TIPS = 20_000;
@@ -36,9 +38,14 @@ export class TipsModel extends Disposable {
   private readonly _onDidChange = this._register(new Emitter<TipsChange>());
   readonly onDidChange = this._onDidChange.event;
 
+  /**
+   * `personName`: who a person's edits are by (personName.ts: the VS Code account's name), sent
+   * as their author unless a caller names one; undefined leaves it to the host's "you".
+   */
   constructor(
     private readonly host: HostApi,
     private readonly runs: RunsModel,
+    private readonly personName: () => Promise<string | undefined> = () => Promise.resolve(undefined),
   ) {
     super();
     this._register(runs.onDidChangeCurrent((entry) => {
@@ -68,11 +75,19 @@ export class TipsModel extends Disposable {
     return this.loadError;
   }
 
-  list(): Tip[] {
-    return [...this.tips.values()];
+  /** The live tips, or with `includeDeleted` the deleted ones too. */
+  list(options: { readonly includeDeleted?: boolean } = {}): Tip[] {
+    return options.includeDeleted ? [...this.tips.values()] : liveTips(this.tips.values());
   }
 
+  /** A live tip. */
   get(tipId: string): Tip | undefined {
+    const tip = this.tips.get(tipId);
+    return tip?.deleted ? undefined : tip;
+  }
+
+  /** A tip, live or deleted (its history can be read either way). */
+  find(tipId: string): Tip | undefined {
     return this.tips.get(tipId);
   }
 
@@ -90,7 +105,7 @@ export class TipsModel extends Disposable {
       if (!sameRun || !this.host.health.isInterrupted) {
         this.tips.clear(); // while reconnecting, the same run's tips stay on show
       }
-      this._onDidChange.fire({ kind: 'reset', runId, tips: this.list() });
+      this._onDidChange.fire({ kind: 'reset', runId, tips: this.list({ includeDeleted: true }) });
       return Promise.resolve();
     }
     const loading = this.fetchAll(runId)
@@ -110,7 +125,7 @@ export class TipsModel extends Disposable {
       })
       .finally(() => {
         if (this.runId === runId) {
-          this._onDidChange.fire({ kind: 'reset', runId, tips: this.list() });
+          this._onDidChange.fire({ kind: 'reset', runId, tips: this.list({ includeDeleted: true }) });
         }
       });
     this.loading = loading;
@@ -126,7 +141,7 @@ export class TipsModel extends Disposable {
     const tips: Tip[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.host.request(Requests.memoryList, { runId, limit: PAGE, ...(cursor ? { cursor } : {}) });
+      const page = await this.host.request(Requests.memoryList, { runId, limit: PAGE, filter: { includeDeleted: true }, ...(cursor ? { cursor } : {}) });
       tips.push(...page.items);
       cursor = page.nextCursor ?? undefined;
     } while (cursor && tips.length < MAX_TIPS);
@@ -148,8 +163,9 @@ export class TipsModel extends Disposable {
     return this.runId;
   }
 
-  async add(variationKey: string, text: string, author?: string, editId?: string): Promise<Tip> {
+  async add(variationKey: string, text: string, named?: string, editId?: string): Promise<Tip> {
     const runId = this.requireRun();
+    const author = named ?? (await this.personName());
     const params = { runId, variationKey, text, ...(author ? { author } : {}), ...(editId ? { editId } : {}) };
     const { tip } = await this.send(() => this.host.request(Requests.memoryAdd, params), editId);
     this.tips.set(tip.id, tip);
@@ -162,13 +178,15 @@ export class TipsModel extends Disposable {
    * With an edit id the save survives a dropped link: it is sent again after the reconnect with
    * the same id, and the host answers what it recorded (retriedSave.ts).
    */
-  update(edit: TipEdit, author?: string): Promise<EditOutcome> {
+  async update(edit: TipEdit, named?: string): Promise<EditOutcome> {
+    const author = named ?? (await this.personName());
     return this.edit('updated', edit.text, author, edit.editId, (runId) =>
       this.host.request(Requests.memoryUpdate, { runId, ...edit, ...(author ? { author } : {}) }),
     );
   }
 
-  delete(deletion: TipDeletion, author?: string): Promise<EditOutcome> {
+  async delete(deletion: TipDeletion, named?: string): Promise<EditOutcome> {
+    const author = named ?? (await this.personName());
     const withId = { editId: newEditId(), ...deletion };
     return this.edit('deleted', '', author, withId.editId, (runId) =>
       this.host.request(Requests.memoryDelete, { runId, ...withId, ...(author ? { author } : {}) }),

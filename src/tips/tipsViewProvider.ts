@@ -107,7 +107,7 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
   private snapshot(): TipsSnapshot {
     return {
       runId: this.tips.currentRunId,
-      tips: this.tips.list(),
+      tips: this.tips.list({ includeDeleted: true }), // the panel's "Show deleted" filter shows them
       variations: this.variations(),
       ...(this.tips.error ? { error: this.tips.error } : {}),
     };

@@ -1,4 +1,5 @@
 import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
+import { formatReturn, SCORE, SCORE_SCALE } from '../common/quantities';
 import { runContextValue } from '../runs/runContext';
 import { inActiveState, latestReturn } from '../runs/runsModel';
 import type { TrajectoryModel } from './trajectoryModel';
@@ -50,21 +51,9 @@ export function updateLabel(mode: UpdateMode): string {
   return UPDATE[mode] ?? mode;
 }
 
-/**
- * The one name of an episode's final score, the environment's 0–100 scale (−100 a failed task),
- * wherever it is shown: tree, status bar, episode view, charts. (The RL return the update uses is
- * this score times algo.reward_scale; it is not shown under the same name.)
- */
-export const SCORE = 'score';
-export const SCORE_SCALE = '0–100';
+// The one name of an episode's final score, and its scale (src/common/quantities.ts).
+export { formatReturn, SCORE, SCORE_SCALE };
 
-export function formatReturn(value: number | undefined): string {
-  if (value === undefined || !Number.isFinite(value)) {
-    return '–';
-  }
-  const rounded = Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 10 ? value.toFixed(1) : value.toFixed(2);
-  return rounded === '-0.00' ? '0.00' : rounded;
-}
 
 export function present(node: TrajectoryNode, model: TrajectoryModel): NodePresentation {
   switch (node.kind) {

@@ -17,8 +17,11 @@ export class Workbench {
   /** Shows a view container; clicking one that is already shown would hide the side bar. */
   async openViewContainer(label: string): Promise<void> {
     const title = this.sideBarTitle().filter({ hasText: label });
-    if (!(await title.isVisible())) {
+    // A click on the icon of the container already shown closes the side bar; on a loaded
+    // machine the container may be opening as we look, so a click that closed it is undone.
+    for (let attempt = 0; attempt < 3 && !(await title.isVisible()); attempt++) {
       await this.activityBarItem(label).click();
+      await title.waitFor({ timeout: 5_000 }).catch(() => undefined);
     }
     await title.waitFor();
   }

@@ -161,6 +161,21 @@ describe('EMPO² Studio with the real training host', function () {
     assert.equal(outcome.kind === 'conflict' && outcome.current.text, tip.text);
   });
 
+  it('keeps a deleted tip findable: Show Tip History reads it, and the panel gets it marked deleted', async () => {
+    const tip = api().tips.list()[0];
+    assert.equal(await vscode.commands.executeCommand<boolean>('empo2.deleteTip', tip.id, true), true);
+    assert.equal(api().tips.get(tip.id), undefined, 'no longer a live tip');
+    const document = await vscode.commands.executeCommand<vscode.TextDocument>('empo2.showTipHistory', tip.id);
+    const text = document?.getText() ?? '';
+    assert.match(text, new RegExp(`# Tip ${tip.id}`));
+    assert.match(text, /deleted: retrieval no longer returns it/);
+    assert.match(text, /## v\d+ · delete by /, 'the deletion is a version of its history');
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    // After a reload (what a reconnect or reopening the run does) it is still there, from the host.
+    await api().tips.load(run.runId);
+    assert.equal(api().tips.find(tip.id)?.deleted, true);
+  });
+
   it(`opens a run of 10,000 episodes and expands every level in under ${LIMIT_MS} ms`, async () => {
     const folder = process.env.EMPO2_TEST_BIG_RUN!;
     let started = Date.now();

@@ -121,6 +121,46 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
     assert.match(text.split('\n')[3], /^turn 3: .+ → /);
   });
 
+  it('advertises its exception filters and stops on them: an invalid action corrected, the failed episode', async () => {
+    const first = dc.waitForEvent('stopped');
+    await Promise.all([
+      dc.initializeRequest().then((init) => {
+        assert.deepEqual(init.body?.exceptionBreakpointFilters?.map((f) => f.filter), ['corrected', 'failed', 'differs']);
+      }),
+      dc.waitForEvent('initialized').then(async () => {
+        await dc.setExceptionBreakpointsRequest({ filters: ['corrected'] });
+        return dc.configurationDoneRequest();
+      }),
+      dc.launch({ ...launch, policyPath: policy, seed: 3, stopOnEntry: false }),
+    ]);
+    // The tiny policy writes mostly invalid actions: F5 plays until the first one corrected.
+    const corrected = await first;
+    assert.equal(corrected.body.reason, 'exception');
+    assert.match(corrected.body.description, /^invalid action corrected: /);
+    let top = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
+    const turn = await variables(top.id, 'Turn');
+    assert.equal(turn.get('corrected'), 'true');
+    assert.notEqual(turn.get('action'), turn.get('executed_action'));
+    // Now only "Episode failed": forced valid actions (no generation, so quick) never succeed,
+    // and the turn that ends the episode without success stops with it.
+    await dc.setExceptionBreakpointsRequest({ filters: ['failed'] });
+    const reasons: string[] = [];
+    for (let guard = 0; guard < 100; guard++) {
+      const stopped = dc.waitForEvent('stopped');
+      await dc.evaluateRequest({ expression: '> look around', context: 'repl' });
+      const stop = await stopped;
+      reasons.push(stop.body.description ?? stop.body.reason);
+      if (stop.body.reason === 'exception') {
+        assert.match(stop.body.description, /^episode failed \(score \d+/);
+        break;
+      }
+      assert.equal(stop.body.reason, 'step', 'no "corrected" stop once that filter is off');
+    }
+    assert.match(reasons.at(-1) ?? '', /^episode failed/, reasons.join(' | '));
+    top = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
+    assert.equal((await variables(top.id, 'Episode')).get('success'), 'false');
+  });
+
   it('steps into tokens (F11), finishes the turn (Shift+F11), forces an action from the console, restarts a frame', async () => {
     await Promise.all([dc.configurationSequence(), dc.launch({ ...launch, policyPath: policy, seed: 2 }), dc.waitForEvent('stopped')]);
     await Promise.all([dc.stepInRequest({ threadId: 1 }), dc.assertStoppedLocation('step', { line: 1 })]);

@@ -1,5 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { evaluate, Expression, ExpressionError } from '../../src/debug/expression';
+import type { Value } from '../../src/debug/expression';
+import { TIP_VARIABLE_CONTEXT, tipIdOfVariable, tipSummary } from '../../src/debug/tipVariables';
+import { VariableValues } from '../../src/debug/variableValues';
 import { bucketOf, tokenTable } from '../../src/debug/tokenTable';
 import { turnScope } from '../../src/debug/turnScope';
 import type { DebugTurn } from '../../src/rpc/debugProtocol';
@@ -71,5 +74,28 @@ describe('the token view\'s table', () => {
     assert.deepEqual(cells.map((c) => [c.line, c.bucket]), [[2, 0], [2, 2], [3, 3], [3, 3]]);
     assert.equal(lines[2].slice(cells[0].start, cells[0].end).trim(), '-0.200');
     assert.deepEqual([bucketOf(0), bucketOf(-1), bucketOf(-4.9), bucketOf(-5.1)], [0, 1, 2, 3]);
+  });
+});
+
+describe('a retrieved tip in the Variables view', () => {
+  it('reads "<id>: <text>", from which "Show Tip in Memory Tips" takes the id back', () => {
+    const tip = turnScope(turn()).tips as Array<{ [key: string]: Value }>;
+    const value = tipSummary(tip[0])!;
+    assert.equal(value, 'p000001: open the crate');
+    assert.equal(tipIdOfVariable(value), 'p000001');
+    assert.equal(tipIdOfVariable(tipSummary({ id: 't000004', text: 'note: the key opens it' })!), 't000004', 'a colon in the text');
+    assert.equal(tipSummary({ similarity: 0.5 }), undefined, 'not a tip');
+    assert.equal(tipIdOfVariable('[3]'), undefined);
+  });
+
+  it('carries the menu context that offers "Show Tip in Memory Tips", and only on a tip', () => {
+    const values = new VariableValues();
+    const [tips, action] = values.children(values.handle({ tips: turnScope(turn()).tips, action: 'open crate' }));
+    assert.equal(tips.value, '[1]');
+    const [tip] = values.children(tips.variablesReference) as Array<{ value: string; __vscodeVariableMenuContext?: string }>;
+    assert.equal(tip.value, 'p000001: open the crate');
+    assert.equal(tip.__vscodeVariableMenuContext, TIP_VARIABLE_CONTEXT);
+    assert.equal((action as { __vscodeVariableMenuContext?: string }).__vscodeVariableMenuContext, undefined);
+    assert.equal((tips as { __vscodeVariableMenuContext?: string }).__vscodeVariableMenuContext, undefined);
   });
 });

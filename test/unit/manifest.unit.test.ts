@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { TIPS_PANEL_COMMANDS } from '../../src/tips/tipsMessages';
+import { TIP_VARIABLE_CONTEXT } from '../../src/debug/tipVariables';
 
 // Checks package.json against what issue 4 asks for and against src/, without VS Code. The
 // integration tier checks the same commands are really registered in a running VS Code.
@@ -23,7 +24,10 @@ const ISSUE_10_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo
 const ISSUE_14_COMMANDS = ['empo2.reconnect'];
 
 /** The episode debugger (src/debug/). */
-const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens', 'empo2.scoreEpisodeLocally'];
+const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens', 'empo2.showTipInMemoryTips', 'empo2.scoreEpisodeLocally'];
+
+/** Commands that act on what a menu was opened on (a variable); hidden from the palette. */
+const MENU_ONLY_COMMANDS = ['empo2.showTipInMemoryTips'];
 
 /** Commands the extension runs itself (a click on a tree row); hidden from the palette. */
 const INTERNAL_COMMANDS = ['empo2.openEpisode'];
@@ -48,7 +52,15 @@ describe('package.json', () => {
 
   it('hides the internal commands from the palette', () => {
     const hidden = (manifest.contributes.menus.commandPalette ?? []).filter((m: { when: string }) => m.when === 'false').map((m: { command: string }) => m.command);
-    assert.deepEqual(hidden.sort(), [...INTERNAL_COMMANDS].sort());
+    assert.deepEqual(hidden.sort(), [...INTERNAL_COMMANDS, ...MENU_ONLY_COMMANDS].sort());
+  });
+
+  it('offers "Show Tip in Memory Tips" on a retrieved tip in the debugger\'s Variables view', () => {
+    const menu: Array<{ command: string; when: string }> = manifest.contributes.menus['debug/variables/context'];
+    const entry = menu.find((m) => m.command === 'empo2.showTipInMemoryTips');
+    assert.ok(entry, 'a debug/variables/context entry');
+    assert.match(entry.when, /debugType == empo2/);
+    assert.match(entry.when, new RegExp(`debugProtocolVariableMenuContext == ${TIP_VARIABLE_CONTEXT.replace('.', '\\.')}`));
   });
 
   it('has one Command class with a static id for each contributed command', () => {

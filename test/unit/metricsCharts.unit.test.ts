@@ -9,7 +9,7 @@ const root = path.resolve(__dirname, '../../../..');
 describe('metrics charts', () => {
   it('draws every quantity the issue names', () => {
     const titles = CHARTS.map((c) => c.title.toLowerCase()).join(' | ');
-    for (const quantity of ['return by rollout mode', 'memory-free', 'memory-augmented', 'masked-token', 'importance ratio', 'clip fraction', 'entropy', 'kl', 'tip', 'intrinsic', 'throughput']) {
+    for (const quantity of ['score by rollout mode', 'memory-free', 'memory-augmented', 'masked-token', 'importance ratio', 'clip fraction', 'entropy', 'kl', 'tip', 'intrinsic', 'throughput']) {
       assert.ok(titles.includes(quantity), quantity);
     }
   });

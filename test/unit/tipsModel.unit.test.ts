@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { ConnectionClosedError, RpcError } from '../../src/rpc/errors';
 import { Notifications, Requests } from '../../src/rpc/methods';
-import { ErrorCodes, type MemoryUpdateParams, type Tip } from '../../src/rpc/protocol';
+import { ErrorCodes, type MemoryListParams, type MemoryUpdateParams, type Tip } from '../../src/rpc/protocol';
 import { RunsModel } from '../../src/runs/runsModel';
 import { TipsModel, type TipsChange } from '../../src/tips/tipsModel';
 import { FakeHost } from '../builders/fakeHost';
@@ -12,8 +12,9 @@ function setup(tips: Tip[]) {
   const host = new FakeHost()
     .handle(Requests.runList, () => ({ runs: [aRunInfo()], roots: ['/tmp/runs'] }))
     .handle(Requests.runStatus, () => ({ run: null }))
-    .handle(Requests.memoryList, ({ cursor, limit }) => {
-      const all = [...store.values()];
+    .handle(Requests.memoryList, ({ cursor, limit, filter }) => {
+      // As the host: deleted tips only when asked for (memory.list filter.includeDeleted).
+      const all = [...store.values()].filter((t) => filter?.includeDeleted || !t.deleted);
       const start = cursor ? Number(cursor.slice(1)) : 0;
       const items = all.slice(start, start + (limit ?? 100));
       const end = start + items.length;
@@ -62,6 +63,24 @@ describe('TipsModel', () => {
     host.notify(Notifications.memoryChanged, { seq: 10, runId: 'other-run', changes: [{ change: 'added', tip: aTip({ id: 't000009' }), by: { kind: 'policy', name: 'policy' } }] });
     assert.deepEqual(model.list().map((t) => t.id), ['t000002']);
     assert.equal(changes.filter((c) => c.kind === 'changes').length, 1);
+  });
+
+  it('keeps deleted tips findable: loaded with includeDeleted, kept when deleted live, never offered as live', async () => {
+    const { runs, model, host } = setup([aTip({ id: 't000001' }), aTip({ id: 't000002', deleted: true, version: 2 })]);
+    await runs.reload();
+    await model.whenLoaded();
+    assert.equal((host.callsOf('memory.list')[0] as MemoryListParams).filter?.includeDeleted, true);
+    assert.deepEqual(model.list().map((t) => t.id), ['t000001']);
+    assert.deepEqual(model.list({ includeDeleted: true }).map((t) => t.id), ['t000001', 't000002']);
+    assert.equal(model.get('t000002'), undefined, 'a deleted tip cannot be edited');
+    assert.equal(model.find('t000002')?.deleted, true, 'but it can be found, and its history read');
+    host.notify(Notifications.memoryChanged, {
+      seq: 3,
+      runId: 'run-1',
+      changes: [{ change: 'deleted', tip: aTip({ id: 't000001', version: 2 }), by: { kind: 'person', name: 'bob' } }],
+    });
+    assert.deepEqual(model.list().map((t) => t.id), []);
+    assert.equal(model.find('t000001')?.deleted, true);
   });
 
   it('saves an edit with the version read, and returns a conflict (both texts) when it is stale', async () => {

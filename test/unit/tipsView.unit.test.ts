@@ -28,18 +28,27 @@ describe('Memory Tips panel logic', () => {
     assert.deepEqual(groups[1].tips.map((t) => t.id), ['t000002', 't000001']);
   });
 
-  it('applies changes: newer versions win, deletions and evictions remove', () => {
+  it('applies changes: newer versions win, evictions remove, deletions stay marked deleted', () => {
     const next = applyChanges(tips, [
       { change: 'updated', tip: { ...tips[0], version: 2, text: 'edited' }, by: { kind: 'person', name: 'bob' } },
       { change: 'updated', tip: { ...tips[1], version: 0, text: 'stale' }, by: { kind: 'person', name: 'bob' } },
       { change: 'evicted', tip: tips[2], by: { kind: 'system', name: 'system' } },
       { change: 'added', tip: aTip({ id: 't000004' }), by: { kind: 'policy', name: 'policy' } },
+      { change: 'deleted', tip: { ...tips[1], version: 2 }, by: { kind: 'person', name: 'bob' } },
     ]);
-    assert.deepEqual(next.map((t) => [t.id, t.text]), [
-      ['t000001', 'edited'],
-      ['t000002', 'the lamp is in the office'],
-      ['t000004', 'look in the shed before the kitchen'],
+    assert.deepEqual(next.map((t) => [t.id, t.text, Boolean(t.deleted)]), [
+      ['t000001', 'edited', false],
+      ['t000002', 'the lamp is in the office', true],
+      ['t000004', 'look in the shed before the kitchen', false],
     ]);
+  });
+
+  it('hides deleted tips unless "Show deleted" is on, and then shows them with the live ones', () => {
+    const withDeleted = [...tips, aTip({ id: 't000005', variationKey: 'power-device/1', text: 'Open the shed first', deleted: true, version: 2 })];
+    assert.deepEqual(filterTips(withDeleted, NO_FILTER).map((t) => t.id), ['t000001', 't000002', 't000003']);
+    assert.deepEqual(filterTips(withDeleted, { ...NO_FILTER, showDeleted: true, search: 'shed' }).map((t) => t.id), ['t000001', 't000005']);
+    // A view state saved before the filter existed has no showDeleted: deleted tips stay hidden.
+    assert.deepEqual(filterTips(withDeleted, { search: '', variation: '', author: '' }).length, 3);
   });
 
   it('offers the variations a run trains on (built-in: 0–4) for a new tip', () => {

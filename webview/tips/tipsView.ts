@@ -11,6 +11,8 @@ export interface TipsFilter {
   readonly variation: string;
   /** '' for every author; the policy's tips, or people's. */
   readonly author: '' | NonNullable<MemoryFilter['author']>;
+  /** Deleted tips too (each with its history); off, only the tips retrieval can return. */
+  readonly showDeleted?: boolean;
 }
 
 /** The author filter's choices (the schema's MemoryFilter authors), as the panel labels them. */
@@ -19,9 +21,9 @@ export const AUTHOR_FILTER_LABELS: Record<NonNullable<MemoryFilter['author']>, s
   person: 'Written by people',
 };
 
-export const NO_FILTER: TipsFilter = { search: '', variation: '', author: '' };
+export const NO_FILTER: TipsFilter = { search: '', variation: '', author: '', showDeleted: false };
 
-/** The list after the host's changes (newer versions win; deleted and evicted tips leave). */
+/** The list after the host's changes (newer versions win; deleted tips stay, marked; evicted ones leave). */
 export function applyChanges(tips: readonly Tip[], changes: readonly MemoryChange[]): Tip[] {
   const byId = new Map(tips.map((tip) => [tip.id, tip]));
   applyTipChanges(byId, changes);
@@ -32,6 +34,7 @@ export function filterTips(tips: readonly Tip[], filter: TipsFilter): Tip[] {
   const needle = filter.search.trim().toLowerCase();
   return tips.filter(
     (tip) =>
+      (filter.showDeleted || !tip.deleted) &&
       (!filter.variation || tip.variationKey === filter.variation) &&
       (!filter.author || (filter.author === POLICY_AUTHOR ? tip.author === POLICY_AUTHOR : isPersonAuthor(tip.author))) &&
       (!needle || tip.text.toLowerCase().includes(needle) || tip.id.toLowerCase().includes(needle) || tip.variationKey.toLowerCase().includes(needle)),

@@ -27,7 +27,7 @@ def episode_record(ep, update_mode: str, iteration: int, next_observations: list
             "observation": s.observation,
             "prompt": with_tips(s.user_text, s.tips),
             "prompt_no_tips": s.user_text,
-            "tips": s.tips, "tip_ids": s.tip_ids,
+            "tips": s.tips, "tip_ids": s.tip_ids, "tip_texts": s.tip_texts, "tip_actions": s.tip_actions,
             "prompt_ids": s.prompt_ids, "prompt_ids_no_tips": s.prompt_ids_no_tips,
             "action": s.action, "executed_action": s.executed_action,
             "action_ids": s.action_ids, "behaviour_logprobs": s.behaviour_logprobs,

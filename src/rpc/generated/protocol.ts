@@ -1051,6 +1051,14 @@ export interface TrajectoryStep {
   prompt_no_tips: string;
   tips: string[];
   tip_ids: string[];
+  /**
+   * Each shown tip's own text, parallel to tip_ids: what the id names (runs before protocol 1.1.0 lack it).
+   */
+  tip_texts?: string[];
+  /**
+   * The action of each shown tip's entry most like this state ('' when none), parallel to tip_ids. The prompt shows a tip as its text then this action (`tips`), so one tip id reads differently from step to step.
+   */
+  tip_actions?: string[];
   prompt_ids?: number[];
   prompt_ids_no_tips?: number[];
   action: string;

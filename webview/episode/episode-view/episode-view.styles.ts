@@ -140,4 +140,9 @@ export const episodeViewStyles = css`
     font-size: 0.9em;
     margin-top: 6px;
   }
+
+  .tip-action {
+    font-size: 0.9em;
+    color: var(--vscode-descriptionForeground);
+  }
 `;

@@ -1,6 +1,8 @@
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
+import { formatReturn, SCORE, SCORE_SCALE } from '../../../src/common/quantities';
 import type { Episode, RolloutMode, TrajectoryStep, UpdateMode } from '../../../src/rpc/protocol';
+import { shownTips } from '../shownTips';
 import { episodeViewStyles } from './episode-view.styles';
 
 export type RevealTipEvent = CustomEvent<{ readonly tipId: string }>;
@@ -56,7 +58,7 @@ export class EpisodeView extends LitElement {
         <span class="fact">${e.task}/${e.variation}${e.group !== undefined ? ` · group ${e.group}` : ''}</span>
         <span class="fact">${ROLLOUT[e.rollout_mode] ?? e.rollout_mode}</span>
         <span class="fact">${UPDATE[e.update_mode] ?? e.update_mode}</span>
-        <span class="fact ${e.success ? 'success' : 'failure'}">${e.success ? 'succeeded' : 'failed'} · score ${number(e.return)}</span>
+        <span class="fact ${e.success ? 'success' : 'failure'}" title="Final ${SCORE}, ${SCORE_SCALE}">${e.success ? 'succeeded' : 'failed'} · ${SCORE} ${formatReturn(e.return)}</span>
         ${e.intrinsic !== undefined ? html`<span class="fact">intrinsic ${number(e.intrinsic)}</span>` : nothing}
         <span class="fact">${e.steps.length} steps</span>
       </div>
@@ -76,15 +78,26 @@ export class EpisodeView extends LitElement {
         <h3>
           <span>Step ${step.t}</span>
           <span class="reward ${step.reward > 0 ? 'positive' : ''}">
-            reward ${number(step.reward)} · intrinsic ${number(step.intrinsic)}${step.score !== undefined ? ` · score ${number(step.score)}` : ''}
+            reward ${number(step.reward)} · intrinsic ${number(step.intrinsic)}${step.score !== undefined ? ` · ${SCORE} ${formatReturn(step.score)}` : ''}
           </span>
         </h3>
         <div class="label">Observation</div>
         <p class="observation">${step.observation}</p>
         ${step.tips.length
-          ? html`<div class="label">Tips in the prompt (${step.tips.length})</div>
+          ? html`<div class="label" title="The prompt shows each tip followed by the action its episode took in the state most like this one">
+                Tips in the prompt (${step.tips.length})
+              </div>
               <ul class="tips">
-                ${step.tips.map((tip, index) => html`<li>${tip} ${step.tip_ids[index] ? this.tipLink(step.tip_ids[index]) : nothing}</li>`)}
+                ${shownTips(step).map(
+                  (tip) => html`<li title=${`In the prompt: ${tip.inPrompt}`}>
+                    <span data-testid="tip-text">${tip.text}</span> ${tip.id ? this.tipLink(tip.id) : nothing}
+                    ${tip.action
+                      ? html`<div class="tip-action" data-testid="tip-action">
+                          + the action its episode took in the most similar state: <code>${tip.action}</code>
+                        </div>`
+                      : nothing}
+                  </li>`,
+                )}
               </ul>`
           : nothing}
         <div class="label">Action</div>

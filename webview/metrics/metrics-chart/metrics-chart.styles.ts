@@ -18,8 +18,20 @@ export const metricsChartStyles = [
       font-size: 0.95em;
       font-weight: 600;
       display: flex;
+      flex-wrap: wrap;
       justify-content: space-between;
-      gap: 6px;
+      gap: 2px 6px;
+    }
+
+    .unit {
+      font-weight: normal;
+      color: var(--vscode-descriptionForeground);
+    }
+
+    .clipped {
+      margin: 0 0 2px;
+      font-size: 0.85em;
+      color: var(--vscode-editorWarning-foreground, var(--vscode-descriptionForeground));
     }
 
     .latest {

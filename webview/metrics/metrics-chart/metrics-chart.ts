@@ -1,11 +1,14 @@
-import { LitElement, html, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import uPlot from 'uplot';
-import type { ChartSpec, MetricsColumns } from '../../../src/runs/metricsCharts';
+import type { ChartSpec, MetricsColumns, SeriesSpec } from '../../../src/runs/metricsCharts';
+import { beyondAxis, clipNote, formatValue, latestReadings, markerOf, readingsText, RobustAxis, showPoints, spanRange, tickLabels, type Range } from './chartMath';
 import { metricsChartStyles } from './metrics-chart.styles';
 
 const HEIGHT = 180;
 const ITERATION_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000];
+/** Markers of a line series show when its points are at least this far apart on average (CSS px). */
+const POINT_SPACING = 10;
 
 /** A theme colour from VS Code's CSS variables, with a fallback for variables a theme lacks. */
 function themeColor(variable: string, fallback: string): string {
@@ -17,7 +20,9 @@ function themeColor(variable: string, fallback: string): string {
  * and only its data changes (setData), so live updates never flicker; refresh() is called at
  * most once per animation frame by the panel. Colours come from VS Code's theme variables and
  * are re-read on retheme(). `data-points`, `data-update-ms` (setData) and `data-draw-ms`
- * (setData until drawn) say what was last drawn; tests and the benchmark read them.
+ * (setData until drawn) say what was last drawn, `data-clipped` what a clipped axis left out;
+ * tests and the benchmark read them. Axis ranges, ticks, markers and the header's readings are
+ * chartMath.ts's pure functions.
  */
 @customElement('empo2-metrics-chart')
 export class MetricsChart extends LitElement {
@@ -31,9 +36,17 @@ export class MetricsChart extends LitElement {
   /** When the last setData/build was asked for: uPlot draws in a batch after it returns. */
   private drawRequested = 0;
   private latestText = '';
+  private clipText = '';
+  /** The clipped y range of a chart with clipOutliers, while some point lies beyond it. */
+  private clip: Range | undefined;
+  private readonly robustAxis = new RobustAxis();
 
   override render(): TemplateResult {
-    return html`<h3><span>${this.spec.title}</span><span class="latest">${this.latestText}</span></h3>
+    return html`<h3>
+        <span class="title">${this.spec.title}${this.spec.unit ? html` <span class="unit">(${this.spec.unit})</span>` : nothing}</span>
+        <span class="latest" data-testid="latest" title="Every series of this chart in one iteration; – where a series has no value in it">${this.latestText}</span>
+      </h3>
+      ${this.clipText ? html`<p class="clipped" data-testid="clipped">${this.clipText}</p>` : nothing}
       <div class="plot"></div>`;
   }
 
@@ -78,8 +91,13 @@ export class MetricsChart extends LitElement {
     this.build();
   }
 
+  private seriesValues(): (number | null)[][] {
+    return this.spec.series.map((s) => this.columns.series[s.key] ?? []);
+  }
+
   private data(): uPlot.AlignedData {
-    return [this.columns.iterations, ...this.spec.series.map((s) => this.columns.series[s.key] ?? [])] as uPlot.AlignedData;
+    this.clip = this.spec.clipOutliers ? this.robustAxis.update(this.columns, this.seriesValues(), this.columns.iterations.length) : undefined;
+    return [this.columns.iterations, ...this.seriesValues()] as uPlot.AlignedData;
   }
 
   private build(): void {
@@ -94,6 +112,7 @@ export class MetricsChart extends LitElement {
     const grid = themeColor('--vscode-editorWidget-border', 'rgba(128,128,128,0.25)');
     const font = `11px ${themeColor('--vscode-font-family', 'sans-serif')}`;
     const axis: uPlot.Axis = { stroke: foreground, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font };
+    const ticks = (_u: uPlot, splits: number[], _axis: number, _space: number, step: number) => tickLabels(splits, step);
     this.plot = new uPlot(
       {
         width: Math.max(200, container.clientWidth || this.clientWidth - 16),
@@ -101,32 +120,95 @@ export class MetricsChart extends LitElement {
         pxAlign: 0,
         cursor: { drag: { x: true, y: false }, points: { size: 5 } },
         legend: { live: true },
-        // How long a redraw took, from setData to the canvas drawn (data-draw-ms).
-        hooks: { draw: [() => (this.dataset.drawMs = (performance.now() - this.drawRequested).toFixed(1))] },
-        scales: {
-          x: { time: false },
-          // A flat series (every return 0 early on) gets a narrow band around it, not 0..100.
-          y: { range: (_u, min, max) => (min === max ? [min - 1, max + 1] : uPlot.rangeNum(min, max, 0.1, true)) },
+        hooks: {
+          draw: [
+            (u) => this.markClipped(u),
+            // How long a redraw took, from setData to the canvas drawn (data-draw-ms).
+            () => (this.dataset.drawMs = (performance.now() - this.drawRequested).toFixed(1)),
+          ],
         },
-        // Iterations are whole numbers: no tick at 1.25.
-        axes: [{ ...axis, incrs: ITERATION_STEPS }, { ...axis, size: 50 }],
+        scales: {
+          // One iteration sits mid-axis, rather than on an axis 0 wide that draws nothing.
+          x: { time: false, range: (_u, min, max) => [...spanRange(min, max)] },
+          // A flat series (every score 0 early on) gets a narrow band around it, not 0..100; a
+          // chart with outliers is clipped at its robust range.
+          y: {
+            range: (_u, min, max) => {
+              const [low, high] = this.clip ?? spanRange(min, max);
+              return uPlot.rangeNum(low, high, 0.1, true);
+            },
+          },
+        },
+        // Iterations are whole numbers: no tick at 1.25. No two tick labels read the same.
+        axes: [
+          { ...axis, incrs: ITERATION_STEPS, values: ticks },
+          { ...axis, size: 56, values: ticks },
+        ],
         series: [
           { label: 'iteration', value: (_u, v) => (v === null || v === undefined ? '–' : String(v)) },
-          ...this.spec.series.map((s) => ({
-            label: s.label,
-            stroke: themeColor(s.color, foreground),
-            width: 1.5,
-            spanGaps: true,
-            points: s.points ? { show: true, size: 5, fill: themeColor(s.color, foreground) } : { show: false },
-            paths: s.points ? () => null : undefined,
-            value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : formatValue(v)),
-          })),
+          ...this.spec.series.map((s, index) => this.seriesOptions(s, index, foreground)),
         ],
       },
       this.data(),
       container,
     );
     this.noteDrawn(performance.now() - started);
+  }
+
+  private seriesOptions(s: SeriesSpec, index: number, foreground: string): uPlot.Series {
+    const color = themeColor(s.color, foreground);
+    const format = this.spec.format ?? formatValue;
+    const value = (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : format(v));
+    if (s.points) {
+      // Points only (evaluations): a dot, then rings around it, so equal points never hide each other.
+      const marker = markerOf(this.spec.series.slice(0, index).filter((other) => other.points).length);
+      return {
+        label: s.label,
+        stroke: color,
+        width: marker.width,
+        value,
+        paths: () => null,
+        points: { show: true, size: marker.size, width: marker.width, stroke: color, fill: marker.filled ? color : 'transparent' },
+      };
+    }
+    return {
+      label: s.label,
+      stroke: color,
+      width: 1.5,
+      spanGaps: true,
+      value,
+      // A lone value draws no line: its marker is what shows it.
+      points: { size: 5, fill: color, show: (u, si, from, to) => showPoints(u.data[si], from, to, u.bbox.width / devicePixelRatio, POINT_SPACING) },
+    };
+  }
+
+  /** Triangles at the edge for the points a clipped axis leaves out, and a line saying so. */
+  private markClipped(u: uPlot): void {
+    const { min, max } = u.scales.y;
+    const range: Range | undefined = this.clip && min !== undefined && max !== undefined ? [min, max] : undefined;
+    const series = u.data.slice(1) as (number | null)[][];
+    const beyond = range ? series.map((values) => beyondAxis(values, range)) : [];
+    const note = range ? clipNote(series, beyond) : '';
+    const ctx = u.ctx;
+    const size = 5 * devicePixelRatio;
+    beyond.forEach(({ above, below }, s) => {
+      ctx.fillStyle = themeColor(this.spec.series[s].color, 'red');
+      for (const [indices, edge, tip] of [[above, u.bbox.top, 1.6 * size], [below, u.bbox.top + u.bbox.height, -1.6 * size]] as const) {
+        for (const j of indices) {
+          const x = u.valToPos(u.data[0][j], 'x', true);
+          ctx.beginPath();
+          ctx.moveTo(x, edge);
+          ctx.lineTo(x - size, edge + tip);
+          ctx.lineTo(x + size, edge + tip);
+          ctx.fill();
+        }
+      }
+    });
+    if (note !== this.clipText) {
+      this.clipText = note;
+      this.dataset.clipped = note;
+      this.requestUpdate();
+    }
   }
 
   private resize(): void {
@@ -140,32 +222,13 @@ export class MetricsChart extends LitElement {
     const points = this.columns.iterations.length;
     this.dataset.points = String(points);
     this.dataset.updateMs = ms.toFixed(1);
-    const latest = this.spec.series
-      .map((s) => {
-        const values = this.columns.series[s.key] ?? [];
-        for (let i = values.length - 1; i >= 0; i--) {
-          if (values[i] !== null) {
-            return `${s.label} ${formatValue(values[i] as number)}`;
-          }
-        }
-        return undefined;
-      })
-      .filter(Boolean)
-      .slice(0, 2)
-      .join(' · ') || (points > 0 ? 'not recorded in this run' : '');
+    const latest = readingsText(latestReadings(this.spec, this.columns), this.spec.format) || (points > 0 ? 'not recorded in this run' : '');
     if (latest !== this.latestText) {
       this.latestText = latest;
+      this.dataset.latest = latest;
       this.requestUpdate();
     }
   }
-}
-
-export function formatValue(value: number): string {
-  const magnitude = Math.abs(value);
-  if (magnitude !== 0 && (magnitude >= 1e5 || magnitude < 1e-3)) {
-    return value.toExponential(2);
-  }
-  return magnitude >= 100 ? value.toFixed(0) : magnitude >= 1 ? value.toFixed(2) : value.toFixed(3);
 }
 
 declare global {

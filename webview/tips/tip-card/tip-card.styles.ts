@@ -37,6 +37,18 @@ export const tipCardStyles = css`
     word-break: break-word;
   }
 
+  /* A deleted tip, shown by "Show deleted": read-only, its history one click away. */
+  .text.deleted {
+    text-decoration: line-through;
+    color: var(--vscode-descriptionForeground);
+  }
+
+  .deleted-note {
+    margin: 0 0 2px;
+    font-size: 0.9em;
+    color: var(--vscode-editorWarning-foreground, var(--vscode-descriptionForeground));
+  }
+
   .meta {
     display: flex;
     flex-wrap: wrap;

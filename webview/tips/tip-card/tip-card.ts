@@ -96,7 +96,8 @@ export class TipCard extends LitElement {
     const episode = typeof provenance.episode === 'string' ? provenance.episode : undefined;
     const run = typeof provenance.run === 'string' ? provenance.run : this.runId;
     return html`
-      ${this.editing ? this.renderEditor() : html`<p class="text" data-testid="tip-text">${tip.text}</p>`}
+      ${tip.deleted ? html`<p class="deleted-note" data-testid="tip-deleted">Deleted: retrieval no longer returns it.</p>` : nothing}
+      ${this.editing ? this.renderEditor() : html`<p class="text ${tip.deleted ? 'deleted' : ''}" data-testid="tip-text">${tip.text}</p>`}
       <div class="meta">
         <span data-testid="tip-score" title=${scoreTitle(tip)}>${scoreLabel(tip)}</span>
         <span>v${tip.version}</span>
@@ -115,11 +116,13 @@ export class TipCard extends LitElement {
       ${this.editing
         ? nothing
         : html`<div class="actions">
-            <vscode-button secondary @click=${() => this.startEditing()}>Edit</vscode-button>
+            ${tip.deleted ? nothing : html`<vscode-button secondary @click=${() => this.startEditing()}>Edit</vscode-button>`}
             <vscode-button secondary @click=${() => this.fire('empo2-tip-history', { tipId: tip.id })}>
               ${this.history ? 'Hide History' : 'History'}
             </vscode-button>
-            <vscode-button secondary @click=${() => this.fire('empo2-tip-delete', { tipId: tip.id, expectedVersion: tip.version })}>Delete</vscode-button>
+            ${tip.deleted
+              ? nothing
+              : html`<vscode-button secondary @click=${() => this.fire('empo2-tip-delete', { tipId: tip.id, expectedVersion: tip.version })}>Delete</vscode-button>`}
           </div>`}
       ${this.history ? this.renderHistory(this.history) : nothing}
     `;

@@ -7,6 +7,8 @@ import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
+import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
+import type { VscodeCheckbox } from '@vscode-elements/elements/dist/vscode-checkbox/vscode-checkbox.js';
 import type { VscodeTextfield } from '@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js';
 import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-textarea/vscode-textarea.js';
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
@@ -29,8 +31,8 @@ export type DraftsChangeEvent = CustomEvent<{ readonly drafts: Drafts; readonly 
 const RENDER_LIMIT = 150;
 
 /**
- * The Memory Tips panel: the current run's tips grouped by task variation, with a search box and
- * variation and author filters, an Add form, and a card per tip (tip-card) to edit, delete or
+ * The Memory Tips panel: the current run's tips grouped by task variation, with a search box,
+ * variation and author filters and "Show deleted" (deleted tips stay, with their history), an Add form, and a card per tip (tip-card) to edit, delete or
  * read the history. The panel only renders and fires events; index.ts talks to the extension
  * and hands results back through the methods below.
  *
@@ -104,7 +106,7 @@ export class TipsPanel extends LitElement {
   async reveal(tipId: string): Promise<void> {
     const tip = this.tips.find((t) => t.id === tipId);
     if (tip && !filterTips([tip], this.filter).length) {
-      this.setFilter(NO_FILTER);
+      this.setFilter({ ...NO_FILTER, showDeleted: Boolean(tip.deleted) });
     }
     this.highlightedId = tipId;
     this.renderLimit = Math.max(this.renderLimit, this.tips.length);
@@ -186,6 +188,8 @@ export class TipsPanel extends LitElement {
       ]);
     }
     const shown = filterTips(this.tips, this.filter);
+    const live = this.tips.filter((tip) => !tip.deleted).length;
+    const deleted = this.tips.length - live;
     const groups = groupByVariation(shown.slice(0, this.renderLimit));
     return html`
       ${this.offline
@@ -194,7 +198,7 @@ export class TipsPanel extends LitElement {
           </p>`
         : nothing}
       <header class=${this.offline ? 'offline' : ''}>
-        <div class="run" title="Tips of this run">${this.runId} · ${this.tips.length} tip${this.tips.length === 1 ? '' : 's'}</div>
+        <div class="run" title="Tips of this run">${this.runId} · ${live} tip${live === 1 ? '' : 's'}${deleted ? ` · ${deleted} deleted` : ''}</div>
         <div class="filters">
           <vscode-textfield
             class="search"
@@ -219,13 +223,20 @@ export class TipsPanel extends LitElement {
             <vscode-option value="">Any author</vscode-option>
             ${Object.entries(AUTHOR_FILTER_LABELS).map(([author, label]) => html`<vscode-option value=${author}>${label}</vscode-option>`)}
           </vscode-single-select>
+          <vscode-checkbox
+            class="show-deleted"
+            label="Show deleted"
+            title="Deleted tips are never retrieved; their text and every version stay readable"
+            .checked=${Boolean(this.filter.showDeleted)}
+            @change=${(event: Event) => this.setFilter({ ...this.filter, showDeleted: (event.target as VscodeCheckbox).checked })}
+          ></vscode-checkbox>
           <vscode-button @click=${() => (this.adding = !this.adding)}>${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button>
         </div>
       </header>
       ${this.adding ? this.renderAddForm() : nothing}
       ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
       ${shown.length === 0
-        ? html`<p class="muted">${this.tips.length ? 'No tip matches the filters.' : 'No tips yet in this run. The policy writes one after every training episode; you can add your own.'}</p>`
+        ? html`<p class="muted">${this.tips.length ? `No tip matches the filters${deleted && !this.filter.showDeleted ? ' (deleted tips are hidden: Show deleted)' : ''}.` : 'No tips yet in this run. The policy writes one after every training episode; you can add your own.'}</p>`
         : nothing}
       ${repeat(
         groups,

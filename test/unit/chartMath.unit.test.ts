@@ -1,0 +1,171 @@
+import * as assert from 'node:assert/strict';
+import { formatReturn, SCORE, SCORE_SCALE } from '../../src/common/quantities';
+import { appendRecords, CHARTS, emptyColumns } from '../../src/runs/metricsCharts';
+import { SCORE as TREE_SCORE } from '../../src/trajectories/presentation';
+import {
+  beyondAxis,
+  clipNote,
+  latestReadings,
+  markerOf,
+  readingsText,
+  RobustAxis,
+  robustRange,
+  showPoints,
+  spanRange,
+  tickLabels,
+} from '../../webview/metrics/metrics-chart/chartMath';
+import { aMetricsRecord } from '../builders/protocol';
+
+const chart = (id: string) => CHARTS.find((c) => c.id === id)!;
+
+describe('metrics chart maths', () => {
+  describe('a single point', () => {
+    it('gets an axis around it, not one 0 wide', () => {
+      assert.deepEqual(spanRange(1, 1), [0.9, 1.1]);
+      assert.deepEqual(spanRange(0, 0), [-1, 1]);
+      assert.deepEqual(spanRange(1, 5), [1, 5]);
+    });
+
+    it('is drawn as a marker, however wide the chart (a line through one point draws nothing)', () => {
+      assert.equal(showPoints([0.5], 0, 0, 400, 10), true);
+      assert.equal(showPoints([null, null, 0.5, null], 0, 3, 1, 10), true);
+    });
+
+    it('dense lines get no markers, sparse ones do', () => {
+      const dense = Array.from({ length: 1_000 }, (_, i) => i);
+      assert.equal(showPoints(dense, 0, 999, 400, 10), false);
+      assert.equal(showPoints(dense.slice(0, 5), 0, 4, 400, 10), true);
+    });
+  });
+
+  describe('tick labels', () => {
+    it('never repeat (uPlot kept 3 decimals: 0.0025 and 0.003 both read "0.003")', () => {
+      const labels = tickLabels([0.002, 0.0025, 0.003, 0.0035], 0.0005);
+      assert.deepEqual(labels, ['0.0020', '0.0025', '0.0030', '0.0035']);
+    });
+
+    it('stay distinct for every step uPlot picks, small and large', () => {
+      for (const [start, step] of [[0, 1e-7], [1, 1e-4], [0.97, 0.01], [0, 0.25], [-2, 0.5], [1e6, 2e5], [0, 5]] as const) {
+        const splits = Array.from({ length: 6 }, (_, i) => start + i * step);
+        const labels = tickLabels(splits, step);
+        assert.equal(new Set(labels).size, labels.length, `${start} + k·${step}: ${labels.join(', ')}`);
+      }
+    });
+
+    it('write whole steps without decimals and no "-0"', () => {
+      assert.deepEqual(tickLabels([-0, 10, 20, null], 10), ['0', '10', '20', '']);
+    });
+  });
+
+  describe('outliers', () => {
+    // Importance ratios of 20 iterations: means and minimums near 1, one max of 800.
+    const mean = Array.from({ length: 20 }, (_, i) => 1 + 0.01 * Math.sin(i));
+    const min = mean.map((v) => v - 0.2);
+    const max = mean.map((v, i) => (i === 12 ? 800 : v + 0.3));
+
+    it('a spike is clipped off the axis, which keeps the means and minimums readable', () => {
+      const range = robustRange([mean, min, max])!;
+      assert.ok(range, 'clipped');
+      assert.ok(range[1] < 5 && range[1] >= 1.3, `top ${range[1]}`);
+      assert.equal(range[0], Math.min(...min), 'nothing is clipped below');
+      assert.deepEqual(beyondAxis(max, range), { above: [12], below: [] });
+      assert.equal(clipNote([mean, min, max], [mean, min, max].map((v) => beyondAxis(v, range))), '▲ 1 point above the axis (up to 800)');
+    });
+
+    it('nothing is clipped without outliers, or with too few points to tell', () => {
+      assert.equal(robustRange([mean, min, mean.map((v) => v + 0.3)]), undefined);
+      assert.equal(robustRange([[1, 800]]), undefined);
+    });
+
+    it('a flat series keeps a small real wobble on the axis', () => {
+      const flat = Array.from({ length: 30 }, (_, i) => (i === 7 ? 1.02 : 1));
+      const range = robustRange([flat, [...flat.slice(1), 900]])!;
+      assert.ok(range[1] >= 1.02 && range[1] < 2, `top ${range[1]}`);
+    });
+
+    it('a live run: a spike in a new row is clipped at once, between recomputations of the fences', () => {
+      const columns = { mean: mean.slice(0, 10), max: max.slice(0, 10) };
+      const axis = new RobustAxis();
+      assert.equal(axis.update(columns, [columns.mean, columns.max], 10), undefined);
+      columns.mean.push(1);
+      columns.max.push(900);
+      const range = axis.update(columns, [columns.mean, columns.max], 11)!;
+      assert.ok(range && range[1] < 5, 'clipped at the next row');
+      // Columns replaced (another run): read afresh.
+      assert.equal(axis.update({}, [mean.slice(0, 10)], 10), undefined);
+    });
+
+    it('the importance-ratio charts clip their outliers', () => {
+      assert.equal(chart('ratio').clipOutliers, true);
+      assert.equal(chart('off-policy').clipOutliers, true);
+      assert.equal(chart('return').clipOutliers, undefined);
+    });
+  });
+
+  describe('evaluation points', () => {
+    it('two equal points of one chart stay visible: a dot inside a ring, rings inside rings', () => {
+      const markers = [0, 1, 2].map(markerOf);
+      assert.equal(markers[0].filled, true);
+      for (let i = 1; i < markers.length; i++) {
+        const inside = markers[i].size - 2 * markers[i].width;
+        assert.equal(markers[i].filled, false);
+        assert.ok(inside > markers[i - 1].size, `ring ${i} (inside ${inside}) clears marker ${i - 1} (${markers[i - 1].size})`);
+      }
+    });
+  });
+
+  describe('the header', () => {
+    it('shows every series of the chart from the latest iteration, labelled', () => {
+      const columns = appendRecords(emptyColumns(), [
+        aMetricsRecord({ iteration: 7, rollout_mode: 'memory', 'rollout/return': 20, 'rollout/memory/return': 20, 'rollout/memory_free/return': null }),
+        aMetricsRecord({ iteration: 8, rollout_mode: 'memory-free', 'rollout/return': 25.5, 'rollout/memory_free/return': 25.5 }),
+      ]);
+      const readings = latestReadings(chart('return'), columns)!;
+      assert.equal(readings.iteration, 8);
+      assert.deepEqual(readings.readings.map((r) => [r.label, r.value]), [
+        ['all rollouts', 25.5],
+        ['memory-free', 25.5],
+        ['with memory', undefined],
+      ]);
+      // The other mode's figure is there, said to be from its own iteration.
+      assert.equal(readingsText(readings), 'iteration 8 · all rollouts 25.5 · memory-free 25.5 · with memory – (20 at 7)');
+      // A score reads as the tree and the status bar write it.
+      assert.equal(readingsText(readings, chart('return').format), 'iteration 8 · all rollouts 25.5 · memory-free 25.5 · with memory – (20.0 at 7)');
+      assert.equal(chart('return').format?.(0), formatReturn(0));
+    });
+
+    it('an evaluation not run in the latest iteration says so, with the one it last had', () => {
+      const columns = appendRecords(emptyColumns(), [
+        aMetricsRecord({ iteration: 5, 'eval/memory_free/success': 0.5, 'eval/memory/success': 0.75, 'rollout/success': 0.25 }),
+        aMetricsRecord({ iteration: 6, 'rollout/success': 0.5 }),
+      ]);
+      assert.equal(
+        readingsText(latestReadings(chart('success'), columns)),
+        'iteration 6 · eval memory-free – (0.500 at 5) · eval with memory – (0.750 at 5) · training rollouts 0.500',
+      );
+    });
+
+    it('is empty before the first iteration', () => {
+      assert.equal(readingsText(latestReadings(chart('return'), emptyColumns())), '');
+    });
+  });
+
+  describe('one name per quantity', () => {
+    it('the mean final score is called score, with its scale, as in the tree and the episode view', () => {
+      assert.equal(TREE_SCORE, SCORE);
+      assert.match(chart('return').title, new RegExp(`\\b${SCORE}\\b`));
+      assert.equal(chart('return').unit, SCORE_SCALE);
+    });
+
+    it('no chart calls anything "return" (the RL return is the score times algo.reward_scale)', () => {
+      const names = CHARTS.flatMap((c) => [c.title, ...c.series.map((s) => s.label)]);
+      assert.deepEqual(names.filter((name) => /return/i.test(name)), []);
+    });
+
+    it('every chart of shares or scores names its scale', () => {
+      for (const spec of CHARTS.filter((c) => c.series.every((s) => /success|fraction|share|return/.test(s.key)))) {
+        assert.ok(spec.unit, `${spec.id} has a unit`);
+      }
+    });
+  });
+});
