@@ -4,10 +4,11 @@
 //   node esbuild.mjs --watch       rebuild on change
 //
 // src/extension.ts          -> out/extension.js        (CommonJS for the Node extension host)
+// onnxruntime-node (native)  -> out/node_modules/       (this platform's binary only; see below)
 // webview/<name>/index.ts   -> out/webview/<name>.js   (ES module for the webview's browser;
 //                                                      lit and @vscode-elements bundled in)
 import * as esbuild from 'esbuild';
-import { existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 const production = process.argv.includes('--production');
@@ -53,8 +54,9 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     tsconfig: 'tsconfig.json',
-    // ws loads these native speed-ups only when installed; never bundle them.
-    external: ['vscode', 'bufferutil', 'utf-8-validate'],
+    // ws loads these native speed-ups only when installed; never bundle them. onnxruntime-node
+    // is a native addon: required at run time from out/node_modules (copyOnnxRuntime).
+    external: ['vscode', 'bufferutil', 'utf-8-validate', 'onnxruntime-node'],
   },
   {
     ...common,
@@ -69,6 +71,34 @@ const builds = [
     loader: { '.css': 'text' },
   },
 ];
+
+/**
+ * Local scoring (src/scoring/) requires onnxruntime-node, a native addon esbuild cannot bundle,
+ * and the .vsix ships no node_modules (`vsce package --no-dependencies`). So its JavaScript and
+ * this platform's binaries go into out/node_modules, where Node finds them from out/extension.js,
+ * in the extension host of a checkout and of an installed .vsix alike. The other platforms'
+ * binaries (some 250 MB) stay out: a .vsix built here runs local scoring on this platform only
+ * (build one per platform with `vsce package --target`).
+ */
+function copyOnnxRuntime() {
+  const target = 'out/node_modules';
+  rmSync(target, { recursive: true, force: true });
+  const binaries = `bin/napi-v6/${process.platform}/${process.arch}`;
+  const packages = {
+    'onnxruntime-node': ['package.json', 'dist', binaries],
+    'onnxruntime-common': ['package.json', 'dist/cjs'],
+  };
+  for (const [name, parts] of Object.entries(packages)) {
+    for (const part of parts) {
+      const from = path.join('node_modules', name, part);
+      if (existsSync(from)) {
+        cpSync(from, path.join(target, name, part), { recursive: true, filter: (file) => !file.endsWith('.map') && !file.endsWith('.d.ts') });
+      }
+    }
+  }
+}
+
+copyOnnxRuntime();
 
 if (watch) {
   const contexts = await Promise.all(builds.map((options) => esbuild.context(options)));

@@ -27,6 +27,7 @@ import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand 
 import { TipsModel } from './tips/tipsModel';
 import { PersonName } from './tips/personName';
 import { TipsViewProvider } from './tips/tipsViewProvider';
+import { ScoreEpisodeLocallyCommand } from './scoring/scoreEpisodeLocally';
 import { EpisodeBrowser } from './trajectories/episodeBrowser';
 import { EpisodePanel } from './trajectories/episodePanel';
 import { OpenEpisodeCommand } from './trajectories/openEpisode';
@@ -133,6 +134,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new OpenEpisodeCommand(episodes),
       new DebugEpisodeCommand(runs, trajectoryModel),
       new ShowTokensCommand(debug),
+      new ScoreEpisodeLocallyCommand(settings, debug.tokens),
       new ShowTipCommand(debug, runs, (tipId) => tipsView!.reveal(tipId)),
       new RerunUpdateCommand(host, runs, rerunJobs, comparison),
       new CompareWithParentCommand(host, runs, comparison),

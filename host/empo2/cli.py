@@ -8,6 +8,7 @@
     empo2-host bench [--seeds 0,1,2,3,4]          EMPO² vs the paper's GRPO on the built-in worlds
     empo2-host rerun RUN [--dry-run] [..]         rerun the off-policy update on a branch (rerun.py)
     empo2-host branch create|adopt|delete|list RUN  branch runs (runs/branch.py)
+    empo2-host export-onnx SOURCE [--out DIR]     a policy as ONNX for local scoring (onnx_export.py)
     empo2-host serve [--port 0] [--run-root DIR]  the JSON-RPC host for EMPO² Studio (protocol/)
 
 A user's mistake (a bad config, a missing file or model) prints one sentence and exits with 2;
@@ -176,6 +177,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("checkpoint", help="a run folder (its latest checkpoint) or a checkpoint folder")
     p.add_argument("--out", required=True, help="an empty or new folder")
     p.set_defaults(handler=cmd_export)
+
+    p = sub.add_parser("export-onnx", help="a policy as ONNX with its tokenizer, for scoring "
+                                           "recorded episodes in the extension without a host")
+    p.add_argument("source", help="a run folder (its latest checkpoint), a checkpoint folder, a "
+                                  "Hugging Face causal LM folder, or 'builtin'")
+    p.add_argument("--out", help="an empty or new folder (default: <run>/onnx/iter-NNNNNN for a "
+                                 "run's checkpoint, <folder>-onnx next to a model folder)")
+    p.set_defaults(handler=cmd_export_onnx)
 
     p = sub.add_parser("serve", help="serve the WebSocket JSON-RPC protocol (protocol/) to clients",
                        description="Token from the environment variable EMPO2_HOST_TOKEN; one JSON "
@@ -371,6 +380,15 @@ def cmd_export(args) -> int:
 
     out = export_checkpoint(Path(args.checkpoint), Path(args.out))
     print(json.dumps({"exported": str(out)}))
+    return 0
+
+
+def cmd_export_onnx(args) -> int:
+    from .onnx_export import export_onnx
+
+    if args.source == "builtin":
+        _ensure_builtin_with_progress()
+    print(json.dumps(export_onnx(args.source, Path(args.out) if args.out else None)))
     return 0
 
 

@@ -23,7 +23,8 @@ describe('EMPO² Studio in a real VS Code', () => {
 
   it('registers every command its package.json contributes', async () => {
     const contributed: string[] = extension().packageJSON.contributes.commands.map((c: { command: string }) => c.command);
-    assert.equal(contributed.length, 24, 'the 16 of issue 4, empo2.reconnect (issue 14), the debugger\'s two, empo2.openEpisode (a tree row\'s click) and the rerun\'s four (issue 10)');
+    // Which commands are contributed is pinned by test/unit/manifest.unit.test.ts; here: each is registered.
+    assert.ok(contributed.length >= 20, `only ${contributed.length} commands contributed`);
     const registered = new Set(await vscode.commands.getCommands(true));
     const missing = contributed.filter((id) => !registered.has(id));
     assert.deepEqual(missing, [], 'contributed but not registered');

@@ -24,7 +24,7 @@ const ISSUE_10_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo
 const ISSUE_14_COMMANDS = ['empo2.reconnect'];
 
 /** The episode debugger (src/debug/). */
-const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens', 'empo2.showTipInMemoryTips'];
+const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens', 'empo2.showTipInMemoryTips', 'empo2.scoreEpisodeLocally'];
 
 /** Commands that act on what a menu was opened on (a variable); hidden from the palette. */
 const MENU_ONLY_COMMANDS = ['empo2.showTipInMemoryTips'];

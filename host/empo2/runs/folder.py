@@ -9,6 +9,7 @@ Layout (docs/run-folder.md has the record formats):
     trajectories/index.jsonl     one summary line per episode, for listing without reading all
     memory/                      the tip store (its own append-only log, see memory/store.py)
     checkpoints/iter-NNNNNN/     model, optimizer, RNG and trainer state, memory marker
+    onnx/iter-NNNNNN/            optional: that checkpoint as ONNX (`empo2-host export-onnx`)
     host.log                     the host's log
     .writer.lock                 held (flock) by the process that trains the run
 
