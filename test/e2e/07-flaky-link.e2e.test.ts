@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { HostProcess } from '../../src/host/hostProcess';
@@ -68,8 +69,13 @@ describe('A remote host behind a flaky link', function () {
     await input.fill(host.token);
     await input.press('Enter');
     await waitLive(60_000);
+    // A run that outlasts this file's tests (tiny.json's three iterations may finish before the
+    // freeze on a loaded machine): the same config with 40 iterations, picked from the palette.
+    const configs = path.join(e2eSession().workspace, '.empo2', 'configs');
+    const tiny = JSON.parse(readFileSync(path.join(configs, 'tiny.json'), 'utf8')) as { iterations: number };
+    writeFileSync(path.join(configs, 'flaky-long.json'), JSON.stringify({ ...tiny, iterations: 40 }, null, 2));
     await workbench.pickCommand('EMPO²: New Training Run');
-    await workbench.quickInputRows().filter({ hasText: '.empo2/configs/tiny.json' }).first().click();
+    await workbench.quickInputRows().filter({ hasText: '.empo2/configs/flaky-long.json' }).first().click();
     await workbench.quickInput().waitFor({ state: 'hidden' });
     const runs = await direct.request(Requests.runList, {});
     runId = await workbench.eventually('the run to be live on the host', async () => {
@@ -95,6 +101,7 @@ describe('A remote host behind a flaky link', function () {
 
   it('a freeze: noticed within a few seconds, views say reconnecting, the tips stay (greyed)', async () => {
     await workbench.openViewContainer('EMPO²');
+    await workbench.treeRow(runId).first().click(); // the run the tips view shows (an earlier file opened another)
     const frame = await tipsFrame();
     assert.ok((await frame.locator('empo2-tip-card').count()) > 0, 'the run has tips to show');
     // A draft typed before the link froze is there, untouched, after it thaws and the tips reload.
