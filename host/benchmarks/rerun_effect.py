@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from empo2.bench_stats import bootstrap_ci  # noqa: E402
 from empo2.config import load_config  # noqa: E402
 from empo2.envs.builtin.demos import render_tip  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
@@ -150,6 +151,22 @@ def main() -> int:
     return 0
 
 
+def cell_gains(rows: list[dict], condition: str) -> list[float]:
+    return [v["after"] - v["before"] for r in rows if r["condition"] == condition
+            for v in r["variations"].values()]
+
+
+def paired_cells(rows: list[dict], condition: str, baseline: str) -> dict:
+    gain = {(r["seed"], key): v["after"] - v["before"] for r in rows for key, v in r["variations"].items()
+            if r["condition"] == condition}
+    base = {(r["seed"], key): v["after"] - v["before"] for r in rows for key, v in r["variations"].items()
+            if r["condition"] == baseline}
+    differences = [gain[cell] - base[cell] for cell in sorted(gain) if cell in base]
+    return {"cells": len(differences),
+            "mean": sum(differences) / len(differences) if differences else None,
+            "ci95": bootstrap_ci(differences)}
+
+
 def write(out: Path, args, rows: list[dict]) -> dict:
     summary = {
         "preset": "builtin", "parent_iterations": args.parent_iterations,
@@ -158,6 +175,10 @@ def write(out: Path, args, rows: list[dict]) -> dict:
         "seeds": args.seeds, "rows": rows,
         "mean_gain": {c: sum(r["after"] - r["before"] for r in rows if r["condition"] == c)
                       / max(1, sum(r["condition"] == c for r in rows)) for c in CONDITIONS},
+        # The unit is a (seed, variation) cell: its after - before, resampled with replacement.
+        "gain_ci95": {c: bootstrap_ci(cell_gains(rows, c)) for c in CONDITIONS},
+        # Paired on the cell: the correct tip's gain minus the no-edit gain of the same cell.
+        "correct_minus_none": paired_cells(rows, "correct", "none"),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2) + "\n")

@@ -48,7 +48,7 @@ from .rollout import MEMORY_FREE, Episode, RolloutSettings, StepRecord, roll_out
 from .run_control import RunControl, TrainerHooks
 from .runs.atomic import atomic_write_json
 from .envs.registry import make_env
-from .memory.persistence import EVENTS_FILE
+from .memory.layout import EVENTS_FILE
 from .runs.branch import (BranchError, checkpoint_marker, create_branch, not_training,
                           parent_record, person_edits_after)
 from .runs.folder import RunFolder, iteration_name

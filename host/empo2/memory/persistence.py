@@ -30,6 +30,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..runs.atomic import encode_lines, fsync_dir, intact_length, truncate_synced, write_synced
+from .layout import EVENTS_FILE, KEYS_FILE
 from .records import CorruptMemory, MemoryStoreError, is_person
 
 try:
@@ -39,8 +40,6 @@ except ImportError:  # pragma: no cover - Windows: no cross-process guard
 
 log = logging.getLogger(__name__)
 
-EVENTS_FILE = "events.jsonl"
-KEYS_FILE = "keys.f32"
 FORMAT = 1
 
 

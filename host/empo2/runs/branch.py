@@ -43,7 +43,7 @@ try:
 except ImportError:  # Windows: no advisory locks
     fcntl = None
 
-from ..memory.persistence import EVENTS_FILE, KEYS_FILE
+from ..memory.layout import EVENTS_FILE, KEYS_FILE
 from ..memory.records import is_person
 from .atomic import atomic_write_json, atomic_write_text, commit_folder, move_folder
 from .folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name

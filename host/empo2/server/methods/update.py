@@ -128,7 +128,7 @@ def _checked(fn, *args):
 def _validate(folder: RunFolder, settings) -> None:
     """What prepare_branch checks, without creating anything (a dry run makes no branch here)."""
     from ...config import load_config
-    from ...memory.persistence import EVENTS_FILE
+    from ...memory.layout import EVENTS_FILE
     from ...rerun import chosen_variations
     from ...runs.branch import checkpoint_marker, not_training, person_edits_after
 
