@@ -3,6 +3,7 @@
     .venv/bin/python host/benchmarks/rerun_effect.py [--seeds 0,1,2] [--parent-iterations 1]
         [--episodes 8] [--iterations 3] [--eval-episodes 8] [--variations 2]
         [--out docs/bench/rerun.json]
+    .venv/bin/python host/benchmarks/rerun_effect.py --merge a.json b.json --out docs/bench/rerun.json
 
 For every seed: train a parent on the built-in default (the `builtin` preset, `seed` set, the
 parent's evaluation off) for `--parent-iterations`; among the training variations its memory
@@ -114,7 +115,12 @@ def main() -> int:
     parser.add_argument("--variations", type=int, default=2, help="chosen variations per seed")
     parser.add_argument("--root", default=None, help="where the bench's run folders go")
     parser.add_argument("--out", default="docs/bench/rerun.json")
+    parser.add_argument("--merge", nargs="+", metavar="PART",
+                        help="instead of running: the rows of several runs' outputs (seeds run as "
+                             "separate processes, one core each) written as one --out")
     args = parser.parse_args()
+    if args.merge:
+        return merge(args)
     root = Path(args.root or f"/tmp/empo2-rerun-bench-{time.strftime('%Y%m%d-%H%M%S')}")
     embedder = SentenceEmbedder()
     rows = []
@@ -147,6 +153,22 @@ def main() -> int:
             rows.append(row)
             print(json.dumps(row), flush=True)
             write(Path(args.out), args, rows)  # after every row: a cut-short bench keeps its rows
+    print(json.dumps(write(Path(args.out), args, rows)["mean_gain"]))
+    return 0
+
+
+def merge(args) -> int:
+    parts = [json.loads(Path(p).read_text()) for p in args.merge]
+    settings = ("preset", "parent_iterations", "parent_overrides", "episodes", "iterations", "eval_episodes")
+    if any(tuple(part[k] for k in settings) != tuple(parts[0][k] for k in settings) for part in parts):
+        print("rerun_effect: the parts were run with different settings; they cannot be merged.",
+              file=sys.stderr)
+        return 2
+    for key in ("parent_iterations", "parent_overrides", "episodes", "iterations", "eval_episodes"):
+        setattr(args, key, parts[0][key])
+    rows = sorted((row for part in parts for row in part["rows"]),
+                  key=lambda r: (r["seed"], CONDITIONS.index(r["condition"])))
+    args.seeds = ",".join(str(s) for s in sorted({r["seed"] for r in rows}))
     print(json.dumps(write(Path(args.out), args, rows)["mean_gain"]))
     return 0
 
