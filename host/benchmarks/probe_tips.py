@@ -9,7 +9,9 @@ the gold path once and stores its tip with each step's state and action (a succe
 rolls out every variation `--repeats` times at temperature 1.0 in three conditions: no memory,
 the success memory, the failure memory. A policy that reads tips succeeds far more often with
 the success tip; where "go to" actions lead matters too, so the probe prints the most visited
-rooms of each condition.
+rooms of each condition. Two more conditions ask what the policy reads, the tip's text or its
+entries' actions: the success text on entries with no action, and on a failed episode's
+entries (what a person's rewrite of a failure tip leaves).
 """
 
 from __future__ import annotations
@@ -47,25 +49,34 @@ def _play(env, task: str, variation: int, actions: list[str], shape) -> list[tup
     return steps
 
 
-def _memories(config, pairs, embedder) -> tuple[MemoryStore, MemoryStore]:
+def _memories(config, pairs, embedder) -> dict[str, MemoryStore]:
+    """The conditions' memories. Beside the policy's own kinds of entry (a success tip with the
+    gold path's actions, a failure tip with the habitual search's), the two a person's rewrite
+    can leave: the gold text on entries with no action, and the gold text on the entries of a
+    failed episode, whose actions still say what that episode did."""
     env = make_env(config.env)
-    success, failure = MemoryStore.open(None, embedder), MemoryStore.open(None, embedder)
+    names = ("success tip", "failure tip", "success text, no actions", "success text, failed actions")
+    memories = {name: MemoryStore.open(None, embedder) for name in names}
     for task, variation in pairs:
         env.reset(task, variation)
         w = env.world
         gold = [f"go to {w.item_room}", f"open {w.container_of[w.item_room]}", f"take {w.item}",
                 f"go to {w.target_room}", f"put {w.item} in {w.target}", f"{w.kind.use_verb} {w.target}"]
-        tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target)
-        success.add_episode_tip(f"{task}/{variation}", tip,
-                                _play(env, task, variation, gold, config.policy), 100.0, {})
+        key = f"{task}/{variation}"
+        gold_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target)
+        gold_steps = _play(env, task, variation, gold, config.policy)
+        memories["success tip"].add_episode_tip(key, gold_tip, gold_steps, 100.0, {})
+        memories["success text, no actions"].add_episode_tip(
+            key, gold_tip, [(state, "") for state, _ in gold_steps], 100.0, {})
         habit = []
         for room in HABIT_ROOMS:
             habit += [f"go to {room}", f"open {w.container_of[room]}"]
         searched = [(w.container_of[r], r) for r in HABIT_ROOMS]
-        tip = render_tip(w.item, 0, None, searched, w.target)
-        failure.add_episode_tip(f"{task}/{variation}", tip,
-                                _play(env, task, variation, habit, config.policy), 0.0, {})
-    return success, failure
+        habit_steps = _play(env, task, variation, habit, config.policy)
+        memories["failure tip"].add_episode_tip(key, render_tip(w.item, 0, None, searched, w.target),
+                                                habit_steps, 0.0, {})
+        memories["success text, failed actions"].add_episode_tip(key, gold_tip, habit_steps, 100.0, {})
+    return memories
 
 
 def main() -> None:
@@ -81,11 +92,11 @@ def main() -> None:
     env = make_env(config.env)
     tasks = config.env.tasks + out_of_distribution_tasks()
     pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
-    success, failure = _memories(config, pairs, SentenceEmbedder())
+    memories = _memories(config, pairs, SentenceEmbedder())
     # Training-temperature sampling (paper: 1.0): the probe asks what a tip changes in training.
     settings = RolloutSettings.from_config(config, env, train=True)
     print(f"{len(pairs)} held-out variations x {args.repeats} rollouts per condition")
-    for name, memory in (("no memory", None), ("success tip", success), ("failure tip", failure)):
+    for name, memory in (("no memory", None), *memories.items()):
         episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * args.repeats)]
         roll_out([make_env(config.env) for _ in episodes], episodes, model, tokenizer, settings,
                  torch.Generator().manual_seed(0), memory)
@@ -96,9 +107,9 @@ def main() -> None:
                                     for s in e.steps if s.executed_action.startswith("go to "))
         visits = sum(rooms.values()) or 1
         success_rate = {t: f"{100 * sum(v) / len(v):.0f}%" for t, v in by_task.items()}
-        print(f"{name:12s} success {success_rate}  mean score "
+        print(f"{name:29s} success {success_rate}  mean score "
               f"{sum(e.final_score for e in episodes) / len(episodes):.1f}")
-        print(f"{'':12s} rooms visited: "
+        print(f"{'':29s} rooms visited: "
               + ", ".join(f"{r} {100 * n / visits:.0f}%" for r, n in rooms.most_common(5)))
 
 

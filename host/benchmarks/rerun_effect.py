@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.bench_stats import bootstrap_ci  # noqa: E402
 from empo2.config import load_config  # noqa: E402
-from empo2.envs.builtin.demos import render_tip  # noqa: E402
+from empo2.policy.demos import render_tip  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
 from empo2.memory.store import MemoryStore  # noqa: E402

@@ -63,3 +63,48 @@ def test_serve_startup_measures_both_paths_of_the_real_host():
     for path in ("lazy", "eager"):
         assert report["median"][path]["ready_s"] > 0 and report["median"][path]["idle_rss_mib"] > 0
     assert "eager / lazy: ready" in result.stdout
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in BENCH.glob("*.py")))
+def test_every_benchmark_script_starts(script):
+    """`--help` imports the whole script: a module moved under it (rerun_effect.py once imported
+    the demonstrations from their old home and could not start) fails here, not on the day the
+    figure is needed."""
+    result = _run([str(BENCH / script), "--help"], timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "usage:" in result.stdout
+
+
+def _rerun_part(tmp_path, name, seed, episodes=8):
+    rows = [{"seed": seed, "condition": c, "before": 0.0, "after": gain,
+             "variations": {"power-device/0": {"before": 0.0, "after": gain}}}
+            for c, gain in (("correct", 0.5 + seed / 10), ("wrong", 0.0), ("none", 0.1))]
+    part = {"preset": "builtin", "parent_iterations": 1, "parent_overrides": "", "episodes": episodes,
+            "iterations": 3, "eval_episodes": 16, "seeds": str(seed), "rows": rows}
+    path = tmp_path / name
+    path.write_text(json.dumps(part))
+    return path
+
+
+def test_the_rerun_bench_merges_seeds_run_apart(tmp_path):
+    out = tmp_path / "rerun.json"
+    result = _run([str(BENCH / "rerun_effect.py"), "--merge", str(_rerun_part(tmp_path, "b.json", 1)),
+                   str(_rerun_part(tmp_path, "a.json", 0)), "--out", str(out)], timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(out.read_text())
+    assert [(r["seed"], r["condition"]) for r in summary["rows"]] == [
+        (0, "correct"), (0, "wrong"), (0, "none"), (1, "correct"), (1, "wrong"), (1, "none")]
+    assert summary["seeds"] == "0,1"
+    assert summary["mean_gain"]["correct"] == pytest.approx(0.55)
+    assert summary["correct_minus_none"]["cells"] == 2
+    assert summary["correct_minus_none"]["mean"] == pytest.approx(0.45)
+    low, high = summary["gain_ci95"]["correct"]
+    assert 0.5 <= low <= high <= 0.6
+
+
+def test_the_rerun_bench_refuses_to_merge_parts_run_differently(tmp_path):
+    result = _run([str(BENCH / "rerun_effect.py"), "--merge", str(_rerun_part(tmp_path, "a.json", 0)),
+                   str(_rerun_part(tmp_path, "b.json", 1, episodes=4)), "--out", str(tmp_path / "o.json")],
+                  timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "cannot be merged" in result.stderr
