@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { formatReturn, SCORE, SCORE_SCALE } from '../../src/common/quantities';
+import { readdirSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { formatReturn, SCORE, SCORE_MAX, SCORE_MIN, SCORE_SCALE } from '../../src/common/quantities';
 import { appendRecords, CHARTS, emptyColumns } from '../../src/runs/metricsCharts';
 import { SCORE as TREE_SCORE } from '../../src/trajectories/presentation';
 import {
@@ -155,6 +157,24 @@ describe('metrics chart maths', () => {
       assert.equal(TREE_SCORE, SCORE);
       assert.match(chart('return').title, new RegExp(`\\b${SCORE}\\b`));
       assert.equal(chart('return').unit, SCORE_SCALE);
+    });
+
+    it('the scale it states is the scores the host gives: −100 (a failed ScienceWorld task) to 100', () => {
+      // The host's one definition of the range (host/empo2/envs/base.py), which every adapter
+      // clips to; the extension's copy must be the same numbers.
+      const base = readFileSync(path.resolve(__dirname, '../../../../host/empo2/envs/base.py'), 'utf8');
+      const [, min, max] = /^SCORE_MIN, SCORE_MAX = (-?[\d.]+), (-?[\d.]+)$/m.exec(base) ?? [];
+      assert.deepEqual([SCORE_MIN, SCORE_MAX], [Number(min), Number(max)]);
+      assert.equal(SCORE_SCALE, '−100 to 100');
+      assert.equal(chart('return').unit, SCORE_SCALE);
+    });
+
+    it('no label of the extension or its webviews states the score as 0–100', () => {
+      const files = (dir: string): string[] =>
+        readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+      const root = path.resolve(__dirname, '../../../..');
+      const stating = [...files(path.join(root, 'src')), ...files(path.join(root, 'webview'))].filter((file) => /\b0\s*[–-]\s*100\b/.test(readFileSync(file, 'utf8')));
+      assert.deepEqual(stating.map((file) => path.relative(root, file)), []);
     });
 
     it('no chart calls anything "return" (the RL return is the score times algo.reward_scale)', () => {
