@@ -110,6 +110,7 @@ def test_rerun_updates_the_branch_through_the_training_loss(parent, embedder, mo
     assert all(s["tip_id"] is None for s in summaries)  # the rerun writes no policy tips
     saved = json.loads((branch.path / RERUN_FILE).read_text())
     assert saved["status"] == "finished" and "after" in saved and saved["probe"]["after"]
+    assert branch.state()["state"] == "finished"  # done, as its rerun.json says: not "stopped"
     weights_c = _weights(folder.checkpoints_path / "iter-000001" / "model")
     weights_after = _weights(branch.checkpoints_path / "iter-000002" / "model")
     assert any(not torch.equal(weights_c[k], weights_after[k]) for k in weights_c)
