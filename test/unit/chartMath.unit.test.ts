@@ -7,9 +7,12 @@ import { SCORE as TREE_SCORE } from '../../src/trajectories/presentation';
 import {
   beyondAxis,
   clipNote,
+  hasData,
   latestReadings,
   markerOf,
+  readingsAt,
   readingsText,
+  readingValue,
   RobustAxis,
   robustRange,
   showPoints,
@@ -149,6 +152,27 @@ describe('metrics chart maths', () => {
 
     it('is empty before the first iteration', () => {
       assert.equal(readingsText(latestReadings(chart('return'), emptyColumns())), '');
+    });
+
+    it('under the cursor, shows the hovered iteration (or the nearest earlier one with a value)', () => {
+      const columns = appendRecords(emptyColumns(), [
+        aMetricsRecord({ iteration: 1, 'update/masked_fraction': 0.5 }),
+        aMetricsRecord({ iteration: 2 }),
+        aMetricsRecord({ iteration: 3, 'update/masked_fraction': 0.25 }),
+      ]);
+      assert.deepEqual(readingsAt(chart('masked'), columns, 0), { iteration: 1, readings: [{ label: 'masked', value: 0.5 }] });
+      assert.equal(readingsAt(chart('masked'), columns, 1)?.iteration, 1, 'iteration 2 has none: the one before');
+      assert.equal(readingsAt(chart('masked'), columns, 99)?.iteration, 3);
+      assert.equal(readingValue({ label: 'x', value: 25 }, chart('return').format), '25.0');
+      assert.equal(readingValue({ label: 'x', value: undefined }), '–');
+      assert.equal(readingValue({ label: 'x', value: undefined, earlier: { iteration: 7, value: 20 } }, chart('return').format), '– (20.0 at 7)');
+    });
+
+    it('a chart none of whose series has a value has no data (it draws no axes)', () => {
+      const columns = appendRecords(emptyColumns(), [aMetricsRecord({ iteration: 1, 'rollout/return': 0 })]);
+      assert.equal(hasData(chart('return'), columns), true, 'a score of 0 is data');
+      assert.equal(hasData(chart('off-policy'), columns), false);
+      assert.equal(hasData(chart('return'), emptyColumns()), false);
     });
   });
 
