@@ -14,16 +14,9 @@ from websockets.sync.client import connect as ws_connect
 
 from empo2.server.client import HostClient, HostError
 from empo2.server.protocol import error_codes, protocol_version
-from server_support import HEADERS, TOKEN, SchemaCheck, connect, copy_run, finished_run, make_host
+from server_support import HEADERS, TOKEN, check, connect, copy_run, finished_run, make_host
 
 CODES = error_codes()
-
-
-@pytest.fixture(scope="module")
-def check():
-    check = SchemaCheck()
-    yield check
-    check.assert_clean()
 
 
 @pytest.fixture(scope="module")
