@@ -19,17 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 from empo2.server.client import HostClient
+from serve_process import served_host
 
 
 def round_trips(client: HostClient, count: int | None, until=None) -> list[float]:
@@ -72,17 +69,9 @@ def main() -> int:
     parser.add_argument("--floods", type=int, default=3)
     parser.add_argument("--idle-pings", type=int, default=300, help="calm round trips before the floods")
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run `finally` (stop the host) on kill
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # on kill: leave served_host, which stops the host
 
-    token = secrets.token_hex(32)
-    workdir = Path(tempfile.mkdtemp(prefix="empo2-flood-"))
-    env = dict(os.environ, EMPO2_HOST_TOKEN=token, EMPO2_NO_PROGRESS="1")
-    host_log = open(workdir / "host.stderr", "w")
-    host = subprocess.Popen([sys.executable, "-m", "empo2.cli", "serve", "--run-root", str(workdir / "runs")],
-                            cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=host_log, text=True)
-    print(f"host log: {workdir / 'host.stderr'}", file=sys.stderr)
-    try:
-        url = f"ws://127.0.0.1:{json.loads(host.stdout.readline())['port']}/"
+    with served_host("empo2-flood-") as (url, token):
         calm = HostClient(url, token)
         capabilities = calm.initialize("calm-benchmark", {"logMessages": False})["capabilities"]
         limits = {k: capabilities[k] for k in ("requestsPerSecond", "requestBurst")}
@@ -113,15 +102,7 @@ def main() -> int:
             "cpu_count": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
         }, indent=2))
         return 0
-    finally:
-        try:
-            host.wait(10 if host.poll() is None else 0)
-        except subprocess.TimeoutExpired:
-            host.terminate()
-            try:
-                host.wait(30)
-            except subprocess.TimeoutExpired:
-                host.kill()
+
 
 
 if __name__ == "__main__":
