@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { registerCommands } from './common/command';
 import { Settings } from './common/settings';
 import { ConnectionNotices } from './host/connectionNotices';
-import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand, StartHostCommand, StopHostCommand } from './host/hostCommands';
+import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand, StartHostCommand, StopHostCommand, type HostServices } from './host/hostCommands';
 import { HostLog } from './host/hostLog';
 import { HostManager } from './host/hostManager';
 import { HostStateModel } from './host/hostState';
@@ -12,18 +12,18 @@ import { WorkspaceTrustGuard } from './host/workspaceTrust';
 import { HostStatusBar } from './hostStatusBar';
 import { RefreshCommand } from './refresh';
 import { ComparisonPanel } from './rerun/comparisonPanel';
-import { AdoptBranchCommand, CompareWithParentCommand, DeleteBranchCommand, RerunUpdateCommand } from './rerun/rerunCommands';
+import { AdoptBranchCommand, CompareWithParentCommand, DeleteBranchCommand, RerunUpdateCommand, type RerunServices } from './rerun/rerunCommands';
 import { RerunJobs } from './rerun/rerunJobs';
 import { Notifications } from './rpc/methods';
 import type { RunInfo } from './rpc/protocol';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
-import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand, type NewRunArg } from './runs/runCommands';
+import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand, type NewRunArg, type RunServices } from './runs/runCommands';
 import { RunProgressReporter } from './runs/runProgress';
 import { runContext } from './runs/runContext';
 import { RunsModel } from './runs/runsModel';
 import { RunGuard } from './runGuard/runGuard';
-import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand } from './tips/tipCommands';
+import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand, type TipServices } from './tips/tipCommands';
 import { TipsModel } from './tips/tipsModel';
 import { PersonName } from './tips/personName';
 import { TipsViewProvider } from './tips/tipsViewProvider';
@@ -79,10 +79,14 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const episodes = new EpisodeBrowser(trajectoryModel, runs, treeView, episodePanel, hostLog);
   tipsView = new TipsViewProvider(context.extensionUri, hostState, host.health, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
-  const refresh = new RefreshCommand(trajectories, runs, tips);
+  const refresh = new RefreshCommand({ trajectories, runs, tips });
   const runGuard = new RunGuard(host, runs);
   const comparison = new ComparisonPanel(context.extensionUri);
   const rerunJobs = new RerunJobs(host, runs);
+  const hostServices: HostServices = { trust, host, hostLog, settings, beforeStop: runGuard.beforeStop };
+  const runServices: RunServices = { settings, hostLog, trust, host, runs, metrics };
+  const tipServices: TipServices = { host, tips, runs };
+  const rerunServices: RerunServices = { host, runs, jobs: rerunJobs, panel: comparison };
 
   context.subscriptions.push(
     hostLog,
@@ -114,32 +118,17 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     runs.onDidChangeRun(() => setRunContext(runs)),
     runs.onDidChangeRuns(() => setRunContext(runs)),
     registerCommands([
-      new StartHostCommand(trust, host),
-      new StopHostCommand(host, hostLog, runGuard.beforeStop),
-      new RestartHostCommand(trust, host, runGuard.beforeStop),
-      new ConnectRemoteCommand(host, settings),
-      new ReconnectCommand(host),
-      new NewRunCommand(trust, host, runs),
-      new PauseRunCommand(host, runs),
-      new ResumeRunCommand(trust, host, runs),
-      new StopRunCommand(host, runs),
-      new OpenRunFolderCommand(settings, hostLog, trust, host, runs),
-      new ShowMetricsCommand(host, runs, metrics),
+      ...[StartHostCommand, StopHostCommand, RestartHostCommand, ConnectRemoteCommand, ReconnectCommand].map((Host) => new Host(hostServices)),
+      ...[NewRunCommand, PauseRunCommand, ResumeRunCommand, StopRunCommand, OpenRunFolderCommand, ShowMetricsCommand].map((Run) => new Run(runServices)),
       refresh,
-      new AddTipCommand(host, tips, runs),
-      new EditTipCommand(host, tips),
-      new DeleteTipCommand(host, tips),
-      new ShowTipHistoryCommand(host, tips),
-      new ShowHostLogCommand(hostLog),
-      new OpenEpisodeCommand(episodes),
-      new DebugEpisodeCommand(runs, trajectoryModel),
-      new ShowTokensCommand(debug),
-      new ScoreEpisodeLocallyCommand(settings, debug.tokens),
-      new ShowTipCommand(debug, runs, (tipId) => tipsView!.reveal(tipId)),
-      new RerunUpdateCommand(host, runs, rerunJobs, comparison),
-      new CompareWithParentCommand(host, runs, comparison),
-      new AdoptBranchCommand(host, runs),
-      new DeleteBranchCommand(host, runs),
+      ...[AddTipCommand, EditTipCommand, DeleteTipCommand, ShowTipHistoryCommand].map((TipCommand) => new TipCommand(tipServices)),
+      new ShowHostLogCommand({ hostLog }),
+      new OpenEpisodeCommand({ episodes }),
+      new DebugEpisodeCommand({ runs, trajectories: trajectoryModel }),
+      new ShowTokensCommand({ feature: debug }),
+      new ScoreEpisodeLocallyCommand({ settings, tokens: debug.tokens }),
+      new ShowTipCommand({ feature: debug, runs, reveal: (tipId) => tipsView!.reveal(tipId) }),
+      ...[RerunUpdateCommand, CompareWithParentCommand, AdoptBranchCommand, DeleteBranchCommand].map((Rerun) => new Rerun(rerunServices)),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);

@@ -16,16 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from empo2.server.client import HostClient
+from serve_process import served_host
 
 
 def percentiles(samples: list[float]) -> dict:
@@ -60,18 +57,10 @@ def main() -> int:
     parser.add_argument("--idle-seconds", type=float, default=10.0, help="seconds of pinging before training")
     parser.add_argument("overrides", nargs="*", metavar="key=value")
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run `finally` (stop the host) on kill
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # on kill: leave served_host, which stops the host
 
-    token = secrets.token_hex(32)
-    workdir = Path(tempfile.mkdtemp(prefix="empo2-ping-"))
-    env = dict(os.environ, EMPO2_HOST_TOKEN=token, EMPO2_NO_PROGRESS="1")
-    host_log = open(workdir / "host.stderr", "w")
-    host = subprocess.Popen([sys.executable, "-m", "empo2.cli", "serve", "--run-root", str(workdir / "runs")],
-                            cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=host_log, text=True)
-    print(f"host log: {workdir / 'host.stderr'}", file=sys.stderr)
-    try:
-        ready = json.loads(host.stdout.readline())
-        client = HostClient(f"ws://127.0.0.1:{ready['port']}/", token)
+    with served_host("empo2-ping-") as (url, token):
+        client = HostClient(url, token)
         client.initialize("ping-benchmark", {"logMessages": False})
         idle = ping_for(client, args.idle_seconds, args.interval, lambda: True)
         print(f"idle: {percentiles(idle)}; starting the run", file=sys.stderr)
@@ -105,15 +94,7 @@ def main() -> int:
         }
         print(json.dumps(result, indent=2))
         return 0
-    finally:
-        try:
-            host.wait(10 if host.poll() is None else 0)
-        except subprocess.TimeoutExpired:
-            host.terminate()  # never leave a training host behind
-            try:
-                host.wait(30)
-            except subprocess.TimeoutExpired:
-                host.kill()
+
 
 
 if __name__ == "__main__":

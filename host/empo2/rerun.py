@@ -49,13 +49,12 @@ from .run_control import RunControl, TrainerHooks
 from .runs.atomic import atomic_write_json
 from .envs.registry import make_env
 from .memory.layout import EVENTS_FILE
-from .runs.branch import (BranchError, checkpoint_marker, create_branch, not_training,
-                          parent_record, person_edits_after)
+from .runs.branch import (RERUN_FILE, BranchError, checkpoint_marker, create_branch,
+                          not_training, parent_record, person_edits_after)
 from .runs.folder import RunFolder, iteration_name
 from .trainer import Trainer
 from .update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
 
-RERUN_FILE = "rerun.json"
 DRY_RUNS = "dry-runs"
 UPDATE_MODE = OFF_POLICY
 FORMAT = 1
@@ -218,7 +217,9 @@ def _steps(trainer: Trainer, branch: RunFolder, parent: RunFolder, origin: dict,
         record["kl_to_checkpoint"] = _kl(record["probe"], trainer.config.algo.kl_kind)
     record["status"] = "finished"
     _save(branch, record)
-    branch.set_state("stopped", iteration=trainer.iteration)
+    # The branch is done: what it was made for ran to the end (a stopped rerun stays "stopped",
+    # and continues when rerun on the branch).
+    branch.set_state("finished", iteration=trainer.iteration)
     return _result(branch, record)
 
 

@@ -14,6 +14,8 @@ import shutil
 import threading
 from pathlib import Path
 
+import pytest
+
 from conftest import tiny_run_overrides
 from empo2.server.settings import Settings
 from empo2.server.client import HostClient
@@ -109,19 +111,35 @@ def finished_run(tmp_path_factory, tiny_policy, embedder) -> Path:
     """A finished two-iteration run folder with tips, trajectories and checkpoints (built once;
     copy it before changing it)."""
     if "path" not in _FINISHED:
-        from empo2.config import load_config
-        from empo2.runs.folder import RunFolder
-        from empo2.trainer import Trainer
-
-        root = tmp_path_factory.mktemp("finished-runs")
-        config = load_config(tiny_run_overrides(tiny_policy, iterations=2, **{"eval.every": 0}))
-        config.root, config.name = str(root), "done"
-        folder = RunFolder.create(root, "done", config.to_dict())
-        trainer = Trainer(config, folder, embedder=embedder)
-        trainer.run()
-        trainer.memory.close()
+        folder, _ = train_tiny_run(tmp_path_factory.mktemp("finished-runs"), "done", tiny_policy, embedder, iterations=2)
         _FINISHED["path"] = folder.path
     return _FINISHED["path"]
+
+
+def train_tiny_run(root: Path, name: str, tiny_policy, embedder, iterations: int):
+    """Trains the tiny built-in policy for `iterations` (no evaluation) into root/name with the
+    real trainer; returns (its RunFolder, its config)."""
+    from empo2.config import load_config
+    from empo2.runs.folder import RunFolder
+    from empo2.trainer import Trainer
+
+    config = load_config(tiny_run_overrides(tiny_policy, iterations=iterations, **{"eval.every": 0}))
+    config.root, config.name = str(root), name
+    folder = RunFolder.create(root, name, config.to_dict())
+    trainer = Trainer(config, folder, embedder=embedder)
+    trainer.run()
+    trainer.memory.close()
+    trainer.close()
+    return folder, config
+
+
+@pytest.fixture(scope="module")
+def check():
+    """A module's schema check: every message seen must match the schema (checked at teardown).
+    Import it into a test module to use it there."""
+    check = SchemaCheck()
+    yield check
+    check.assert_clean()
 
 
 def copy_run(source: Path, root: Path) -> Path:

@@ -21,7 +21,7 @@ from empo2.rollout import Episode, roll_out
 from empo2.runs.folder import RunFolder
 from empo2.server.client import HostError
 from empo2.server.protocol import error_codes
-from server_support import SchemaCheck, connect, copy_run, finished_run, make_host
+from server_support import check, connect, copy_run, finished_run, make_host
 
 CODES = error_codes()
 TASK, VARIATION = "power-device", 0
@@ -165,13 +165,6 @@ def test_a_bad_launch_is_one_sentence(run_path, embedder):
 
 
 # -- through the protocol -------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def check():
-    check = SchemaCheck()
-    yield check
-    check.assert_clean()
 
 
 @pytest.fixture(scope="module")

@@ -58,6 +58,12 @@ def test_two_ranks_take_the_one_process_step(tmp_path, tiny_policy, update_mode)
     one = one_update(str(tiny_policy), episodes, update_mode)
 
     assert set(one["stats"]) == set(two["stats"])
+    assert_same_step(one, two)
+
+
+def assert_same_step(one: dict, two: dict) -> None:
+    """Two processes' step (statistics, gradients, parameters) equals one process's, to float
+    summation order."""
     # ratio_std is a per-micro-batch spread: it depends on how rows are split (as micro_batch
     # does in one process); every other statistic is a token-weighted mean, max or min.
     for key, value in ((k, v) for k, v in one["stats"].items() if k != "ratio_std"):

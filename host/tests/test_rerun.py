@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import tiny_run_overrides
 from empo2.config import load_config
 from empo2.memory.store import MemoryStore
 from empo2.rerun import RERUN_FILE, RerunError, RerunSettings, rerun
@@ -27,6 +26,7 @@ from empo2.runs.branch import (PARENT_FILE, STAGING, BranchError, adopt_branch, 
                                create_branch, delete_branch, parent_record)
 from empo2.runs.folder import RunFolder, RunLockedError
 from empo2.trainer import Trainer
+from server_support import train_tiny_run
 
 HOST = Path(__file__).resolve().parents[1]
 CORRECTED = "the battery was in the drawer in the kitchen . it worked . score 100"
@@ -37,14 +37,7 @@ SMALL = dict(episodes=2, iterations=1, eval_episodes=1)
 def trained_parent(tmp_path_factory, tiny_policy, embedder):
     """A parent trained for one memory-mode iteration, then one of its tips corrected by a
     person (in the parent's own memory, as the tips panel does)."""
-    root = tmp_path_factory.mktemp("parent-root")
-    config = load_config(tiny_run_overrides(tiny_policy, iterations=1, **{"eval.every": 0}))
-    config.root, config.name = str(root), "parent"
-    folder = RunFolder.create(root, "parent", config.to_dict())
-    trainer = Trainer(config, folder, embedder=embedder)
-    trainer.run()
-    trainer.memory.close()
-    trainer.close()
+    folder, config = train_tiny_run(tmp_path_factory.mktemp("parent-root"), "parent", tiny_policy, embedder, iterations=1)
     with MemoryStore.open(folder.memory_path, embedder, capacity=config.memory.capacity) as store:
         tip = store.list_tips(author="policy")[0][0]
         store.update(tip.id, CORRECTED, tip.version, author="person")
@@ -110,6 +103,7 @@ def test_rerun_updates_the_branch_through_the_training_loss(parent, embedder, mo
     assert all(s["tip_id"] is None for s in summaries)  # the rerun writes no policy tips
     saved = json.loads((branch.path / RERUN_FILE).read_text())
     assert saved["status"] == "finished" and "after" in saved and saved["probe"]["after"]
+    assert branch.state()["state"] == "finished"  # done, as its rerun.json says: not "stopped"
     weights_c = _weights(folder.checkpoints_path / "iter-000001" / "model")
     weights_after = _weights(branch.checkpoints_path / "iter-000002" / "model")
     assert any(not torch.equal(weights_c[k], weights_after[k]) for k in weights_c)

@@ -65,3 +65,20 @@ def test_incomplete_checkpoints_are_ignored(tmp_path):
         (tmp / "trainer.json").write_text("{}")
         folder.commit_checkpoint(it, tmp, keep=2)
     assert folder.checkpoint_iterations() == [4, 5]
+
+
+def test_a_branch_whose_rerun_finished_reads_finished_not_stopped(tmp_path):
+    """The tree showed a finished rerun's branch as stopped (red): run.json said so. A branch
+    that an earlier host left `stopped` after its rerun finished is reported finished; one whose
+    rerun was stopped stays stopped (a rerun on it continues); a run without a rerun is as stored."""
+    from empo2.runs.branch import RERUN_FILE
+    from empo2.server.runs import stored_state
+
+    folder = RunFolder.create(tmp_path, "branch", {"iterations": 3})
+    folder.set_state("stopped", iteration=4)
+    assert stored_state(folder, folder.state()) == "stopped"  # no rerun.json: as stored
+    for status, shown in (("finished", "finished"), ("stopped", "stopped"), ("running", "stopped")):
+        atomic_write_json(folder.path / RERUN_FILE, {"status": status})
+        assert stored_state(folder, folder.state()) == shown, status
+    (folder.path / RERUN_FILE).write_text("{torn")
+    assert stored_state(folder, folder.state()) == "stopped"  # unreadable: as stored, no crash

@@ -102,6 +102,7 @@ def test_edit_dry_run_rerun_cancel_continue_compare_adopt_delete(tmp_path_factor
 
         runs = {r["runId"]: r for r in client.request("run.list")["runs"]}
         assert runs["what-if"]["parent"] == {"runId": "done", "checkpoint": 2, "adopted": False}
+        assert runs["what-if"]["state"] == "finished"  # its rerun finished: not "stopped"
         assert "parent" not in runs["done"]
         saved = client.request("update.compare", {"runId": "what-if"})["result"]
         assert saved["comparison"] == comparison

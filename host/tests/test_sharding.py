@@ -19,7 +19,7 @@ import torch
 
 from conftest import tiny_run_overrides
 from distributed_support import one_update
-from test_distributed import HERE, _episodes, _metrics, torchrun
+from test_distributed import HERE, _episodes, _metrics, assert_same_step, torchrun
 
 pytestmark = pytest.mark.slow
 
@@ -30,13 +30,7 @@ def _env() -> dict:
 
 
 def _assert_same_step(one: dict, two: dict) -> None:
-    for key, value in ((k, v) for k, v in one["stats"].items() if k != "ratio_std"):
-        assert two["stats"][key] == pytest.approx(value, rel=1e-4, abs=1e-6), key
-    assert set(one["grads"]) == set(two["grads"]) and one["grads"]
-    for name, grad in one["grads"].items():
-        assert torch.allclose(two["grads"][name], grad, rtol=1e-4, atol=1e-6), name
-    for name, param in one["params"].items():
-        assert torch.allclose(two["params"][name], param, rtol=1e-4, atol=1e-6), name
+    assert_same_step(one, two)
     gap = max((two["grads"][n] - g).abs().max().item() for n, g in one["grads"].items())
     print(f"largest gradient difference from one process: {gap:.3g}")
 

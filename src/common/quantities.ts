@@ -2,12 +2,28 @@
 // view, charts), with its scale, so the same number never goes by two names.
 
 /**
- * An episode's final score, the environment's 0–100 scale (−100 a failed task): Episode.return
- * in the protocol, `rollout/return` (its mean) in metrics.jsonl. The RL return the update uses
- * is this score times algo.reward_scale; it is never shown under this name.
+ * An episode's final score on the environments' scale: Episode.return in the protocol,
+ * `rollout/return` (its mean) in metrics.jsonl. The RL return the update uses is this score
+ * times algo.reward_scale; it is never shown under this name.
  */
 export const SCORE = 'score';
-export const SCORE_SCALE = '0–100';
+
+/**
+ * The score's range, the host's SCORE_MIN, SCORE_MAX (host/empo2/envs/base.py; a unit test
+ * holds the two equal): a finished task scores 100, a failed one −100 in ScienceWorld (the
+ * built-in worlds and TextWorld stay within 0..100). Every label that states the scale says it
+ * from these.
+ */
+export const SCORE_MIN = -100;
+export const SCORE_MAX = 100;
+
+/** A number as a label writes it: a true minus sign, so "−100" never reads as a dash. */
+function signed(value: number): string {
+  return value < 0 ? `−${-value}` : String(value);
+}
+
+/** The scale beside a score: "−100 to 100" (words, not "−100–100", whose dashes run together). */
+export const SCORE_SCALE = `${signed(SCORE_MIN)} to ${signed(SCORE_MAX)}`;
 
 /** A score as every view writes it: 25.0, 3.50, 100. */
 export function formatReturn(value: number | undefined): string {

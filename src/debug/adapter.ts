@@ -6,7 +6,8 @@
 // one turn, F11 reveals the current turn's tokens one at a time, Shift+F11 finishes the turn, F5
 // plays until a breakpoint's turn (its condition true), an exception filter, or the end;
 // Restart Frame plays a turn again. After a turn is played the debugger stops *on* it, so its
-// reward, score and log-probs are in the Variables view.
+// reward, score and log-probs are in the Variables view. What it knows of the episode, and the
+// frames and variables of it, are in playedEpisode.ts.
 
 import {
   Breakpoint,
@@ -15,24 +16,20 @@ import {
   OutputEvent,
   Scope,
   Source,
-  StackFrame,
   StoppedEvent,
   TerminatedEvent,
   Thread,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
+import { describeError } from '../rpc/errors';
 import type { RequestType } from '../rpc/methods';
-import type {
-  DebugSession as HostDebugSession,
-  DebugTurn,
-  DebugTurnResult,
-} from '../rpc/debugProtocol';
+import type { DebugTurn, DebugTurnResult } from '../rpc/debugProtocol';
 import { DebugRequests } from './debugRequests';
-import { EPISODE_SCHEME, episodePath, episodeText, lineOfTurn, turnOfLine } from './episodeDocument';
-import { Expression, ExpressionError, show, type Value } from './expression';
+import { EPISODE_SCHEME, episodePath, episodeText, turnOfLine } from './episodeDocument';
+import { Expression, ExpressionError, show } from './expression';
 import { describeSession, launchParams, type Empo2LaunchArguments } from './launchConfig';
 import { EXCEPTION_FILTERS, stopReason, THREAD, type LineBreakpoint } from './stopRules';
-import { tokenScope, turnScope } from './turnScope';
+import { EPISODE_FRAME, PlayedEpisode, TOKEN_FRAME, TURN_FRAME, withoutKeys } from './playedEpisode';
 import { VariableValues } from './variableValues';
 
 export interface DebugHostApi {
@@ -45,18 +42,11 @@ export interface EpisodeView {
   forget(path: string): void;
 }
 
-const EPISODE_FRAME = 1;
-const TURN_FRAME = 2;
-const TOKEN_FRAME = 3;
 const START_TIMEOUT_MS = 600_000; // loading a 7B checkpoint and replaying takes minutes
 const STEP_TIMEOUT_MS = 300_000;
 
 export class Empo2DebugAdapter extends DebugSession {
-  private session: HostDebugSession | undefined;
-  private turns: DebugTurn[] = [];
-  private pending: DebugTurn | undefined;
-  private revealed = 0;
-  private done = false;
+  private readonly episode = new PlayedEpisode();
   private breakpoints: LineBreakpoint[] = [];
   private filters = new Set<string>(EXCEPTION_FILTERS.filter((f) => f.default).map((f) => f.filter));
   private configured!: Promise<void>;
@@ -75,12 +65,12 @@ export class Empo2DebugAdapter extends DebugSession {
 
   /** The run whose memory the session retrieves from, when it reads one. */
   get memoryRunId(): string | undefined {
-    return this.session?.memoryRunId ?? undefined;
+    return this.episode.session?.memoryRunId ?? undefined;
   }
 
   /** The turn the debugger stands on (the token view shows it). */
   get turnInView(): DebugTurn | undefined {
-    return this.currentTurn();
+    return this.episode.currentTurn();
   }
 
   /** The URI of the episode's document (what breakpoints are set on). */
@@ -107,17 +97,17 @@ export class Empo2DebugAdapter extends DebugSession {
     const params = launchParams(args);
     try {
       const { session } = await this.host.request(DebugRequests.start, params, { timeoutMs: START_TIMEOUT_MS });
-      this.session = session;
+      this.episode.session = session;
       const name = session.replay ? session.replay.episodeId : `${session.task}-${session.variation}-seed${session.seed}`;
       this.path = episodePath(args.runId ?? args.replay?.runId, name);
       this.totalLines = session.replay ? session.replay.turns : session.maxSteps ?? 30;
       this.refreshDocument();
     } catch (err) {
-      this.sendErrorResponse(response, 1, `Could not start the episode: ${message(err)}`);
+      this.sendErrorResponse(response, 1, `Could not start the episode: ${describeError(err)}`);
       return;
     }
     this.sendResponse(response);
-    this.output(`${this.session.description}\n${describeSession(this.session)}\n`);
+    this.output(`${this.episode.session.description}\n${describeSession(this.episode.session)}\n`);
     this.sendEvent(new InitializedEvent());
     await this.configured;
     if (args.stopOnFirstDifference) {
@@ -147,8 +137,8 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 
   private async stopHostSession(): Promise<void> {
-    const session = this.session;
-    this.session = undefined;
+    const session = this.episode.session;
+    this.episode.session = undefined;
     if (session) {
       this.view?.forget(this.path);
       await this.host.request(DebugRequests.stop, { sessionId: session.sessionId }).catch(() => undefined);
@@ -170,7 +160,7 @@ export class Empo2DebugAdapter extends DebugSession {
         try {
           condition = new Expression(bp.condition);
         } catch (err) {
-          problem = `condition: ${message(err)}`;
+          problem = `condition: ${describeError(err)}`;
         }
       }
       const id = this.nextBreakpointId++;
@@ -202,35 +192,22 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 
   protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse): void {
-    const source = new Source('episode', this.documentUri);
-    const frames: StackFrame[] = [];
-    const current = this.currentTurn();
-    if (this.pending && this.revealed > 0) {
-      const j = this.revealed - 1;
-      const token = this.pending.tokens[j];
-      frames.push(new StackFrame(TOKEN_FRAME, `token ${j}: ${JSON.stringify(token?.text ?? '')} (log p ${token ? token.logprob.toFixed(3) : '?'})`, source, lineOfTurn(this.pending.index), 1));
-    }
-    if (current) {
-      const label = current.executed ? `turn ${current.index}: ${current.executedAction ?? current.action}` : `turn ${current.index} (generating)`;
-      frames.push(new StackFrame(TURN_FRAME, label, source, lineOfTurn(current.index), 1));
-    }
-    const state = this.done ? 'ended' : `${this.turns.length} turns played`;
-    frames.push(new StackFrame(EPISODE_FRAME, `episode ${this.session?.task ?? ''} #${this.session?.variation ?? ''} (${state})`, source, current ? lineOfTurn(current.index) : 1, 1));
+    const frames = this.episode.stackFrames(new Source('episode', this.documentUri));
     response.body = { stackFrames: frames, totalFrames: frames.length };
     this.sendResponse(response);
   }
 
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
     this.values.clear();
-    const scope = this.scopeOfFrame(args.frameId);
+    const scope = this.episode.scopeOfFrame(args.frameId);
     const scopes: Scope[] = [];
     if (args.frameId === TOKEN_FRAME) {
       scopes.push(new Scope('Token', this.values.handle(scope.token ?? null), false));
     }
-    if (args.frameId !== EPISODE_FRAME || this.currentTurn()) {
+    if (args.frameId !== EPISODE_FRAME || this.episode.currentTurn()) {
       scopes.push(new Scope('Turn', this.values.handle(withoutKeys(scope, ['token', 'j'])), false));
     }
-    scopes.push(new Scope('Episode', this.values.handle(this.episodeScope()), true));
+    scopes.push(new Scope('Episode', this.values.handle(this.episode.episodeScope()), true));
     response.body = { scopes };
     this.sendResponse(response);
   }
@@ -272,11 +249,11 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 
   protected override restartFrameRequest(response: DebugProtocol.RestartFrameResponse, args: DebugProtocol.RestartFrameArguments): void {
-    const turn = args.frameId === EPISODE_FRAME ? 0 : (this.pending?.index ?? this.currentTurn()?.index ?? 0);
+    const turn = args.frameId === EPISODE_FRAME ? 0 : (this.episode.pending?.index ?? this.episode.currentTurn()?.index ?? 0);
     this.sendResponse(response);
     void this.run(async () => {
       const result = await this.host.request(DebugRequests.replayTurn, { sessionId: this.sessionId(), turn }, { timeoutMs: STEP_TIMEOUT_MS });
-      this.turns = this.turns.slice(0, turn);
+      this.episode.forgetFrom(turn);
       if (result.previous) {
         this.output(`turn ${turn} replayed; before: ${result.previous.action} (reward ${result.previous.reward ?? 0})\n`);
       }
@@ -286,7 +263,7 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 
   private async continueToBreakpoint(): Promise<void> {
-    if (this.done) {
+    if (this.episode.done) {
       this.sendEvent(new TerminatedEvent());
       return;
     }
@@ -297,7 +274,7 @@ export class Empo2DebugAdapter extends DebugSession {
         this.sendEvent(stop);
         return;
       }
-      if (this.done) {
+      if (this.episode.done) {
         this.output(`episode ended: ${result.episode.success ? 'success' : 'failed'}, score ${result.episode.score}\n`);
         this.sendEvent(new StoppedEvent('end', THREAD));
         return;
@@ -308,10 +285,10 @@ export class Empo2DebugAdapter extends DebugSession {
   /** After a played turn (F10, Shift+F11): stop on it, unless it ended the episode. */
   private afterTurn(result: DebugTurnResult, reason: string): void {
     const stop = this.stopOn(result.turn);
-    if (this.done && !stop) {
+    if (this.episode.done && !stop) {
       this.output(`episode ended: ${result.episode.success ? 'success' : 'failed'}, score ${result.episode.score}\n`);
     }
-    this.sendEvent(stop ?? new StoppedEvent(this.done ? 'end' : reason, THREAD));
+    this.sendEvent(stop ?? new StoppedEvent(this.episode.done ? 'end' : reason, THREAD));
   }
 
   private stopOn(turn: DebugTurn): StoppedEvent | undefined {
@@ -325,16 +302,7 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 
   private absorb(result: DebugTurnResult): void {
-    if (result.executed) {
-      this.turns[result.turn.index] = result.turn;
-      this.turns.length = result.turn.index + 1;
-      this.pending = undefined;
-      this.revealed = 0;
-    } else {
-      this.pending = result.turn;
-      this.revealed = result.revealed;
-    }
-    this.done = result.episode.done;
+    this.episode.absorb(result);
     this.refreshDocument();
   }
 
@@ -343,8 +311,8 @@ export class Empo2DebugAdapter extends DebugSession {
     try {
       await work();
     } catch (err) {
-      this.output(`${message(err)}\n`, 'stderr');
-      this.sendEvent(new StoppedEvent('exception', THREAD, message(err)));
+      this.output(`${describeError(err)}\n`, 'stderr');
+      this.sendEvent(new StoppedEvent('exception', THREAD, describeError(err)));
     }
   }
 
@@ -360,87 +328,38 @@ export class Empo2DebugAdapter extends DebugSession {
         const turn = result.turn;
         response.body = { result: `turn ${turn.index}: ${turn.executedAction} → reward ${turn.reward ?? 0}, score ${turn.score ?? 0}: ${turn.nextObservation ?? ''}`, variablesReference: 0 };
         this.sendResponse(response);
-        this.sendEvent(this.stopOn(turn) ?? new StoppedEvent(this.done ? 'end' : 'step', THREAD));
+        this.sendEvent(this.stopOn(turn) ?? new StoppedEvent(this.episode.done ? 'end' : 'step', THREAD));
       } catch (err) {
-        this.sendErrorResponse(response, 2, message(err));
+        this.sendErrorResponse(response, 2, describeError(err));
       }
       return;
     }
     try {
-      const value = new Expression(text).evaluate(this.scopeOfFrame(args.frameId ?? TURN_FRAME));
+      const value = new Expression(text).evaluate(this.episode.scopeOfFrame(args.frameId ?? TURN_FRAME));
       const isObject = value !== null && typeof value === 'object';
       response.body = { result: isObject ? JSON.stringify(value).slice(0, 2000) : show(value), variablesReference: isObject ? this.values.handle(value) : 0 };
       this.sendResponse(response);
     } catch (err) {
-      this.sendErrorResponse(response, 3, err instanceof ExpressionError ? err.message : message(err));
+      this.sendErrorResponse(response, 3, err instanceof ExpressionError ? err.message : describeError(err));
     }
   }
 
   // -- helpers ---------------------------------------------------------------------------------------
 
-  private currentTurn(): DebugTurn | undefined {
-    return this.pending ?? this.turns[this.turns.length - 1];
-  }
-
-  private scopeOfFrame(frameId: number): Record<string, Value> {
-    const turn = this.currentTurn();
-    if (!turn) {
-      return this.episodeScope();
-    }
-    if (frameId === TOKEN_FRAME && this.pending && this.revealed > 0) {
-      return tokenScope(this.pending, this.revealed - 1);
-    }
-    return turnScope(turn, this.pending === turn ? this.revealed : turn.tokens.length);
-  }
-
-  private episodeScope(): Record<string, Value> {
-    const s = this.session;
-    const last = this.turns[this.turns.length - 1];
-    return {
-      task: s?.task ?? null,
-      variation: s?.variation ?? null,
-      seed: s?.seed ?? null,
-      mode: s?.mode ?? null,
-      description: s?.description ?? null,
-      policy: s?.policy ?? null,
-      checkpoint: s?.checkpoint ?? null,
-      temperature: s?.temperature ?? null,
-      turns_played: this.turns.length,
-      done: this.done,
-      score: last?.score ?? 0,
-      success: last?.success ?? false,
-      first_different_turn: s?.replay?.firstDifferentTurn ?? null,
-      replay_logprob_error: s?.replay?.maxLogprobError ?? null,
-      advantage: s?.replay?.advantage ?? null,
-    };
-  }
-
   private refreshDocument(): void {
-    this.view?.update(this.path, episodeText(this.turns, this.totalLines));
+    this.view?.update(this.path, episodeText(this.episode.turns, this.totalLines));
   }
 
   private sessionId(): string {
-    if (!this.session) {
+    if (!this.episode.session) {
       throw new Error('the debug session has ended');
     }
-    return this.session.sessionId;
+    return this.episode.session.sessionId;
   }
 
   private output(text: string, category: 'console' | 'stderr' = 'console'): void {
     this.sendEvent(new OutputEvent(text, category));
   }
-}
-
-function withoutKeys(scope: Record<string, Value>, keys: string[]): Record<string, Value> {
-  const copy = { ...scope };
-  for (const key of keys) {
-    delete copy[key];
-  }
-  return copy;
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 export type { Empo2LaunchArguments };

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Command } from '../common/command';
+import { CommandBase } from '../common/command';
 import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
 import type { RunsModel } from '../runs/runsModel';
@@ -71,14 +71,8 @@ function defaultConfiguration(runId: string | undefined): vscode.DebugConfigurat
 }
 
 /** "EMPO²: Debug Episode…": on an episode (replay it), a task group (a new episode of it), or from the palette. */
-export class DebugEpisodeCommand implements Command {
+export class DebugEpisodeCommand extends CommandBase<{ runs: RunsModel; trajectories: TrajectoryModel }> {
   static readonly id = 'empo2.debugEpisode';
-  readonly id = DebugEpisodeCommand.id;
-
-  constructor(
-    private readonly runs: RunsModel,
-    private readonly trajectories: TrajectoryModel,
-  ) {}
 
   async execute(node?: unknown): Promise<boolean> {
     const config = await this.configuration(node as TrajectoryNode | undefined);
@@ -91,12 +85,12 @@ export class DebugEpisodeCommand implements Command {
       return { ...base, name: `Replay ${node.episodeId}`, replay: { runId: node.runId, episodeId: node.episodeId } };
     }
     if (node?.kind === 'taskGroup') {
-      const group = this.trajectories.group(node);
+      const group = this.services.trajectories.group(node);
       if (group) {
         return { ...base, name: `${group.task}/${group.variation}`, runId: node.runId, task: group.task, variation: group.variation, seed: 0, mode: 'memory-free' };
       }
     }
-    const runs = this.runs.list();
+    const runs = this.services.runs.list();
     if (!runs.length) {
       void vscode.window.showErrorMessage('Open or start a run first: an EMPO² debug session plays an episode with one of its checkpoints.');
       return undefined;
@@ -119,19 +113,17 @@ export class DebugEpisodeCommand implements Command {
 }
 
 /** "EMPO²: Show Tokens of the Current Turn": the token view of the turn the debugger is on. */
-export class ShowTokensCommand implements Command {
+export class ShowTokensCommand extends CommandBase<{ feature: DebugFeature }> {
   static readonly id = 'empo2.showTokens';
-  readonly id = ShowTokensCommand.id;
-
-  constructor(private readonly feature: DebugFeature) {}
 
   async execute(): Promise<boolean> {
-    const turn = this.feature.adapters.at(-1)?.turnInView;
+    const { feature } = this.services;
+    const turn = feature.adapters.at(-1)?.turnInView;
     if (!turn) {
       void vscode.window.showInformationMessage('Start an EMPO² debug session and play a turn first: the token view shows the turn the debugger is on.');
       return false;
     }
-    await this.feature.tokens.show(turn);
+    await feature.tokens.show(turn);
     return true;
   }
 }

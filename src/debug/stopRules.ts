@@ -5,6 +5,7 @@
 import { StoppedEvent } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { DebugTurn } from '../rpc/debugProtocol';
+import { describeError } from '../rpc/errors';
 import { Expression, show, truthy, type Value } from './expression';
 import { turnScope } from './turnScope';
 
@@ -38,7 +39,7 @@ export function stopReason(turn: DebugTurn, breakpoints: readonly LineBreakpoint
       try {
         matches = truthy(bp.condition.evaluate(scope));
       } catch (err) {
-        output(`breakpoint on turn ${turn.index}: ${message(err)}\n`, 'stderr');
+        output(`breakpoint on turn ${turn.index}: ${describeError(err)}\n`, 'stderr');
         matches = true; // a condition that cannot be evaluated stops, as VS Code's own do
       }
     }
@@ -79,11 +80,7 @@ export function interpolate(template: string, scope: Record<string, Value>): str
     try {
       return show(new Expression(source).evaluate(scope));
     } catch (err) {
-      return `<${message(err)}>`;
+      return `<${describeError(err)}>`;
     }
   });
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

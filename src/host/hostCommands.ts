@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Command } from '../common/command';
+import { CommandBase } from '../common/command';
 import type { Settings } from '../common/settings';
 import { describeError } from '../rpc/errors';
 import { ConnectError } from '../rpc/wsTransport';
@@ -10,22 +10,26 @@ import type { WorkspaceTrustGuard } from './workspaceTrust';
 // Host lifecycle commands. Starting a host runs the workspace's Python, so it checks Workspace
 // Trust first; connecting to a remote host does not (nothing runs here).
 
-export class StartHostCommand implements Command {
-  static readonly id = 'empo2.startHost';
-  readonly id = StartHostCommand.id;
+/** What the host commands work with (activate() builds it once). */
+export interface HostServices {
+  readonly trust: WorkspaceTrustGuard;
+  readonly host: HostManager;
+  readonly hostLog: HostLog;
+  readonly settings: Settings;
+  readonly beforeStop: BeforeHostStop;
+}
 
-  constructor(
-    private readonly trust: WorkspaceTrustGuard,
-    private readonly host: HostManager,
-  ) {}
+export class StartHostCommand extends CommandBase<HostServices> {
+  static readonly id = 'empo2.startHost';
 
   async execute(): Promise<void> {
-    if (this.host.current && !this.host.isRemote) {
+    const { trust, host } = this.services;
+    if (host.current && !host.isRemote) {
       void vscode.window.showInformationMessage('EMPO²: the training host is already running.');
       return;
     }
-    if (await this.trust.ensureTrusted('Starting the training host')) {
-      await this.host.start();
+    if (await trust.ensureTrusted('Starting the training host')) {
+      await host.start();
     }
   }
 }
@@ -36,92 +40,73 @@ export class StartHostCommand implements Command {
  */
 export type BeforeHostStop = (action: 'stop' | 'restart') => Promise<{ readonly now: boolean } | undefined>;
 
-const noQuestions: BeforeHostStop = async () => ({ now: false });
+/** Stops the host once beforeStop agreed (asked only while a host runs); false: cancelled. */
+async function stopAfterAsking({ host, beforeStop }: HostServices, action: 'stop' | 'restart', stop: (now: boolean) => Thenable<void>): Promise<boolean> {
+  const choice = host.current ? await beforeStop(action) : { now: false };
+  if (!choice) {
+    return false;
+  }
+  await stop(choice.now);
+  return true;
+}
 
-export class RestartHostCommand implements Command {
+export class RestartHostCommand extends CommandBase<HostServices> {
   static readonly id = 'empo2.restartHost';
-  readonly id = RestartHostCommand.id;
-
-  constructor(
-    private readonly trust: WorkspaceTrustGuard,
-    private readonly host: HostManager,
-    private readonly beforeStop: BeforeHostStop = noQuestions,
-  ) {}
 
   async execute(): Promise<void> {
-    if (!(await this.trust.ensureTrusted('Restarting the training host'))) {
+    const { trust, host } = this.services;
+    if (!(await trust.ensureTrusted('Restarting the training host'))) {
       return;
     }
-    const choice = this.host.current ? await this.beforeStop('restart') : { now: false };
-    if (!choice) {
-      return;
+    if (await stopAfterAsking(this.services, 'restart', (now) => host.stop({ now }))) {
+      await host.start();
     }
-    await this.host.stop({ now: choice.now });
-    await this.host.start();
   }
 }
 
-export class StopHostCommand implements Command {
+export class StopHostCommand extends CommandBase<HostServices> {
   static readonly id = 'empo2.stopHost';
-  readonly id = StopHostCommand.id;
-
-  constructor(
-    private readonly host: HostManager,
-    private readonly hostLog: HostLog,
-    private readonly beforeStop: BeforeHostStop = noQuestions,
-  ) {}
 
   async execute(): Promise<void> {
-    if (!this.host.current && this.host.state.state === 'stopped') {
-      this.hostLog.info('Stop Host requested; no host is running.');
+    const { host, hostLog } = this.services;
+    if (!host.current && host.state.state === 'stopped') {
+      hostLog.info('Stop Host requested; no host is running.');
       await vscode.window.showInformationMessage('EMPO²: no training host is running.');
       return;
     }
-    const choice = this.host.current ? await this.beforeStop('stop') : { now: false };
-    if (!choice) {
-      return;
-    }
-    await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'EMPO²: stopping the training host' },
-      () => this.host.stop({ now: choice.now }),
+    await stopAfterAsking(this.services, 'stop', (now) =>
+      vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'EMPO²: stopping the training host' }, () => host.stop({ now })),
     );
   }
 }
 
 /** Dials the host again now after its connection dropped (a fresh round of fast attempts). */
-export class ReconnectCommand implements Command {
+export class ReconnectCommand extends CommandBase<HostServices> {
   static readonly id = 'empo2.reconnect';
-  readonly id = ReconnectCommand.id;
-
-  constructor(private readonly host: HostManager) {}
 
   async execute(): Promise<void> {
-    if (this.host.current) {
+    const { host } = this.services;
+    if (host.current) {
       void vscode.window.showInformationMessage('EMPO²: the training host is connected.');
-    } else if (!this.host.reconnect()) {
+    } else if (!host.reconnect()) {
       void vscode.window.showInformationMessage('EMPO²: there is no host to reconnect to; start one, or connect to a remote host.');
     }
   }
 }
 
-export class ConnectRemoteCommand implements Command {
+export class ConnectRemoteCommand extends CommandBase<HostServices> {
   static readonly id = 'empo2.connectRemote';
-  readonly id = ConnectRemoteCommand.id;
-
-  constructor(
-    private readonly host: HostManager,
-    private readonly settings: Settings,
-  ) {}
 
   /** Arguments (for scripts and tests): a URL and a token skip the prompts. */
   async execute(urlArg?: unknown, tokenArg?: unknown): Promise<boolean> {
+    const { host, settings } = this.services;
     const url =
       typeof urlArg === 'string'
         ? urlArg
         : await vscode.window.showInputBox({
             title: 'EMPO²: Connect to Remote Host',
             prompt: 'WebSocket URL of a running `empo2-host serve` (for example through an SSH tunnel)',
-            value: this.settings.remoteUrl || 'ws://127.0.0.1:8765',
+            value: settings.remoteUrl || 'ws://127.0.0.1:8765',
             ignoreFocusOut: true,
             validateInput: (value) => (/^wss?:\/\/[^\s/]+/.test(value.trim()) ? undefined : 'A ws:// or wss:// URL, e.g. ws://127.0.0.1:8765'),
           });
@@ -129,7 +114,7 @@ export class ConnectRemoteCommand implements Command {
       return false;
     }
     const trimmed = url.trim();
-    let token = typeof tokenArg === 'string' ? tokenArg : await this.host.remoteTokens.get(trimmed);
+    let token = typeof tokenArg === 'string' ? tokenArg : await host.remoteTokens.get(trimmed);
     for (let attempt = 0; attempt < 3; attempt++) {
       if (!token) {
         token = await vscode.window.showInputBox({
@@ -143,15 +128,15 @@ export class ConnectRemoteCommand implements Command {
         }
       }
       try {
-        await this.host.connectRemote(trimmed, token);
-        await this.host.remoteTokens.store(trimmed, token);
-        if (this.settings.remoteUrl !== trimmed) {
+        await host.connectRemote(trimmed, token);
+        await host.remoteTokens.store(trimmed, token);
+        if (settings.remoteUrl !== trimmed) {
           await vscode.workspace.getConfiguration('empo2').update('remoteUrl', trimmed, vscode.ConfigurationTarget.Global);
         }
         return true;
       } catch (error) {
         if (error instanceof ConnectError && error.status === 401) {
-          await this.host.remoteTokens.forget(trimmed);
+          await host.remoteTokens.forget(trimmed);
           void vscode.window.showWarningMessage(`EMPO²: ${trimmed} refused the token; enter it again.`);
           token = undefined;
           continue;

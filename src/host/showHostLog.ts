@@ -1,13 +1,10 @@
-import { Command } from '../common/command';
-import { HostLog } from './hostLog';
+import { CommandBase } from '../common/command';
+import type { HostLog } from './hostLog';
 
-export class ShowHostLogCommand implements Command {
+export class ShowHostLogCommand extends CommandBase<{ hostLog: HostLog }> {
   static readonly id = 'empo2.showHostLog';
-  readonly id = ShowHostLogCommand.id;
-
-  constructor(private readonly hostLog: HostLog) {}
 
   execute(): void {
-    this.hostLog.show();
+    this.services.hostLog.show();
   }
 }

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Command } from '../common/command';
+import { CommandBase, noTarget, performAction } from '../common/command';
 import type { HostApi } from '../host/hostApi';
 import { showFailure } from '../host/notices';
 import { describeError } from '../rpc/errors';
@@ -22,52 +22,50 @@ interface Pick<T> extends vscode.QuickPickItem {
   readonly value: T;
 }
 
-export class RerunUpdateCommand implements Command {
-  static readonly id = 'empo2.rerunUpdate';
-  readonly id = RerunUpdateCommand.id;
+/** What the rerun and branch commands work with (activate() builds it once). */
+export interface RerunServices {
+  readonly host: HostApi;
+  readonly runs: RunsModel;
+  readonly jobs: RerunJobs;
+  readonly panel: ComparisonPanel;
+}
 
-  constructor(
-    private readonly host: HostApi,
-    private readonly runs: RunsModel,
-    private readonly jobs: RerunJobs,
-    private readonly panel: ComparisonPanel,
-  ) {}
+export class RerunUpdateCommand extends CommandBase<RerunServices> {
+  static readonly id = 'empo2.rerunUpdate';
 
   /**
    * From the palette (no argument), the tips view (a tip or tips: their variations), the
    * trajectory tree (a variation or run node), or a script/test (a full RerunRequest, which
    * skips every pick).
    */
-  async execute(arg?: unknown, more?: unknown): Promise<RerunRecord | undefined> {
-    if (!this.host.current) {
+  execute(arg?: unknown, more?: unknown): Promise<RerunRecord | undefined> {
+    const { jobs, panel } = this.services;
+    return performAction({
+      target: () => this.request(arg, more),
+      request: (request) => jobs.run(request),
+      report: (record) => record && panel.show(record),
+      failed: (error, request) => showFailure(request.dryRun ? 'The dry run' : 'The rerun', error),
+    });
+  }
+
+  /** The full request: the argument's, the rest picked; undefined when something is missing. */
+  private async request(arg: unknown, more: unknown): Promise<RerunRequest | undefined> {
+    if (!this.services.host.current) {
       void vscode.window.showInformationMessage('EMPO²: rerunning the off-policy update needs the training host; run "EMPO²: Start Host" first.');
       return undefined;
     }
     const given = rerunArgs(arg, more);
-    const runId = given.runId ?? this.runs.current?.info.runId;
+    const runId = given.runId ?? this.services.runs.current?.info.runId;
     if (!runId) {
       void vscode.window.showInformationMessage('EMPO²: rerunning an update needs a run; open a run folder or select a run in the Trajectories view first.');
       return undefined;
     }
-    const request = given.complete ? { ...given.request, runId } : await this.pick(runId, given.request);
-    if (!request) {
-      return undefined;
-    }
-    try {
-      const record = await this.jobs.run(request);
-      if (record) {
-        this.panel.show(record);
-      }
-      return record;
-    } catch (error) {
-      await showFailure(request.dryRun ? 'The dry run' : 'The rerun', error);
-      return undefined;
-    }
+    return given.complete ? { ...given.request, runId } : this.pick(runId, given.request);
   }
 
   private async pick(runId: string, preset: Partial<RerunRequest>): Promise<RerunRequest | undefined> {
     const title = 'EMPO²: Rerun Off-Policy Update';
-    const { checkpoints } = await this.host.request(Requests.checkpointList, { runId });
+    const { checkpoints } = await this.services.host.request(Requests.checkpointList, { runId });
     if (!checkpoints.length) {
       void vscode.window.showWarningMessage(`EMPO²: run ${runId} has no checkpoint to rerun from.`);
       return undefined;
@@ -107,7 +105,7 @@ export class RerunUpdateCommand implements Command {
   /** Variations to rerun: those given, else chosen among the run's (empty: the host takes the
    *  ones whose tips were edited since the checkpoint). */
   private async pickVariations(runId: string, given: readonly string[] | undefined, title: string): Promise<string[] | undefined> {
-    const { items } = await this.host.request(Requests.memoryList, { runId, limit: 500 });
+    const { items } = await this.services.host.request(Requests.memoryList, { runId, limit: 500 });
     const keys = [...new Set(items.map((t) => t.variationKey))].sort();
     const edited = new Set(items.filter((t) => t.author !== 'policy' || t.version > 1).map((t) => t.variationKey));
     const picks = await vscode.window.showQuickPick(
@@ -143,92 +141,64 @@ function branchOf(arg: unknown, runs: RunsModel): string | undefined {
   return runs.current?.info.parent ? runs.current.info.runId : undefined;
 }
 
-export class CompareWithParentCommand implements Command {
+export class CompareWithParentCommand extends CommandBase<RerunServices> {
   static readonly id = 'empo2.compareWithParent';
-  readonly id = CompareWithParentCommand.id;
 
-  constructor(
-    private readonly host: HostApi,
-    private readonly runs: RunsModel,
-    private readonly panel: ComparisonPanel,
-  ) {}
-
-  async execute(arg?: unknown): Promise<RerunRecord | undefined> {
-    const runId = branchOf(arg, this.runs);
-    if (!runId) {
-      void vscode.window.showInformationMessage('EMPO²: select a branch run (made by a rerun) to compare with its parent.');
-      return undefined;
-    }
-    try {
-      const { result } = await this.host.request(Requests.updateCompare, { runId });
-      this.panel.show(result as unknown as RerunRecord);
-      return result as unknown as RerunRecord;
-    } catch (error) {
-      await showFailure('Comparing with the parent', error);
-      return undefined;
-    }
+  execute(arg?: unknown): Promise<RerunRecord | undefined> {
+    const { host, runs, panel } = this.services;
+    return performAction({
+      target: () => branchOf(arg, runs) ?? noTarget('EMPO²: select a branch run (made by a rerun) to compare with its parent.'),
+      request: async (runId) => (await host.request(Requests.updateCompare, { runId })).result as unknown as RerunRecord,
+      report: (record) => panel.show(record),
+      failed: (error) => showFailure('Comparing with the parent', error),
+    });
   }
 }
 
-export class AdoptBranchCommand implements Command {
+export class AdoptBranchCommand extends CommandBase<RerunServices> {
   static readonly id = 'empo2.adoptBranch';
-  readonly id = AdoptBranchCommand.id;
-
-  constructor(
-    private readonly host: HostApi,
-    private readonly runs: RunsModel,
-  ) {}
 
   async execute(arg?: unknown): Promise<boolean> {
-    const runId = branchOf(arg, this.runs);
-    if (!runId) {
-      return false;
-    }
-    try {
-      const { run } = await this.host.request(Requests.branchAdopt, { runId });
-      this.runs.absorbInfo(run);
-      void vscode.window.showInformationMessage(`EMPO²: ${runId} is now a run of its own; "Resume Run" trains it on from iteration ${run.iteration}.`);
-      return true;
-    } catch (error) {
-      await showFailure('Adopting the branch', error);
-      return false;
-    }
+    const { host, runs } = this.services;
+    const adopted = await performAction({
+      target: () => branchOf(arg, runs),
+      request: async (runId) => (await host.request(Requests.branchAdopt, { runId })).run,
+      report: (run, runId) => {
+        runs.absorbInfo(run);
+        void vscode.window.showInformationMessage(`EMPO²: ${runId} is now a run of its own; "Resume Run" trains it on from iteration ${run.iteration}.`);
+      },
+      failed: (error) => showFailure('Adopting the branch', error),
+    });
+    return adopted !== undefined;
   }
 }
 
-export class DeleteBranchCommand implements Command {
+export class DeleteBranchCommand extends CommandBase<RerunServices> {
   static readonly id = 'empo2.deleteBranch';
-  readonly id = DeleteBranchCommand.id;
-
-  constructor(
-    private readonly host: HostApi,
-    private readonly runs: RunsModel,
-  ) {}
 
   /** `{ runId, confirmed: true }` (tests) skips the question. */
   async execute(arg?: unknown): Promise<boolean> {
-    const runId = branchOf(arg, this.runs);
-    if (!runId) {
-      return false;
-    }
+    const { host, runs } = this.services;
     const confirmed = typeof arg === 'object' && arg !== null && (arg as { confirmed?: unknown }).confirmed === true;
-    if (!confirmed) {
-      const answer = await vscode.window.showWarningMessage(
-        `Delete branch ${runId}? Its folder (weights, memory, trajectories, comparison) is removed; its parent is not touched.`,
-        { modal: true },
-        'Delete Branch',
-      );
-      if (answer !== 'Delete Branch') {
-        return false;
-      }
-    }
-    try {
-      await this.host.request(Requests.branchDelete, { runId });
-      await this.runs.reload();
-      return true;
-    } catch (error) {
-      void vscode.window.showErrorMessage(`EMPO²: deleting ${runId} failed: ${describeError(error)}`);
-      return false;
-    }
+    const deleted = await performAction({
+      target: () => branchOf(arg, runs),
+      confirm: async (runId) => confirmed || (await confirmBranchDeletion(runId)),
+      request: async (runId) => {
+        await host.request(Requests.branchDelete, { runId });
+        await runs.reload();
+        return true;
+      },
+      failed: (error, runId) => void vscode.window.showErrorMessage(`EMPO²: deleting ${runId} failed: ${describeError(error)}`),
+    });
+    return deleted === true;
   }
+}
+
+async function confirmBranchDeletion(runId: string): Promise<boolean> {
+  const answer = await vscode.window.showWarningMessage(
+    `Delete branch ${runId}? Its folder (weights, memory, trajectories, comparison) is removed; its parent is not touched.`,
+    { modal: true },
+    'Delete Branch',
+  );
+  return answer === 'Delete Branch';
 }

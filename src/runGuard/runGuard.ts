@@ -4,6 +4,7 @@ import type { BeforeHostStop } from '../host/hostCommands';
 import type { HostManager } from '../host/hostManager';
 import { describeError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
+import { resumeRun } from '../runs/runCommands';
 import type { RunsModel } from '../runs/runsModel';
 import { NOW, PAUSE_FIRST, RESUME, resumeDecision, stopQuestion, type ResumeSetting } from './runGuardText';
 
@@ -102,9 +103,7 @@ export class RunGuard extends Disposable {
       return;
     }
     try {
-      const { run } = await this.host.request(Requests.runResume, { runId });
-      this.runs.absorbInfo(run);
-      this.runs.select(run.runId);
+      await resumeRun(this.host, this.runs, runId);
     } catch (error) {
       void vscode.window.showErrorMessage(`EMPO²: cannot resume ${runId}: ${describeError(error)}`);
     }

@@ -46,7 +46,9 @@ export const CHARTS: readonly ChartSpec[] = [
   },
   {
     id: 'success',
-    title: 'Success (evaluation: memory-free and memory-augmented)',
+    // Short enough for one line beside the iteration at a default panel width; the series say
+    // which evaluation.
+    title: 'Success: evaluation and training',
     unit: SHARE_SCALE,
     series: [
       { key: 'eval/memory_free/success', label: 'eval memory-free', color: '--vscode-charts-blue', points: true },

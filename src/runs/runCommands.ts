@@ -1,11 +1,13 @@
 import * as vscode from 'vscode';
-import type { Command } from '../common/command';
+import { CommandBase, noTarget, performAction } from '../common/command';
+import type { Settings } from '../common/settings';
+import type { HostLog } from '../host/hostLog';
 import type { HostManager } from '../host/hostManager';
 import { ensureHost, showFailure, showHostRequired } from '../host/notices';
 import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
 import { describeError, isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
-import { ErrorCodes, type RunInfo, type RunResult, type RunStartParams } from '../rpc/protocol';
+import { ErrorCodes, type RunInfo, type RunStartParams } from '../rpc/protocol';
 import type { MetricsPanel } from './metricsPanel';
 import { isActive, type RunEntry, type RunsModel } from './runsModel';
 import { resumeQuestion } from './runText';
@@ -25,44 +27,42 @@ export type NewRunArg = Pick<RunStartParams, 'preset' | 'config' | 'configFile' 
 
 const CONFIG_GLOB = '{.empo2/configs/*.json,**/empo2*.json,**/*.empo2.json}';
 
-export class NewRunCommand implements Command {
-  static readonly id = 'empo2.newRun';
-  readonly id = NewRunCommand.id;
+/** What the run commands work with (activate() builds it once). */
+export interface RunServices {
+  readonly settings: Settings;
+  readonly hostLog: HostLog;
+  readonly trust: WorkspaceTrustGuard;
+  readonly host: HostManager;
+  readonly runs: RunsModel;
+  readonly metrics: MetricsPanel;
+}
 
-  constructor(
-    private readonly trust: WorkspaceTrustGuard,
-    private readonly host: HostManager,
-    private readonly runs: RunsModel,
-  ) {}
+export class NewRunCommand extends CommandBase<RunServices> {
+  static readonly id = 'empo2.newRun';
 
   /** Argument (scripts, tests): `{ preset }`, `{ config }` or `{ configFile }` skips the pick. */
-  async execute(arg?: unknown): Promise<RunInfo | undefined> {
-    // A run starts a host when none is running, so it needs trust like Start Host does.
-    if (!(await ensureHost(this.host, this.trust, 'Starting a training run'))) {
-      return undefined;
-    }
-    const params = isStartArg(arg) ? await this.paramsFrom(arg) : await this.pick();
-    if (!params) {
-      return undefined;
-    }
-    try {
-      const { run } = await this.host.request(Requests.runStart, params);
-      const entry = this.runs.absorbInfo(run);
-      this.runs.select(entry.info.runId);
-      void vscode.commands.executeCommand('empo2.trajectories.focus');
-      return run;
-    } catch (error) {
-      if (isRpcError(error, ErrorCodes.RunBusy)) {
-        await vscode.window.showWarningMessage(`EMPO²: ${describeError(error)}`);
-      } else {
-        await showFailure('Starting the run', error);
-      }
-      return undefined;
-    }
+  execute(arg?: unknown): Promise<RunInfo | undefined> {
+    const { trust, host, runs } = this.services;
+    return performAction({
+      // A run starts a host when none is running, so it needs trust like Start Host does.
+      target: async () => ((await ensureHost(host, trust, 'Starting a training run')) ? (isStartArg(arg) ? this.paramsFrom(arg) : this.pick()) : undefined),
+      request: async (params) => (await host.request(Requests.runStart, params)).run,
+      report: (run) => {
+        runs.select(runs.absorbInfo(run).info.runId);
+        void vscode.commands.executeCommand('empo2.trajectories.focus');
+      },
+      failed: async (error) => {
+        if (isRpcError(error, ErrorCodes.RunBusy)) {
+          await vscode.window.showWarningMessage(`EMPO²: ${describeError(error)}`);
+        } else {
+          await showFailure('Starting the run', error);
+        }
+      },
+    });
   }
 
   private async pick(): Promise<RunStartParams | undefined> {
-    const presets = this.host.current?.init.capabilities.presets ?? [];
+    const presets = this.services.host.current?.init.capabilities.presets ?? [];
     const files = await vscode.workspace.findFiles(CONFIG_GLOB, '**/{node_modules,.venv,out}/**', 50);
     const items: RunPick[] = [
       { label: 'Presets', kind: vscode.QuickPickItemKind.Separator },
@@ -133,140 +133,101 @@ function targetRun(runs: RunsModel, arg: unknown): string | undefined {
   return runs.live?.info.runId ?? runs.current?.info.runId;
 }
 
-/** What Pause and Stop say and send; both act on the training run. */
+/** Resumes a run and makes it the current one (Resume Run, and the run guard after a restart). */
+export async function resumeRun(host: HostManager, runs: RunsModel, runId: string): Promise<RunInfo> {
+  const { run } = await host.request(Requests.runResume, { runId });
+  runs.absorbInfo(run);
+  runs.select(run.runId);
+  return run;
+}
+
+/**
+ * Pause and Stop: each needs a host and a training run, sends its request, and says what happens
+ * next in the status bar. `doing` names it when no host runs, and in the failure sentence.
+ */
 interface LiveRunAction {
-  /** 'Pausing a run', for the message when no host runs. */
-  readonly doing: string;
-  /** 'Pausing the run', for the message when the host refuses. */
-  readonly failing: string;
   readonly verb: string;
+  readonly doing: string;
   /** Whether the live run can take the action (a pausing run cannot be paused again). */
   readonly applies: (live: RunEntry) => boolean;
-  readonly send: (runId: string) => Promise<RunResult>;
+  readonly method: typeof Requests.runPause | typeof Requests.runStop;
   readonly done: string;
 }
 
-/** Pause and Stop: needs a host and a training run; the request, then a status-bar line. */
-async function actOnLiveRun(host: HostManager, runs: RunsModel, arg: unknown, action: LiveRunAction): Promise<void> {
-  if (!host.current) {
-    return showHostRequired(action.doing, host);
-  }
-  const live = runs.live;
-  if (!live || !action.applies(live)) {
-    void vscode.window.showInformationMessage(`EMPO²: no run is training, so there is nothing to ${action.verb}.`);
-    return;
-  }
-  try {
-    const { run } = await action.send(targetRun(runs, arg) ?? live.info.runId);
-    runs.absorbInfo(run);
-    void vscode.window.setStatusBarMessage(`EMPO²: ${run.runId} ${action.done}`, 5_000);
-  } catch (error) {
-    await showFailure(action.failing, error);
-  }
-}
+const PAUSE: LiveRunAction = { verb: 'pause', doing: 'Pausing', applies: (live) => isActive(live.info), method: Requests.runPause, done: 'pauses after its current iteration' };
+const STOP: LiveRunAction = { verb: 'stop', doing: 'Stopping', applies: () => true, method: Requests.runStop, done: 'stops at its next iteration boundary' };
 
-export class PauseRunCommand implements Command {
-  static readonly id = 'empo2.pauseRun';
-  readonly id = PauseRunCommand.id;
-
-  constructor(
-    private readonly host: HostManager,
-    private readonly runs: RunsModel,
-  ) {}
-
-  execute(arg?: unknown): Promise<void> {
-    return actOnLiveRun(this.host, this.runs, arg, {
-      doing: 'Pausing a run',
-      failing: 'Pausing the run',
-      verb: 'pause',
-      applies: (live) => isActive(live.info),
-      send: (runId) => this.host.request(Requests.runPause, { runId }),
-      done: 'pauses after its current iteration',
-    });
-  }
-}
-
-export class ResumeRunCommand implements Command {
-  static readonly id = 'empo2.resumeRun';
-  readonly id = ResumeRunCommand.id;
-
-  constructor(
-    private readonly trust: WorkspaceTrustGuard,
-    private readonly host: HostManager,
-    private readonly runs: RunsModel,
-  ) {}
+abstract class LiveRunCommand extends CommandBase<RunServices> {
+  protected abstract readonly action: LiveRunAction;
 
   async execute(arg?: unknown): Promise<void> {
-    if (!(await ensureHost(this.host, this.trust, 'Resuming a run'))) {
-      return;
+    const { host, runs } = this.services;
+    const { verb, doing, applies, method, done } = this.action;
+    if (!host.current) {
+      return showHostRequired(`${doing} a run`, host);
     }
-    const runId = targetRun(this.runs, arg);
-    if (!runId) {
-      void vscode.window.showInformationMessage('EMPO²: no run to resume; open a run folder first.');
-      return;
-    }
-    const entry = this.runs.get(runId);
-    if (entry && !entry.info.live) {
-      const ok = await vscode.window.showInformationMessage(
-        resumeQuestion(runId, entry.info.iteration),
-        { modal: true },
-        'Resume',
-      );
-      if (ok !== 'Resume') {
-        return;
-      }
-    }
-    try {
-      const { run } = await this.host.request(Requests.runResume, { runId });
-      this.runs.absorbInfo(run);
-      this.runs.select(run.runId);
-    } catch (error) {
-      await showFailure('Resuming the run', error);
-    }
-  }
-}
-
-export class StopRunCommand implements Command {
-  static readonly id = 'empo2.stopRun';
-  readonly id = StopRunCommand.id;
-
-  constructor(
-    private readonly host: HostManager,
-    private readonly runs: RunsModel,
-  ) {}
-
-  execute(arg?: unknown): Promise<void> {
-    return actOnLiveRun(this.host, this.runs, arg, {
-      doing: 'Stopping a run',
-      failing: 'Stopping the run',
-      verb: 'stop',
-      applies: () => true,
-      send: (runId) => this.host.request(Requests.runStop, { runId }),
-      done: 'stops at its next iteration boundary',
+    await performAction({
+      target: () => (runs.live && applies(runs.live) ? (targetRun(runs, arg) ?? runs.live.info.runId) : noTarget(`EMPO²: no run is training, so there is nothing to ${verb}.`)),
+      request: async (runId) => (await host.request(method, { runId })).run,
+      report: (run) => {
+        runs.absorbInfo(run);
+        void vscode.window.setStatusBarMessage(`EMPO²: ${run.runId} ${done}`, 5_000);
+      },
+      failed: (error) => showFailure(`${doing} the run`, error),
     });
   }
 }
 
-export class ShowMetricsCommand implements Command {
-  static readonly id = 'empo2.showMetrics';
-  readonly id = ShowMetricsCommand.id;
+export class PauseRunCommand extends LiveRunCommand {
+  static readonly id = 'empo2.pauseRun';
+  protected readonly action = PAUSE;
+}
 
-  constructor(
-    private readonly host: HostManager,
-    private readonly runs: RunsModel,
-    private readonly metrics: MetricsPanel,
-  ) {}
+export class StopRunCommand extends LiveRunCommand {
+  static readonly id = 'empo2.stopRun';
+  protected readonly action = STOP;
+}
+
+export class ResumeRunCommand extends CommandBase<RunServices> {
+  static readonly id = 'empo2.resumeRun';
+
+  async execute(arg?: unknown): Promise<void> {
+    const { trust, host, runs } = this.services;
+    if (!(await ensureHost(host, trust, 'Resuming a run'))) {
+      return;
+    }
+    await performAction({
+      target: () => targetRun(runs, arg) ?? noTarget('EMPO²: no run to resume; open a run folder first.'),
+      confirm: (runId) => this.confirm(runId),
+      request: (runId) => resumeRun(host, runs, runId),
+      failed: (error) => showFailure('Resuming the run', error),
+    });
+  }
+
+  /** A run that is not live resumes from its last checkpoint: asked first. */
+  private async confirm(runId: string): Promise<boolean> {
+    const entry = this.services.runs.get(runId);
+    if (!entry || entry.info.live) {
+      return true;
+    }
+    return (await vscode.window.showInformationMessage(resumeQuestion(runId, entry.info.iteration), { modal: true }, 'Resume')) === 'Resume';
+  }
+}
+
+export class ShowMetricsCommand extends CommandBase<RunServices> {
+  static readonly id = 'empo2.showMetrics';
 
   /** Argument: a run id, or the Uri of a run folder (read from disk, no host needed). */
   async execute(arg?: unknown): Promise<void> {
+    const { host, runs, metrics } = this.services;
     try {
       if (arg instanceof vscode.Uri) {
-        await this.metrics.showFolder(arg);
+        await metrics.showFolder(arg);
         return;
       }
-      const runId = targetRun(this.runs, arg);
-      if (this.host.current && runId) {
-        await this.metrics.showRun(runId);
+      const runId = targetRun(runs, arg);
+      if (host.current && runId) {
+        await metrics.showRun(runId);
         return;
       }
       // No host (or no run): a finished run's metrics.jsonl can be read straight from its folder.
@@ -279,7 +240,7 @@ export class ShowMetricsCommand implements Command {
         })
       )?.[0];
       if (folder) {
-        await this.metrics.showFolder(folder);
+        await metrics.showFolder(folder);
       }
     } catch (error) {
       await showFailure('Showing the metrics', error);

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import type { Command } from '../common/command';
+import { CommandBase } from '../common/command';
 import type { Settings } from '../common/settings';
 import type { DebugTurn } from '../rpc/debugProtocol';
 import type { TrajectoryNode } from '../trajectories/trajectoryNodes';
@@ -29,14 +29,8 @@ const CHOOSE_FOLDER = 'Choose Export Folder…';
  * re-scored by an ONNX export with onnxruntime-node, with no host; its turns open in the
  * debugger's token view. Works on a run folder copied from a GPU box (src/scoring/, docs/debugging.md).
  */
-export class ScoreEpisodeLocallyCommand implements Command {
+export class ScoreEpisodeLocallyCommand extends CommandBase<{ settings: Settings; tokens: TurnView }> {
   static readonly id = 'empo2.scoreEpisodeLocally';
-  readonly id = ScoreEpisodeLocallyCommand.id;
-
-  constructor(
-    private readonly settings: Settings,
-    private readonly tokens: TurnView,
-  ) {}
 
   /** From the palette, an episode row of the Trajectories tree, or a ScoreLocallyArg. */
   async execute(arg?: unknown): Promise<LocalReplay | undefined> {
@@ -82,14 +76,14 @@ export class ScoreEpisodeLocallyCommand implements Command {
     });
     const turn = given?.turn !== undefined ? replay.turns[given.turn] : await pickTurn(replay);
     if (turn) {
-      await this.tokens.show(turn);
+      await this.services.tokens.show(turn);
     }
     return replay;
   }
 
   /** The tree's run, when its folder is under the run root here; else the user picks one. */
   private async runFolder(runId: string | undefined): Promise<string | undefined> {
-    const root = this.settings.runRoot?.fsPath;
+    const root = this.services.settings.runRoot?.fsPath;
     if (runId && root && isRunFolder(path.join(root, runId))) {
       return path.join(root, runId);
     }

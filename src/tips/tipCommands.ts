@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Command } from '../common/command';
+import { CommandBase, performAction } from '../common/command';
 import type { HostManager } from '../host/hostManager';
 import { showFailure, showHostRequired } from '../host/notices';
 import type { Tip } from '../rpc/protocol';
@@ -36,8 +36,15 @@ export async function confirmTipDeletion(tipId: string, tip: Tip | undefined): P
   return (await vscode.window.showWarningMessage(deleteTipQuestion(tipId, tip), { modal: true }, DELETE)) === DELETE;
 }
 
+/** What the tip commands work with (activate() builds it once). */
+export interface TipServices {
+  readonly host: HostManager;
+  readonly tips: TipsModel;
+  readonly runs: RunsModel;
+}
+
 /** The run whose tips the commands edit; explains what is missing when there is none. */
-async function tipsReady(host: HostManager, tips: TipsModel, what: string): Promise<boolean> {
+async function tipsReady({ host, tips }: TipServices, what: string): Promise<boolean> {
   if (!host.current) {
     await showHostRequired(what, host);
     return false;
@@ -52,8 +59,8 @@ async function tipsReady(host: HostManager, tips: TipsModel, what: string): Prom
 
 /** The tip a command acts on (the argument's, else picked), once the run's tips are loaded. */
 /** `includeDeleted`: a deleted tip may be chosen too (its history is readable; it cannot be edited). */
-async function readyTip(host: HostManager, tips: TipsModel, what: string, arg: unknown, title: string, includeDeleted = false): Promise<Tip | undefined> {
-  return (await tipsReady(host, tips, what)) ? pickTip(tips, arg, title, includeDeleted) : undefined;
+async function readyTip(services: TipServices, what: string, arg: unknown, title: string, includeDeleted = false): Promise<Tip | undefined> {
+  return (await tipsReady(services, what)) ? pickTip(services.tips, arg, title, includeDeleted) : undefined;
 }
 
 async function pickTip(tips: TipsModel, arg: unknown, title: string, includeDeleted: boolean): Promise<Tip | undefined> {
@@ -85,25 +92,28 @@ async function pickTip(tips: TipsModel, arg: unknown, title: string, includeDele
   return (await vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true, placeHolder: 'Search tips by text, variation or id' }))?.tip;
 }
 
-export class AddTipCommand implements Command {
+export class AddTipCommand extends CommandBase<TipServices> {
   static readonly id = 'empo2.addTip';
-  readonly id = AddTipCommand.id;
 
-  constructor(
-    private readonly host: HostManager,
-    private readonly tips: TipsModel,
-    private readonly runs: RunsModel,
-  ) {}
+  execute(arg?: unknown): Promise<Tip | undefined> {
+    return performAction({
+      target: () => this.newTip(arg),
+      request: ({ variationKey, text }) => this.services.tips.add(variationKey, text, undefined, newEditId()),
+      failed: (error) => showFailure('Adding the tip', error),
+    });
+  }
 
-  async execute(arg?: unknown): Promise<Tip | undefined> {
-    if (!(await tipsReady(this.host, this.tips, 'Adding a tip'))) {
+  /** The variation and text: the argument's (scripts, tests), else asked for. */
+  private async newTip(arg: unknown): Promise<{ variationKey: string; text: string } | undefined> {
+    const { tips, runs } = this.services;
+    if (!(await tipsReady(this.services, 'Adding a tip'))) {
       return undefined;
     }
     const given = typeof arg === 'object' && arg !== null ? (arg as { variationKey?: unknown; text?: unknown }) : {};
     let variationKey = typeof given.variationKey === 'string' ? given.variationKey : undefined;
     if (!variationKey) {
-      const run = this.runs.get(this.tips.currentRunId!);
-      const variations = this.tips.variations(configuredVariations(run?.config));
+      const run = runs.get(tips.currentRunId!);
+      const variations = tips.variations(configuredVariations(run?.config));
       const picked = await vscode.window.showQuickPick([...variations, '$(edit) Another variation…'], {
         title: 'EMPO²: Add Tip — which task variation?',
         placeHolder: 'task/variation, e.g. power-device/3',
@@ -124,30 +134,16 @@ export class AddTipCommand implements Command {
             ignoreFocusOut: true,
             validateInput: (v) => (v.trim() ? undefined : 'Write the tip'),
           });
-    if (!text?.trim()) {
-      return undefined;
-    }
-    try {
-      return await this.tips.add(variationKey.trim(), text.trim(), undefined, newEditId());
-    } catch (error) {
-      await showFailure('Adding the tip', error);
-      return undefined;
-    }
+    return text?.trim() ? { variationKey: variationKey.trim(), text: text.trim() } : undefined;
   }
 }
 
-export class EditTipCommand implements Command {
+export class EditTipCommand extends CommandBase<TipServices> {
   static readonly id = 'empo2.editTip';
-  readonly id = EditTipCommand.id;
-
-  constructor(
-    private readonly host: HostManager,
-    private readonly tips: TipsModel,
-  ) {}
 
   /** Arguments: a tip id (or `{ tipId }`) and, for scripts and tests, the new text. */
   async execute(arg?: unknown, textArg?: unknown): Promise<Tip | undefined> {
-    const tip = await readyTip(this.host, this.tips, 'Editing a tip', arg, 'EMPO²: Edit Tip');
+    const tip = await readyTip(this.services, 'Editing a tip', arg, 'EMPO²: Edit Tip');
     if (!tip) {
       return undefined;
     }
@@ -169,7 +165,7 @@ export class EditTipCommand implements Command {
   private async save(edit: TipEdit): Promise<Tip | undefined> {
     const { tipId, text } = edit;
     try {
-      const outcome = await this.tips.update({ editId: newEditId(), ...edit });
+      const outcome = await this.services.tips.update({ editId: newEditId(), ...edit });
       if (outcome.kind === 'saved') {
         void vscode.window.setStatusBarMessage(`EMPO²: tip ${tipId} saved (v${outcome.tip.version})`, 4_000);
         return outcome.tip;
@@ -189,67 +185,46 @@ export class EditTipCommand implements Command {
   }
 }
 
-export class DeleteTipCommand implements Command {
+export class DeleteTipCommand extends CommandBase<TipServices> {
   static readonly id = 'empo2.deleteTip';
-  readonly id = DeleteTipCommand.id;
-
-  constructor(
-    private readonly host: HostManager,
-    private readonly tips: TipsModel,
-  ) {}
 
   async execute(arg?: unknown, confirmArg?: unknown): Promise<boolean> {
-    const tip = await readyTip(this.host, this.tips, 'Deleting a tip', arg, 'EMPO²: Delete Tip');
-    if (!tip) {
-      return false;
-    }
-    if (confirmArg !== true && !(await confirmTipDeletion(tip.id, tip))) {
-      return false;
-    }
-    try {
-      const outcome = await this.tips.delete({ tipId: tip.id, expectedVersion: tip.version });
-      if (outcome.kind === 'conflict') {
-        void vscode.window.showWarningMessage(`EMPO²: tip ${tip.id} changed meanwhile (now v${outcome.current.version}); nothing was deleted. Read it again first.`);
-        return false;
-      }
-      return true;
-    } catch (error) {
-      await showFailure(`Deleting tip ${tip.id}`, error);
-      return false;
-    }
+    const outcome = await performAction({
+      target: () => readyTip(this.services, 'Deleting a tip', arg, 'EMPO²: Delete Tip'),
+      confirm: (tip) => confirmArg === true || confirmTipDeletion(tip.id, tip),
+      request: (tip) => this.services.tips.delete({ tipId: tip.id, expectedVersion: tip.version }),
+      report: (result, tip) =>
+        result.kind === 'conflict' &&
+        void vscode.window.showWarningMessage(`EMPO²: tip ${tip.id} changed meanwhile (now v${result.current.version}); nothing was deleted. Read it again first.`),
+      failed: (error, tip) => showFailure(`Deleting tip ${tip.id}`, error),
+    });
+    return outcome !== undefined && outcome.kind !== 'conflict';
   }
 }
 
-export class ShowTipHistoryCommand implements Command {
+export class ShowTipHistoryCommand extends CommandBase<TipServices> {
   static readonly id = 'empo2.showTipHistory';
-  readonly id = ShowTipHistoryCommand.id;
-
-  constructor(
-    private readonly host: HostManager,
-    private readonly tips: TipsModel,
-  ) {}
 
   /** Opens the tip's history as a read-only Markdown document, oldest version first. */
-  async execute(arg?: unknown): Promise<vscode.TextDocument | undefined> {
-    const tip = await readyTip(this.host, this.tips, 'A tip\'s history', arg, 'EMPO²: Show Tip History', true);
-    if (!tip) {
-      return undefined;
-    }
-    try {
-      const versions = await this.tips.history(tip.id);
-      const lines = [
-        `# Tip ${tip.id} — ${tip.variationKey}`,
-        '',
-        `Run ${this.tips.currentRunId}; now at version ${tip.version}${tip.deleted ? ' (deleted: retrieval no longer returns it)' : ''}, first written by ${tip.author}.`,
-        '',
-        ...versions.flatMap((v) => [`## v${v.version} · ${v.kind} by ${v.author}${v.at ? ` · ${v.at}` : ''}`, '', v.text, '']),
-      ];
-      const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: lines.join('\n') });
-      await vscode.window.showTextDocument(document, { preview: true });
-      return document;
-    } catch (error) {
-      await showFailure(`Reading the history of tip ${tip.id}`, error);
-      return undefined;
-    }
+  execute(arg?: unknown): Promise<vscode.TextDocument | undefined> {
+    return performAction({
+      target: () => readyTip(this.services, 'A tip\'s history', arg, 'EMPO²: Show Tip History', true),
+      request: (tip) => this.showHistory(tip),
+      failed: (error, tip) => showFailure(`Reading the history of tip ${tip.id}`, error),
+    });
+  }
+
+  private async showHistory(tip: Tip): Promise<vscode.TextDocument> {
+    const versions = await this.services.tips.history(tip.id);
+    const lines = [
+      `# Tip ${tip.id} — ${tip.variationKey}`,
+      '',
+      `Run ${this.services.tips.currentRunId}; now at version ${tip.version}${tip.deleted ? ' (deleted: retrieval no longer returns it)' : ''}, first written by ${tip.author}.`,
+      '',
+      ...versions.flatMap((v) => [`## v${v.version} · ${v.kind} by ${v.author}${v.at ? ` · ${v.at}` : ''}`, '', v.text, '']),
+    ];
+    const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: lines.join('\n') });
+    await vscode.window.showTextDocument(document, { preview: true });
+    return document;
   }
 }

@@ -1,4 +1,4 @@
-import type { Command } from '../common/command';
+import { CommandBase } from '../common/command';
 import type { EpisodeBrowser } from './episodeBrowser';
 
 /**
@@ -6,15 +6,12 @@ import type { EpisodeBrowser } from './episodeBrowser';
  * tree runs it when an episode or step row is clicked (so a click opens the episode even when
  * the row is already selected); hidden from the palette, which has no episode to name.
  */
-export class OpenEpisodeCommand implements Command {
+export class OpenEpisodeCommand extends CommandBase<{ episodes: EpisodeBrowser }> {
   static readonly id = 'empo2.openEpisode';
-  readonly id = OpenEpisodeCommand.id;
-
-  constructor(private readonly episodes: EpisodeBrowser) {}
 
   async execute(runId?: unknown, episodeId?: unknown, step?: unknown): Promise<void> {
     if (typeof runId === 'string' && typeof episodeId === 'string') {
-      await this.episodes.show(runId, episodeId, typeof step === 'number' ? step : undefined);
+      await this.services.episodes.show(runId, episodeId, typeof step === 'number' ? step : undefined);
     }
   }
 }

@@ -124,7 +124,8 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
     return { label: runId, collapsible: 'collapsed', contextValue: 'empo2.run' };
   }
   const { info } = entry;
-  const total = info.iterations ? `/${info.iterations}` : '';
+  // A branch goes past its parent's configured total (a rerun at the last checkpoint): "4", not "4/3".
+  const total = info.iterations && info.iterations >= info.iteration ? `/${info.iterations}` : '';
   const ret = latestReturn(entry.latestMetrics);
   // The state first (it is what changes), short: the description is cut at a default sidebar.
   // While the link is down a run's last known state is shown, without a spinner that would
@@ -137,7 +138,7 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   if (ret !== undefined) {
     parts.push(`${SCORE} ${formatReturn(ret)}`);
   }
-  const resumable = info.state === 'interrupted' ? '\n\nIts host stopped mid-run: **Resume Run** continues it from its last checkpoint.' : '';
+  const resumable = info.parent && !info.parent.adopted ? branchNext(info.state) : info.state === 'interrupted' ? '\n\nIts host stopped mid-run: **Resume Run** continues it from its last checkpoint.' : '';
   return {
     label: runId,
     description: parts.join(' · '),
@@ -146,6 +147,19 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
     collapsible: 'collapsed',
     contextValue: runContextValue(entry),
   };
+}
+
+/** What a branch's state means and what can be done with it (the branch's context menu). */
+function branchNext(state: RunState): string {
+  switch (state) {
+    case 'finished':
+      return '\n\nIts rerun finished: **Compare with Parent** shows before and after; **Adopt Branch** keeps it as a run of its own; **Delete Branch** removes it.';
+    case 'stopped':
+    case 'interrupted':
+      return `\n\nIts rerun ${state === 'stopped' ? 'was stopped' : 'was cut off'} before it finished: **Rerun Off-Policy Update…** on this branch continues it from its last checkpoint.`;
+    default:
+      return '';
+  }
 }
 
 function presentIteration(runId: string, iteration: number, model: TrajectoryModel): NodePresentation {

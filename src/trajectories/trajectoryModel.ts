@@ -1,9 +1,10 @@
 import { Emitter } from '../common/event';
 import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
-import { Notifications, Requests } from '../rpc/methods';
+import { Notifications } from '../rpc/methods';
 import type { Episode, MetricsRecord, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
 import type { RunEntry, RunsModel } from '../runs/runsModel';
+import { groupKeyOf, TrajectoryData, type IterationData, type TaskGroup } from './trajectoryData';
 import {
   PAGE_SIZE,
   TrajectoryNodes,
@@ -20,46 +21,25 @@ import {
   type TrajectoryNode,
 } from './trajectoryNodes';
 
-// The data behind the Trajectories tree, free of vscode: Run → Iteration → Task group (the N
-// rollouts of one task) → Episode → Step. Everything below a run is loaded when its node is
-// expanded, one request per expansion, and cached:
+// The Trajectories tree's shape, free of vscode: Run → Iteration → Task group (the N rollouts of
+// one task) → Episode → Step. Everything below a run is loaded when its node is expanded, one
+// request per expansion, and cached (trajectoryData.ts):
 //   run        iterations come from the run's iteration count (no request), newest first; a run
 //              of more than PAGE_SIZE iterations shows ranges of PAGE_SIZE (fixed by number,
 //              so a growing run never moves an iteration); its metrics (run.metrics, one small
 //              request) label them with rollout and update mode;
-//   iteration  trajectory.list filtered to that iteration, following cursors (1,000 per page);
-//   group      the iteration's summaries, grouped;
-//   episode    trajectory.get (the full episode, cached, the last 64 kept);
+//   iteration  the iteration's episodes, in task groups;
+//   group      the group's episodes;
+//   episode    the full episode's steps.
 // Other long child lists (they only grow at the end) are paged (trajectoryNodes.ts), so no
 // expansion builds more than PAGE_SIZE rows.
 
-const LIST_LIMIT = 1000;
-const EPISODE_CACHE = 64;
 /** Runs with more iterations than this are not labelled from run.metrics (too big to fetch for a label). */
 const METRICS_LABEL_LIMIT = 5_000;
 
-/** An iteration's episodes, and their task groups. */
-export interface IterationData {
-  readonly summaries: TrajectorySummary[];
-  readonly groups: Map<string, TaskGroup>;
-}
-
-export interface TaskGroup {
-  readonly key: string;
-  readonly task: string;
-  readonly variation: number;
-  readonly group: number | undefined;
-  readonly episodes: TrajectorySummary[];
-}
-
 export class TrajectoryModel extends Disposable {
   private readonly nodes = new TrajectoryNodes();
-  private readonly iterations = new Map<string, IterationData>();
-  private readonly loadingIterations = new Map<string, Promise<IterationData>>();
-  private readonly summaries = new Map<string, TrajectorySummary>();
-  private readonly episodes = new Map<string, Episode>();
-  private readonly metrics = new Map<string, Map<number, MetricsRecord>>();
-  private readonly loadingMetrics = new Map<string, Promise<void>>();
+  private readonly data: TrajectoryData;
   private readonly _onDidChange = this._register(new Emitter<TrajectoryNode | undefined>());
   /** A node whose children or label changed (undefined: the whole tree). */
   readonly onDidChange = this._onDidChange.event;
@@ -69,20 +49,12 @@ export class TrajectoryModel extends Disposable {
     private readonly runs: RunsModel,
   ) {
     super();
+    this.data = new TrajectoryData(host, (runId, iteration) => this.fireIfKnown(iterationId(runId, iteration)));
     this._register(runs.onDidChangeRuns(() => this._onDidChange.fire(undefined)));
     this._register(runs.onDidChangeRun((entry) => this.runChanged(entry)));
-    this._register(host.on(Notifications.trajectoryAdded, ({ runId, summaries }) => this.trajectoriesAdded(runId, summaries)));
-    this._register(
-      host.on(Notifications.runMetrics, ({ runId, records }) => {
-        const known = this.metrics.get(runId);
-        if (known) {
-          for (const record of records) {
-            known.set(record.iteration, record);
-            this.fireIfKnown(iterationId(runId, record.iteration));
-          }
-        }
-      }),
-    );
+    // New iterations appear under the run (RunsModel raised trajectoryIteration; runChanged fires).
+    this._register(host.on(Notifications.trajectoryAdded, ({ runId, summaries }) => this.data.trajectoriesAdded(runId, summaries)));
+    this._register(host.on(Notifications.runMetrics, ({ runId, records }) => this.data.metricsArrived(runId, records)));
     this._register(host.onDidConnect(() => this.clear()));
     let linkWasDown = host.health.isInterrupted;
     this._register(
@@ -102,12 +74,7 @@ export class TrajectoryModel extends Disposable {
 
   /** Forgets every cached page (Refresh; a new host). Nodes stay, so expansion survives. */
   clear(): void {
-    this.iterations.clear();
-    this.loadingIterations.clear();
-    this.summaries.clear();
-    this.episodes.clear();
-    this.metrics.clear();
-    this.loadingMetrics.clear();
+    this.data.clear();
     this._onDidChange.fire(undefined);
   }
 
@@ -150,41 +117,28 @@ export class TrajectoryModel extends Disposable {
   }
 
   iterationMetrics(runId: string, iteration: number): MetricsRecord | undefined {
-    return this.metrics.get(runId)?.get(iteration);
+    return this.data.iterationMetrics(runId, iteration);
   }
 
   iterationData(runId: string, iteration: number): IterationData | undefined {
-    return this.iterations.get(iterationId(runId, iteration));
+    return this.data.iterationData(runId, iteration);
   }
 
   group(node: GroupNode): TaskGroup | undefined {
-    return this.iterations.get(iterationId(node.runId, node.iteration))?.groups.get(node.groupKey);
+    return this.data.iterationData(node.runId, node.iteration)?.groups.get(node.groupKey);
   }
 
   summary(runId: string, episodeId: string): TrajectorySummary | undefined {
-    return this.summaries.get(`${runId}/${episodeId}`);
+    return this.data.summary(runId, episodeId);
   }
 
   step(node: StepNode): TrajectoryStep | undefined {
-    return this.episodes.get(`${node.runId}/${node.episodeId}`)?.steps[node.t];
+    return this.data.cachedEpisode(node.runId, node.episodeId)?.steps[node.t];
   }
 
   /** The full episode (cached), for the episode view. */
-  async episode(runId: string, episodeId: string): Promise<Episode> {
-    const key = `${runId}/${episodeId}`;
-    const cached = this.episodes.get(key);
-    if (cached) {
-      // Refresh its place in the LRU order.
-      this.episodes.delete(key);
-      this.episodes.set(key, cached);
-      return cached;
-    }
-    const { episode } = await this.host.request(Requests.trajectoryGet, { runId, episodeId });
-    this.episodes.set(key, episode);
-    while (this.episodes.size > EPISODE_CACHE) {
-      this.episodes.delete(this.episodes.keys().next().value as string);
-    }
-    return episode;
+  episode(runId: string, episodeId: string): Promise<Episode> {
+    return this.data.episode(runId, episodeId);
   }
 
   /** The node of an episode (creating its ancestors), for reveal(); the iteration must be loaded. */
@@ -194,8 +148,8 @@ export class TrajectoryModel extends Disposable {
       ? this.nodes.range(run, Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + 1, Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + PAGE_SIZE)
       : run;
     const iterationNode = this.nodes.iteration(iterationParent, iteration);
-    const data = await this.loadIteration(runId, iteration);
-    const summary = this.summaries.get(`${runId}/${episodeId}`);
+    const data = await this.data.loadIteration(runId, iteration);
+    const summary = this.data.summary(runId, episodeId);
     if (!summary) {
       return undefined;
     }
@@ -230,7 +184,7 @@ export class TrajectoryModel extends Disposable {
   private runIterations(node: RunNode): TrajectoryNode[] {
     const count = this.iterationCount(node.runId);
     if (count <= METRICS_LABEL_LIMIT) {
-      void this.loadMetrics(node.runId);
+      void this.data.loadMetrics(node.runId);
     }
     if (!this.usesRanges(node.runId)) {
       // Newest first: a live run grows at the top, where the user is looking.
@@ -249,7 +203,7 @@ export class TrajectoryModel extends Disposable {
   }
 
   private async iterationChildren(node: IterationNode): Promise<TrajectoryNode[]> {
-    const keys = [...(await this.loadIteration(node.runId, node.iteration)).groups.keys()];
+    const keys = [...(await this.data.loadIteration(node.runId, node.iteration)).groups.keys()];
     return this.nodes.page(node, 0, keys.length, 'task groups', (parent, index) => this.nodes.group(parent, node, keys[index]));
   }
 
@@ -267,7 +221,7 @@ export class TrajectoryModel extends Disposable {
     const owner = ownerOf(node);
     switch (owner.kind) {
       case 'iteration': {
-        const keys = [...(await this.loadIteration(owner.runId, owner.iteration)).groups.keys()];
+        const keys = [...(await this.data.loadIteration(owner.runId, owner.iteration)).groups.keys()];
         return this.nodes.page(node, node.offset, keys.length, node.what, (parent, index) => this.nodes.group(parent, owner, keys[index]));
       }
       case 'taskGroup': {
@@ -292,106 +246,13 @@ export class TrajectoryModel extends Disposable {
       case 'taskGroup':
         return (this.group(owner)?.episodes.length ?? 0) - node.offset;
       case 'episode':
-        return (this.episodes.get(`${owner.runId}/${owner.episodeId}`)?.steps.length ?? 0) - node.offset;
+        return (this.data.cachedEpisode(owner.runId, owner.episodeId)?.steps.length ?? 0) - node.offset;
       default:
         return 0;
     }
   }
 
-  // -- loading ---------------------------------------------------------------------------------
-
-  private loadIteration(runId: string, iteration: number): Promise<IterationData> {
-    const key = iterationId(runId, iteration);
-    const cached = this.iterations.get(key);
-    if (cached) {
-      return Promise.resolve(cached);
-    }
-    let loading = this.loadingIterations.get(key);
-    if (!loading) {
-      loading = this.fetchIteration(runId, iteration).finally(() => this.loadingIterations.delete(key));
-      this.loadingIterations.set(key, loading);
-      // The iteration's row is labelled from its episodes (successes), once they are here.
-      void loading.then(() => this.fireIfKnown(key), () => undefined);
-    }
-    return loading;
-  }
-
-  private async fetchIteration(runId: string, iteration: number): Promise<IterationData> {
-    const summaries: TrajectorySummary[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.host.request(Requests.trajectoryList, {
-        runId,
-        filter: { iteration },
-        limit: LIST_LIMIT,
-        ...(cursor ? { cursor } : {}),
-      });
-      summaries.push(...page.items);
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
-    const data: IterationData = { summaries: [], groups: new Map() };
-    this.iterations.set(iterationId(runId, iteration), data);
-    this.addSummaries(runId, data, summaries);
-    return data;
-  }
-
-  private addSummaries(runId: string, data: IterationData, summaries: readonly TrajectorySummary[]): boolean {
-    let added = false;
-    for (const summary of summaries) {
-      const key = `${runId}/${summary.id}`;
-      if (this.summaries.has(key)) {
-        continue;
-      }
-      added = true;
-      this.summaries.set(key, summary);
-      data.summaries.push(summary);
-      const groupKey = groupKeyOf(summary);
-      let group = data.groups.get(groupKey);
-      if (!group) {
-        group = { key: groupKey, task: summary.task, variation: summary.variation, group: summary.group, episodes: [] };
-        data.groups.set(groupKey, group);
-      }
-      group.episodes.push(summary);
-    }
-    return added;
-  }
-
-  private loadMetrics(runId: string): Promise<void> {
-    let loading = this.loadingMetrics.get(runId);
-    if (!loading) {
-      loading = this.host
-        .request(Requests.runMetrics, { runId })
-        .then(({ records }) => {
-          this.metrics.set(runId, new Map(records.map((record) => [record.iteration, record])));
-          // Iteration rows are labelled from these: refresh each one VS Code already shows.
-          for (const record of records) {
-            this.fireIfKnown(iterationId(runId, record.iteration));
-          }
-        })
-        .catch(() => {
-          // Labels without modes are still a tree; try again on the next expansion.
-          this.loadingMetrics.delete(runId);
-        });
-      this.loadingMetrics.set(runId, loading);
-    }
-    return loading;
-  }
-
   // -- following a live run ---------------------------------------------------------------------
-
-  private trajectoriesAdded(runId: string, summaries: readonly TrajectorySummary[]): void {
-    const byIteration = new Map<number, TrajectorySummary[]>();
-    for (const summary of summaries) {
-      byIteration.set(summary.iteration, [...(byIteration.get(summary.iteration) ?? []), summary]);
-    }
-    for (const [iteration, items] of byIteration) {
-      const data = this.iterations.get(iterationId(runId, iteration));
-      if (data && this.addSummaries(runId, data, items)) {
-        this.fireIfKnown(iterationId(runId, iteration));
-      }
-    }
-    // New iterations appear under the run (RunsModel raised trajectoryIteration; runChanged fires).
-  }
 
   private runChanged(entry: RunEntry): void {
     this.fireIfKnown(runNodeId(entry.info.runId));
@@ -411,9 +272,4 @@ function descending(first: number, last: number): number[] {
     values.push(value);
   }
   return values;
-}
-
-/** The N rollouts of one task: the trainer's group index, or task and variation. */
-export function groupKeyOf(summary: Pick<TrajectorySummary, 'task' | 'variation' | 'group'>): string {
-  return summary.group !== undefined ? `${summary.group}:${summary.task}/${summary.variation}` : `${summary.task}/${summary.variation}`;
 }

@@ -35,19 +35,18 @@ export function schemaErrors(definition: string, value: unknown): string[] {
 
 /** Methods named by the schema's ClientMessage list (`InitializeRequest` → its method const). */
 export function schemaRequestMethods(): Map<string, string> {
-  const methods = new Map<string, string>();
-  for (const ref of schema.$defs.ClientMessage.oneOf ?? []) {
-    const name = ref.$ref!.split('/').pop()!;
-    const method = (schema.$defs[name] as { properties: { method: { const: string } } }).properties.method.const;
-    methods.set(method, name);
-  }
-  return methods;
+  return methodsOf('ClientMessage');
 }
 
 /** Notifications named by the schema's Notification list. */
 export function schemaNotificationMethods(): Map<string, string> {
+  return methodsOf('Notification');
+}
+
+/** method → definition name, for each definition a `oneOf` list of the schema refers to. */
+function methodsOf(list: 'ClientMessage' | 'Notification'): Map<string, string> {
   const methods = new Map<string, string>();
-  for (const ref of schema.$defs.Notification.oneOf ?? []) {
+  for (const ref of schema.$defs[list].oneOf ?? []) {
     const name = ref.$ref!.split('/').pop()!;
     const method = (schema.$defs[name] as { properties: { method: { const: string } } }).properties.method.const;
     methods.set(method, name);

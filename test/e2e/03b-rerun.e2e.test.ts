@@ -80,7 +80,12 @@ describe('Rerunning the off-policy update after a tip edit, as a person does it'
     await workbench.screenshot('19-rerun-compared');
     await workbench.openViewContainer('EMPO²');
     await workbench.expandRow(workbench.treeRow(parent).first());
-    await workbench.treeRow(/^run-/).filter({ hasText: `branch of ${parent}` }).first().waitFor({ timeout: 30_000 });
+    const branch = workbench.treeRow(/^run-/).filter({ hasText: `branch of ${parent}` }).first();
+    await branch.waitFor({ timeout: 30_000 });
+    // Its rerun finished: the branch reads finished, with the finished icon, not a red stop.
+    await workbench.eventually('the branch to read finished', async () => ((await branch.locator('.codicon-pass-filled').count()) === 1 ? true : undefined), 30_000);
+    assert.equal(await branch.locator('.codicon-debug-stop').count(), 0, 'no stop icon on a finished branch');
+    assert.match(await branch.locator('.label-description').innerText(), /finished/);
     await workbench.screenshot('19b-branch-under-parent');
   });
 });

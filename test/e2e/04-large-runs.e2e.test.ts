@@ -91,4 +91,93 @@ describe('Large runs, opened from their folders', () => {
     assert.ok(cost.drawMsAllCharts < 1_000, `a live update redraws all charts in ${cost.drawMsAllCharts} ms`);
     await workbench.screenshot('21-metrics-100k-points');
   });
+
+  it('reads at a glance at the default width: each header part on one line, an empty chart says so', async () => {
+    const { metricsRun } = e2eSession().fixtures;
+    await workbench.runCommand('View: Close All Editors');
+    await workbench.pickCommand('EMPO²: Open Run Folder');
+    await workbench.pickFolder(metricsRun, 'Open Run');
+    await workbench.statusBarItem(path.basename(metricsRun)).waitFor({ timeout: 60_000 });
+    // Run first in a fresh window, the palette can lose focus to the views still opening: again.
+    const frame = await workbench.eventually('Show Metrics to open the panel', async () => {
+      await workbench.runCommand('EMPO²: Show Metrics').catch(() => undefined);
+      return workbench.webviewFrame('empo2-metrics-panel', 10_000).catch(() => undefined);
+    }, 120_000);
+    const panel = frame.locator('empo2-metrics-panel');
+    await workbench.eventually(
+      'the charts drawn',
+      () => panel.evaluate((p) => (Number(p.shadowRoot?.querySelector('empo2-metrics-chart')?.getAttribute('data-points')) >= 100_000 ? true : undefined)),
+      120_000,
+    );
+    const charts = await panel.evaluate((p) => {
+      /** How many lines the text inside `el` takes (text boxes whose tops differ by more than 6 px). */
+      const lines = (el: Element | null | undefined): number => {
+        if (!el) {
+          return 0;
+        }
+        const tops: number[] = [];
+        const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          if (!node.textContent?.trim()) {
+            continue;
+          }
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          tops.push(...Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => r.top));
+        }
+        tops.sort((a, b) => a - b);
+        return tops.filter((top, i) => i === 0 || top - tops[i - 1] > 6).length;
+      };
+      type Chart = HTMLElement & { spec: { id: string; series: { key: string }[] }; columns: { series: Record<string, (number | null)[]> } };
+      const cut = (el: HTMLElement) => el.scrollWidth > el.clientWidth + 1;
+      return Array.from(p.shadowRoot?.querySelectorAll<Chart>('empo2-metrics-chart') ?? []).map((chart) => {
+        const root = chart.shadowRoot!;
+        const title = root.querySelector<HTMLElement>('.title')!;
+        // One line per series where the header has a line per series; else the readings' one line.
+        const rows = Array.from(root.querySelectorAll<HTMLElement>('[data-testid="reading"]'));
+        const readings = rows.length ? rows : [root.querySelector<HTMLElement>('[data-testid="latest"]')!];
+        const plot = root.querySelector<HTMLElement>('.plot');
+        const body = plot && plot.offsetHeight > 0 ? plot : root.querySelector<HTMLElement>('[data-testid="empty"]') ?? plot!;
+        return {
+          id: chart.spec.id,
+          hasData: chart.spec.series.some((s) => (chart.columns.series[s.key] ?? []).some((v) => typeof v === 'number')),
+          titleLines: lines(title),
+          titleCut: cut(title),
+          readingLines: Math.max(...readings.map((r) => lines(r))),
+          readingsCut: readings.some(cut),
+          headerHeight: Math.round(body.getBoundingClientRect().top - chart.getBoundingClientRect().top),
+          empty: root.querySelector<HTMLElement>('[data-testid="empty"]')?.innerText ?? null,
+          plotShown: Boolean(plot && plot.offsetHeight > 0 && plot.querySelector('canvas')),
+          // Each reading's colour is its line's, from the theme (the CSP refuses inline styles).
+          swatches: Array.from(root.querySelectorAll<HTMLElement>('.swatch')).map((el) => getComputedStyle(el).backgroundColor),
+          width: Math.round(chart.getBoundingClientRect().width),
+        };
+      });
+    });
+    workbench.measure('metrics chart width at the default panel width (px)', charts[0]?.width ?? 0);
+    for (const chart of charts) {
+      assert.ok(chart.titleLines === 1 && !chart.titleCut, `${chart.id}: its title on one line, whole`);
+      assert.ok(chart.readingLines <= 1 && !chart.readingsCut, `${chart.id}: each reading on one line, nothing cut (${chart.readingLines} lines)`);
+    }
+    // One header height for all (to the pixel's rounding): the plots of a row line up, however
+    // many series and however long their readings.
+    const heights = charts.map((c) => c.headerHeight);
+    assert.ok(Math.max(...heights) - Math.min(...heights) <= 1, `header heights ${JSON.stringify(charts.map((c) => [c.id, c.headerHeight]))}`);
+    const score = charts.find((c) => c.id === 'return')!;
+    assert.equal(new Set(score.swatches).size, 3, `three series, three colours (${score.swatches})`);
+    // This run records no KL to the reference nor off-policy figures: those charts say so, with
+    // no axes drawn as if there were data; the others draw.
+    const empty = charts.filter((c) => !c.hasData);
+    assert.ok(empty.length >= 1 && empty.length < charts.length, `some charts have data, some not (${empty.map((c) => c.id)})`);
+    for (const chart of charts) {
+      if (chart.hasData) {
+        assert.ok(chart.plotShown && chart.empty === null, `${chart.id} draws its data`);
+      } else {
+        assert.ok(!chart.plotShown, `${chart.id}: no axes without data`);
+        assert.match(chart.empty ?? '', /no data/i, `${chart.id} says it has no data`);
+      }
+    }
+    await panel.evaluate((p, id) => p.shadowRoot?.querySelector(`empo2-metrics-chart[data-chart="${id}"]`)?.scrollIntoView(), empty[0].id);
+    await workbench.screenshot('22-metrics-empty-charts');
+  });
 });

@@ -3,19 +3,13 @@ import { cpSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import type { Empo2Api } from '../../src/extension';
+import { api, EXTENSION_ID } from '../builders/extension';
 
 // The `empo2` debug type inside a real VS Code (code-server), against the real host the
 // extension spawns: vscode.debug.startDebugging, a conditional breakpoint in the episode
 // document's gutter is hit, the Variables are there, F10 (workbench.action.debug.stepOver) plays
 // the next turn. The policy is the tiny built-in one the harness passes (EMPO2_TEST_POLICY),
 // copied into the host's run root because a debug launch may only read folders inside it.
-
-const EXTENSION_ID = 'empo2.empo2-studio';
-
-function api(): Empo2Api {
-  return vscode.extensions.getExtension<Empo2Api>(EXTENSION_ID)!.exports;
-}
 
 describe('debugging an episode in VS Code\'s debugger', function () {
   this.timeout(600_000);

@@ -1,10 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { eventually } from '../builders/wait';
+import { EXTENSION_ID } from '../builders/extension';
 
 // Runs inside a real VS Code extension host, with the full vscode API.
-
-const EXTENSION_ID = 'empo2.empo2-studio';
 
 function extension(): vscode.Extension<unknown> {
   const found = vscode.extensions.getExtension(EXTENSION_ID);

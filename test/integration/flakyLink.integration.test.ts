@@ -2,13 +2,14 @@ import * as assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Empo2Api } from '../../src/extension';
 import { HostProcess } from '../../src/host/hostProcess';
 import { RpcClient } from '../../src/rpc/client';
 import { Requests } from '../../src/rpc/methods';
 import { PROTOCOL_VERSION } from '../../src/rpc/protocol';
 import { connectWebSocket } from '../../src/rpc/wsTransport';
 import { FlakyProxy } from '../tools/flakyProxy';
+import { api } from '../builders/extension';
+import { eventually as waitFor } from '../builders/wait';
 
 // The extension and a remote host (started here, as on a GPU box) behind a flaky link: the
 // project's TCP proxy (host/tests/flaky_proxy.py) freezes it, cuts it in the middle of a tip
@@ -16,24 +17,9 @@ import { FlakyProxy } from '../tools/flakyProxy';
 // reads, the times a person would feel (detecting a freeze, using a link that is back), and that
 // the memory, read straight from the host past the proxy, holds the edit exactly once.
 
-const EXTENSION_ID = 'empo2.empo2-studio';
-
-function api(): Empo2Api {
-  return vscode.extensions.getExtension<Empo2Api>(EXTENSION_ID)!.exports;
-}
-
-async function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Half a minute unless said otherwise; polled every 50 ms, as the link's times are measured by it. */
+function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  return waitFor(what, probe, timeoutMs, 50);
 }
 
 const measurements: Record<string, number> = {};

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LocalReplay } from '../../src/scoring/localReplay';
 import { TOKENS_SCHEME } from '../../src/debug/tokenTable';
+import { EXTENSION_ID } from '../builders/extension';
 
 // "EMPO²: Score Episode Locally (ONNX)" inside a real VS Code (code-server) with no host: a real
 // one-iteration run of the tiny built-in policy (EMPO2_TEST_POLICY) and `empo2-host export-onnx`
@@ -13,7 +14,6 @@ import { TOKENS_SCHEME } from '../../src/debug/tokenTable';
 // the extension then loads onnxruntime-node in VS Code's own extension host, re-scores a recorded
 // episode from the run folder alone, and opens its first turn in the token view.
 
-const EXTENSION_ID = 'empo2.empo2-studio';
 const repoRoot = path.resolve(__dirname, '../../../..');
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
 const env = { ...process.env, PYTHONPATH: path.join(repoRoot, 'host'), HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', EMPO2_NO_PROGRESS: '1' };

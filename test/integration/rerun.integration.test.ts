@@ -1,34 +1,20 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
-import type { Empo2Api } from '../../src/extension';
 import type { RerunRecord } from '../../src/rerun/comparison';
 import { Requests } from '../../src/rpc/methods';
 import type { RunInfo } from '../../src/rpc/protocol';
 import type { TreeElement } from '../../src/trajectories/trajectoryTreeProvider';
+import { api, EXTENSION_ID } from '../builders/extension';
+import { eventually as waitFor } from '../builders/wait';
 
 // Edit a tip, dry-run the update, rerun it on a branch, compare, adopt and delete the branch,
 // through the extension's own commands against the real host and the tiny policy, inside a real
 // VS Code. The quick picks are skipped by passing the full request (as a script would).
 
-const EXTENSION_ID = 'empo2.empo2-studio';
-
-function api(): Empo2Api {
-  return vscode.extensions.getExtension<Empo2Api>(EXTENSION_ID)!.exports;
-}
-
-async function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+/** Training and rerunning on two cores: two minutes unless said otherwise. */
+function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
+  return waitFor(what, probe, timeoutMs, 250);
 }
 
 async function children(element?: TreeElement): Promise<TreeElement[]> {

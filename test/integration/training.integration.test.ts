@@ -2,12 +2,12 @@ import * as assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Empo2Api } from '../../src/extension';
 import { HostProcess } from '../../src/host/hostProcess';
 import { Requests } from '../../src/rpc/methods';
 import type { RunInfo, Tip, TrajectoryStep } from '../../src/rpc/protocol';
 import type { TreeElement } from '../../src/trajectories/trajectoryTreeProvider';
 import { eventually as waitFor, isAlive as alive } from '../builders/wait';
+import { api, EXTENSION_ID } from '../builders/extension';
 
 // The extension against the real Python host, inside a real VS Code extension host: start it,
 // train the tiny policy for two iterations (pausing after the first), watch the tree fill, open
@@ -18,12 +18,7 @@ import { eventually as waitFor, isAlive as alive } from '../builders/wait';
 // The harness (test/harness/runIntegration.mjs) passes the tiny config and the synthetic run's
 // folder in the environment.
 
-const EXTENSION_ID = 'empo2.empo2-studio';
 const LIMIT_MS = 200;
-
-function api(): Empo2Api {
-  return vscode.extensions.getExtension<Empo2Api>(EXTENSION_ID)!.exports;
-}
 
 /** Training on two cores is slow: a minute unless said otherwise. */
 function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {

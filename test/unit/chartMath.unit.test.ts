@@ -1,13 +1,18 @@
 import * as assert from 'node:assert/strict';
-import { formatReturn, SCORE, SCORE_SCALE } from '../../src/common/quantities';
+import { readdirSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { formatReturn, SCORE, SCORE_MAX, SCORE_MIN, SCORE_SCALE } from '../../src/common/quantities';
 import { appendRecords, CHARTS, emptyColumns } from '../../src/runs/metricsCharts';
 import { SCORE as TREE_SCORE } from '../../src/trajectories/presentation';
 import {
   beyondAxis,
   clipNote,
+  hasData,
   latestReadings,
   markerOf,
+  readingsAt,
   readingsText,
+  readingValue,
   RobustAxis,
   robustRange,
   showPoints,
@@ -148,6 +153,27 @@ describe('metrics chart maths', () => {
     it('is empty before the first iteration', () => {
       assert.equal(readingsText(latestReadings(chart('return'), emptyColumns())), '');
     });
+
+    it('under the cursor, shows the hovered iteration (or the nearest earlier one with a value)', () => {
+      const columns = appendRecords(emptyColumns(), [
+        aMetricsRecord({ iteration: 1, 'update/masked_fraction': 0.5 }),
+        aMetricsRecord({ iteration: 2 }),
+        aMetricsRecord({ iteration: 3, 'update/masked_fraction': 0.25 }),
+      ]);
+      assert.deepEqual(readingsAt(chart('masked'), columns, 0), { iteration: 1, readings: [{ label: 'masked', value: 0.5 }] });
+      assert.equal(readingsAt(chart('masked'), columns, 1)?.iteration, 1, 'iteration 2 has none: the one before');
+      assert.equal(readingsAt(chart('masked'), columns, 99)?.iteration, 3);
+      assert.equal(readingValue({ label: 'x', value: 25 }, chart('return').format), '25.0');
+      assert.equal(readingValue({ label: 'x', value: undefined }), '–');
+      assert.equal(readingValue({ label: 'x', value: undefined, earlier: { iteration: 7, value: 20 } }, chart('return').format), '– (20.0 at 7)');
+    });
+
+    it('a chart none of whose series has a value has no data (it draws no axes)', () => {
+      const columns = appendRecords(emptyColumns(), [aMetricsRecord({ iteration: 1, 'rollout/return': 0 })]);
+      assert.equal(hasData(chart('return'), columns), true, 'a score of 0 is data');
+      assert.equal(hasData(chart('off-policy'), columns), false);
+      assert.equal(hasData(chart('return'), emptyColumns()), false);
+    });
   });
 
   describe('one name per quantity', () => {
@@ -155,6 +181,24 @@ describe('metrics chart maths', () => {
       assert.equal(TREE_SCORE, SCORE);
       assert.match(chart('return').title, new RegExp(`\\b${SCORE}\\b`));
       assert.equal(chart('return').unit, SCORE_SCALE);
+    });
+
+    it('the scale it states is the scores the host gives: −100 (a failed ScienceWorld task) to 100', () => {
+      // The host's one definition of the range (host/empo2/envs/base.py), which every adapter
+      // clips to; the extension's copy must be the same numbers.
+      const base = readFileSync(path.resolve(__dirname, '../../../../host/empo2/envs/base.py'), 'utf8');
+      const [, min, max] = /^SCORE_MIN, SCORE_MAX = (-?[\d.]+), (-?[\d.]+)$/m.exec(base) ?? [];
+      assert.deepEqual([SCORE_MIN, SCORE_MAX], [Number(min), Number(max)]);
+      assert.equal(SCORE_SCALE, '−100 to 100');
+      assert.equal(chart('return').unit, SCORE_SCALE);
+    });
+
+    it('no label of the extension or its webviews states the score as 0–100', () => {
+      const files = (dir: string): string[] =>
+        readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+      const root = path.resolve(__dirname, '../../../..');
+      const stating = [...files(path.join(root, 'src')), ...files(path.join(root, 'webview'))].filter((file) => /\b0\s*[–-]\s*100\b/.test(readFileSync(file, 'utf8')));
+      assert.deepEqual(stating.map((file) => path.relative(root, file)), []);
     });
 
     it('no chart calls anything "return" (the RL return is the score times algo.reward_scale)', () => {

@@ -10,6 +10,7 @@ import { RpcClient } from '../../src/rpc/client';
 import { Requests } from '../../src/rpc/methods';
 import { PROTOCOL_VERSION } from '../../src/rpc/protocol';
 import { connectWebSocket } from '../../src/rpc/wsTransport';
+import { tinyPolicyFolder } from '../builders/tinyPolicy';
 
 // The `empo2` debug adapter against @vscode/debugadapter-testsupport's DebugClient (the DAP as
 // VS Code speaks it), talking to a real `empo2-host serve` (the project's venv, the tiny
@@ -39,8 +40,7 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
   let view: RecordingView;
 
   before(async () => {
-    const harness = (await import(path.join(repoRoot, 'test', 'harness', 'tinyPolicy.mjs'))) as { tinyPolicy(): string };
-    policy = process.env.EMPO2_TEST_POLICY || harness.tinyPolicy();
+    policy = await tinyPolicyFolder();
     root = mkdtempSync(path.join(os.tmpdir(), 'empo2-debug-'));
     host = new HostProcess({
       python,

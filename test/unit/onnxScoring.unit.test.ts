@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { replayLocally } from '../../src/scoring/localReplay';
 import { OnnxPolicy, ScoringError, type ScoreRow } from '../../src/scoring/onnxPolicy';
 import { episodeRecord, episodeSummaries, exportedIterations, producingExport } from '../../src/scoring/runFolderReader';
+import { tinyPolicyFolder } from '../builders/tinyPolicy';
 
 // Local scoring against the host: the tiny built-in policy the other tiers train (the built-in
 // policy's architecture, a Qwen2ForCausalLM, at its "tiny" size) is exported by the real
@@ -57,8 +58,7 @@ describe('local scoring with onnxruntime-node (src/scoring/)', function () {
   let exported: OnnxPolicy;
 
   before(async () => {
-    const harness = (await import(path.join(repoRoot, 'test', 'harness', 'tinyPolicy.mjs'))) as { tinyPolicy(): string };
-    policyFolder = process.env.EMPO2_TEST_POLICY || harness.tinyPolicy();
+    policyFolder = await tinyPolicyFolder();
     root = mkdtempSync(path.join(os.tmpdir(), 'empo2-onnx-'));
     const result = JSON.parse(host(['-m', 'empo2.cli', 'export-onnx', policyFolder, '--out', path.join(root, 'policy-onnx')]).trim().split('\n').pop()!);
     exported = await OnnxPolicy.load(result.path);

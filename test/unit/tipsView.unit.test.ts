@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { configuredVariations } from '../../src/tips/variations';
-import { NO_FILTER, applyChanges, authorLine, filterTips, groupByVariation, scoreLabel } from '../../webview/tips/tipsView';
+import { NO_FILTER, applyChanges, authorLine, filterTips, groupByVariation, scoreLabel, scoreTitle } from '../../webview/tips/tipsView';
 import { aTip } from '../builders/protocol';
 
 describe('Memory Tips panel logic', () => {
@@ -68,5 +68,8 @@ describe('tip card provenance', () => {
   it('says which score it shows, and that a hand-added tip has none', () => {
     assert.equal(scoreLabel(aTip({ score: 25 })), 'episode score 25');
     assert.equal(scoreLabel(aTip({ author: 'Ada', versionAuthor: 'Ada', score: null })), 'unscored');
+    // Its tooltip states the scale the score is on: a failed ScienceWorld episode's tip scores −100.
+    assert.match(scoreTitle(aTip({ score: -100 })), /final score \(−100 to 100\)/);
+    assert.match(scoreTitle(aTip({ score: null })), /ranks it at 100, the top of the score scale \(−100 to 100\)/);
   });
 });

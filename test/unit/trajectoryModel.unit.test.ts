@@ -194,6 +194,33 @@ describe('TrajectoryModel', () => {
     assert.match(shown.description ?? '', /^running \(reconnecting…\)/);
   });
 
+  it('shows a branch whose rerun finished as finished, and says what can be done with it', async () => {
+    const parent = { runId: 'big', checkpoint: 3, adopted: false };
+    const host = new FakeHost()
+      .handle(Requests.runList, () => ({
+        runs: [
+          aRunInfo({ runId: 'big', state: 'finished', iteration: 3, iterations: 3 }),
+          aRunInfo({ runId: 'big-branch-1', state: 'finished', iteration: 4, iterations: 3, parent }),
+          aRunInfo({ runId: 'big-branch-2', state: 'stopped', iteration: 3, iterations: 3, parent }),
+        ],
+        roots: ['/tmp/runs'],
+      }))
+      .handle(Requests.runMetrics, () => ({ records: [] }))
+      .handle(Requests.trajectoryList, () => ({ items: [], nextCursor: null, total: 0 }));
+    const runs = new RunsModel(host);
+    const model = new TrajectoryModel(host, runs);
+    await runs.reload();
+    const [run] = await model.getChildren(undefined);
+    const [finished, stopped] = (await model.getChildren(run)).map((node) => present(node, model));
+    assert.equal(finished.label, 'big-branch-1');
+    assert.deepEqual(finished.icon, { id: 'pass-filled', color: 'testing.iconPassed' });
+    assert.match(finished.description ?? '', /^branch of big at 3 · finished · 4( ·|$)/); // not "4/3": past the parent's total
+    assert.match(finished.tooltip ?? '', /Its rerun finished: \*\*Compare with Parent\*\*.*\*\*Adopt Branch\*\*.*\*\*Delete Branch\*\*/);
+    assert.equal(stopped.label, 'big-branch-2');
+    assert.match(stopped.tooltip ?? '', /Its rerun was stopped before it finished: \*\*Rerun Off-Policy Update…\*\* on this branch continues it/);
+    assert.ok(finished.contextValue.endsWith('.branch') && stopped.contextValue.endsWith('.branch'));
+  });
+
   it('finds an episode\'s node (for reveal) with its ancestors', async () => {
     const { runs, model } = aRun({ iterations: 2, tasks: 3, rollouts: 2 });
     await runs.reload();

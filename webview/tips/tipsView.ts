@@ -1,5 +1,6 @@
 import type { MemoryChange, MemoryFilter, Tip } from '../../src/rpc/protocol';
 import { applyTipChanges, isPersonAuthor, POLICY_AUTHOR } from '../../src/tips/tipRules';
+import { SCORE_MAX, SCORE_SCALE } from '../../src/common/quantities';
 
 // What the Memory Tips panel shows, as pure functions (unit-tested in plain Node): applying the
 // host's changes to the list, filtering and searching, grouping by task variation.
@@ -87,8 +88,8 @@ export function scoreLabel(tip: Tip): string {
 
 export function scoreTitle(tip: Tip): string {
   return tip.score === null
-    ? 'Added by a person without a score; retrieval ranks it at 100, the top of the score scale'
-    : 'The final score (0–100) of the episode that wrote this tip; retrieval ranks tips by it. A score written inside the tip text is the policy\'s own words, not this number.';
+    ? `Added by a person without a score; retrieval ranks it at ${SCORE_MAX}, the top of the score scale (${SCORE_SCALE})`
+    : `The final score (${SCORE_SCALE}) of the episode that wrote this tip; retrieval ranks tips by it. A score written inside the tip text is the policy's own words, not this number.`;
 }
 
 export function formatScore(score: number | null): string {

@@ -1,4 +1,5 @@
-"""The memory's plain records: tips, retrieval results, errors. JSON-ready, no behaviour.
+"""The memory's plain records: tips, retrieval results, errors; what a valid tip text and score
+are. JSON-ready, no behaviour beyond those checks.
 
 A tip is one text, written by the policy after an episode or by a person (EMPO2.md §4 plus this
 project's provenance and history). Its entries (key text + action + key vector) live in the
@@ -8,6 +9,7 @@ variation's buffer (buffer.py); the tip keeps only what a person or the wire pro
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -175,3 +177,34 @@ class EditAlreadyApplied(MemoryStoreError):
 
 class EditIdReused(MemoryStoreError, ValueError):
     """An edit id the store recorded for a different edit (another tip or another kind)."""
+
+
+# --- what a valid tip text and score are ----------------------------------------------------
+
+def clean_text(text: str) -> str:
+    """A tip's text, stripped; an empty one is refused."""
+    text = str(text).strip()
+    if not text:
+        raise ValueError("a tip's text cannot be empty")
+    return text
+
+
+UNSCORED_RANK = 100.0
+"""Where a tip without a score (a person's, added without one) ranks: the top of the score
+scale, so a person's advice ranks above the policy's own. Its `score` stays None: no episode
+earned it."""
+
+
+def rank_score(score: float | None) -> float:
+    """The score a tip ranks by in retrieval."""
+    return UNSCORED_RANK if score is None else score
+
+
+def finite_score(score: float | None) -> float | None:
+    """A tip's score as a float (None stays None); NaN and infinities are refused."""
+    if score is None:
+        return None
+    score = float(score)
+    if not math.isfinite(score):
+        raise ValueError(f"a tip's score must be a finite number, not {score}")
+    return score

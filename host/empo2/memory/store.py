@@ -40,7 +40,6 @@ in order; it must not block (post to a queue or an event loop).
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -50,20 +49,20 @@ import numpy as np
 from ..config import MemoryConfig
 from ..runs.atomic import atomic_write_json
 from .buffer import VariationBuffer, rank
+from .edits import PersonEdits, check_edit_id
 from .persistence import FORMAT, EventLog, person_events_after
 from .records import (
     PERSON,
     POLICY,
     SYSTEM,
     CorruptMemory,
-    EditAlreadyApplied,
-    EditIdReused,
     Retrieved,
     Tip,
-    TipDeleted,
     UnknownTip,
-    VersionConflict,
+    clean_text,
+    finite_score,
     now_iso,
+    rank_score,
 )
 
 log = logging.getLogger(__name__)
@@ -71,8 +70,7 @@ log = logging.getLogger(__name__)
 DEFAULTS = MemoryConfig()  # capacity, threshold and top_k as a run's config has them
 
 
-
-class MemoryStore:
+class MemoryStore(PersonEdits):
     """Tips and their entries for every task variation; see the module docstring."""
 
     def __init__(self, embedder: Any, capacity: int = DEFAULTS.capacity, on_change: Callable | None = None):
@@ -247,8 +245,8 @@ class MemoryStore:
         """A person's tip: one entry keyed by `key_text`, or by the tip text when None.
         score None: unscored (it ranks at UNSCORED_RANK). An edit id already applied raises
         EditAlreadyApplied (see deviation 8)."""
-        _check_edit_id(edit_id)
-        key = str(key_text) if key_text is not None else _clean(text)
+        check_edit_id(edit_id)
+        key = str(key_text) if key_text is not None else clean_text(text)
         keys = self.embedder.encode([key])
         with self._lock:
             return self._add(variation_key, text, score, author, provenance, [(key, "")], keys,
@@ -269,7 +267,7 @@ class MemoryStore:
     ) -> Tip:
         """Dedupe, log, apply, announce one add. Caller holds the lock; keys (len(steps), dim)."""
         self._refuse_applied(edit_id, "add")
-        text, score = _clean(text), _finite(score)
+        text, score = clean_text(text), finite_score(score)
         if not isinstance(variation_key, str) or not variation_key:
             raise ValueError("variation_key must be a non-empty string")
         buf = self._buffers.get(variation_key)
@@ -330,7 +328,7 @@ class MemoryStore:
         if t["id"] in self._index:
             raise CorruptMemory(f"tip id {t['id']} is added twice")
         tip = Tip(
-            id=t["id"], variation_key=t["variation_key"], text=t["text"], score=_finite(t["score"]),
+            id=t["id"], variation_key=t["variation_key"], text=t["text"], score=finite_score(t["score"]),
             author=t["author"], provenance=t["provenance"], created=at, updated=at,
             n_entries=len(ev["entries"]),
             history=[{"version": 1, "text": t["text"], "author": t["author"], "at": at,
@@ -366,93 +364,6 @@ class MemoryStore:
                                       "author": SYSTEM, "at": at, "kind": "evict"})
                 gone.append(other)
         return gone
-
-    # --- edits by people -------------------------------------------------------------------
-
-    def update(self, tip_id: str, text: str, expected_version: int, author: str = PERSON,
-               edit_id: str | None = None) -> Tip:
-        """Replace a tip's text. Raises VersionConflict (carrying the current tip) when
-        expected_version is stale, TipDeleted for a deleted tip, EditAlreadyApplied for an
-        edit id applied before. Keys are not re-embedded."""
-        text = _clean(text)
-        _check_edit_id(edit_id)
-        with self._lock:
-            tip = self._checked(tip_id, expected_version, edit_id, "update")
-            event = {"kind": "update", "at": now_iso(), "tip_id": tip.id, "text": text,
-                     "version": tip.version + 1, "author": author}
-            return self._commit_edit(_with_edit_id(event, edit_id))
-
-    def delete(self, tip_id: str, expected_version: int, author: str = PERSON,
-               edit_id: str | None = None) -> Tip:
-        """Mark a tip deleted: its entries leave the buffer; the record and history stay."""
-        _check_edit_id(edit_id)
-        with self._lock:
-            tip = self._checked(tip_id, expected_version, edit_id, "delete")
-            event = {"kind": "delete", "at": now_iso(), "tip_id": tip.id,
-                     "version": tip.version + 1, "author": author}
-            return self._commit_edit(_with_edit_id(event, edit_id))
-
-    def edit(self, edit_id: str) -> dict | None:
-        """What an edit id did, {tip_id, kind, version}, or None when the store never applied it."""
-        with self._lock:
-            done = self._edits.get(edit_id)
-            return dict(done) if done is not None else None
-
-    def _refuse_applied(self, edit_id: str | None, kind: str, tip_id: str | None = None) -> None:
-        """Raises EditAlreadyApplied for an edit id this store applied (caller holds the lock)."""
-        done = self._edits.get(edit_id) if edit_id is not None else None
-        if done is None:
-            return
-        if done["kind"] != kind or (tip_id is not None and done["tip_id"] != tip_id):
-            raise EditIdReused(f"edit id {edit_id!r} was used already, for the {done['kind']} of "
-                               f"tip {done['tip_id']}")
-        tip = self._tips[self._index[done["tip_id"]]].snapshot()
-        raise EditAlreadyApplied(tip, edit_id, kind, done["version"])
-
-    def _remember_edit(self, ev: dict, tip_id: str, version: int) -> None:
-        if ev.get("edit_id") is not None:
-            self._edits[ev["edit_id"]] = {"tip_id": tip_id, "kind": ev["kind"], "version": version}
-
-    def _checked(self, tip_id: str, expected_version: int, edit_id: str | None = None,
-                 kind: str = "update") -> Tip:
-        tip = self._tip(tip_id)
-        self._refuse_applied(edit_id, kind, tip_id)
-        if tip.version != expected_version:
-            raise VersionConflict(tip.snapshot(), expected_version)
-        if tip.deleted:
-            raise TipDeleted(f"tip {tip_id} is deleted; it can be read but not edited")
-        return tip
-
-    def _commit_edit(self, event: dict) -> Tip:
-        self._write([event])
-        tip = self._apply_update(event) if event["kind"] == "update" else self._apply_delete(event)
-        self._emit(event["kind"], tip, event["author"])
-        return tip.snapshot()
-
-    def _apply_update(self, ev: dict) -> Tip:
-        idx = self._index[ev["tip_id"]]
-        tip = self._tips[idx]
-        tip.text, tip.version, tip.updated = ev["text"], int(ev["version"]), ev["at"]
-        tip.history.append({"version": tip.version, "text": tip.text, "author": ev["author"],
-                            "at": ev["at"], "kind": "update"})
-        self._remember_edit(ev, tip.id, tip.version)
-        buf = self._buffers.get(tip.variation_key)
-        if buf is not None:
-            buf.retext(idx, tip.text)  # duplicates are judged on the current text
-        return tip
-
-    def _apply_delete(self, ev: dict) -> Tip:
-        idx = self._index[ev["tip_id"]]
-        tip = self._tips[idx]
-        tip.deleted, tip.version, tip.updated = True, int(ev["version"]), ev["at"]
-        tip.history.append({"version": tip.version, "text": tip.text, "author": ev["author"],
-                            "at": ev["at"], "kind": "delete"})
-        self._remember_edit(ev, tip.id, tip.version)
-        buf = self._buffers.get(tip.variation_key)
-        if buf is not None:
-            buf.remove_tip(idx)
-        tip.n_entries = 0
-        return tip
 
     # --- retrieval ---------------------------------------------------------------------------
 
@@ -612,41 +523,3 @@ class MemoryStore:
             self.on_change({"kind": kind, "tip": tip.to_dict(), "author": author})
         except Exception:  # a listener's bug must not break training; the change is committed
             log.exception("memory: on_change listener failed on %s of %s", kind, tip.id)
-
-
-MAX_EDIT_ID = 128
-
-
-def _check_edit_id(edit_id: str | None) -> None:
-    if edit_id is not None and (not isinstance(edit_id, str) or not 0 < len(edit_id) <= MAX_EDIT_ID):
-        raise ValueError(f"an edit id must be a string of 1 to {MAX_EDIT_ID} characters")
-
-
-def _with_edit_id(event: dict, edit_id: str | None) -> dict:
-    return event if edit_id is None else dict(event, edit_id=edit_id)
-
-
-def _clean(text: str) -> str:
-    text = str(text).strip()
-    if not text:
-        raise ValueError("a tip's text cannot be empty")
-    return text
-
-
-UNSCORED_RANK = 100.0
-"""Where a tip without a score (a person's, added without one) ranks: the top of the score
-scale, so a person's advice ranks above the policy's own. Its `score` stays None: no episode
-earned it."""
-
-
-def rank_score(score: float | None) -> float:
-    return UNSCORED_RANK if score is None else score
-
-
-def _finite(score: float | None) -> float | None:
-    if score is None:
-        return None
-    score = float(score)
-    if not math.isfinite(score):
-        raise ValueError(f"a tip's score must be a finite number, not {score}")
-    return score

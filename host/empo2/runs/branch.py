@@ -49,6 +49,7 @@ from .atomic import atomic_write_json, atomic_write_text, commit_folder, move_fo
 from .folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name
 
 PARENT_FILE = "parent.json"
+RERUN_FILE = "rerun.json"  # a branch's rerun: settings, progress, comparison (rerun.py)
 STAGING = ".empo2-branching"  # under the root: branches being assembled
 TRASH = ".empo2-deleting"     # under the root: branches being deleted
 FORMAT = 1
@@ -56,6 +57,15 @@ FORMAT = 1
 
 class BranchError(RunFolderError):
     """A branch that cannot be made, adopted or deleted; one sentence."""
+
+
+def rerun_status(folder: RunFolder) -> str | None:
+    """The status its rerun.json gives a branch's rerun (running, stopped, finished), or None."""
+    try:
+        status = json.loads((folder.path / RERUN_FILE).read_text()).get("status")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return status if isinstance(status, str) else None
 
 
 def parent_record(folder: RunFolder) -> dict | None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..runs.atomic import iter_jsonl
-from ..runs.branch import PARENT_FILE
+from ..runs.branch import PARENT_FILE, rerun_status
 from ..runs.folder import RunFolder, RunFolderError, RunLockedError
 from ..run_control import RunControl, TrainerHooks
 from .protocol import ProtocolError
@@ -538,6 +538,8 @@ def stored_state(folder: RunFolder, stored: dict) -> str:
         return "failed"
     if state in ACTIVE and folder.writer_alive() is False:
         return INTERRUPTED
+    if state == "stopped" and rerun_status(folder) == "finished":
+        return "finished"  # a branch whose rerun finished, recorded "stopped" by earlier hosts
     return state
 
 

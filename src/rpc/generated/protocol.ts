@@ -931,7 +931,7 @@ export interface Tip {
     [k: string]: unknown;
   };
   /**
-   * The final score (0–100 scale of the environment, −100 a failure) of the episode that wrote the tip; null for a person's tip added without a score. Retrieval ranks by it, an unscored tip at 100.
+   * The final score (the environments' scale, −100 to 100; −100 a failed task) of the episode that wrote the tip; null for a person's tip added without a score. Retrieval ranks by it, an unscored tip at 100.
    */
   score: number | null;
   /**

@@ -1,15 +1,13 @@
 import { css, unsafeCSS } from 'lit';
 import uplotCss from 'uplot/dist/uPlot.min.css';
+import { panelHostStyles } from '../../common/panelStyles';
 
 export const compareViewStyles = [
   unsafeCSS(uplotCss),
+  panelHostStyles,
   css`
     :host {
-      display: block;
       padding: 8px 16px 24px;
-      color: var(--vscode-foreground);
-      font-family: var(--vscode-font-family);
-      font-size: var(--vscode-font-size);
     }
     h2 {
       font-size: 1.15em;

@@ -222,8 +222,16 @@ export interface Readings {
  * names its own latest value with its iteration, never passing it off as this one's.
  */
 export function latestReadings(spec: ChartSpec, columns: MetricsColumns): Readings | undefined {
+  return readingsAt(spec, columns, columns.iterations.length - 1);
+}
+
+/**
+ * The readings of the row `at` (the iteration under the cursor) or, where no series has a value
+ * there, of the nearest earlier row that has one; undefined before any.
+ */
+export function readingsAt(spec: ChartSpec, columns: MetricsColumns, at: number): Readings | undefined {
   const series = spec.series.map((s) => columns.series[s.key] ?? []);
-  const row = lastRow(series, columns.iterations.length - 1);
+  const row = lastRow(series, Math.min(at, columns.iterations.length - 1));
   if (row === undefined) {
     return undefined;
   }
@@ -240,6 +248,19 @@ export function latestReadings(spec: ChartSpec, columns: MetricsColumns): Readin
         : { label: s.label, value: undefined, earlier: { iteration: columns.iterations[before], value: series[i][before] as number } };
     }),
   };
+}
+
+/** Whether any series of the chart has a value: a chart without one draws no axes. */
+export function hasData(spec: ChartSpec, columns: MetricsColumns): boolean {
+  return spec.series.some((s) => (columns.series[s.key] ?? []).some((v) => typeof v === 'number'));
+}
+
+/** A reading's value as the header writes it: "25.0", "–" (none), "– (20.0 at 7)" (an earlier one). */
+export function readingValue(reading: Reading, format: (value: number) => string = formatValue): string {
+  if (reading.value !== undefined) {
+    return format(reading.value);
+  }
+  return reading.earlier ? `– (${format(reading.earlier.value)} at ${reading.earlier.iteration})` : '–';
 }
 
 function lastRow(series: readonly Values[], from: number): number | undefined {
@@ -271,12 +292,7 @@ export function readingsText(readings: Readings | undefined, format: (value: num
   if (!readings) {
     return '';
   }
-  const parts = readings.readings.map((r) => {
-    if (r.value !== undefined) {
-      return `${r.label} ${format(r.value)}`;
-    }
-    return r.earlier ? `${r.label} – (${format(r.earlier.value)} at ${r.earlier.iteration})` : `${r.label} –`;
-  });
+  const parts = readings.readings.map((r) => `${r.label} ${readingValue(r, format)}`);
   return [`iteration ${readings.iteration}`, ...parts].join(' · ');
 }
 

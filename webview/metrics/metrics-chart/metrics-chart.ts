@@ -1,11 +1,29 @@
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import uPlot from 'uplot';
-import type { ChartSpec, MetricsColumns, SeriesSpec } from '../../../src/runs/metricsCharts';
-import { beyondAxis, clipNote, formatValue, latestReadings, markerOf, readingsText, RobustAxis, showPoints, spanRange, tickLabels, type Range } from './chartMath';
+import { CHARTS, type ChartSpec, type MetricsColumns, type SeriesSpec } from '../../../src/runs/metricsCharts';
+import {
+  beyondAxis,
+  clipNote,
+  formatValue,
+  hasData,
+  latestReadings,
+  markerOf,
+  readingsAt,
+  readingsText,
+  readingValue,
+  RobustAxis,
+  showPoints,
+  spanRange,
+  tickLabels,
+  type Range,
+  type Readings,
+} from './chartMath';
 import { metricsChartStyles } from './metrics-chart.styles';
 
 const HEIGHT = 180;
+/** Reading lines every header keeps room for (the most series a chart has), so the plots of a row line up. */
+const READING_LINES = Math.max(...CHARTS.map((chart) => chart.series.length));
 const ITERATION_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000];
 /** Markers of a line series show when its points are at least this far apart on average (CSS px). */
 const POINT_SPACING = 10;
@@ -20,9 +38,14 @@ function themeColor(variable: string, fallback: string): string {
  * and only its data changes (setData), so live updates never flicker; refresh() is called at
  * most once per animation frame by the panel. Colours come from VS Code's theme variables and
  * are re-read on retheme(). `data-points`, `data-update-ms` (setData) and `data-draw-ms`
- * (setData until drawn) say what was last drawn, `data-clipped` what a clipped axis left out;
- * tests and the benchmark read them. Axis ranges, ticks, markers and the header's readings are
- * chartMath.ts's pure functions.
+ * (setData until drawn) say what was last drawn, `data-clipped` what a clipped axis left out,
+ * `data-latest` the latest readings; tests and the benchmark read them. Axis ranges, ticks,
+ * markers and the header's readings are chartMath.ts's pure functions.
+ *
+ * The header is the legend: the title on one line with the iteration its readings are from, then
+ * one line per series (its colour, label and value), the latest iteration's or, under the
+ * cursor, the hovered one's. A chart none of whose series has a value draws no axes (they would
+ * show a scale as if there were data): it says it has no data instead.
  */
 @customElement('empo2-metrics-chart')
 export class MetricsChart extends LitElement {
@@ -30,24 +53,50 @@ export class MetricsChart extends LitElement {
 
   @property({ attribute: false }) spec!: ChartSpec;
   @property({ attribute: false }) columns!: MetricsColumns;
+  /** The run trains: an empty chart has "no data yet", rather than none. */
+  @property({ attribute: false }) live = false;
 
   private plot: uPlot | undefined;
   private resizeObserver: ResizeObserver | undefined;
   /** When the last setData/build was asked for: uPlot draws in a batch after it returns. */
   private drawRequested = 0;
   private latestText = '';
+  /** What the header shows: the hovered iteration's readings, else the latest. */
+  private shown: Readings | undefined;
+  private hovered: number | undefined;
+  private empty = true;
   private clipText = '';
   /** The clipped y range of a chart with clipOutliers, while some point lies beyond it. */
   private clip: Range | undefined;
   private readonly robustAxis = new RobustAxis();
 
   override render(): TemplateResult {
+    const unit = this.spec.unit ? ` (${this.spec.unit})` : '';
+    const format = this.spec.format ?? formatValue;
+    const shown = this.empty ? undefined : this.shown;
     return html`<h3>
-        <span class="title">${this.spec.title}${this.spec.unit ? html` <span class="unit">(${this.spec.unit})</span>` : nothing}</span>
-        <span class="latest" data-testid="latest" title="Every series of this chart in one iteration; – where a series has no value in it">${this.latestText}</span>
+        <span class="title" title=${this.spec.title + unit}>${this.spec.title}${unit ? html`<span class="unit">${unit}</span>` : nothing}</span>
+        <span class="iteration" data-testid="iteration">${shown ? `iteration ${shown.iteration}` : ''}</span>
       </h3>
-      ${this.clipText ? html`<p class="clipped" data-testid="clipped">${this.clipText}</p>` : nothing}
-      <div class="plot"></div>`;
+      <ul class="readings" data-testid="latest" title="Every series of this chart in one iteration (the latest, or the one under the cursor); – where a series has no value in it">
+        ${shown
+          ? this.spec.series.map(
+              (s, i) => html`<li class="reading" data-testid="reading">
+                <span class="swatch ${s.points ? 'points' : ''}" data-color=${s.color}></span>
+                <span class="label">${s.label}</span>
+                <span class="value">${readingValue(shown.readings[i], format)}</span>
+              </li>`,
+            )
+          : nothing}
+      </ul>
+      <div class="plot" ?hidden=${this.empty}></div>
+      ${this.empty
+        ? html`<div class="empty" data-testid="empty" role="status">
+            <span class="headline">${this.live ? 'No data yet' : 'No data'}</span>
+            <span>${this.live ? 'The chart fills as the run records it.' : this.columns.iterations.length ? `The run recorded none of it in ${this.columns.iterations.length} iterations.` : 'The run has no finished iteration.'}</span>
+          </div>`
+        : nothing}
+      ${this.clipText ? html`<p class="clipped" data-testid="clipped">${this.clipText}</p>` : nothing}`;
   }
 
   override connectedCallback(): void {
@@ -69,6 +118,11 @@ export class MetricsChart extends LitElement {
   }
 
   protected override updated(changed: PropertyValues<this>): void {
+    // Colours and the reserved lines through the CSSOM: the webview's CSP refuses style attributes.
+    this.renderRoot.querySelector<HTMLElement>('.readings')?.style.setProperty('--lines', String(READING_LINES));
+    for (const swatch of this.renderRoot.querySelectorAll<HTMLElement>('.swatch[data-color]')) {
+      swatch.style.setProperty('--swatch', `var(${swatch.dataset.color})`);
+    }
     // New columns (another run, a reload): draw them. Appends to the same columns come through
     // refresh(), once per frame.
     if (changed.has('columns') && changed.get('columns') !== undefined) {
@@ -119,8 +173,10 @@ export class MetricsChart extends LitElement {
         height: HEIGHT,
         pxAlign: 0,
         cursor: { drag: { x: true, y: false }, points: { size: 5 } },
-        legend: { live: true },
+        // The header is the legend (one line per series, the hovered iteration under the cursor).
+        legend: { show: false },
         hooks: {
+          setCursor: [(u) => this.hover(u.cursor.idx ?? undefined)],
           draw: [
             (u) => this.markClipped(u),
             // How long a redraw took, from setData to the canvas drawn (data-draw-ms).
@@ -211,6 +267,16 @@ export class MetricsChart extends LitElement {
     }
   }
 
+  /** The cursor is over row `row` (undefined: it left): the header shows that iteration. */
+  private hover(row: number | undefined): void {
+    if (row === this.hovered) {
+      return;
+    }
+    this.hovered = row;
+    this.shown = row === undefined ? latestReadings(this.spec, this.columns) : readingsAt(this.spec, this.columns, row);
+    this.requestUpdate();
+  }
+
   private resize(): void {
     const container = this.renderRoot.querySelector<HTMLElement>('.plot');
     if (this.plot && container && container.clientWidth > 0 && Math.abs(this.plot.width - container.clientWidth) > 2) {
@@ -222,11 +288,22 @@ export class MetricsChart extends LitElement {
     const points = this.columns.iterations.length;
     this.dataset.points = String(points);
     this.dataset.updateMs = ms.toFixed(1);
-    const latest = readingsText(latestReadings(this.spec, this.columns), this.spec.format) || (points > 0 ? 'not recorded in this run' : '');
-    if (latest !== this.latestText) {
-      this.latestText = latest;
-      this.dataset.latest = latest;
+    const empty = !hasData(this.spec, this.columns);
+    const latest = latestReadings(this.spec, this.columns);
+    const text = readingsText(latest, this.spec.format);
+    if (this.hovered === undefined) {
+      this.shown = latest;
+    }
+    if (text !== this.latestText || empty !== this.empty) {
+      const appeared = this.empty && !empty;
+      this.latestText = text;
+      this.dataset.latest = text;
+      this.empty = empty;
       this.requestUpdate();
+      if (appeared) {
+        // The plot was hidden: size it to its container once it shows.
+        void this.updateComplete.then(() => this.resize());
+      }
     }
   }
 }

@@ -87,7 +87,7 @@ export class MetricsPanel extends LitElement {
       </header>
       ${this.points === 0 ? html`<p class="empty">No iteration has finished yet; the charts fill as the run trains.</p>` : nothing}
       <div class="grid">
-        ${CHARTS.map((spec) => html`<empo2-metrics-chart data-chart=${spec.id} .spec=${spec} .columns=${this.columns}></empo2-metrics-chart>`)}
+        ${CHARTS.map((spec) => html`<empo2-metrics-chart data-chart=${spec.id} .spec=${spec} .columns=${this.columns} .live=${this.source!.live}></empo2-metrics-chart>`)}
       </div>
     `;
   }

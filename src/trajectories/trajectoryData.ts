@@ -1,0 +1,199 @@
+import type { HostApi } from '../host/hostApi';
+import { Requests } from '../rpc/methods';
+import type { Episode, MetricsRecord, TrajectorySummary } from '../rpc/protocol';
+import { iterationId } from './trajectoryNodes';
+
+// What the Trajectories tree shows of each run, loaded from the host on demand and cached
+// (trajectoryModel.ts turns it into the tree):
+//   an iteration's episodes   trajectory.list filtered to that iteration, following cursors
+//                              (1,000 per page), grouped into task groups;
+//   an episode                trajectory.get (the full episode), the last 64 kept;
+//   a run's metrics           run.metrics (one small request), which label the iteration rows.
+// A live run's notifications add to what is already loaded; nothing else is fetched for them.
+
+const LIST_LIMIT = 1000;
+const EPISODE_CACHE = 64;
+
+/** An iteration's episodes, and their task groups. */
+export interface IterationData {
+  readonly summaries: TrajectorySummary[];
+  readonly groups: Map<string, TaskGroup>;
+}
+
+export interface TaskGroup {
+  readonly key: string;
+  readonly task: string;
+  readonly variation: number;
+  readonly group: number | undefined;
+  readonly episodes: TrajectorySummary[];
+}
+
+export class TrajectoryData {
+  private readonly iterations = new Map<string, IterationData>();
+  private readonly loadingIterations = new Map<string, Promise<IterationData>>();
+  private readonly summaries = new Map<string, TrajectorySummary>();
+  private readonly episodes = new Map<string, Episode>();
+  private readonly metrics = new Map<string, Map<number, MetricsRecord>>();
+  private readonly loadingMetrics = new Map<string, Promise<void>>();
+
+  /** `changed`: an iteration's episodes or metrics arrived (its row's label may change). */
+  constructor(
+    private readonly host: HostApi,
+    private readonly changed: (runId: string, iteration: number) => void,
+  ) {}
+
+  /** Forgets everything cached (Refresh; a new host). */
+  clear(): void {
+    this.iterations.clear();
+    this.loadingIterations.clear();
+    this.summaries.clear();
+    this.episodes.clear();
+    this.metrics.clear();
+    this.loadingMetrics.clear();
+  }
+
+  iterationMetrics(runId: string, iteration: number): MetricsRecord | undefined {
+    return this.metrics.get(runId)?.get(iteration);
+  }
+
+  /** The iteration's episodes if loaded (loadIteration loads them). */
+  iterationData(runId: string, iteration: number): IterationData | undefined {
+    return this.iterations.get(iterationId(runId, iteration));
+  }
+
+  summary(runId: string, episodeId: string): TrajectorySummary | undefined {
+    return this.summaries.get(`${runId}/${episodeId}`);
+  }
+
+  /** The full episode if cached (episode() loads it). */
+  cachedEpisode(runId: string, episodeId: string): Episode | undefined {
+    return this.episodes.get(`${runId}/${episodeId}`);
+  }
+
+  /** The full episode (cached, least recently used dropped first). */
+  async episode(runId: string, episodeId: string): Promise<Episode> {
+    const key = `${runId}/${episodeId}`;
+    const cached = this.episodes.get(key);
+    if (cached) {
+      // Refresh its place in the LRU order.
+      this.episodes.delete(key);
+      this.episodes.set(key, cached);
+      return cached;
+    }
+    const { episode } = await this.host.request(Requests.trajectoryGet, { runId, episodeId });
+    this.episodes.set(key, episode);
+    while (this.episodes.size > EPISODE_CACHE) {
+      this.episodes.delete(this.episodes.keys().next().value as string);
+    }
+    return episode;
+  }
+
+  /** The iteration's episodes: cached, else one load however many ask at once. */
+  loadIteration(runId: string, iteration: number): Promise<IterationData> {
+    const key = iterationId(runId, iteration);
+    const cached = this.iterations.get(key);
+    if (cached) {
+      return Promise.resolve(cached);
+    }
+    let loading = this.loadingIterations.get(key);
+    if (!loading) {
+      loading = this.fetchIteration(runId, iteration).finally(() => this.loadingIterations.delete(key));
+      this.loadingIterations.set(key, loading);
+      // The iteration's row is labelled from its episodes (successes), once they are here.
+      void loading.then(() => this.changed(runId, iteration), () => undefined);
+    }
+    return loading;
+  }
+
+  /** The run's metrics, once (a failure is tried again on the next call). */
+  loadMetrics(runId: string): Promise<void> {
+    let loading = this.loadingMetrics.get(runId);
+    if (!loading) {
+      loading = this.host
+        .request(Requests.runMetrics, { runId })
+        .then(({ records }) => {
+          this.metrics.set(runId, new Map(records.map((record) => [record.iteration, record])));
+          // Iteration rows are labelled from these: refresh each one VS Code already shows.
+          for (const record of records) {
+            this.changed(runId, record.iteration);
+          }
+        })
+        .catch(() => {
+          // Labels without modes are still a tree; try again on the next expansion.
+          this.loadingMetrics.delete(runId);
+        });
+      this.loadingMetrics.set(runId, loading);
+    }
+    return loading;
+  }
+
+  /** run/metrics of a live run: added to a run whose metrics are loaded. */
+  metricsArrived(runId: string, records: readonly MetricsRecord[]): void {
+    const known = this.metrics.get(runId);
+    if (known) {
+      for (const record of records) {
+        known.set(record.iteration, record);
+        this.changed(runId, record.iteration);
+      }
+    }
+  }
+
+  /** trajectory/added of a live run: added to the iterations already loaded. */
+  trajectoriesAdded(runId: string, summaries: readonly TrajectorySummary[]): void {
+    const byIteration = new Map<number, TrajectorySummary[]>();
+    for (const summary of summaries) {
+      byIteration.set(summary.iteration, [...(byIteration.get(summary.iteration) ?? []), summary]);
+    }
+    for (const [iteration, items] of byIteration) {
+      const data = this.iterations.get(iterationId(runId, iteration));
+      if (data && this.addSummaries(runId, data, items)) {
+        this.changed(runId, iteration);
+      }
+    }
+  }
+
+  private async fetchIteration(runId: string, iteration: number): Promise<IterationData> {
+    const summaries: TrajectorySummary[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.host.request(Requests.trajectoryList, {
+        runId,
+        filter: { iteration },
+        limit: LIST_LIMIT,
+        ...(cursor ? { cursor } : {}),
+      });
+      summaries.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    const data: IterationData = { summaries: [], groups: new Map() };
+    this.iterations.set(iterationId(runId, iteration), data);
+    this.addSummaries(runId, data, summaries);
+    return data;
+  }
+
+  private addSummaries(runId: string, data: IterationData, summaries: readonly TrajectorySummary[]): boolean {
+    let added = false;
+    for (const summary of summaries) {
+      const key = `${runId}/${summary.id}`;
+      if (this.summaries.has(key)) {
+        continue;
+      }
+      added = true;
+      this.summaries.set(key, summary);
+      data.summaries.push(summary);
+      const groupKey = groupKeyOf(summary);
+      let group = data.groups.get(groupKey);
+      if (!group) {
+        group = { key: groupKey, task: summary.task, variation: summary.variation, group: summary.group, episodes: [] };
+        data.groups.set(groupKey, group);
+      }
+      group.episodes.push(summary);
+    }
+    return added;
+  }
+}
+
+/** The N rollouts of one task: the trainer's group index, or task and variation. */
+export function groupKeyOf(summary: Pick<TrajectorySummary, 'task' | 'variation' | 'group'>): string {
+  return summary.group !== undefined ? `${summary.group}:${summary.task}/${summary.variation}` : `${summary.task}/${summary.variation}`;
+}
