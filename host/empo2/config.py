@@ -161,6 +161,12 @@ class MemoryConfig:
     """Cosine a stored key must exceed to be retrieved."""
     top_k: int = 10
     """Entries retrieved per step, ranked by their episode's score."""
+    edited_tip_actions: str = "drop"
+    """What the tip block shows for a tip whose current text a person wrote: 'drop', the text
+    alone; 'keep', the text with its entry's action, as for any entry (EMPO2.md §4: entry = tip +
+    the action its episode took; the reference code has no edits). The actions are what the
+    episode that the old text described did, so after a rewrite they contradict it, and the
+    built-in policy follows an entry's action over its text (host/benchmarks/probe_tips.py)."""
     write_tips: str = "auto"
     """When the policy writes a tip after a training episode: 'auto' when memory rollouts can
     happen (algo.p_memory > 0; with p = 0 nothing reads a tip, and reflection is about a third of
@@ -224,6 +230,7 @@ CHOICES = {
     "algo.intrinsic": ("paper", "reference", "off"),
     "algo.kl_kind": ("low_var_kl", "kl", "mse"),
     "memory.write_tips": ("auto", "always"),
+    "memory.edited_tip_actions": ("drop", "keep"),
     "policy.dtype": ("auto", "float32", "bfloat16", "mixed-bfloat16"),
     "policy.history_action": ("executed", "raw"),
     "policy.device": ("auto", "cpu", "cuda"),

@@ -100,6 +100,7 @@ class RolloutSettings:
     observation_words: int
     similarity_threshold: float
     top_k: int
+    keep_edited_tip_actions: bool  # memory.edited_tip_actions == "keep"
     system_prompt: str        # the environment's instructions (prompting.system_prompt_for)
     max_sequence_tokens: int  # prompt + response budget; 0: none
     workers: int              # threads stepping environments
@@ -116,6 +117,7 @@ class RolloutSettings:
             temperature=p.temperature if train else p.eval_temperature,
             history_steps=p.history_steps, observation_words=p.observation_words,
             similarity_threshold=m.similarity_threshold, top_k=m.top_k,
+            keep_edited_tip_actions=m.edited_tip_actions == "keep",
             system_prompt=system_prompt_for(env), max_sequence_tokens=p.max_sequence_tokens,
             workers=config.env.workers, generation_batch=p.generation_batch,
             reflection_observation_words=p.reflection_observation_words,
@@ -305,7 +307,8 @@ def _retrieve_tips(memory, episodes, user_texts, settings):
     shown, parts = {}, {}
     for key, rows in by_key.items():
         results = memory.retrieve(key, [user_texts[i] for i in rows],
-                                  threshold=settings.similarity_threshold, top_k=settings.top_k)
+                                  threshold=settings.similarity_threshold, top_k=settings.top_k,
+                                  keep_edited_actions=settings.keep_edited_tip_actions)
         for i, retrieved in zip(rows, results):
             shown[i] = distinct_tips(retrieved)
             parts[i] = tip_parts(retrieved)

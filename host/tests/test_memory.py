@@ -473,3 +473,35 @@ def test_an_unscored_person_tip_ranks_first_and_stays_unscored_after_reopen(embe
         again = reopened.get(person.id)
         assert again.score is None and again.version_author == "Bob"
         assert [h.tip_id for h in reopened.retrieve(VK, [BULB])[0]][0] == person.id
+
+
+def test_a_persons_rewrite_is_retrieved_without_the_old_episodes_actions(store, tmp_path):
+    """memory.edited_tip_actions: the actions of a tip's entries are what the episode its old text
+    described did; once a person rewrites the text they are dropped ('drop', the default), or
+    kept on request ('keep'). A policy tip keeps them either way, and so does a reopened store."""
+    policy = store.add_episode_tip(VK, "the policy's own tip", [(BULB, "open box")], 50.0)
+    edited = store.add_episode_tip(VK, "no bulb here . score 0", [(BULB_NEAR, "go to hallway")], 60.0)
+    store.update(edited.id, "the bulb was in the attic . score 100", expected_version=1, author="alice")
+    actions = {h.tip_id: h.action for h in store.retrieve(VK, [BULB])[0]}
+    assert actions == {edited.id: "", policy.id: "open box"}
+    kept = {h.tip_id: h.action for h in store.retrieve(VK, [BULB], keep_edited_actions=True)[0]}
+    assert kept == {edited.id: "go to hallway", policy.id: "open box"}
+    # The policy rewriting a tip (a reflection) is no person's edit: its actions stay.
+    store.update(policy.id, "the policy's second thought", expected_version=1, author="policy")
+    assert {h.tip_id: h.action for h in store.retrieve(VK, [BULB])[0]}[policy.id] == "open box"
+
+
+def test_the_rollout_shows_a_rewritten_tip_as_the_person_wrote_it(embedder):
+    from empo2.config import load_config
+    from empo2.envs.registry import make_env
+    from empo2.rollout import RolloutSettings, distinct_tips
+
+    config = load_config("builtin-smoke")
+    assert config.memory.edited_tip_actions == "drop"
+    assert RolloutSettings.from_config(config, make_env(config.env), train=True).keep_edited_tip_actions is False
+    keep = load_config("builtin-smoke", ["memory.edited_tip_actions=keep"])
+    assert RolloutSettings.from_config(keep, make_env(keep.env), train=True).keep_edited_tip_actions is True
+    store = MemoryStore.open(None, embedder)
+    tip = store.add_episode_tip(VK, "no bulb here . score 0", [(BULB, "go to hallway")], 0.0)
+    store.update(tip.id, "the bulb was in the attic . score 100", expected_version=1, author="you")
+    assert distinct_tips(store.retrieve(VK, [BULB])[0])[0] == ["the bulb was in the attic . score 100"]

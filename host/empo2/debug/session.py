@@ -214,7 +214,7 @@ class DebugSession:
 
             def retrieve(user_text):
                 return store.retrieve(self.variation_key, [user_text], threshold=s.similarity_threshold,
-                                      top_k=s.top_k)[0]
+                                      top_k=s.top_k, keep_edited_actions=s.keep_edited_tip_actions)[0]
         user_text, no_tip_ids, prompt_ids, (tips, tip_ids), retrieved = step_prompts(
             self.tokenizer, self.episode, self.after, self.observation, self.spec.settings, retrieve)
         best = {}

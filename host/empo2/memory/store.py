@@ -61,6 +61,7 @@ from .records import (
     UnknownTip,
     clean_text,
     finite_score,
+    is_person,
     now_iso,
     rank_score,
 )
@@ -373,8 +374,13 @@ class MemoryStore(PersonEdits):
         query_texts: Sequence[str],
         threshold: float = DEFAULTS.similarity_threshold,
         top_k: int = DEFAULTS.top_k,
+        keep_edited_actions: bool = DEFAULTS.edited_tip_actions == "keep",
     ) -> list[list[Retrieved]]:
         """For each query text, up to top_k entries with cosine > threshold, best score first.
+
+        An entry of a tip whose current text a person wrote comes without its action unless
+        `keep_edited_actions` (memory.edited_tip_actions): the action belongs to the episode the
+        old text described.
 
         One embedding call for the m queries, one product Q (m, dim) @ K (n, dim).T over the
         variation's entries. An unknown or empty variation gives m empty lists (no embedding).
@@ -394,8 +400,9 @@ class MemoryStore(PersonEdits):
                 hits = []
                 for r in rows.tolist():
                     tip = self._tips[int(buf.tip[r])]
-                    hits.append(Retrieved(tip.id, tip.text, float(buf.scores[r]),
-                                          float(sims[i, r]), buf.actions[r], int(buf.entry[r])))
+                    stale = not keep_edited_actions and is_person(tip.version_author)
+                    hits.append(Retrieved(tip.id, tip.text, float(buf.scores[r]), float(sims[i, r]),
+                                          "" if stale else buf.actions[r], int(buf.entry[r])))
                 out.append(hits)
             return out
 
