@@ -51,9 +51,10 @@ def test_the_tip_probe_reports_every_condition(tiny_policy):
                    "--repeats", "1"])
     assert result.returncode == 0, result.stderr[-3000:]
     assert "4 held-out variations x 1 rollouts per condition" in result.stdout
-    for condition in ("no memory", "success tip", "failure tip"):
+    for condition in ("no memory", "success tip", "failure tip", "success text, no actions",
+                      "success text, failed actions"):
         assert condition in result.stdout
-    assert result.stdout.count("rooms visited:") == 3
+    assert result.stdout.count("rooms visited:") == 5
 
 
 def test_serve_startup_measures_both_paths_of_the_real_host():
