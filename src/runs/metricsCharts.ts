@@ -80,7 +80,9 @@ export const CHARTS: readonly ChartSpec[] = [
   { id: 'entropy', title: 'Entropy', unit: 'nats per token', series: [{ key: 'update/entropy', label: 'entropy', color: '--vscode-charts-green' }] },
   {
     id: 'kl',
-    title: 'KL',
+    // Sample estimates: to the old policy, mean(log π_old − log π_θ) over the tokens (k1), which
+    // dips below 0 when the sampled tokens gained probability; to the reference, the run's penalty.
+    title: 'KL estimate',
     unit: 'per token',
     series: [
       { key: 'update/kl', label: 'to reference', color: '--vscode-charts-red' },
@@ -92,7 +94,7 @@ export const CHARTS: readonly ChartSpec[] = [
   // What explains learning (issue 9): each is written only by iterations that have it.
   {
     id: 'mode-success',
-    title: 'Rollout success with and without memory',
+    title: 'Success by rollout mode',
     unit: SHARE_SCALE,
     series: [
       { key: 'rollout/memory_free/success', label: 'memory-free rollouts', color: '--vscode-charts-blue', points: true },
@@ -101,13 +103,13 @@ export const CHARTS: readonly ChartSpec[] = [
   },
   {
     id: 'success-tips',
-    title: 'Memory steps shown a tip from a successful episode',
+    title: 'Memory steps shown a success tip',
     unit: SHARE_SCALE,
     series: [{ key: 'memory/success_tip_share', label: 'success tips', color: '--vscode-charts-yellow', points: true }],
   },
   {
     id: 'off-policy',
-    title: 'Off-policy updates: masked-token fraction and importance ratios',
+    title: 'Off-policy updates',
     clipOutliers: true,
     series: [
       { key: 'update/off_policy/masked_fraction', label: 'masked share', color: '--vscode-charts-red', points: true },
@@ -117,7 +119,7 @@ export const CHARTS: readonly ChartSpec[] = [
   },
   {
     id: 'intrinsic-share',
-    title: "Intrinsic reward's share of |advantage|",
+    title: 'Novelty share of |advantage|',
     unit: SHARE_SCALE,
     series: [{ key: 'reward/intrinsic_advantage_share', label: 'novelty share', color: '--vscode-charts-orange' }],
   },
