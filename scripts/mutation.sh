@@ -6,10 +6,13 @@
 #   scripts/mutation.sh                       # host (mutmut) and extension (StrykerJS)
 #   scripts/mutation.sh host ['empo2.update.*' ...]   # host only; optional mutmut name globs
 #   scripts/mutation.sh extension             # extension only
+#   MUTATION_FILES='empo2/update.py' scripts/mutation.sh host 'empo2.update.x__keep_mask*'
+#                                             # a subset fast: generate only these files' mutants
 #
 # Needs the optional extra `mutation` of the host (`pip install -e 'host[mutation]'`, done by
 # nothing else) and `npm ci`. Writes test-output/mutation/report.md (per-module killed/total),
-# with the raw results beside it. MUTATION_JOBS (default 1) sets the parallel mutants.
+# with the raw results beside it. MUTATION_JOBS (default 1) sets the parallel mutants;
+# MUTATION_BY_FUNCTION=1 makes the host's rows per mutated function.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -24,7 +27,13 @@ run_host() {
     echo "mutmut is not installed: .venv/bin/pip install -e 'host[mutation]'" >&2
     exit 2
   fi
-  echo "== host: mutmut on $(grep -A3 '^only_mutate' host/pyproject.toml | tr -d '\n ' )"
+  # MUTATION_FILES (globs relative to host/) narrows pyproject's only_mutate for this run:
+  # mutmut generates every listed file's mutants before it runs one (scripts/mutmut_only.py).
+  if [ -n "${MUTATION_FILES:-}" ]; then
+    echo "== host: mutmut on $MUTATION_FILES"
+  else
+    echo "== host: mutmut on $(grep -A3 '^only_mutate' host/pyproject.toml | tr -d '\n ' )"
+  fi
   (
     cd host
     # mutmut imports the mutated copy in host/mutants/; a PYTHONPATH to host/ would shadow it.
@@ -33,8 +42,9 @@ run_host() {
     # Each mutant starts a pytest session; the tiny test policy is built once and kept here.
     export EMPO2_TEST_POLICY_CACHE="${EMPO2_TEST_POLICY_CACHE:-$root/test-output/mutation/policy-cache}"
     status=0
-    nice -n 10 ../.venv/bin/mutmut run --max-children "$jobs" "$@" || status=$?
-    ../.venv/bin/mutmut results --all true > "$out/host-results.txt"
+    mutmut=(../.venv/bin/python ../scripts/mutmut_only.py)
+    nice -n 10 "${mutmut[@]}" run --max-children "$jobs" "$@" || status=$?
+    "${mutmut[@]}" results --all true > "$out/host-results.txt"
     [ "$status" -eq 0 ] || echo "mutmut exited with $status (results so far are kept)" >&2
   )
 }
@@ -54,6 +64,7 @@ esac
 
 .venv/bin/python scripts/mutation_report.py \
   --mutmut "$out/host-results.txt" --stryker "$out/extension-results.json" \
-  --equivalent "$root/scripts/mutation-equivalent.txt" > "$out/report.md"
+  --equivalent "$root/scripts/mutation-equivalent.txt" ${MUTATION_BY_FUNCTION:+--by-function} \
+  > "$out/report.md"
 echo "== report: $out/report.md"
 cat "$out/report.md"

@@ -1,7 +1,7 @@
 """Summarises a mutation run per module into a Markdown report (scripts/mutation.sh calls it).
 
     python scripts/mutation_report.py --mutmut host-results.txt --stryker stryker.json \\
-        --equivalent host/mutation-equivalent.txt > report.md
+        --equivalent scripts/mutation-equivalent.txt [--by-function] > report.md
 
 mutmut's `results --all true` lists `<module>.<function>__mutmut_<n>: <status>`; Stryker's JSON
 report lists every mutant per file. Mutants named in the equivalent list (one per line, `name  #
@@ -19,7 +19,9 @@ from collections import defaultdict
 from pathlib import Path
 
 KILLED = {"killed", "timeout", "Killed", "Timeout"}
-NOT_RUN = {"not checked", "skipped", "NoCoverage", "Ignored", "CompileError", "RuntimeError",
+# Not run, or no verdict: left out of the score. A mutant no test reaches ("no tests",
+# Stryker's "NoCoverage") is a survivor, as both tools score it.
+NOT_RUN = {"not checked", "skipped", "Ignored", "CompileError", "RuntimeError",
            "check was interrupted by user", "segfault", "suspicious"}
 
 
@@ -35,15 +37,17 @@ def read_equivalent(path: Path | None) -> dict[str, str]:
     return out
 
 
-def mutmut_rows(path: Path) -> list[tuple[str, str, str]]:
-    """(module, mutant, status) from `mutmut results --all true`."""
+def mutmut_rows(path: Path, by_function: bool = False) -> list[tuple[str, str, str]]:
+    """(module, mutant, status) from `mutmut results --all true`; with by_function the first
+    field is the mutated function (`empo2.update.x_build_samples`) instead of its module."""
     rows = []
     for line in path.read_text().splitlines():
         m = re.match(r"\s*(\S+__mutmut_\d+):\s*(.+)$", line)
         if not m:
             continue
         name, status = m.group(1), m.group(2).strip()
-        module = re.split(r"\.(?:x_|xǁ)", name, maxsplit=1)[0]
+        module = (name.rsplit("__mutmut_", 1)[0] if by_function
+                  else re.split(r"\.(?:x_|xǁ)", name, maxsplit=1)[0])
         rows.append((module, name, status))
     return rows
 
@@ -92,11 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutmut", type=Path)
     parser.add_argument("--stryker", type=Path)
     parser.add_argument("--equivalent", type=Path)
+    parser.add_argument("--by-function", action="store_true",
+                        help="one host row per mutated function instead of per module")
     args = parser.parse_args(argv)
     equivalent = read_equivalent(args.equivalent)
     out = ["# Mutation report", ""]
     if args.mutmut and args.mutmut.exists():
-        out += ["## Host (mutmut)", ""] + table(mutmut_rows(args.mutmut), equivalent) + [""]
+        out += ["## Host (mutmut)", ""] + table(mutmut_rows(args.mutmut, args.by_function), equivalent) + [""]
     if args.stryker and args.stryker.exists():
         out += ["## Extension (StrykerJS)", ""] + table(stryker_rows(args.stryker), equivalent) + [""]
     if equivalent:
