@@ -121,6 +121,20 @@ def test_a_checkpoint_is_committed_in_that_order_and_nothing_points_at_it(tmp_pa
     assert folder.latest_checkpoint() == (2, folder.checkpoints_path / "iter-000002")
 
 
+def test_a_branch_has_its_checkpoint_folder_and_no_latest_pointer(tmp_path):
+    """A branch is born with a copy of its parent's checkpoint, found by its folder like every
+    checkpoint: no LATEST file (nothing reads one)."""
+    from empo2.runs.branch import create_branch
+
+    parent = RunFolder.create(tmp_path, "r", {})
+    tmp = parent.new_checkpoint_dir(3)
+    (tmp / "trainer.json").write_text("{}")
+    parent.commit_checkpoint(3, tmp, keep=2)
+    branch = create_branch(parent)
+    assert sorted(p.name for p in branch.checkpoints_path.iterdir()) == ["iter-000003"]
+    assert branch.latest_checkpoint() == (3, branch.checkpoints_path / "iter-000003")
+
+
 def test_the_memory_log_writes_key_rows_before_the_event_that_references_them(tmp_path, calls):
     log = EventLog(tmp_path / "memory", dim=2)
     calls.clear()

@@ -45,7 +45,7 @@ except ImportError:  # Windows: no advisory locks
 
 from ..memory.layout import EVENTS_FILE, KEYS_FILE
 from ..memory.records import is_person
-from .atomic import atomic_write_json, atomic_write_text, commit_folder, move_folder
+from .atomic import atomic_write_json, commit_folder, move_folder
 from .folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name
 
 PARENT_FILE = "parent.json"
@@ -113,7 +113,6 @@ def create_branch(parent: RunFolder, checkpoint: int | None = None, name: str | 
         staging.mkdir(parents=True)
         source = parent.checkpoints_path / iteration_name(checkpoint)
         shutil.copytree(source, staging / "checkpoints" / iteration_name(checkpoint))
-        atomic_write_text(staging / "checkpoints" / "LATEST", iteration_name(checkpoint) + "\n")
         copied = _copy_memory(parent.memory_path, staging / "memory")
         atomic_write_json(staging / PARENT_FILE, {
             "format": FORMAT, "run": parent.run_id, "path": str(parent.path.resolve()),
