@@ -241,3 +241,134 @@ def test_a_state_reached_by_every_episode_at_once_pays_them_all_alike():
     episodes, after = _episodes_of_states([[["hallway", "kitchen", "hallway"]]])
     add_intrinsic_rewards(episodes, after, NoveltyReward(threshold=0.9), OneHotEmbedder())
     assert [s.intrinsic for s in episodes[0].steps] == [1.0, 1.0, 0.5]
+
+
+def test_num_states_counts_the_distinct_states_of_a_key():
+    reward = NoveltyReward(threshold=0.99)
+    assert reward.num_states("k") == 0  # an unseen key
+    reward.rewards("k", unit(np.eye(DIM)[:3]))
+    assert reward.num_states("k") == 3 and reward.num_states("other") == 0
+
+
+def test_a_resumed_store_larger_than_the_first_allocation_is_restored_whole():
+    """More distinct states than the store's initial 64 rows: the resumed store holds them all
+    and pays them as the original does."""
+    rng = np.random.default_rng(3)
+    states = unit(rng.standard_normal((100, DIM)))  # random directions: pairwise cosine < 0.99
+    original = NoveltyReward(threshold=0.99)
+    original.rewards("k", states)
+    assert original.num_states("k") == 100
+    resumed = NoveltyReward()
+    resumed.load_state_dict(json.loads(json.dumps(original.state_dict(),
+                                                  default=lambda a: a.tolist())))
+    assert resumed.num_states("k") == 100
+    assert resumed.rewards("k", states).tolist() == original.rewards("k", states).tolist() == [0.5] * 100
+
+
+def test_the_zero_paying_variants_take_the_batch_length_from_any_argument():
+    """'reference' in a memory-free rollout and 'off' pay one 0 per state, whichever of steps,
+    embeddings or retrieval counts the caller passed."""
+    reference, off = make_intrinsic_reward("reference"), make_intrinsic_reward("off")
+    three = {"embeddings": unit(np.ones((3, DIM))), "steps": np.arange(3),
+             "n_retrieved": np.array([0, 1, 2])}
+    for name in ("embeddings", "steps"):
+        assert reference.rewards("k", **{name: three[name]}).tolist() == [0.0, 0.0, 0.0]
+    for name, value in three.items():
+        assert off.rewards("k", **{name: value}).tolist() == [0.0, 0.0, 0.0]
+    for variant in (reference, off):
+        with pytest.raises(ValueError) as error:
+            variant.rewards("k")
+        assert str(error.value) == "Pass steps, embeddings or n_retrieved so the batch length is known."
+
+
+def test_bad_retrieval_counts_and_checkpoints_get_one_clear_sentence():
+    with pytest.raises(ValueError) as error:
+        reference_intrinsic(np.array([2, -1]))
+    assert str(error.value) == "Retrieval counts cannot be negative."
+    with pytest.raises(ValueError) as error:
+        make_intrinsic_reward("reference").load_state_dict(NoveltyReward().state_dict())
+    assert str(error.value) == ("Checkpoint holds intrinsic-reward state 'paper' v1, "
+                                "expected 'reference' v1.")
+    with pytest.raises(ValueError) as error:
+        make_intrinsic_reward("off").load_state_dict({"variant": "off", "version": 99})
+    assert str(error.value) == "Checkpoint holds intrinsic-reward state 'off' v99, expected 'off' v1."
+
+
+def test_the_threshold_is_a_cosine_in_minus_one_to_one_inclusive():
+    for threshold in (-1.0, 1.0):
+        assert NoveltyReward(threshold=threshold).threshold == threshold
+    for threshold in (-1.5, 1.5):
+        with pytest.raises(ValueError) as error:
+            NoveltyReward(threshold=threshold)
+        assert str(error.value) == f"Novelty threshold is a cosine similarity in [-1, 1], got {threshold}."
+
+
+def test_bad_novelty_calls_get_one_clear_sentence():
+    reward = NoveltyReward()
+    with pytest.raises(ValueError) as error:
+        reward.rewards("k")
+    assert str(error.value) == "The 'paper' intrinsic reward needs state embeddings."
+    with pytest.raises(ValueError) as error:
+        reward.rewards("k", unit(np.ones((3, DIM))), steps=np.arange(2))
+    assert str(error.value) == "Pass one step per state: (2,) steps for 3 states."
+
+
+def test_the_checkpointed_store_is_float32_vectors_and_int64_counts():
+    """The size decision 5 states (about 1.5 KB per state at 384 dims) and what a resumed run
+    computes with."""
+    reward = NoveltyReward()
+    reward.rewards("k", unit(np.eye(DIM)[:2]))
+    saved = reward.state_dict()["stores"]["k"]
+    assert saved["vectors"].dtype == np.float32 and saved["counts"].dtype == np.int64
+
+
+def test_similar_is_inclusive_at_the_threshold():
+    """Decision 2: a cosine equal to the threshold is "similar", within a batch and against the
+    store (identical unit rows have cosine exactly 1.0)."""
+    reward = NoveltyReward(threshold=1.0)
+    state = np.eye(DIM)[:1]
+    assert reward.rewards("k", np.repeat(state, 2, axis=0)).tolist() == [1.0, 0.5]
+    assert reward.rewards("k", state).tolist() == [1 / 3]
+    # every state is similar to itself (cosine 1 ≥ 1), so two different ones stay apart
+    assert reward.rewards("other", np.eye(DIM)[:2]).tolist() == [1.0, 1.0]
+
+
+def test_rows_of_any_length_are_one_direction():
+    reward = NoveltyReward()
+    direction = unit(np.arange(1.0, DIM + 1))
+    assert reward.rewards("k", np.stack([3.0 * direction, 0.1 * direction])).tolist() == [1.0, 0.5]
+
+
+def _tie_members(base: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """a, b similar to each other (cosine 0.92 at threshold 0.9), c similar to a (0.94) and not
+    to b (0.74): which of a and b is stored decides c's reward."""
+    a, b, c = (unit(base + k * offset) for k in (0.2, -0.2, 0.6))
+    return a, b, c
+
+
+@pytest.mark.parametrize("base,offset,c_reward", [
+    (np.eye(DIM)[0], np.eye(DIM)[1], 1.0),          # a, b differ in column 1: b is smaller
+    (np.eye(DIM)[0], np.eye(DIM)[DIM - 1], 1.0),    # ... only in the last column: b is smaller
+    (np.eye(DIM)[2], (np.eye(DIM)[1] - np.eye(DIM)[0]) / np.sqrt(2), 1 / 3),  # column 0 decides: a
+], ids=["column-1", "last-column", "column-0-first"])
+def test_a_new_group_found_at_one_step_is_stored_as_its_smallest_vector(base, offset, c_reward):
+    """Decision 3: two similar new states reached at the same step are stored as the
+    lexicographically smallest vector (columns in order), whatever their order in the batch, so
+    a later state near only one of them is paid the same either way."""
+    a, b, c = _tie_members(base, offset)
+    for batch in (np.stack([a, b]), np.stack([b, a])):
+        reward = NoveltyReward(threshold=0.9)
+        assert reward.rewards("k", batch, steps=np.array([0, 0])).tolist() == [0.5, 0.5]
+        assert reward.num_states("k") == 1
+        assert reward.rewards("k", c[None, :], steps=np.array([0])).tolist() == [pytest.approx(c_reward)]
+
+
+def test_bad_embedding_shapes_and_values_get_one_clear_sentence():
+    reward = NoveltyReward()
+    with pytest.raises(ValueError) as error:
+        reward.rewards("k", np.ones(DIM))
+    assert str(error.value) == f"Embeddings must be (n, d), got shape ({DIM},)."
+    for bad in (np.zeros((1, DIM)), np.full((1, DIM), np.nan)):
+        with pytest.raises(ValueError) as error:
+            reward.rewards("k", bad)
+        assert str(error.value) == "Embeddings must be finite, non-zero rows."

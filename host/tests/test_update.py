@@ -19,7 +19,7 @@ from empo2.policy.prompting import step_messages, step_user_text, with_tips
 from empo2.policy.tokenizer import encode_chat, encode_response
 from empo2.rollout import MEMORY, MEMORY_FREE, Episode, StepRecord
 from empo2.update import (OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, UPDATE_MODES, build_samples,
-                          update_policy)
+                          dry_run_loss, episode_returns, tip_guided_logprobs, update_policy)
 
 OLD_LOGPROB_SETTINGS = CHOICES["algo.off_policy_old_logprob"]
 TIP = "turn on the lamp first ; action : turn on lamp"
@@ -98,22 +98,40 @@ def test_build_samples_scores_each_prompt_as_the_table_says(policy, mode, old_se
             assert step.prompt_ids != step.prompt_ids_no_tips  # the rows above tell them apart
 
 
+def test_an_episode_returns_its_scaled_score_plus_the_coefficient_times_its_mean_novelty(policy):
+    """update.py choice 1: reward_scale · Σ rewards + intrinsic_coef · mean_t r_int, the mean
+    over the episode's own steps (an episode without steps returns 0)."""
+    episodes = make_episodes(policy[1], ON_POLICY)
+    for ep, rewards, novelty in zip(episodes, ([1.0, 2.0], [0.0], [], [0.0, 0.0]),
+                                    ([1.0, 0.5], [1.0], [], [0.0, 0.0])):
+        ep.steps = ep.steps[:len(rewards)]
+        for step, reward, r_int in zip(ep.steps, rewards, novelty):
+            step.reward, step.intrinsic = reward, r_int
+    returns = episode_returns(episodes, AlgoConfig(reward_scale=0.5, intrinsic_coef=2.0))
+    assert returns.dtype == torch.float32
+    assert returns.tolist() == [0.5 * 3.0 + 2.0 * 0.75, 2.0 * 1.0, 0.0, 0.0]
+
+
 def test_build_samples_refuses_an_unknown_mode(policy):
     with pytest.raises(ValueError, match="unknown update mode"):
         build_samples(make_episodes(policy[1], OFF_POLICY), "offpolicy", AlgoConfig())
 
 
-def one_step_update(policy, mode: str, behaviour: float | None = None, **algo) -> dict:
+def one_step_update(policy, mode: str, behaviour: float | None = None, reference_model=None,
+                    micro_batch: int = 1, optimizer_steps: list | None = None, **algo) -> dict:
     """One epoch, one minibatch: the only optimizer step comes after every ratio is measured, so
-    the ratios and the mask are those of the policy that π_old was scored with."""
+    the ratios and the mask are those of the policy that π_old was scored with. (algo can ask
+    for more; `optimizer_steps` then collects one entry per optimizer step.)"""
     model, tokenizer = policy
     snapshot = {k: v.clone() for k, v in model.state_dict().items()}
     config = dataclasses.replace(AlgoConfig(minibatches=1, ppo_epochs=1, lr=1e-3), **algo)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
+    if optimizer_steps is not None:
+        optimizer.register_step_post_hook(lambda *_: optimizer_steps.append(1))
     try:
         return update_policy(model, optimizer, make_episodes(tokenizer, mode, behaviour), mode,
                              config, tokenizer.pad_token_id, torch.Generator().manual_seed(0),
-                             micro_batch=1)
+                             reference_model=reference_model, micro_batch=micro_batch)
     finally:
         model.load_state_dict(snapshot)  # the module's model stays the built policy
         model.eval()
@@ -214,3 +232,235 @@ def test_mask_scope_memory_masks_only_updates_of_memory_rollouts(policy, mode):
                              mask_scope="memory")
     assert everywhere["masked_fraction"] == pytest.approx(1.0, abs=1e-6)
     assert scoped["masked_fraction"] == (0.0 if mode == "on-policy" else everywhere["masked_fraction"])
+
+
+def step_level_delta(rows: list[torch.Tensor]) -> float:
+    """A log δ, away from every value, with a token below it and one above it in the same step,
+    so that dropping whole steps drops more tokens than dropping single tokens."""
+    values = torch.cat(rows).sort().values
+    best, gap = None, 0.0
+    for low, high in zip(values[:-1], values[1:]):
+        delta = float((low + high) / 2)
+        split = any(bool((r < delta).any() and (r >= delta).any()) for r in rows)
+        if split and float(high - low) > gap:
+            best, gap = delta, float(high - low)
+    assert best is not None and gap > 1e-3, "some step must hold tokens on both sides of δ"
+    return best
+
+
+@pytest.mark.parametrize("mode", UPDATE_MODES)
+def test_the_step_level_drops_every_token_of_a_step_with_one_low_token(policy, mode):
+    """algo.low_prob_mask=step (the reference code): one token of π_θ(a | s) without tips below δ
+    drops its whole step — the level reaches the mask in every mode, and the tested log-probs are
+    the no-tips ones."""
+    model, tokenizer = policy
+    from empo2.policy.generation import sequence_logprobs
+
+    episodes = make_episodes(tokenizer, ON_POLICY_WITH_TIPS)
+    steps = [s for ep in episodes for s in ep.steps]
+    with torch.no_grad():
+        logp, _, mask = sequence_logprobs(model, [s.prompt_ids_no_tips for s in steps],
+                                          [s.action_ids for s in steps], with_entropy=False,
+                                          pad_id=tokenizer.pad_token_id)
+    rows = [logp[i][mask[i]] for i in range(len(steps))]
+    delta = step_level_delta(rows)
+    dropped_steps = sum(len(r) for r in rows if bool((r < delta).any()))
+    dropped_tokens = sum(int((r < delta).sum()) for r in rows)
+    total = sum(len(r) for r in rows)
+    assert dropped_steps > dropped_tokens  # the two levels tell apart on this δ
+    stats = one_step_update(policy, mode, mask_log_delta=delta, low_prob_mask="step")
+    assert stats["masked_fraction"] == pytest.approx(dropped_steps / total, abs=1e-6)
+
+
+def forward_passes(policy, mode: str, **algo) -> int:
+    """How many forward passes of the policy one single-minibatch update makes (micro-batch 1:
+    one pass per sample and scoring)."""
+    model, _ = policy
+    calls = []
+    hook = model.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        one_step_update(policy, mode, **algo)
+    finally:
+        hook.remove()
+    return len(calls)
+
+
+def test_with_the_mask_off_no_pass_scores_the_prompt_without_tips(policy):
+    """on-policy-with-tips scores each sample twice (π_old, π_θ), and a third time without tips
+    only for the mask; with the mask off that third pass (a third of the update's forward
+    compute) is not made."""
+    samples = 8
+    assert forward_passes(policy, ON_POLICY_WITH_TIPS) == 3 * samples
+    assert forward_passes(policy, ON_POLICY_WITH_TIPS, low_prob_mask="off") == 2 * samples
+
+
+# Statistics that the update's token-weighted merge over micro-batches makes equal to one pass
+# over all samples (ratio_std is merged as a weighted mean of stds, so it is left out).
+SAME_STATS = ("pg_loss", "loss", "masked_fraction", "approx_kl_old", "clip_fraction",
+              "dual_clip_fraction", "ratio_mean", "ratio_max", "ratio_min", "update_samples",
+              "advantage_abs_mean")
+
+
+# Two settings of the loss's options, each far from the defaults so that a dropped option shows:
+# the paper's mask on a δ that drops some tokens, and the reference code's mask on the sampler's
+# log-probs with narrow clips, a low dual clip and advantages without the std normalisation.
+DRY_RUN_SETTINGS = {
+    "paper-mask": dict(clip_low=0.1, clip_high=0.1),
+    "behaviour-mask-narrow-clips": dict(mask_logprob="behaviour", mask_log_delta=-5.0,
+                                        clip_low=0.01, clip_high=0.02, dual_clip_c=1.01,
+                                        advantage_std_norm=False),
+}
+
+
+@pytest.mark.parametrize("setting", sorted(DRY_RUN_SETTINGS))
+@pytest.mark.parametrize("mode", UPDATE_MODES)
+def test_the_dry_run_reports_the_loss_the_first_step_optimises(policy, mode, setting):
+    """The rerun's dry run is the update without its step: over the same episodes, the same
+    prompts, π_old, mask, clips and advantages give the statistics of a one-minibatch update,
+    and its per-token ratios are exp(numerator − π_old) of each sample."""
+    model, tokenizer = policy
+    options = dict(DRY_RUN_SETTINGS[setting])
+    if setting == "paper-mask":
+        tipped = make_episodes(tokenizer, ON_POLICY_WITH_TIPS)  # a δ that masks some tokens
+        options["mask_log_delta"] = separating_delta(
+            action_logprobs(policy, tipped, with_tips_prompt=False),
+            action_logprobs(policy, tipped, with_tips_prompt=True))
+    episodes = make_episodes(tokenizer, mode)
+    algo = dataclasses.replace(AlgoConfig(minibatches=1, ppo_epochs=1), **options)
+    dry = dry_run_loss(model, episodes, mode, algo, tokenizer.pad_token_id)
+    stepped = one_step_update(policy, mode, **options)
+    for key in SAME_STATS:
+        assert dry["stats"][key] == pytest.approx(stepped[key], abs=1e-5), key
+    assert dry["samples"] == [0, 0, 1, 1, 2, 2, 3, 3]
+    samples = build_samples(episodes, mode, algo)
+    assert [len(r) for r in dry["ratios"]] == [len(s.action) for s in samples]
+    ratios = torch.tensor([x for r in dry["ratios"] for x in r])
+    if mode == OFF_POLICY:  # no tips over tips: Table 3's ratio, not 1
+        assert float((ratios - 1).abs().max()) > 1e-2
+        if setting != "paper-mask":  # the narrow clips are in use
+            assert dry["stats"]["clip_fraction"] > 0 and dry["stats"]["dual_clip_fraction"] > 0
+    else:
+        assert float((ratios - 1).abs().max()) < RATIO_TOLERANCE
+
+
+def test_an_update_without_actions_reports_no_samples_and_takes_no_step(policy):
+    model, tokenizer = policy
+    episodes = make_episodes(tokenizer, OFF_POLICY)
+    for ep in episodes:
+        for s in ep.steps:
+            s.action_ids, s.behaviour_logprobs = [], []
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    stats = update_policy(model, optimizer, episodes, OFF_POLICY, AlgoConfig(),
+                          tokenizer.pad_token_id, torch.Generator().manual_seed(0))
+    assert stats == {"update_samples": 0.0}
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+
+
+def test_a_dry_run_of_no_actions_has_no_samples(policy):
+    episodes = make_episodes(policy[1], OFF_POLICY)
+    for ep in episodes:
+        for s in ep.steps:
+            s.action_ids, s.behaviour_logprobs = [], []
+    dry = dry_run_loss(policy[0], episodes, OFF_POLICY, AlgoConfig(), policy[1].pad_token_id)
+    assert dry == {"stats": {"update_samples": 0.0}, "ratios": [], "samples": []}
+
+
+def test_tip_guided_logprobs_score_the_tipped_steps_without_their_tips(policy):
+    """Per episode, the no-tips log-probs of the actions taken where a tip was shown (what an
+    off-policy update raises); an episode that saw no tip has none."""
+    model, tokenizer = policy
+    episodes = make_episodes(tokenizer, ON_POLICY_WITH_TIPS)[:2] + make_episodes(tokenizer, ON_POLICY)[:1]
+    tipped = episodes[0].steps[1]
+    tipped.tips, tipped.prompt_ids = [], tipped.prompt_ids_no_tips  # one step without a tip
+    report = tip_guided_logprobs(model, episodes, tokenizer.pad_token_id)
+    no_tips = action_logprobs(policy, episodes, with_tips_prompt=False).tolist()
+    lengths = [len(s.action_ids) for ep in episodes for s in ep.steps]
+    rows, start = [], 0
+    for n in lengths:
+        rows.append(no_tips[start:start + n])
+        start += n
+    expected = [rows[0], rows[2] + rows[3], []]
+    assert [r["steps"] for r in report] == [1, 2, 0]
+    for entry, tokens in zip(report, expected):
+        assert entry["tokens"] == len(tokens)
+        assert entry["token_logprobs"] == pytest.approx(tokens, abs=1e-5)
+        assert entry["logprob"] == pytest.approx(sum(tokens), abs=1e-4)
+        assert entry["mean"] == (pytest.approx(sum(tokens) / len(tokens), abs=1e-5) if tokens else None)
+
+
+def test_the_pad_value_never_changes_a_logprob(policy):
+    """sequence_logprobs pads a batch of different lengths with pad_id, which only fills masked
+    slots: any pad value gives the same log-probs (why dropping a pad_id argument in update.py is
+    an equivalent mutant, scripts/mutation-equivalent.txt)."""
+    from empo2.policy.generation import sequence_logprobs
+
+    model, tokenizer = policy
+    steps = [s for ep in make_episodes(tokenizer, ON_POLICY_WITH_TIPS) for s in ep.steps]
+    prompts = [s.prompt_ids_no_tips if i % 2 else s.prompt_ids for i, s in enumerate(steps)]
+    actions = [s.action_ids for s in steps]
+    assert len({len(p) + len(a) for p, a in zip(prompts, actions)}) > 1  # padding happens
+    with torch.no_grad():
+        scored = [sequence_logprobs(model, prompts, actions, pad_id=pad)
+                  for pad in (tokenizer.pad_token_id, 0, 7)]
+    for logp, entropy, mask in scored[1:]:
+        assert torch.equal(mask, scored[0][2])
+        assert torch.allclose(logp, scored[0][0], atol=1e-5)
+        assert torch.allclose(entropy, scored[0][1], atol=1e-5)
+
+
+def test_the_kl_term_scores_the_reference_under_the_numerators_prompt(policy):
+    """algo.kl_beta > 0: the reference is scored once, with no grad, under the numerator's prompt
+    (off-policy: without tips), so a reference equal to the policy gives a KL of exactly 0 (under
+    π_old's prompt with tips it would not: see the off-policy ratios above); with kl_beta = 0 the
+    reference is never run."""
+    import copy
+
+    reference = copy.deepcopy(policy[0]).eval()
+    calls = []
+    hook = reference.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        stats = one_step_update(policy, OFF_POLICY, reference_model=reference, micro_batch=8,
+                                kl_beta=0.1)
+        assert len(calls) == 1  # all 8 samples in one micro-batch (prompts padded)
+        assert stats["kl"] == pytest.approx(0.0, abs=1e-6)
+        calls.clear()
+        unused = one_step_update(policy, OFF_POLICY, reference_model=reference, kl_beta=0.0)
+        assert calls == [] and "kl" not in unused
+    finally:
+        hook.remove()
+
+
+def test_minibatches_and_epochs_set_the_number_of_optimizer_steps(policy):
+    steps = []
+    one_step_update(policy, ON_POLICY, optimizer_steps=steps, minibatches=2, ppo_epochs=3)
+    assert len(steps) == 2 * 3
+    steps.clear()
+    stats = one_step_update(policy, ON_POLICY, optimizer_steps=steps, minibatches=8, ppo_epochs=1,
+                            behaviour=-9.0, mask_logprob="behaviour")
+    assert len(steps) == 8  # one sample per minibatch
+    assert stats["masked_fraction"] == pytest.approx(1.0)  # the mean over the steps, each 1
+
+
+def test_the_micro_batch_size_does_not_change_the_update(policy):
+    """Gradient accumulation: each micro-batch adds its share of the minibatch's token mean, so
+    one sample at a time, three (the last one short) and all eight at once give the same step."""
+    by_size = {size: one_step_update(policy, OFF_POLICY, micro_batch=size, clip_low=0.1,
+                                     clip_high=0.1) for size in (1, 3, 8)}
+    for size in (3, 8):
+        for key in (*SAME_STATS, "grad_norm", "entropy"):
+            assert by_size[size][key] == pytest.approx(by_size[1][key], abs=1e-4), (size, key)
+
+
+def test_the_minibatch_order_is_the_updates_generator_not_the_global_rng(policy):
+    """With two minibatches the order of the samples changes the result; the update draws it
+    from its own generator, so a run is reproducible whatever else drew random numbers."""
+    def update_under_global_seed(seed: int) -> dict:
+        torch.manual_seed(seed)
+        return one_step_update(policy, OFF_POLICY, minibatches=2, ppo_epochs=1)
+
+    torch.manual_seed(1)
+    first = torch.randperm(8)[:4].sort().values
+    torch.manual_seed(2)
+    assert not torch.equal(first, torch.randperm(8)[:4].sort().values)  # the seeds split apart
+    assert update_under_global_seed(1) == update_under_global_seed(2)
