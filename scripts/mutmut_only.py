@@ -44,7 +44,8 @@ def forget_stats_if_the_files_changed(patterns: list[str], root: Path = Path("."
     record = root / "mutants" / "mutation-files.txt"
     wanted = "\n".join(sorted(patterns))
     changed = not record.exists() or record.read_text(encoding="utf-8") != wanted
-    if changed and record.parent.exists():
+    if changed:
+        record.parent.mkdir(exist_ok=True)  # the first run: mutmut makes the same folder
         (root / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
         record.write_text(wanted, encoding="utf-8")
     return changed
