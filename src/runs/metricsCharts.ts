@@ -134,9 +134,19 @@ export const CHARTS: readonly ChartSpec[] = [
   },
 ];
 
-export const CHART_KEYS: readonly string[] = [...new Set(CHARTS.flatMap((chart) => chart.series.map((s) => s.key)))];
+/**
+ * Environment steps the run has taken so far, this iteration included (metric-keys.json): the x
+ * of the metrics view's second axis, at which the bench compares runs of different methods.
+ */
+export const ENV_STEPS_KEY = 'env_steps';
 
-/** Metrics in columns: x (iterations, increasing) and one array per key, null where absent. */
+/** The keys shipped to the webview: every chart's, and the environment steps for the x-axis. */
+export const CHART_KEYS: readonly string[] = [...new Set([ENV_STEPS_KEY, ...CHARTS.flatMap((chart) => chart.series.map((s) => s.key))])];
+
+/**
+ * Metrics in columns: x (iterations, increasing) and one array per key, null where absent. The
+ * columns a chart draws from several runs (metricsOverlay.ts) hold the chosen axis' x here.
+ */
 export interface MetricsColumns {
   readonly iterations: number[];
   readonly series: Record<string, (number | null)[]>;

@@ -1,0 +1,135 @@
+import { CHARTS, ENV_STEPS_KEY, type ChartSpec, type MetricsColumns, type SeriesSpec } from './metricsCharts';
+
+// What the metrics view draws for one run or several runs overlaid, on either x-axis: the
+// columns uPlot reads (one x for every series of a chart) and the charts over them. Pure data
+// and functions, shared by the extension and the webview, unit-tested in plain Node.
+
+/** The x-axes the view offers: the run's iterations, or its environment steps (the bench's). */
+export const X_AXES = {
+  iteration: { id: 'iteration', label: 'iteration', key: undefined },
+  envSteps: { id: 'envSteps', label: 'environment steps', key: ENV_STEPS_KEY },
+} as const;
+
+export type XAxisId = keyof typeof X_AXES;
+export type XAxis = (typeof X_AXES)[XAxisId];
+
+/**
+ * One colour per overlaid run (VS Code theme variables, so they follow the theme), in the order
+ * the runs were added; an eighth run takes the first colour again.
+ */
+export const RUN_COLORS: readonly string[] = [
+  '--vscode-charts-blue',
+  '--vscode-charts-orange',
+  '--vscode-charts-green',
+  '--vscode-charts-purple',
+  '--vscode-charts-red',
+  '--vscode-charts-yellow',
+  '--vscode-charts-foreground',
+];
+
+export interface OverlayRun {
+  /** How the legend names the run (its run id). */
+  readonly label: string;
+  readonly columns: MetricsColumns;
+}
+
+export interface ChartData {
+  /** x (the axis' values, increasing) and one array per drawn series. */
+  readonly columns: MetricsColumns;
+  readonly charts: readonly ChartSpec[];
+  /** Labels of runs that have no row on the axis (metrics written before env_steps existed). */
+  readonly missingAxis: readonly string[];
+}
+
+/** The column name of run `run`'s values of `key` in aligned columns. */
+export function overlayKey(run: number, key: string): string {
+  return `${run}:${key}`;
+}
+
+/**
+ * Everything the view draws. One run keeps the charts of CHARTS (several series per chart); on
+ * the iteration axis those are its own columns, shared and appended in place, as the single-run
+ * view always drew them. Several runs get one chart per metric key and one series per run in
+ * the run's colour; a run that never recorded the key is left out of that chart, and a chart
+ * that no run recorded is left out of the view.
+ */
+export function chartData(runs: readonly OverlayRun[], axis: XAxis): ChartData {
+  if (runs.length === 1 && axis.key === undefined) {
+    return { columns: runs[0].columns, charts: CHARTS, missingAxis: [] };
+  }
+  const keys = [...new Set(CHARTS.flatMap((chart) => chart.series.map((s) => s.key)))];
+  const columns = alignRuns(
+    runs.map((run) => run.columns),
+    axis,
+    keys,
+  );
+  const missingAxis = runs.filter((run) => !xOf(run.columns, axis).some((x) => x !== null)).map((run) => run.label);
+  if (runs.length === 1) {
+    const charts = CHARTS.map((chart) => ({ ...chart, series: chart.series.map((s) => ({ ...s, key: overlayKey(0, s.key) })) }));
+    return { columns, charts, missingAxis };
+  }
+  return { columns, charts: overlayCharts(runs, columns), missingAxis };
+}
+
+/**
+ * One chart per key of CHARTS, one series per run that has a value of it in `columns`. A
+ * chart of several series is named by its series first ("memory-free · Mean score by rollout
+ * mode"), so a title cut short at a narrow width still says which.
+ */
+export function overlayCharts(runs: readonly OverlayRun[], columns: MetricsColumns): ChartSpec[] {
+  return CHARTS.flatMap((chart) =>
+    chart.series.flatMap((s): ChartSpec[] => {
+      const series: SeriesSpec[] = runs.flatMap((run, i) =>
+        hasValue(columns.series[overlayKey(i, s.key)]) ? [{ key: overlayKey(i, s.key), label: run.label, color: RUN_COLORS[i % RUN_COLORS.length], ...(s.points ? { points: true } : {}) }] : [],
+      );
+      if (series.length === 0) {
+        return [];
+      }
+      const title = chart.series.length > 1 ? `${s.label} · ${chart.title}` : chart.title;
+      return [{ ...chart, id: `${chart.id}/${s.key}`, title, series }];
+    }),
+  );
+}
+
+/**
+ * Several runs' columns on one x: the sorted union of the runs' x values on `axis`, and for each
+ * run and key a column with the run's value at its own x and null at the other runs' (uPlot
+ * bridges those gaps in a line; points stay points). A row without an x on the axis (no
+ * env_steps) is left out; two rows of one run at the same x keep the later.
+ */
+export function alignRuns(runs: readonly MetricsColumns[], axis: XAxis, keys: readonly string[]): MetricsColumns {
+  const xs = runs.map((columns) => xOf(columns, axis));
+  const union = [...new Set(xs.flatMap((values) => values.filter((x): x is number => x !== null)))].sort((a, b) => a - b);
+  const position = new Map(union.map((x, i) => [x, i]));
+  const series: Record<string, (number | null)[]> = {};
+  runs.forEach((columns, run) => {
+    for (const key of keys) {
+      const from = columns.series[key] ?? [];
+      const into: (number | null)[] = new Array<number | null>(union.length).fill(null);
+      xs[run].forEach((x, row) => {
+        if (x !== null) {
+          into[position.get(x)!] = from[row] ?? null;
+        }
+      });
+      series[overlayKey(run, key)] = into;
+    }
+  });
+  return { iterations: union, series };
+}
+
+/** A run's x on the axis, row by row: its iterations, or its env_steps (null where absent). */
+function xOf(columns: MetricsColumns, axis: XAxis): readonly (number | null)[] {
+  return axis.key === undefined ? columns.iterations : (columns.series[axis.key] ?? columns.iterations.map(() => null));
+}
+
+function hasValue(values: readonly (number | null)[] | undefined): boolean {
+  return values?.some((v) => v !== null) ?? false;
+}
+
+/**
+ * The legend's names of the shown runs: each run's id, and where two runs share one (folders of
+ * two roots), its folder too, so no two series of a chart read the same.
+ */
+export function runLabels(runs: readonly { readonly runId: string; readonly path?: string }[]): string[] {
+  return runs.map((run) => (runs.filter((other) => other.runId === run.runId).length > 1 && run.path ? `${run.runId} (${run.path})` : run.runId));
+}
