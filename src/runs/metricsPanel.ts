@@ -137,7 +137,7 @@ export class MetricsPanel extends SingleWebviewPanel {
   private setRuns(runs: ShownRun[]): void {
     this.shownRuns = runs;
     const sources = runs.map((run) => run.source);
-    const title = runs.length === 1 ? `Metrics: ${sources[0].runId}` : `Metrics: ${runs.length} runs`;
+    const title = runs.length === 1 ? `Metrics: ${sources[0].runId}` : runs.length ? `Metrics: ${runs.length} runs` : 'Metrics';
     // A new page asks for its data itself (metrics/reload) once it has loaded.
     if (!this.openPanel(title, { sources, connection: this.connectionBadge() })) {
       this.endpoint?.sendNotification(MetricsNotifications.reset, { runs });

@@ -268,7 +268,8 @@ export class CompareMetricsCommand extends CommandBase<RunServices> {
         if (chosen.length >= 2) {
           return chosen;
         }
-        const preselect = chosen.length ? chosen : [runs.live?.info.runId ?? runs.current?.info.runId].filter((id): id is string => id !== undefined);
+        // The run the person looks at comes ticked (the current one: the status bar names it).
+        const preselect = chosen.length ? chosen : [runs.current?.info.runId].filter((id): id is string => id !== undefined);
         return pickRuns(host, runs, { title: "EMPO²: Compare Runs' Metrics", preselect });
       },
       request: (targets) => metrics.compare(targets),

@@ -56,15 +56,16 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     await workbench.quickInputRows().first().waitFor();
     // Tick exactly the two runs (the current run comes ticked), as a person clicks the rows.
     for (const row of await workbench.quickInputRows().all()) {
-      const label = (await row.locator('.label-name').innerText()).trim();
+      // The row's first label is the run id; the detail line under it (the run's folder) has one too.
+      const label = (await row.locator('.label-name').first().innerText()).trim();
       const wanted = compared.includes(label);
       if ((await row.getAttribute('aria-checked')) !== String(wanted)) {
-        await row.locator('.label-name').click();
+        await row.locator('.label-name').first().click();
         await workbench.eventually(`${label} ${wanted ? 'ticked' : 'unticked'}`, async () => ((await row.getAttribute('aria-checked')) === String(wanted) ? true : undefined), 5_000);
       }
     }
     await workbench.screenshot('13d-compare-pick');
-    await workbench.page.keyboard.press('Enter');
+    await workbench.quickInput().locator('.monaco-button', { hasText: 'OK' }).click();
     await workbench.quickInput().waitFor({ state: 'hidden' });
 
     const frame = await workbench.webviewFrame('empo2-metrics-panel', 60_000);
@@ -85,7 +86,8 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     // The bench compares at equal environment steps: the x-axis select offers them.
     const axis = frame.locator('empo2-metrics-panel vscode-single-select[data-testid="axis"]');
     await axis.click();
-    await frame.locator('empo2-metrics-panel vscode-single-select[data-testid="axis"]').getByText('x: environment steps', { exact: true }).locator('visible=true').first().click();
+    // The open dropdown's options are the select's own list items (in its shadow root).
+    await axis.locator('li.option', { hasText: 'x: environment steps' }).click();
     const bySteps = await workbench.eventually('the charts on environment steps', async () => {
       const state = await panelState(frame);
       const chart = state.charts.find((c) => c.id === 'return/rollout/return');
