@@ -12,6 +12,8 @@ export interface SeriesSpec {
   readonly color: string;
   /** Points only (sparse metrics such as evaluations, written every few iterations). */
   readonly points?: boolean;
+  /** A dashed line (CSS px of dash and gap): an overlaid run, so equal runs stay told apart. */
+  readonly dash?: readonly number[];
 }
 
 export interface ChartSpec {

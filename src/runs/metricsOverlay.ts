@@ -27,6 +27,13 @@ export const RUN_COLORS: readonly string[] = [
   '--vscode-charts-foreground',
 ];
 
+/**
+ * The line of each overlaid run after the first, with its colour: two runs that agree (one
+ * config and seed, or the first iterations of two methods) draw one over the other, and a
+ * dashed line over a solid one shows both.
+ */
+export const RUN_DASHES: readonly (readonly number[] | undefined)[] = [undefined, [6, 4], [2, 3], [10, 3, 2, 3]];
+
 export interface OverlayRun {
   /** How the legend names the run (its run id). */
   readonly label: string;
@@ -80,7 +87,7 @@ export function overlayCharts(runs: readonly OverlayRun[], columns: MetricsColum
   return CHARTS.flatMap((chart) =>
     chart.series.flatMap((s): ChartSpec[] => {
       const series: SeriesSpec[] = runs.flatMap((run, i) =>
-        hasValue(columns.series[overlayKey(i, s.key)]) ? [{ key: overlayKey(i, s.key), label: run.label, color: RUN_COLORS[i % RUN_COLORS.length], ...(s.points ? { points: true } : {}) }] : [],
+        hasValue(columns.series[overlayKey(i, s.key)]) ? [runSeries(overlayKey(i, s.key), run.label, i, s.points)] : [],
       );
       if (series.length === 0) {
         return [];
@@ -89,6 +96,13 @@ export function overlayCharts(runs: readonly OverlayRun[], columns: MetricsColum
       return [{ ...chart, id: `${chart.id}/${s.key}`, title, series }];
     }),
   );
+}
+
+/** Run `index`'s series of one key: its colour, and its dash unless the key is drawn as points. */
+function runSeries(key: string, label: string, index: number, points: boolean | undefined): SeriesSpec {
+  const color = RUN_COLORS[index % RUN_COLORS.length];
+  const dash = RUN_DASHES[index % RUN_DASHES.length];
+  return points ? { key, label, color, points } : { key, label, color, ...(dash ? { dash } : {}) };
 }
 
 /**

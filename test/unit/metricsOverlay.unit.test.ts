@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { appendRecords, CHARTS, emptyColumns, type ChartSpec, type MetricsColumns } from '../../src/runs/metricsCharts';
-import { alignRuns, chartData, overlayKey, RUN_COLORS, runLabels, X_AXES } from '../../src/runs/metricsOverlay';
+import { alignRuns, chartData, overlayKey, RUN_COLORS, RUN_DASHES, runLabels, X_AXES } from '../../src/runs/metricsOverlay';
 import type { MetricsRecord } from '../../src/rpc/protocol';
 import { aMetricsRecord } from '../builders/protocol';
 
@@ -90,9 +90,12 @@ describe('metrics overlay', () => {
     // Named by its series first, so a title cut short still says which; the unit stays.
     assert.match(scores.title, /^all rollouts · Mean score/);
     assert.equal(scores.unit, CHARTS[0].unit);
+    // The second run's line is dashed, so it shows over an equal first run's solid one.
+    assert.deepEqual(scores.series.map((s) => s.dash), [undefined, RUN_DASHES[1]]);
     const evaluation = chart(data.charts, `success/${EVAL}`)!;
     assert.deepEqual(evaluation.series.map((s) => s.label), ['empo2-seed0']);
     assert.equal(evaluation.series[0].points, true, 'evaluations stay points');
+    assert.equal(evaluation.series[0].dash, undefined);
     assert.equal(chart(data.charts, 'kl/update/kl'), undefined, 'no run has it: no chart');
     // Every chart's series read the same key of different runs.
     for (const spec of data.charts) {

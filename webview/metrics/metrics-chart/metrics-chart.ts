@@ -245,6 +245,8 @@ export class MetricsChart extends LitElement {
       label: s.label,
       stroke: color,
       width: 1.5,
+      // uPlot hands the dash to the canvas as it is: device pixels.
+      ...(s.dash ? { dash: s.dash.map((v) => v * devicePixelRatio) } : {}),
       spanGaps: true,
       value,
       // A lone value draws no line: its marker is what shows it.

@@ -23,6 +23,10 @@ export const metricsPanelStyles = [
       margin-left: auto;
     }
 
+    .controls vscode-single-select {
+      width: 190px;
+    }
+
     .runs {
       display: flex;
       flex-wrap: wrap;
