@@ -190,6 +190,33 @@ export function appendRecords(columns: MetricsColumns, records: readonly Metrics
   return columns;
 }
 
+/**
+ * Appends columns (new iterations of a run, as the webview receives them) to a run's columns in
+ * place, the same way appendRecords does: a re-sent iteration replaces the rows from it on.
+ * Keys the new columns lack get null. Returns `into`.
+ */
+export function appendColumns(into: MetricsColumns, columns: MetricsColumns): MetricsColumns {
+  const keys = Object.keys(into.series);
+  const x = columns.iterations;
+  for (let i = 0; i < x.length; i++) {
+    let end = into.iterations.length;
+    while (end > 0 && into.iterations[end - 1] >= x[i]) {
+      end--;
+    }
+    if (end !== into.iterations.length) {
+      into.iterations.length = end;
+      for (const key of keys) {
+        into.series[key].length = end;
+      }
+    }
+    into.iterations.push(x[i]);
+    for (const key of keys) {
+      into.series[key].push(columns.series[key]?.[i] ?? null);
+    }
+  }
+  return into;
+}
+
 /** Parses metrics.jsonl text (a finished run read from disk, no host); bad lines are skipped. */
 export function parseMetricsJsonl(text: string): MetricsRecord[] {
   const records: MetricsRecord[] = [];

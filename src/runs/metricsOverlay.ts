@@ -40,6 +40,11 @@ export interface OverlayRun {
   readonly columns: MetricsColumns;
 }
 
+/** Aligned columns, and which of them have a value (a chart leaves out the runs without). */
+export interface AlignedColumns extends MetricsColumns {
+  readonly present: ReadonlySet<string>;
+}
+
 export interface ChartData {
   /** x (the axis' values, increasing) and one array per drawn series. */
   readonly columns: MetricsColumns;
@@ -83,11 +88,11 @@ export function chartData(runs: readonly OverlayRun[], axis: XAxis): ChartData {
  * chart of several series is named by its series first ("memory-free · Mean score by rollout
  * mode"), so a title cut short at a narrow width still says which.
  */
-export function overlayCharts(runs: readonly OverlayRun[], columns: MetricsColumns): ChartSpec[] {
+export function overlayCharts(runs: readonly OverlayRun[], columns: AlignedColumns): ChartSpec[] {
   return CHARTS.flatMap((chart) =>
     chart.series.flatMap((s): ChartSpec[] => {
       const series: SeriesSpec[] = runs.flatMap((run, i) =>
-        hasValue(columns.series[overlayKey(i, s.key)]) ? [runSeries(overlayKey(i, s.key), run.label, i, s.points)] : [],
+        columns.present.has(overlayKey(i, s.key)) ? [runSeries(overlayKey(i, s.key), run.label, i, s.points)] : [],
       );
       if (series.length === 0) {
         return [];
@@ -111,33 +116,80 @@ function runSeries(key: string, label: string, index: number, points: boolean | 
  * bridges those gaps in a line; points stay points). A row without an x on the axis (no
  * env_steps) is left out; two rows of one run at the same x keep the later.
  */
-export function alignRuns(runs: readonly MetricsColumns[], axis: XAxis, keys: readonly string[]): MetricsColumns {
-  const xs = runs.map((columns) => xOf(columns, axis));
-  const union = [...new Set(xs.flatMap((values) => values.filter((x): x is number => x !== null)))].sort((a, b) => a - b);
-  const position = new Map(union.map((x, i) => [x, i]));
+export function alignRuns(runs: readonly MetricsColumns[], axis: XAxis, keys: readonly string[]): AlignedColumns {
+  const { union, positions } = mergeX(runs.map((columns) => xOf(columns, axis)));
   const series: Record<string, (number | null)[]> = {};
+  const present = new Set<string>();
+  // Copying a column of nulls is cheaper than filling a new one, 50 times per frame.
+  const gaps: (number | null)[] = new Array<number | null>(union.length).fill(null);
   runs.forEach((columns, run) => {
+    const at = positions[run];
     for (const key of keys) {
       const from = columns.series[key] ?? [];
-      const into: (number | null)[] = new Array<number | null>(union.length).fill(null);
-      xs[run].forEach((x, row) => {
-        if (x !== null) {
-          into[position.get(x)!] = from[row] ?? null;
+      const into = gaps.slice();
+      let any = false;
+      for (let row = 0; row < at.length; row++) {
+        const value = from[row] ?? null;
+        if (at[row] >= 0 && value !== null) {
+          into[at[row]] = value;
+          any = true;
         }
-      });
+      }
       series[overlayKey(run, key)] = into;
+      if (any) {
+        present.add(overlayKey(run, key));
+      }
     }
   });
-  return { iterations: union, series };
+  return { iterations: union, series, present };
+}
+
+/**
+ * The sorted union of several runs' x values, and where each run's rows land in it (−1: no x).
+ * A run's x is increasing (iterations always, env_steps as a run counts them), so the runs are
+ * merged in one pass; a run whose x is not gets sorted first. Once per frame of a live overlay
+ * of 100,000-iteration runs: test/benchmarks/metricsOverlay.bench.ts.
+ */
+function mergeX(xs: readonly (readonly (number | null)[])[]): { union: number[]; positions: Int32Array[] } {
+  // Each run's rows that have an x, in increasing x (ties keep row order, so the later row wins).
+  const orders = xs.map((values) => {
+    const rows: number[] = [];
+    let sorted = true;
+    for (let row = 0; row < values.length; row++) {
+      const x = values[row];
+      if (x !== null) {
+        sorted &&= rows.length === 0 || (values[rows[rows.length - 1]] as number) <= x;
+        rows.push(row);
+      }
+    }
+    return sorted ? rows : rows.sort((a, b) => (values[a] as number) - (values[b] as number) || a - b);
+  });
+  const positions = xs.map((values) => new Int32Array(values.length).fill(-1));
+  const union: number[] = [];
+  const heads = orders.map(() => 0);
+  for (;;) {
+    let next = Infinity;
+    orders.forEach((rows, run) => {
+      if (heads[run] < rows.length) {
+        next = Math.min(next, xs[run][rows[heads[run]]] as number);
+      }
+    });
+    if (next === Infinity) {
+      return { union, positions };
+    }
+    union.push(next);
+    orders.forEach((rows, run) => {
+      while (heads[run] < rows.length && xs[run][rows[heads[run]]] === next) {
+        positions[run][rows[heads[run]]] = union.length - 1;
+        heads[run]++;
+      }
+    });
+  }
 }
 
 /** A run's x on the axis, row by row: its iterations, or its env_steps (null where absent). */
 function xOf(columns: MetricsColumns, axis: XAxis): readonly (number | null)[] {
   return axis.key === undefined ? columns.iterations : (columns.series[axis.key] ?? columns.iterations.map(() => null));
-}
-
-function hasValue(values: readonly (number | null)[] | undefined): boolean {
-  return values?.some((v) => v !== null) ?? false;
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { appendRecords, CHARTS, emptyColumns, type ChartSpec, type MetricsColumns } from '../../src/runs/metricsCharts';
+import { appendColumns, appendRecords, CHARTS, emptyColumns, type ChartSpec, type MetricsColumns } from '../../src/runs/metricsCharts';
 import { alignRuns, chartData, overlayKey, RUN_COLORS, RUN_DASHES, runLabels, X_AXES } from '../../src/runs/metricsOverlay';
 import type { MetricsRecord } from '../../src/rpc/protocol';
 import { aMetricsRecord } from '../builders/protocol';
@@ -18,6 +18,14 @@ function runOf(records: readonly Partial<MetricsRecord>[]): MetricsColumns {
 /** `iterations` iterations, env steps `stepsPerIteration` apart, return = 10 × iteration. */
 function steadyRun(iterations: number, stepsPerIteration: number, extra: (i: number) => Partial<MetricsRecord> = () => ({})): MetricsColumns {
   return runOf(Array.from({ length: iterations }, (_, k) => ({ iteration: k + 1, env_steps: (k + 1) * stepsPerIteration, [RETURN]: 10 * (k + 1), ...extra(k + 1) })));
+}
+
+/** Rows `from` on of a run's columns (what an append message carries). */
+function sliceRows(columns: MetricsColumns, from: number): MetricsColumns {
+  return {
+    iterations: columns.iterations.slice(from),
+    series: Object.fromEntries(Object.entries(columns.series).map(([key, values]) => [key, values.slice(from)])),
+  };
 }
 
 function chart(charts: readonly ChartSpec[], id: string): ChartSpec | undefined {
@@ -102,6 +110,21 @@ describe('metrics overlay', () => {
       const key = spec.id.slice(spec.id.indexOf('/') + 1);
       assert.ok(spec.series.every((s) => s.key.endsWith(`:${key}`)), spec.id);
     }
+  });
+
+  it('takes a live run\'s new iterations into the overlay on the next alignment', () => {
+    const finished = steadyRun(3, 10);
+    const live = steadyRun(1, 10);
+    const runs = [{ label: 'finished', columns: finished }, { label: 'live', columns: live }];
+    assert.deepEqual(chartData(runs, X_AXES.envSteps).columns.series[overlayKey(1, RETURN)], [10, null, null]);
+    // Two iterations arrive (as the webview gets them: columns of the chart keys), then iteration
+    // 3 is sent again after a resume rolled it back.
+    appendColumns(live, sliceRows(steadyRun(3, 10), 1));
+    appendColumns(live, runOf([{ iteration: 3, env_steps: 35, [RETURN]: 33 }]));
+    const data = chartData(runs, X_AXES.envSteps);
+    assert.deepEqual(data.columns.iterations, [10, 20, 30, 35]);
+    assert.deepEqual(data.columns.series[overlayKey(0, RETURN)], [10, 20, 30, null]);
+    assert.deepEqual(data.columns.series[overlayKey(1, RETURN)], [10, 20, null, 33]);
   });
 
   it('keeps the single-run chart layout for one run on environment steps', () => {

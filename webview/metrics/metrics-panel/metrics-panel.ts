@@ -5,7 +5,7 @@ import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-s
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
-import type { MetricsColumns } from '../../../src/runs/metricsCharts';
+import { appendColumns, type MetricsColumns } from '../../../src/runs/metricsCharts';
 import { sourceKey, type MetricsSource, type ShownRun } from '../../../src/runs/metricsMessages';
 import { chartData, RUN_COLORS, runLabels, X_AXES, type ChartData, type XAxisId } from '../../../src/runs/metricsOverlay';
 import '../metrics-chart';
@@ -59,7 +59,7 @@ export class MetricsPanel extends LitElement {
   appendColumns(columns: MetricsColumns, runId = this.source?.runId): void {
     const index = this.sources.findIndex((source) => source.runId === runId && (source.origin === 'host' || this.sources.length === 1));
     if (index >= 0) {
-      appendInto(this.columns[index], columns);
+      appendColumns(this.columns[index], columns);
       this.scheduleRefresh();
     }
   }
@@ -212,27 +212,6 @@ export class MetricsPanel extends LitElement {
 
   private charts(): MetricsChart[] {
     return [...this.renderRoot.querySelectorAll<MetricsChart>('empo2-metrics-chart')];
-  }
-}
-
-/** Appends rows to columns in place; a re-sent iteration (a resumed run rolled back) replaces the rows from it on. */
-function appendInto(into: MetricsColumns, columns: MetricsColumns): void {
-  const x = columns.iterations;
-  for (let i = 0; i < x.length; i++) {
-    let end = into.iterations.length;
-    while (end > 0 && into.iterations[end - 1] >= x[i]) {
-      end--;
-    }
-    if (end !== into.iterations.length) {
-      into.iterations.length = end;
-      for (const key of Object.keys(into.series)) {
-        into.series[key].length = end;
-      }
-    }
-    into.iterations.push(x[i]);
-    for (const key of Object.keys(into.series)) {
-      into.series[key].push(columns.series[key]?.[i] ?? null);
-    }
   }
 }
 
