@@ -114,7 +114,7 @@ function runSeries(key: string, label: string, index: number, points: boolean | 
  * Several runs' columns on one x: the sorted union of the runs' x values on `axis`, and for each
  * run and key a column with the run's value at its own x and null at the other runs' (uPlot
  * bridges those gaps in a line; points stay points). A row without an x on the axis (no
- * env_steps) is left out; two rows of one run at the same x keep the later.
+ * env_steps) is left out; of two rows of one run at the same x, the later value is drawn.
  */
 export function alignRuns(runs: readonly MetricsColumns[], axis: XAxis, keys: readonly string[]): AlignedColumns {
   const { union, positions } = mergeX(runs.map((columns) => xOf(columns, axis)));

@@ -147,6 +147,18 @@ describe('metrics overlay', () => {
     assert.deepEqual(aligned.series[overlayKey(0, RETURN)], [2]);
   });
 
+  it('places rows whose env steps do not increase by their steps', () => {
+    const run = runOf([
+      { iteration: 1, env_steps: 30, [RETURN]: 3 },
+      { iteration: 2, env_steps: 10, [RETURN]: 1 },
+      { iteration: 3, env_steps: 20, [RETURN]: 2 },
+    ]);
+    const aligned = alignRuns([run, steadyRun(1, 15)], X_AXES.envSteps, [RETURN]);
+    assert.deepEqual(aligned.iterations, [10, 15, 20, 30]);
+    assert.deepEqual(aligned.series[overlayKey(0, RETURN)], [1, null, 2, 3]);
+    assert.deepEqual(aligned.series[overlayKey(1, RETURN)], [null, 10, null, null]);
+  });
+
   it('names runs by id, adding the folder only where two share an id', () => {
     assert.deepEqual(
       runLabels([
