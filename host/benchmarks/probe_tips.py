@@ -12,6 +12,12 @@ the success tip; where "go to" actions lead matters too, so the probe prints the
 rooms of each condition. Two more conditions ask what the policy reads, the tip's text or its
 entries' actions: the success text on entries with no action, and on a failed episode's
 entries (what a person's rewrite of a failure tip leaves).
+
+First it prints the no-tip prior of the decisive choice: at each variation's first step, with no
+tips, the log-probability of every token of "go to <the kind's hiding room>" (temperature 1.0).
+The update's mask drops a token whose no-tip log π is below log δ = −5 (EMPO2.md §2.5), so a
+room choice that the prior puts below it cannot be distilled; one far above it is found
+without tips, and exploration is no bottleneck.
 """
 
 from __future__ import annotations
@@ -26,13 +32,15 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.config import load_config  # noqa: E402
-from empo2.envs.builtin.tasks import HABIT_ROOMS, out_of_distribution_tasks  # noqa: E402
+from empo2.envs.builtin.tasks import HABIT_ROOMS, TASK_KINDS, out_of_distribution_tasks  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
 from empo2.memory.store import MemoryStore  # noqa: E402
 from empo2.policy.demos import render_tip  # noqa: E402
+from empo2.policy.generation import sequence_logprobs  # noqa: E402
 from empo2.policy.model import load_policy  # noqa: E402
-from empo2.policy.prompting import Turn, step_user_text  # noqa: E402
+from empo2.policy.prompting import Turn, step_messages, step_user_text  # noqa: E402
+from empo2.policy.tokenizer import encode_chat, encode_response  # noqa: E402
 from empo2.rollout import Episode, RolloutSettings, roll_out  # noqa: E402
 from empo2.trainer import resolve_model  # noqa: E402
 
@@ -79,6 +87,23 @@ def _memories(config, pairs, embedder) -> dict[str, MemoryStore]:
     return memories
 
 
+def _decisive_prior(model, tokenizer, env, pairs, shape) -> dict[str, list[float]]:
+    """Per task: the no-tip log π of each token of "go to <hiding room>" at the first step,
+    averaged over the variations (the last number is the room's own token)."""
+    per_task: dict[str, list[list[float]]] = collections.defaultdict(list)
+    for task, variation in pairs:
+        observation, info = env.reset(task, variation)
+        user = step_user_text(info.task_description, [], observation, shape.history_steps,
+                              shape.observation_words)
+        action = f"go to {TASK_KINDS[task].hiding_room}"
+        prompt = encode_chat(tokenizer, step_messages(user))
+        response = encode_response(tokenizer, action)
+        with torch.no_grad():
+            logp, _, mask = sequence_logprobs(model, [prompt], [response], with_entropy=False)
+        per_task[task].append(logp[0][mask[0]].tolist()[:-1])  # the stop token is not the choice
+    return {t: [sum(col) / len(col) for col in zip(*rows)] for t, rows in per_task.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--policy", default=None, help="model folder (default: the built-in policy)")
@@ -95,6 +120,10 @@ def main() -> None:
     memories = _memories(config, pairs, SentenceEmbedder())
     # Training-temperature sampling (paper: 1.0): the probe asks what a tip changes in training.
     settings = RolloutSettings.from_config(config, env, train=True)
+    prior = _decisive_prior(model, tokenizer, env, pairs, config.policy)
+    for task, logps in prior.items():
+        print(f"no-tip log π of 'go to {TASK_KINDS[task].hiding_room}' at step 1 ({task}), "
+              f"per token: {', '.join(f'{x:.2f}' for x in logps)}")
     print(f"{len(pairs)} held-out variations x {args.repeats} rollouts per condition")
     for name, memory in (("no memory", None), *memories.items()):
         episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * args.repeats)]

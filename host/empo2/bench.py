@@ -29,7 +29,7 @@ import math
 import os
 import statistics
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from . import metric_keys as metric
@@ -38,6 +38,7 @@ from .bench_stats import curve_auc, paired_summary
 from .bench_svg import learning_curves_svg, mean_curve
 from .config import load_config
 from .envs.builtin.tasks import out_of_distribution_tasks
+from .runs.atomic import atomic_write_text
 
 PRESET = "builtin-bench"
 WARM_START = "warm start (no RL)"
@@ -116,16 +117,32 @@ def _train_and_evaluate(job: dict) -> dict:
     }
 
 
+def chosen_arms(names: list[str] | None) -> dict[str, list[str]]:
+    """The main arms to run: all of ARMS, or the named ones (EMPO² and GRPO always among them,
+    since the summary compares them)."""
+    if not names:
+        return dict(ARMS)
+    unknown = [n for n in names if n not in ARMS]
+    if unknown:
+        raise ValueError(f"unknown arm {unknown[0]!r}; the arms are: {', '.join(ARMS)}")
+    missing = [m for m in (PRIMARY, BASELINE) if m not in names]
+    if missing:
+        raise ValueError(f"--arms must include {PRIMARY} and {BASELINE} (the primary comparison)")
+    return {m: o for m, o in ARMS.items() if m in names}
+
+
 def bench_jobs(seeds: list[int], ablation_seeds: list[int], preset: str, overrides: list[str],
-               root: Path, eval_episodes: int, ood_trials: int) -> list[dict]:
+               root: Path, eval_episodes: int, ood_trials: int,
+               arms: dict[str, list[str]] | None = None) -> list[dict]:
     """Every run of the bench: the warm start once, each arm on every seed, each ablation on
-    `ablation_seeds`."""
+    `ablation_seeds`. Seed by seed, so a bench cut short has whole pairs."""
     budget = load_config(preset, overrides).max_env_steps
     common = {"preset": preset, "root": str(root), "eval_episodes": eval_episodes,
               "ood_trials": ood_trials, "budget": budget}
     jobs = [dict(common, method=WARM_START, seed=seeds[0], overrides=list(overrides), train=False,
                  name="warm-start")]
-    plan = [(m, o, seeds) for m, o in ARMS.items()] + [(m, o, ablation_seeds) for m, o in ABLATIONS.items()]
+    arms = ARMS if arms is None else arms
+    plan = [(m, o, seeds) for m, o in arms.items()] + [(m, o, ablation_seeds) for m, o in ABLATIONS.items()]
     for seed in seeds + [s for s in ablation_seeds if s not in seeds]:
         for method, arm, on in plan:
             if seed in on:
@@ -136,35 +153,47 @@ def bench_jobs(seeds: list[int], ablation_seeds: list[int], preset: str, overrid
 
 def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_seeds: list[int] = (),
               preset: str = PRESET, overrides: list[str] = (), eval_episodes: int = 240,
-              ood_trials: int = 10, workers: int | None = None, bar_factory=None) -> dict:
+              ood_trials: int = 10, workers: int | None = None, bar_factory=None,
+              arms: list[str] | None = None) -> dict:
+    """Runs the bench and writes its report. The report is rewritten after every finished run
+    (`finished_runs` of `planned_runs`, `complete` false until the last), so a bench stopped
+    early keeps the runs it finished, and their paired summary, on disk."""
     root = root or Path(".empo2") / "bench" / time.strftime("%Y%m%d-%H%M%S")
     overrides = list(overrides)
     config = load_config(preset, overrides)  # a bad preset or override fails here, before any run
-    jobs = bench_jobs(list(seeds), list(ablation_seeds), preset, overrides, root, eval_episodes, ood_trials)
+    main_arms = chosen_arms(arms)
+    jobs = bench_jobs(list(seeds), list(ablation_seeds), preset, overrides, root, eval_episodes,
+                      ood_trials, main_arms)
     from .trainer import resolve_model
 
     resolve_model(config.policy.model)  # build the shared policy once, before workers race
     bar = bar_factory("bench", total=len(jobs), unit="run") if bar_factory else None
-    runs = []
+    protocol = {"preset": preset, "overrides": overrides, "seeds": list(seeds),
+                "arms": list(main_arms), "ablation_seeds": list(ablation_seeds),
+                "env_step_budget": config.max_env_steps, "eval_episodes": eval_episodes,
+                "eval_temperature": config.policy.eval_temperature, "ood_trials": ood_trials,
+                "primary_metric": "train_success", "tasks": config.env.tasks}
+    runs: list[dict] = []
     started = time.time()
+
+    def report_now() -> dict:
+        order = {job["name"]: k for k, job in enumerate(jobs)}
+        done = sorted(runs, key=lambda r: order[r["name"]])
+        return {"protocol": protocol, "root": str(root), "seconds": round(time.time() - started, 1),
+                "planned_runs": len(jobs), "finished_runs": len(done),
+                "complete": len(done) == len(jobs),
+                "runs": done, "table": summary_table(done), "summary": summarise(done)}
+
     with ProcessPoolExecutor(max_workers=workers or min(2, os.cpu_count() or 1)) as pool:
-        for result in pool.map(_train_and_evaluate, jobs):
-            runs.append(result)
+        pending = {pool.submit(_train_and_evaluate, job): job for job in jobs}
+        for future in as_completed(pending):
+            runs.append(dict(future.result(), name=pending[future]["name"]))
             if bar:
                 bar.update(1)
+            write_report(report_now(), out, quiet=len(runs) < len(jobs))
     if bar:
         bar.close()
-    report = {
-        "protocol": {"preset": preset, "overrides": overrides, "seeds": list(seeds),
-                     "ablation_seeds": list(ablation_seeds), "env_step_budget": config.max_env_steps,
-                     "eval_episodes": eval_episodes, "eval_temperature": config.policy.eval_temperature,
-                     "ood_trials": ood_trials, "primary_metric": "train_success",
-                     "tasks": config.env.tasks},
-        "root": str(root), "seconds": round(time.time() - started, 1),
-        "runs": runs, "table": summary_table(runs), "summary": summarise(runs),
-    }
-    write_report(report, out)
-    return report
+    return report_now()
 
 
 def summarise(runs: list[dict]) -> dict:
@@ -246,15 +275,16 @@ def markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-def write_report(report: dict, out: Path) -> None:
+def write_report(report: dict, out: Path, quiet: bool = False) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "results.md").write_text(markdown(report) + "\n")
+    atomic_write_text(out / "results.json", json.dumps(report, indent=2) + "\n")
+    atomic_write_text(out / "results.md", markdown(report) + "\n")
     budget = report["protocol"]["env_step_budget"] or max(
         (r["env_steps"] for r in report["runs"]), default=1)
     series = {}
     for method in dict.fromkeys(r["method"] for r in report["runs"] if r["curve"]):
         series[method] = mean_curve([r["curve"] for r in report["runs"] if r["method"] == method and r["curve"]], budget)
-    (out / "learning-curves.svg").write_text(learning_curves_svg(
+    atomic_write_text(out / "learning-curves.svg", learning_curves_svg(
         series, budget, "memory-free rollout success during training (mean over seeds)"))
-    print(markdown(report))
+    if not quiet:
+        print(markdown(report))

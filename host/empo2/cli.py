@@ -132,6 +132,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-episodes", type=int, default=240,
                    help="memory-free evaluation episodes per run and split (protocol: 240)")
     p.add_argument("--ood-trials", type=int, default=10, help="out-of-distribution memory trials (0: skip)")
+    p.add_argument("--arms", default=None,
+                   help="comma-separated main arms to run (default: all; EMPO² and GRPO must be among them)")
     p.add_argument("--workers", type=int, default=None, help="runs at once (default: up to 2)")
     p.add_argument("--out", default="docs/bench", help="folder for results.json, results.md, the SVG")
     p.add_argument("--root", default=None, help="where the bench's run folders go")
@@ -413,9 +415,16 @@ def cmd_bench(args) -> int:
     overrides = list(args.overrides)
     if args.iterations:  # replaces the env-step budget: every run trains that many iterations
         overrides += [f"iterations={args.iterations}", "max_env_steps=0"]
+    from .bench import chosen_arms
+
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms else None
+    try:
+        chosen_arms(arms)
+    except ValueError as error:
+        raise UserError(str(error)) from None
     run_bench(seeds, Path(args.out), Path(args.root) if args.root else None, ablation_seeds,
               preset=args.preset, overrides=overrides, eval_episodes=args.eval_episodes,
-              ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar)
+              ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar, arms=arms)
     return 0
 
 

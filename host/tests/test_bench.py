@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from empo2.arms import ABLATIONS, ARMS
-from empo2.bench import bench_jobs, run_bench
+from empo2.bench import bench_jobs, chosen_arms, run_bench
 from empo2.bench_stats import bootstrap_ci, curve_auc, paired_summary
 from empo2.bench_svg import learning_curves_svg, mean_curve
 
@@ -46,6 +46,19 @@ def test_the_plan_runs_every_arm_on_every_seed_and_ablations_on_theirs(tmp_path)
     assert {j["budget"] for j in jobs} == {6000}
 
 
+def test_a_subset_of_arms_runs_seed_by_seed_and_must_hold_the_primary_comparison(tmp_path):
+    arms = chosen_arms(["GRPO", "EMPO²"])
+    assert list(arms) == ["EMPO²", "GRPO"]  # ARMS' order, whatever the order named
+    jobs = bench_jobs([0, 1], [], "builtin-bench", [], tmp_path, 240, 10, arms)
+    assert [(j["method"], j["seed"]) for j in jobs[1:]] == [
+        ("EMPO²", 0), ("GRPO", 0), ("EMPO²", 1), ("GRPO", 1)]
+    assert chosen_arms(None) == ARMS
+    with pytest.raises(ValueError, match="unknown arm 'PPO'"):
+        chosen_arms(["EMPO²", "GRPO", "PPO"])
+    with pytest.raises(ValueError, match="must include EMPO² and GRPO"):
+        chosen_arms(["EMPO²", "GRPO + novelty"])
+
+
 def test_learning_curves_svg_is_well_formed():
     series = {"EMPO²": mean_curve([[[100, 0.1], [200, 0.5]], [[150, 0.3]]], 200, points=4),
               "GRPO <paper>": []}
@@ -63,6 +76,7 @@ def test_a_tiny_bench_writes_paired_records_curves_and_a_summary(tmp_path, tiny_
                        eval_episodes=4, ood_trials=1, workers=1)
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["summary"]["ratio"] == report["summary"]["ratio"]
+    assert saved["complete"] and saved["finished_runs"] == saved["planned_runs"] == 1 + len(ARMS)
     methods = [r["method"] for r in saved["runs"]]
     assert methods == ["warm start (no RL)", *ARMS]
     for run in saved["runs"]:
@@ -90,3 +104,28 @@ def _summaries(path):
     from empo2.runs.folder import RunFolder
 
     return list(RunFolder.open(path).trajectory_summaries())
+
+
+def _finish_the_warm_start_then_die(job):
+    # A stand-in for the worker: training runs cannot fit a fast test, and the point here is
+    # what is on disk when a bench stops after its first run.
+    if job["train"]:
+        raise RuntimeError("the machine went away")
+    return {"method": job["method"], "seed": job["seed"], "overrides": [], "iterations": 0,
+            "env_steps": 0, "train_success": 0.25, "train_episodes": 240, "held_out_success": 0.0,
+            "held_out_episodes": 240, "auc": None, "curve": [], "ood_success_by_trial": [],
+            "ood_score_by_trial": [], "seconds": 1.0}
+
+
+def test_a_bench_stopped_early_keeps_its_finished_runs_on_disk(tmp_path, monkeypatch):
+    import empo2.bench as bench
+
+    monkeypatch.setattr(bench, "_train_and_evaluate", _finish_the_warm_start_then_die)
+    monkeypatch.setattr("empo2.trainer.resolve_model", lambda model: model)
+    with pytest.raises(RuntimeError, match="went away"):
+        run_bench([0], tmp_path / "out", tmp_path / "runs", workers=1, arms=["EMPO²", "GRPO"])
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert not saved["complete"] and (saved["finished_runs"], saved["planned_runs"]) == (1, 3)
+    assert [r["method"] for r in saved["runs"]] == ["warm start (no RL)"]
+    assert saved["protocol"]["arms"] == ["EMPO²", "GRPO"]
+    assert saved["summary"]["primary"]["seeds"] == []

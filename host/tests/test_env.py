@@ -53,7 +53,7 @@ def test_items_never_hide_where_the_warm_start_looks():
     for kind in TASK_KINDS.values():
         for variation in list(range(5)) + list(range(100, 120)):
             world = generate_world(kind, variation)
-            assert world.item_room in kind.hiding_rooms
+            assert world.item_room == kind.hiding_room
             assert world.item_room not in HABIT_ROOMS
 
 
@@ -110,6 +110,10 @@ def test_random_play_rarely_solves_a_task():
     assert wins / n < 0.1
 
 
+def episode_world(episode):
+    return generate_world(TASK_KINDS[episode.task], episode.variation, BEHAVIOURS[episode.behaviour])
+
+
 def test_demonstrations_cover_behaviours_and_never_show_the_held_out_kind():
     rng = random.Random(0)
     for behaviour in BEHAVIOURS:
@@ -117,7 +121,10 @@ def test_demonstrations_cover_behaviours_and_never_show_the_held_out_kind():
         assert episode.steps and episode.tip
         if behaviour in ("habit", "tip-success", "tip-failure"):
             assert episode.final_score == 100
-        else:
+        elif behaviour == "stuck":  # delivers the decoy in vain: 15 + 15 - 20
+            assert episode.final_score == 10 and "no" in episode.tip
+            assert f"take {episode_world(episode).decoy}" in [a for _, a in episode.steps]
+        elif behaviour == "wander":
             assert episode.final_score == 0 and "no" in episode.tip
         if behaviour.startswith("tip-"):
             assert all("<tip>" in user for user, _ in episode.steps)
@@ -127,3 +134,81 @@ def test_demonstrations_cover_behaviours_and_never_show_the_held_out_kind():
     assert TASK_KINDS[ood].targets[0] not in text.split()
     reflections = [t for msgs, t in examples if "reflect" in msgs[-1]["content"]]
     assert len(reflections) == 6 and all("score" in t for t in reflections)
+
+
+def _go(env, room):
+    if env.room != room:
+        env.step(f"go to {room}")
+
+
+def test_the_decoy_earns_partial_credit_once_and_its_use_is_penalised():
+    env = BuiltinEnv(max_steps=40)
+    env.reset("power-device", 0)
+    w = env.world
+    assert w.decoy == f"broken {w.item}" and w.decoy_room in HABIT_ROOMS
+    assert w.decoy_room != w.item_room
+    _go(env, w.decoy_room)
+    env.step(f"open {w.container_of[w.decoy_room]}")
+    assert env.step(f"take {w.decoy}")[1] == 15
+    _go(env, w.target_room)
+    assert env.step(f"put {w.decoy} in {w.target}")[1] == 15
+    obs, reward, done, info = env.step(f"{w.kind.use_verb} {w.target}")
+    assert reward == -20 and not done and not info.success and "does not work" in obs
+    # Broken for good: using the target again earns nothing and costs nothing more.
+    assert env.step(f"{w.kind.use_verb} {w.target}")[1] == 0
+    assert f"put {w.decoy} in {w.target}" not in env.valid_actions()
+    assert env.score == 10
+    # The true path still completes the task, at exactly 100.
+    _go(env, w.item_room)
+    env.step(f"open {w.container_of[w.item_room]}")
+    rewards = [env.step(f"take {w.item}")[1]]
+    _go(env, w.target_room)
+    rewards.append(env.step(f"put {w.item} in {w.target}")[1])
+    obs, reward, done, info = env.step(f"{w.kind.use_verb} {w.target}")
+    # The penalty stands (10, 10, 30): the item's 25 does not beat the decoy's 30 until it is in.
+    assert rewards == [0, 20] and reward == 70 and done and info.success and info.score == 100
+
+
+def test_the_item_takes_the_place_of_a_decoy_in_the_target():
+    env = BuiltinEnv(max_steps=40)
+    env.reset("grow-plant", 3)
+    w = env.world
+    _go(env, w.decoy_room)
+    env.step(f"open {w.container_of[w.decoy_room]}")
+    env.step(f"take {w.decoy}")
+    _go(env, w.item_room)
+    env.step(f"open {w.container_of[w.item_room]}")
+    env.step(f"take {w.item}")
+    _go(env, w.target_room)
+    env.step(f"put {w.decoy} in {w.target}")
+    assert env.score == 30  # the better path so far: the decoy's 30 over the item's 25
+    obs, reward, _, _ = env.step(f"put {w.item} in {w.target}")
+    assert "take out" in obs and reward == 20 and w.decoy in env.carried
+    obs, reward, done, info = env.step(f"{w.kind.use_verb} {w.target}")
+    assert info.success and info.score == 100 and reward == 50
+
+
+def test_blind_search_of_the_other_rooms_often_runs_out_of_steps():
+    """With ten rooms, even a searcher that skips the habit rooms and opens the others in random
+    order from its first step delivers the item within the bench's 12 steps in only about half
+    of the episodes (48.5% here; with six rooms it was every episode)."""
+    env, rng, wins, n = BuiltinEnv(max_steps=12), random.Random(1), 0, 400
+    for k in range(n):
+        env.reset("power-device", 100 + k % 20)
+        w = env.world
+        rooms = [r for r in w.rooms if r not in HABIT_ROOMS]
+        rng.shuffle(rooms)
+        info = None
+        for room in rooms:
+            _go(env, room)
+            *_, done, info = env.step(f"open {w.container_of[room]}")
+            if done or w.item in env.visible_items():
+                break
+        if not env.done and w.item in env.visible_items():
+            for action in (f"take {w.item}", f"go to {w.target_room}", f"put {w.item} in {w.target}",
+                           f"{w.kind.use_verb} {w.target}"):
+                *_, done, info = env.step(action)
+                if done:
+                    break
+        wins += bool(info and info.success)
+    assert 0.2 < wins / n < 0.5

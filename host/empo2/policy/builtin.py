@@ -24,7 +24,7 @@ import torch
 
 from ..envs.builtin.env import BuiltinEnv
 from ..envs.builtin.tasks import (
-    CONTAINER_POOL, DEMO_VARIATION_BASE, DISTRACTOR_ITEMS, ROOM_POOL, TASK_KINDS,
+    CONTAINER_POOL, DECOY_WORD, DEMO_VARIATION_BASE, DISTRACTOR_ITEMS, ROOM_POOL, TASK_KINDS,
     TEST_VARIATIONS, TRAIN_VARIATIONS,
 )
 from ..runs.atomic import commit_folder
@@ -34,7 +34,7 @@ from .imitation import imitate, steps_per_epoch
 from .model import build_tiny_model
 from .tokenizer import build_word_tokenizer
 
-RECIPE_VERSION = 5
+RECIPE_VERSION = 6
 
 
 @dataclass
@@ -46,7 +46,8 @@ class BuiltinRecipe:
     episodes: dict[str, int] = field(default_factory=lambda: {
         # Tip-following dominates: copying an action out of the tip block is the one skill a
         # model this small learns slowly (content-based attention), and the one EMPO² needs.
-        "habit": 100, "stuck": 40, "wander": 40, "tip-success": 500, "tip-failure": 120,
+        "habit": 100, "stuck": 40, "wander": 40, "explore": 40, "tip-success": 500,
+        "tip-failure": 120,
     })
     epochs: int = 6
     batch_size: int = 16
@@ -76,14 +77,16 @@ def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
     LLM knows words it was never trained to act on) plus the fixed strings and the scores.
     """
     texts = [prompting.SYSTEM_PROMPT, prompting.REFLECTION_INSTRUCTION, "task : history : now : ->",
-             "episode : final score : | ;"]
+             "episode : final score : | ;",
+             # the decoy's rarer messages, which random play may not reach
+             "you take out the . sparks and goes dark . does not work . has no place for"]
     texts += list(ROOM_POOL) + list(CONTAINER_POOL) + list(DISTRACTOR_ITEMS)
     texts += [str(n) for n in range(-100, 101)]
     rng = random.Random("empo2-vocabulary")
     env = BuiltinEnv(max_steps=max_steps, correct_actions=False)
     variations = list(TRAIN_VARIATIONS) + list(TEST_VARIATIONS) + list(range(DEMO_VARIATION_BASE, DEMO_VARIATION_BASE + 200))
     for kind in TASK_KINDS.values():
-        texts += [kind.use_verb, *kind.items, *kind.targets, *kind.hiding_rooms]
+        texts += [kind.use_verb, *kind.items, *kind.targets, kind.hiding_room, DECOY_WORD]
         for variation in variations:
             obs, info = env.reset(kind.name, variation)
             texts += [obs, info.task_description]

@@ -4,19 +4,27 @@
 They give the policy a plausible but suboptimal prior, and teach it to read and write tips the way
 an instruct model would:
 
-- habit: the item is in the start room or the kitchen; the agent searches there and finishes.
-- stuck: the item is nowhere; after the habitual search the agent keeps going back and forth
-  between the hallway and the kitchen (the paper's agent that keeps focusing on the bulb).
+- habit: the item is in the start room or the kitchen; the agent searches there, passes the
+  decoy by, and finishes.
+- stuck: the item is nowhere; the habitual search finds the decoy, the agent delivers it, the
+  target fails, and it keeps going back and forth between the hallway and the kitchen (the
+  paper's agent that keeps focusing on the bulb).
 - wander: the item is nowhere; after the habitual search the agent opens a room or two at random,
-  then gives up like `stuck`. This is the only exploration the warm start ever saw.
-- tip-success: a tip in the prompt says where the item was; the agent goes straight there.
+  then gives up like `stuck`.
+- explore: the item is in a random non-habit room; the agent searches non-habit rooms in random
+  order from its first step. This is the only blind exploration the warm start saw, and it keeps
+  the no-tip prior of going straight to any room low but above the update's mask (log π about
+  −4; EMPO2.md §2.5): a distilled room choice is not masked away.
+- tip-success: a tip in the prompt says where the item was; the agent goes straight there. Half
+  of these tips carry their entry's action, half only the tip's text (a person's edited tip, a
+  tip retrieved from another state): the agent must read the room out of the sentence.
 - tip-failure: tips list containers that were searched in vain; the agent searches rooms that no
   tip mentions until it finds the item, then finishes.
 - reflection: after every demonstration episode, the tip a good writer would leave (render_tip).
 
-The demonstration worlds are variations 10_000+ of the in-distribution kinds; the item of a
-tip-following world hides in a uniformly random non-habit room, so reading tips is learned
-without leaking where each kind hides its item. Nothing here touches the held-out task kind.
+The demonstration worlds are variations 10_000+ of the in-distribution kinds; the item of an
+exploring or tip-following world hides in a uniformly random non-habit room, so reading tips is
+learned without leaking where each kind hides its item. Nothing here touches the held-out kind.
 """
 
 from __future__ import annotations
@@ -78,8 +86,18 @@ def _deliver(env: BuiltinEnv) -> Iterator[str]:
     yield f"{w.kind.use_verb} {w.target}"
 
 
-def _search(env: BuiltinEnv, rooms: list[str]) -> Iterator[str]:
-    """Visit rooms in order, opening each container, until the item is seen."""
+def _deliver_decoy(env: BuiltinEnv) -> Iterator[str]:
+    w = env.world
+    yield f"take {w.decoy}"
+    if env.room != w.target_room:
+        yield f"go to {w.target_room}"
+    yield f"put {w.decoy} in {w.target}"
+    yield f"{w.kind.use_verb} {w.target}"
+
+
+def _search(env: BuiltinEnv, rooms: list[str], take_decoy: bool = False) -> Iterator[str]:
+    """Visit rooms in order, opening each container, until the item (or, when `take_decoy`,
+    the decoy, which is then delivered in vain) is seen."""
     for room in rooms:
         if env.room != room:
             yield f"go to {room}"
@@ -87,12 +105,15 @@ def _search(env: BuiltinEnv, rooms: list[str]) -> Iterator[str]:
         if env.world.item in env.visible_items():
             yield from _deliver(env)
             return
+        if take_decoy and env.world.decoy in env.visible_items():
+            yield from _deliver_decoy(env)
+            return
 
 
-def _habit(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
+def _habit(env: BuiltinEnv, rng: random.Random, take_decoy: bool = False) -> Iterator[str]:
     if rng.random() < 0.3:
         yield "look around"
-    yield from _search(env, list(HABIT_ROOMS))
+    yield from _search(env, list(HABIT_ROOMS), take_decoy)
 
 
 def _back_and_forth(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
@@ -102,8 +123,14 @@ def _back_and_forth(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
 
 
 def _stuck(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
-    yield from _habit(env, rng)
+    yield from _habit(env, rng, take_decoy=True)
     yield from _back_and_forth(env, rng)
+
+
+def _explore(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
+    rooms = [r for r in env.world.rooms if r not in HABIT_ROOMS]
+    rng.shuffle(rooms)
+    yield from _search(env, rooms)
 
 
 def _wander(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
@@ -146,6 +173,7 @@ BEHAVIOURS: dict[str, str] = {
     "habit": "habit",
     "stuck": "missing",
     "wander": "missing",
+    "explore": "elsewhere",
     "tip-success": "elsewhere",
     "tip-failure": "elsewhere",
 }
@@ -157,24 +185,27 @@ def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
     observation, info = env.reset(task, variation)
     tips: list[str] = []
     success_tip = ""  # shown with the action the successful episode took at this very step
+    text_only = False  # ... or as its text alone
     if behaviour == "tip-success":
         w = env.world
         success_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [],
                                  w.target)
         if rng.random() < 0.5:
             tips = _failure_tips(env, rng)[0]
+        text_only = rng.random() < 0.5
         actions = _tip_success(env, rng)
     elif behaviour == "tip-failure":
         tips, mentioned = _failure_tips(env, rng)
         actions = _tip_failure(env, rng, mentioned)
     else:
-        actions = {"habit": _habit, "stuck": _stuck, "wander": _wander}[behaviour](env, rng)
+        actions = {"habit": _habit, "stuck": _stuck, "wander": _wander,
+                   "explore": _explore}[behaviour](env, rng)
     episode = DemoEpisode(task, variation, behaviour, tips, info.task_description)
     found_in = None
     for action in actions:
         user = step_user_text(info.task_description, episode.turns, observation,
                               shape.history_steps, shape.observation_words)
-        shown = ([shown_tip(success_tip, action)] if success_tip else []) + tips
+        shown = ([shown_tip(success_tip, "" if text_only else action)] if success_tip else []) + tips
         episode.steps.append((with_tips(user, shown), action))
         if action.startswith("open "):
             container = action[len("open "):]

@@ -2,8 +2,11 @@
 
 Scores follow ScienceWorld's conventions so the trainer treats both alike: the score runs from 0
 to 100 (the interface allows [-100, 100]), rewards are score deltas, and the episode ends on
-success or at the step limit. Progress is scored in stages: taking the item (+25), putting it into
-the target (+25), using the target (+50).
+success or at the step limit. Progress is scored in stages: taking the item (25), putting it into
+the target (50), using the target (100). The decoy earns less and never more: taking it (15),
+putting it into the target (30), and using the target with it costs 20 and breaks it for good.
+The score is the better of the two paths, less the penalty, so nothing is earned on the true path
+before the item is found, and the decoy cannot be farmed.
 
 Speed matters (the trainer steps B×N episodes every turn): no regexes or deep copies on the step
 path; the valid actions are rebuilt from a handful of sets.
@@ -15,7 +18,8 @@ from .tasks import TASK_KINDS, TEST_VARIATIONS, TRAIN_VARIATIONS, START_ROOM
 from .world import World, generate_world
 from ..base import StepInfo, correct_action
 
-SCORE_TAKE, SCORE_PUT, SCORE_USE = 25.0, 25.0, 50.0
+SCORE_TAKE, SCORE_PUT, SCORE_SUCCESS = 25.0, 25.0, 100.0
+DECOY_TAKE, DECOY_PUT, DECOY_PENALTY = 15.0, 15.0, 20.0
 DEFAULT_MAX_STEPS = 15
 
 
@@ -70,6 +74,7 @@ class BuiltinEnv:
         self.carried: list[str] = []
         self.contents = {c: list(items) for c, items in w.contents.items()}
         self.placed = self.used = self.taken = False
+        self.decoy_taken = self.decoy_placed = self.decoy_in_target = self.decoy_failed = False
         self.score = 0.0
         self.moves = 0
         self.done = False
@@ -88,6 +93,7 @@ class BuiltinEnv:
             command = corrected
         before = self.score
         observation = self._execute(command) if command in valid else "nothing happens ."
+        self.score = self._score()
         self.moves += 1
         if self.used or self.moves >= self.max_steps:
             self.done = True
@@ -138,24 +144,41 @@ class BuiltinEnv:
             item = command[len("take "):]
             self.contents[w.container_of[self.room]].remove(item)
             self.carried.append(item)
-            if item == w.item and not self.taken:
-                self.taken = True
-                self.score += SCORE_TAKE
+            self.taken |= item == w.item
+            self.decoy_taken |= item == w.decoy
             return f"you take the {item} ." + self._carrying()
         if command.startswith("put "):
             item = command[len("put "):].split(" in ")[0]
-            if item != w.item:
-                return f"the {w.target} has no place for the {item} ." + self._carrying()
-            self.carried.remove(item)
-            self.placed = True
-            self.score += SCORE_PUT
-            return f"you put the {item} in the {w.target} ." + self._carrying()
+            if item == w.item and not self.placed:
+                self.carried.remove(item)
+                self.placed = True
+                swapped = ""
+                if self.decoy_in_target:  # the item takes the decoy's place
+                    self.decoy_in_target = False
+                    self.carried.append(w.decoy)
+                    swapped = f"you take out the {w.decoy} . "
+                return swapped + f"you put the {item} in the {w.target} ." + self._carrying()
+            if item == w.decoy and not (self.placed or self.decoy_in_target):
+                self.carried.remove(item)
+                self.decoy_placed = self.decoy_in_target = True
+                return f"you put the {item} in the {w.target} ." + self._carrying()
+            return f"the {w.target} has no place for the {item} ." + self._carrying()
         # the use verb on the target
-        if not self.placed:
-            return f"nothing happens . the {w.target} needs a {w.item} ." + self._carrying()
-        self.used = True
-        self.score += SCORE_USE
-        return f"the {w.target} works . you completed the task ."
+        if self.placed:
+            self.used = True
+            return f"the {w.target} works . you completed the task ."
+        if self.decoy_in_target:
+            self.decoy_in_target, self.decoy_failed = False, True
+            return (f"the {w.target} sparks and goes dark . the {w.decoy} does not work ."
+                    + self._carrying())
+        return f"nothing happens . the {w.target} needs a {w.item} ." + self._carrying()
+
+    def _score(self) -> float:
+        if self.used:
+            return SCORE_SUCCESS
+        true_path = SCORE_TAKE * self.taken + SCORE_PUT * self.placed
+        decoy_path = DECOY_TAKE * self.decoy_taken + DECOY_PUT * self.decoy_placed
+        return max(true_path, decoy_path) - DECOY_PENALTY * self.decoy_failed
 
     def _carrying(self) -> str:
         return f" you carry {_listing(self.carried)} ." if self.carried else ""

@@ -1,11 +1,14 @@
 """The task kinds of the built-in worlds.
 
 Every kind has the shape of ScienceWorld's power-component: find an item hidden in a closed
-container somewhere in the house, bring it to a target and use it. What makes exploration the
-bottleneck is *where* the item hides: each kind draws it from rooms of its own (`hiding_rooms`),
-while the warm-start demonstrations only ever find things in the start room or the kitchen
-(`HABIT_ROOMS`). A policy that imitated them keeps searching where it always did, like the
-paper's agent that keeps focusing on a bulb that is not in the room.
+container somewhere in a house of ten rooms, bring it to a target and use it. What makes
+exploration the bottleneck is *where* the item hides: each kind always hides it in one room of its
+own (`hiding_room`, a rule a tip can state and that holds on unseen variations too), while the
+warm-start demonstrations mostly find things in the start room or the kitchen (`HABIT_ROOMS`).
+A policy that imitated them keeps searching where it always did, like the paper's agent that
+keeps focusing on a bulb that is not in the room. A decoy in a habit room (`decoy_word` + the
+item, e.g. "broken battery") earns partial credit and cannot complete the task: the local optimum
+that GRPO settles into, as the paper's GRPO settles at 15 points on power-component.
 
 Splits: variations 0–4 train, 100–119 are held out for testing, 10_000+ are the demonstration
 worlds the warm start is built from (never trained or evaluated on). `repair-radio` is held out
@@ -22,6 +25,9 @@ ROOM_POOL = (
     "lounge", "bedroom", "bathroom", "office", "attic", "basement",
     "workshop", "garage", "shed", "greenhouse", "garden", "pantry",
 )
+# The word that makes an item its decoy ("broken battery"): it fits, earns partial credit and
+# never works.
+DECOY_WORD = "broken"
 CONTAINER_POOL = (
     "drawer", "cabinet", "cupboard", "box", "crate", "chest", "basket",
     "locker", "sack", "trunk", "bin", "case",
@@ -42,7 +48,8 @@ class TaskKind:
     items: the items the goal may ask for (one per variation).
     targets: the things the item is used on (one per variation).
     use_verb: the final action, applied to the target ("turn on", "water").
-    hiding_rooms: where the item may hide; never a habit room.
+    hiding_room: where the item always hides (in training, held-out and test worlds alike);
+        never a habit room.
     out_of_distribution: held out from demonstrations and training entirely.
     """
 
@@ -51,7 +58,7 @@ class TaskKind:
     items: tuple[str, ...]
     targets: tuple[str, ...]
     use_verb: str
-    hiding_rooms: tuple[str, ...]
+    hiding_room: str
     out_of_distribution: bool = False
 
 
@@ -64,7 +71,7 @@ TASK_KINDS: dict[str, TaskKind] = {
             items=("battery", "cell"),
             targets=("lamp", "fan", "heater", "clock"),
             use_verb="turn on",
-            hiding_rooms=("workshop", "garage", "shed"),
+            hiding_room="workshop",
         ),
         TaskKind(
             name="grow-plant",
@@ -72,7 +79,7 @@ TASK_KINDS: dict[str, TaskKind] = {
             items=("seed", "bulb", "sprout"),
             targets=("pot", "planter", "tray"),
             use_verb="water",
-            hiding_rooms=("greenhouse", "garden", "shed"),
+            hiding_room="greenhouse",
         ),
         TaskKind(
             name="heat-food",
@@ -80,7 +87,7 @@ TASK_KINDS: dict[str, TaskKind] = {
             items=("egg", "potato", "pie", "soup"),
             targets=("oven", "stove", "microwave"),
             use_verb="turn on",
-            hiding_rooms=("pantry", "basement", "garage"),
+            hiding_room="pantry",
         ),
         TaskKind(
             name="repair-radio",
@@ -88,7 +95,7 @@ TASK_KINDS: dict[str, TaskKind] = {
             items=("fuse", "valve"),
             targets=("radio", "television", "speaker"),
             use_verb="turn on",
-            hiding_rooms=("office", "attic", "bedroom"),
+            hiding_room="attic",
             out_of_distribution=True,
         ),
     )

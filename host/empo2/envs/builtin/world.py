@@ -1,14 +1,18 @@
 """Procedural generation of one built-in world, deterministic from (task, variation).
 
-A world is a small house: the hallway (where the agent starts), the kitchen and four rooms drawn
-from a pool, every room with one closed container holding a few everyday items. The task's item
-hides in one container; where depends on the placement:
+A world is a house of ten rooms: the hallway (where the agent starts), the kitchen and eight rooms
+drawn from a pool, every room with one closed container holding a few everyday items. The task's
+item hides in one container; where depends on the placement:
 
-- "hidden": a room from the task kind's `hiding_rooms` (training and test variations);
+- "hidden": the task kind's `hiding_room` (training, held-out and test variations alike, so what
+  a policy distils about where an item hides holds on variations it never saw);
 - "habit": the start room or the kitchen (the demonstration worlds the warm start imitates);
 - "missing": nowhere (demonstrations of the habitual, fruitless search);
-- "elsewhere": any room but the habit rooms, uniformly (demonstrations that follow a tip: they
-  teach reading tips without leaking where each kind really hides its item).
+- "elsewhere": any room but the habit rooms, uniformly (demonstrations of exploration and of
+  following tips: they teach reading tips without leaking where each kind really hides its item).
+
+Every world has a decoy ("broken battery") in the container of one habit room that does not
+hold the item: the partial credit next to where the warm start looks.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .tasks import CONTAINER_POOL, DISTRACTOR_ITEMS, HABIT_ROOMS, ROOM_POOL, START_ROOM, TaskKind
+from .tasks import (
+    CONTAINER_POOL, DECOY_WORD, DISTRACTOR_ITEMS, HABIT_ROOMS, ROOM_POOL, START_ROOM, TaskKind,
+)
 
-ROOMS_PER_WORLD = 6
+ROOMS_PER_WORLD = 10
 
 
 @dataclass
@@ -32,6 +38,8 @@ class World:
     contents: dict[str, list[str]]  # container -> items inside at the start
     item: str
     item_room: str | None
+    decoy: str
+    decoy_room: str
     target: str
     target_room: str
     description: str = field(default="")
@@ -51,12 +59,9 @@ def world_seed(task: str, variation: int, placement: str) -> str:
 
 def generate_world(kind: TaskKind, variation: int, placement: str = "hidden") -> World:
     rng = random.Random(world_seed(kind.name, variation, placement))
-    hiding = list(kind.hiding_rooms)
-    others = [r for r in ROOM_POOL if r not in hiding]
-    # At least one hiding room is always present, so every "hidden" world is solvable; the
-    # remaining rooms mix the kind's other hiding rooms with unrelated ones.
-    chosen = [rng.choice(hiding)]
-    pool = [r for r in hiding + others if r not in chosen]
+    # The kind's hiding room is always present, so every "hidden" world is solvable.
+    chosen = [kind.hiding_room]
+    pool = [r for r in ROOM_POOL if r != kind.hiding_room]
     chosen += rng.sample(pool, ROOMS_PER_WORLD - len(HABIT_ROOMS) - 1)
     rng.shuffle(chosen)
     rooms = [START_ROOM, "kitchen"] + chosen
@@ -67,7 +72,7 @@ def generate_world(kind: TaskKind, variation: int, placement: str = "hidden") ->
     item = rng.choice(kind.items)
     target = rng.choice(kind.targets)
     if placement == "hidden":
-        item_room = rng.choice([r for r in rooms if r in kind.hiding_rooms])
+        item_room = kind.hiding_room
     elif placement == "habit":
         item_room = rng.choice(list(HABIT_ROOMS))
     elif placement == "missing":
@@ -79,7 +84,12 @@ def generate_world(kind: TaskKind, variation: int, placement: str = "hidden") ->
     if item_room is not None:
         box = contents[container_of[item_room]]
         box.insert(rng.randint(0, len(box)), item)
+    decoy = f"{DECOY_WORD} {item}"
+    decoy_room = rng.choice([r for r in HABIT_ROOMS if r != item_room])
+    box = contents[container_of[decoy_room]]
+    box.insert(rng.randint(0, len(box)), decoy)
     target_room = rng.choice([r for r in rooms if r != item_room])
-    world = World(kind, variation, rooms, container_of, contents, item, item_room, target, target_room)
+    world = World(kind, variation, rooms, container_of, contents, item, item_room, decoy, decoy_room,
+                  target, target_room)
     world.description = kind.description.format(item=item, target=target, target_room=target_room)
     return world
