@@ -77,21 +77,15 @@ def render_tip(item: str, score: float, found_in: tuple[str, str] | None,
 
 # -- behaviours: generators of actions that may look at the episode's state -------------------
 
-def _deliver(env: BuiltinEnv) -> Iterator[str]:
+def _deliver(env: BuiltinEnv, thing: str | None = None) -> Iterator[str]:
+    """Take `thing` (default: the task's item; the decoy when it is delivered in vain), bring it
+    to the target and use the target."""
     w = env.world
-    yield f"take {w.item}"
+    thing = thing or w.item
+    yield f"take {thing}"
     if env.room != w.target_room:
         yield f"go to {w.target_room}"
-    yield f"put {w.item} in {w.target}"
-    yield f"{w.kind.use_verb} {w.target}"
-
-
-def _deliver_decoy(env: BuiltinEnv) -> Iterator[str]:
-    w = env.world
-    yield f"take {w.decoy}"
-    if env.room != w.target_room:
-        yield f"go to {w.target_room}"
-    yield f"put {w.decoy} in {w.target}"
+    yield f"put {thing} in {w.target}"
     yield f"{w.kind.use_verb} {w.target}"
 
 
@@ -106,7 +100,7 @@ def _search(env: BuiltinEnv, rooms: list[str], take_decoy: bool = False) -> Iter
             yield from _deliver(env)
             return
         if take_decoy and env.world.decoy in env.visible_items():
-            yield from _deliver_decoy(env)
+            yield from _deliver(env, env.world.decoy)
             return
 
 
