@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 
+import numpy as np
 import pytest
 
+from empo2.memory.store import MemoryStore
+from empo2.policy.prompting import with_tips
+from empo2.rollout import Episode, StepRecord
+from empo2.runs import folder as folder_module
 from empo2.runs.atomic import append_jsonl, atomic_write_json, iter_jsonl, repair_jsonl
-from empo2.runs.folder import RunFolder, RunFolderError
+from empo2.runs.branch import (PARENT_FILE, RERUN_FILE, STAGING, TRASH, BranchError, adopt_branch,
+                               branches_of, create_branch, delete_branch, parent_record,
+                               person_edits_after)
+from empo2.runs.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError
+from empo2.runs.records import episode_record, episode_summary
 
 
 def test_torn_last_line_is_skipped_then_repaired(tmp_path):
@@ -67,11 +78,120 @@ def test_incomplete_checkpoints_are_ignored(tmp_path):
     assert folder.checkpoint_iterations() == [4, 5]
 
 
+def test_the_files_have_the_documented_names_and_the_state_its_defaults(tmp_path):
+    """docs/run-folder.md is what the extension and people's scripts read: the names are fixed."""
+    started = time.time()
+    folder = RunFolder.create(tmp_path / "deep" / "root", "r", {"seed": 1})
+    assert folder.run_id == "r" and folder.path == tmp_path / "deep" / "root" / "r"
+    state = json.loads((folder.path / "run.json").read_text())
+    assert (state["state"], state["iteration"]) == ("created", 0)
+    assert started <= state["updated"] <= time.time()
+    folder.set_state("running", iteration=3, episodes=12)
+    folder.set_state("paused")  # keeps what it does not change
+    assert {k: v for k, v in folder.state().items() if k != "updated"} == {
+        "state": "paused", "iteration": 3, "episodes": 12}
+    (folder.path / "run.json").write_text("{torn")
+    assert folder.state() == {"state": "created", "iteration": 0}  # unreadable: the defaults
+    (folder.path / "run.json").unlink()
+    assert folder.state() == {"state": "created", "iteration": 0}
+    (tmp_path / "lone").mkdir()
+    (tmp_path / "lone" / "config.json").mkdir()  # not a file
+    with pytest.raises(RunFolderError, match="lone is not a run folder"):
+        RunFolder.open(tmp_path / "lone")
+
+    folder.write_trajectories(12, [{"id": "i000012-e0001", "iteration": 12}],
+                              [{"id": "i000012-e0001", "iteration": 12}])
+    folder.append_metrics({"iteration": 12})
+    assert sorted(str(p.relative_to(folder.path)) for p in folder.path.rglob("*") if p.is_file()) == [
+        "config.json", "metrics.jsonl", "trajectories/index.jsonl", "trajectories/iter-000012.jsonl"]
+    assert folder.trajectory("i000012-e0001") == {"id": "i000012-e0001", "iteration": 12}
+    assert folder.trajectory("i000012-e0002") is None
+    assert list(folder.trajectories(13)) == []
+    assert (folder.memory_path, folder.log_path) == (folder.path / "memory", folder.path / "host.log")
+    assert folder.checkpoint_iterations() == [] and folder.latest_checkpoint() is None
+
+
+def test_checkpoint_folders_are_found_by_name_and_leftovers_are_cleared(tmp_path):
+    folder = RunFolder.create(tmp_path, "r", {})
+    stale = folder.new_checkpoint_dir(3)
+    (stale / "half.bin").write_bytes(b"x")  # a kill's leftover of the same iteration
+    tmp = folder.new_checkpoint_dir(3)
+    assert tmp == folder.checkpoints_path / ".iter-000003.tmp" and list(tmp.iterdir()) == []
+    (tmp / "trainer.json").write_text("{}")
+    final = folder.commit_checkpoint(3, tmp, keep=1)
+    assert final == folder.checkpoints_path / "iter-000003" and not tmp.exists()
+    tmp = folder.new_checkpoint_dir(3)  # the same iteration saved again replaces it whole
+    (tmp / "trainer.json").write_text('{"again": 1}')
+    folder.commit_checkpoint(3, tmp, keep=1)
+    assert json.loads((final / "trainer.json").read_text()) == {"again": 1}
+    (folder.checkpoints_path / "iter-000009").write_text("a file, not a folder")
+    (folder.checkpoints_path / "old-000008").mkdir()
+    (folder.checkpoints_path / "old-000008" / "trainer.json").write_text("{}")
+    assert folder.checkpoint_iterations() == [3]
+    assert folder.latest_checkpoint() == (3, final)
+
+
+def test_rollback_removes_only_what_came_after_and_the_leftovers(tmp_path):
+    folder = RunFolder.create(tmp_path, "r", {})
+    for it in (1, 2):
+        folder.write_trajectories(it, [{"id": f"i{it:06d}-e0000", "iteration": it}],
+                                  [{"id": f"i{it:06d}-e0000", "iteration": it}])
+        folder.append_metrics({"iteration": it})
+    append_jsonl(folder.metrics_path, [{"note": "no iteration"}])  # counts as iteration 0
+    (folder.path / "trajectories" / ".iter-000003.jsonl.tmp").write_text("half")
+    (folder.checkpoints_path / ".iter-000003.tmp" / "model").mkdir(parents=True)
+    (folder.checkpoints_path / "iter-000001").mkdir()
+    folder.rollback_to(1)
+    assert folder.metrics() == [{"iteration": 1}, {"note": "no iteration"}]
+    assert sorted(p.name for p in (folder.path / "trajectories").iterdir()) == [
+        "index.jsonl", "iter-000001.jsonl"]
+    assert sorted(p.name for p in folder.checkpoints_path.iterdir()) == ["iter-000001"]
+    folder.rollback_to(0)
+    assert folder.metrics() == [{"note": "no iteration"}]
+    assert not folder.trajectory_path(1).exists()
+    RunFolder.create(tmp_path, "bare", {}).rollback_to(0)  # nothing written yet: nothing to do
+
+
+def test_one_writer_holds_the_lock_and_a_reader_only_probes_it(tmp_path, monkeypatch):
+    import fcntl
+
+
+    folder = RunFolder.create(tmp_path, "r", {})
+    lock = folder.path / WRITER_LOCK
+    assert folder.writer_alive() is False and not lock.exists()  # never trained; the probe writes nothing
+    lock.write_text("pid 1 of an earlier trainer\n")
+    with folder.writer_lock():
+        assert lock.read_text() == f"pid {os.getpid()}"  # the holder's own pid, nothing stale
+        assert folder.writer_alive() is True
+        with pytest.raises(RunLockedError, match=f"^run r is being trained by pid {os.getpid()}; stop it first$"):
+            with folder.writer_lock():
+                pass
+    assert folder.writer_alive() is False
+    with open(lock, "r") as other:  # a holder that wrote nothing yet
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write_text("")
+        with pytest.raises(RunLockedError, match="being trained by another process"):
+            with folder.writer_lock():
+                pass
+    probe = open(lock, "r")  # a reader's probe holds it shared for a moment...
+    fcntl.flock(probe.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    real_sleep, waits = time.sleep, []
+
+    def let_go_while_the_writer_waits(seconds):
+        waits.append(seconds)
+        probe.close()  # ...and lets go while the writer waits to try again
+        real_sleep(seconds)
+
+    monkeypatch.setattr(folder_module.time, "sleep", let_go_while_the_writer_waits)
+    with folder.writer_lock():  # retried: a real writer never fails on a probe
+        assert folder.writer_alive() is True
+    assert len(waits) == 1
+
+
 def test_a_branch_whose_rerun_finished_reads_finished_not_stopped(tmp_path):
     """The tree showed a finished rerun's branch as stopped (red): run.json said so. A branch
     that an earlier host left `stopped` after its rerun finished is reported finished; one whose
     rerun was stopped stays stopped (a rerun on it continues); a run without a rerun is as stored."""
-    from empo2.runs.branch import RERUN_FILE
     from empo2.server.runs import stored_state
 
     folder = RunFolder.create(tmp_path, "branch", {"iterations": 3})
@@ -82,3 +202,236 @@ def test_a_branch_whose_rerun_finished_reads_finished_not_stopped(tmp_path):
         assert stored_state(folder, folder.state()) == shown, status
     (folder.path / RERUN_FILE).write_text("{torn")
     assert stored_state(folder, folder.state()) == "stopped"  # unreadable: as stored, no crash
+
+
+def test_an_episode_record_carries_every_field_of_every_step(tmp_path):
+    """The record the UI and an off-policy rerun read (docs/run-folder.md): every value distinct,
+    so a field dropped, renamed or taken from its neighbour shows; the summary is its head."""
+
+    def step(t: int, intrinsic: float) -> StepRecord:
+        return StepRecord(
+            observation=f"obs {t}", user_text=f"user {t}", tips=[f"tip a{t}", f"tip b{t}"],
+            tip_ids=[f"t{t}a", f"t{t}b"], prompt_ids=[10 + t, 11], prompt_ids_no_tips=[20 + t],
+            action=f"raw {t}", executed_action=f"go {t}", action_ids=[30 + t, 31],
+            behaviour_logprobs=[-0.5 - t, -0.25], reward=1.5 + t, intrinsic=intrinsic,
+            score=7.0 + t, tip_texts=[f"text a{t}"], tip_actions=[f"act a{t}"])
+
+    ep = Episode(id="i000004-e0002", task="find-a", variation=3, group=5, rollout_mode="memory",
+                 description="find the battery", steps=[step(0, 0.5), step(1, 0.25)],
+                 final_score=9.0, success=True, tip="look in the drawer", tip_id="t000009")
+    summary = {"id": "i000004-e0002", "iteration": 4, "task": "find-a", "variation": 3,
+               "group": 5, "rollout_mode": "memory", "update_mode": "off-policy",
+               "return": 9.0, "success": True, "steps": 2, "intrinsic": 0.75, "tip_id": "t000009"}
+    assert episode_summary(ep, "off-policy", 4) == summary
+    record = episode_record(ep, "off-policy", 4, ["after 0", "after 1"])
+    # The record's "steps" is the list of steps, where the summary has their count.
+    assert {k: v for k, v in record.items() if k in summary and k != "steps"} == \
+        {k: v for k, v in summary.items() if k != "steps"}
+    assert (record["description"], record["tip"]) == ("find the battery", "look in the drawer")
+    assert set(record) == set(summary) | {"description", "tip", "steps"}
+    for t, s in enumerate(record["steps"]):
+        assert s == {
+            "t": t, "observation": f"obs {t}", "prompt": with_tips(f"user {t}", [f"tip a{t}", f"tip b{t}"]),
+            "prompt_no_tips": f"user {t}", "tips": [f"tip a{t}", f"tip b{t}"],
+            "tip_ids": [f"t{t}a", f"t{t}b"], "tip_texts": [f"text a{t}"], "tip_actions": [f"act a{t}"],
+            "prompt_ids": [10 + t, 11], "prompt_ids_no_tips": [20 + t], "action": f"raw {t}",
+            "executed_action": f"go {t}", "action_ids": [30 + t, 31],
+            "behaviour_logprobs": [-0.5 - t, -0.25], "reward": 1.5 + t,
+            "intrinsic": ep.steps[t].intrinsic, "score": 7.0 + t, "next_observation": f"after {t}",
+        }
+    assert record["steps"][0]["prompt"] != "user 0"  # the tips are in the prompt with tips
+
+
+# -- branches (runs/branch.py) ------------------------------------------------------------------
+# tests/test_rerun.py branches a parent the real trainer trained (minutes); these build the
+# parent's folder by hand, so that each rule of a branch is checked in a second.
+
+class OneHotEmbedder:
+    """Test double for the sentence embedder (the real one takes seconds to load, and a branch
+    never reads a key vector, only copies the key file): one direction per distinct text."""
+
+    dim = 8
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+
+    def encode(self, texts):
+        rows = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for r, text in enumerate(texts):
+            rows[r, self.index.setdefault(text, len(self.index)) % self.dim] = 1.0
+        return rows
+
+
+def checkpoint(folder: RunFolder, iteration: int, marker: dict | None) -> None:
+    tmp = folder.new_checkpoint_dir(iteration)
+    atomic_write_json(tmp / "trainer.json", {"iteration": iteration, "memory_marker": marker})
+    (tmp / "optimizer.pt").write_bytes(bytes(range(iteration, iteration + 16)))
+    folder.commit_checkpoint(iteration, tmp, keep=5)
+
+
+def files(path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def parent(tmp_path):
+    """A parent with checkpoints 1 and 2 and a memory in which, after checkpoint 1, a person
+    rewrote the policy's tip, the policy added one, a person added one and deleted another."""
+
+    folder = RunFolder.create(tmp_path / "runs", "parent", {"seed": 3, "name": "parent"})
+    store = MemoryStore.open(folder.memory_path, OneHotEmbedder(), capacity=10)
+    policy_tip = store.add_episode_tip("find/1", "look left", [("room a", "go left")], score=5.0)
+    old = store.add_tip("find/1", "ask first", None, author="ana")
+    store.update(old.id, "ask twice", old.version, author="ana")  # before the marker: not listed
+    checkpoint(folder, 1, store.marker())
+    rewritten = store.update(policy_tip.id, "look right", policy_tip.version, author="bo")
+    store.add_episode_tip("find/2", "open it", [("room b", "open box")], score=1.0)
+    added = store.add_tip("find/2", "the key is red", 2.0, author="ana")
+    deleted = store.delete(old.id, old.version + 1, author="ana")
+    checkpoint(folder, 2, store.marker())
+    store.close()
+    edits = [
+        {"tip_id": policy_tip.id, "kind": "update", "variation_key": "find/1", "author": "bo",
+         "at": rewritten.updated, "before": "look left", "after": "look right"},
+        {"tip_id": added.id, "kind": "add", "variation_key": "find/2", "author": "ana",
+         "at": added.created, "before": None, "after": "the key is red"},
+        {"tip_id": old.id, "kind": "delete", "variation_key": "find/1", "author": "ana",
+         "at": deleted.updated, "before": "ask twice", "after": None},
+    ]
+    return folder, edits
+
+
+def test_a_branch_copies_its_checkpoint_and_memory_and_records_the_edits_after_it(parent):
+
+    folder, edits = parent
+    before = files(folder.path)
+    started = time.time()
+    branch = create_branch(folder, checkpoint=1, name="what-if",
+                           records={"rerun.json": {"status": "running"}})
+    assert branch.path == folder.path.parent / "what-if"
+    assert files(folder.path) == before  # the parent is only read
+    record = parent_record(branch)
+    assert started <= record.pop("created") <= time.time()
+    marker = json.loads((folder.checkpoints_path / "iter-000001" / "trainer.json").read_text())["memory_marker"]
+    assert record == {
+        "format": 1, "run": "parent", "path": str(folder.path.resolve()), "checkpoint": 1,
+        "memory_version": (folder.memory_path / "events.jsonl").stat().st_size,
+        "memory_marker": marker, "tip_edits": edits, "adopted": None,
+    }
+    assert RunFolder.open(branch.path).config() == {
+        "seed": 3, "name": "what-if", "root": str(folder.path.parent)}
+    assert (branch.state()["state"], branch.state()["iteration"]) == ("created", 1)
+    assert json.loads((branch.path / "rerun.json").read_text()) == {"status": "running"}
+    copied = files(branch.path)
+    assert {k: v for k, v in copied.items() if k.startswith("memory/")} == \
+        {k: v for k, v in before.items() if k.startswith("memory/")}
+    assert {k: v for k, v in copied.items() if k.startswith("checkpoints/")} == \
+        {k: v for k, v in before.items() if k.startswith("checkpoints/iter-000001/")}
+    assert sorted(copied) == sorted(
+        [k for k in copied if k.startswith(("memory/", "checkpoints/"))]
+        + ["config.json", "run.json", PARENT_FILE, "rerun.json"])
+    assert list((folder.path.parent / STAGING).iterdir()) == []  # assembled there, then moved
+
+    latest = parent_record(create_branch(folder))  # default: the latest checkpoint, a free name
+    assert (latest["checkpoint"], latest["tip_edits"]) == (2, [])
+
+
+def test_a_branch_name_is_free_valid_and_never_a_half_run(parent):
+
+    folder, _ = parent
+    root = folder.path.parent
+    assert create_branch(folder).run_id == "parent-branch-1"
+    (root / STAGING / "parent-branch-2").mkdir(parents=True)  # a kill's leftover staging folder
+    (root / STAGING / "parent-branch-2" / "junk").write_text("half")
+    assert create_branch(folder).run_id == "parent-branch-3"
+    again = create_branch(folder, name="parent-branch-2")  # named: the leftover is cleared
+    assert not (again.path / "junk").exists() and not (root / STAGING / "parent-branch-2").exists()
+    for bad in ("a/b", ".hidden"):
+        with pytest.raises(BranchError, match="cannot name a run folder"):
+            create_branch(folder, name=bad)
+    with pytest.raises(BranchError, match="a run named parent-branch-1 already exists"):
+        create_branch(folder, name="parent-branch-1")
+    with pytest.raises(BranchError, match=r"no checkpoint at iteration 7 \(it has 1, 2\)"):
+        create_branch(folder, checkpoint=7)
+    empty = RunFolder.create(root, "empty", {})
+    with pytest.raises(BranchError, match="run empty has no checkpoint to branch from"):
+        create_branch(empty)
+    assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == [
+        "empty", "parent", "parent-branch-1", "parent-branch-2", "parent-branch-3"]
+
+
+def test_a_parent_without_memory_branches_with_an_empty_one(tmp_path):
+
+    folder = RunFolder.create(tmp_path, "plain", {})
+    checkpoint(folder, 4, None)
+    branch = create_branch(folder)
+    record = parent_record(branch)
+    assert (record["memory_version"], record["memory_marker"], record["tip_edits"]) == (0, None, [])
+    assert (branch.memory_path.is_dir(), list(branch.memory_path.iterdir())) == (True, [])
+
+
+def test_a_parent_being_trained_is_not_branched_and_a_branch_being_trained_not_deleted(parent):
+
+    folder, _ = parent
+    with folder.writer_lock():
+        with pytest.raises(RunLockedError, match=f"run parent is being trained by pid {os.getpid()}"):
+            create_branch(folder)
+    assert not (folder.path.parent / "parent-branch-1").exists()
+    assert not (folder.path.parent / STAGING).exists()
+    branch = create_branch(folder)
+    with branch.writer_lock():
+        with pytest.raises(RunLockedError, match="being trained"):
+            delete_branch(branch)
+    assert branch.path.is_dir()
+
+
+def test_branches_of_adopt_and_delete(parent, tmp_path):
+
+    folder, _ = parent
+    root = folder.path.parent
+    assert branches_of(folder) == [] and parent_record(folder) is None
+    second = create_branch(folder, name="b-second")
+    first = create_branch(folder, name="c-first")
+    record = json.loads((first.path / PARENT_FILE).read_text())
+    atomic_write_json(first.path / PARENT_FILE, {**record, "created": 1.0})  # made earlier
+    other = create_branch(second, name="a-grandchild")  # a branch of the branch, not of parent
+    (root / "a-half").mkdir()
+    (root / "a-half" / PARENT_FILE).write_text("{}")  # no config.json: not a run
+    broken = create_branch(folder, name="d-broken")
+    (broken.path / PARENT_FILE).write_text("{torn")
+    assert [b.run_id for b in branches_of(folder)] == ["c-first", "b-second"]
+    assert [b.run_id for b in branches_of(second)] == ["a-grandchild"]
+    with pytest.raises(BranchError, match="is not valid JSON"):
+        parent_record(broken)
+
+    adopted = adopt_branch(other)["adopted"]
+    assert adopted and parent_record(other)["adopted"] == adopted
+    assert adopt_branch(other)["adopted"] == adopted  # adopting again keeps the first time
+    with pytest.raises(BranchError, match="run parent is not a branch"):
+        adopt_branch(folder)
+
+    delete_branch(second)
+    assert not second.path.exists() and other.path.is_dir() and folder.path.is_dir()
+    assert list((root / TRASH).iterdir()) == []  # moved out of the root, then removed
+    with pytest.raises(BranchError, match="run parent is not a branch; only branches"):
+        delete_branch(folder)
+
+
+def test_person_edits_after_a_marker_stop_at_a_torn_line(parent, tmp_path):
+
+    folder, edits = parent
+    events = tmp_path / "events.jsonl"
+    events.write_bytes((folder.memory_path / "events.jsonl").read_bytes())
+    marker = json.loads((folder.checkpoints_path / "iter-000001" / "trainer.json").read_text())["memory_marker"]
+    assert person_edits_after(events, marker) == edits
+    everything = person_edits_after(events, None)  # no marker: every person's edit
+    assert [(e["kind"], e["after"]) for e in everything] == [
+        ("add", "ask first"), ("update", "ask twice")] + [(e["kind"], e["after"]) for e in edits]
+    assert person_edits_after(events, {"events_bytes": None}) == everything
+    with open(events, "ab") as f:
+        f.write(b'{"kind":"update","tip_id":"t000001"')  # a torn last line: not an event yet
+    assert person_edits_after(events, marker) == edits
+    with open(events, "ab") as f:
+        f.write(b'\n{"kind":"add"}\n')  # the torn line, ended later, does not parse: it ends the log
+    assert person_edits_after(events, marker) == edits
+    assert person_edits_after(tmp_path / "none.jsonl", marker) == []

@@ -18,7 +18,8 @@ import pytest
 from empo2.memory.persistence import EventLog
 from empo2.runs import atomic
 from empo2.runs.atomic import (
-    append_jsonl, atomic_write_json, commit_folder, iter_jsonl, repair_jsonl, rewrite_jsonl,
+    append_jsonl, atomic_write_json, commit_folder, iter_jsonl, move_folder, repair_jsonl,
+    rewrite_jsonl,
 )
 from empo2.runs.folder import RunFolder
 
@@ -100,6 +101,15 @@ def test_a_folder_is_fsynced_whole_before_it_is_renamed_into_place(tmp_path, cal
     before = {c[1] for c in calls[:at]}
     assert {tmp / "model" / "weights.bin", tmp / "trainer.json", tmp / "model", tmp} <= before
     assert calls[at + 1:] == [("fsync", tmp_path, None)]
+
+
+def test_a_moved_folder_is_durable_in_both_parents(tmp_path, calls):
+    """A branch going to the trash: one rename, then both folders' entries fsynced."""
+    (tmp_path / "runs" / "b").mkdir(parents=True)
+    (tmp_path / "trash").mkdir()
+    move_folder(tmp_path / "runs" / "b", tmp_path / "trash" / "b-1")
+    assert calls == [("replace", tmp_path / "runs" / "b", tmp_path / "trash" / "b-1"),
+                     ("fsync", tmp_path / "trash", None), ("fsync", tmp_path / "runs", None)]
 
 
 def test_a_checkpoint_is_committed_in_that_order_and_nothing_points_at_it(tmp_path, calls):
