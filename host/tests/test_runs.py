@@ -16,7 +16,7 @@ from empo2.runs import folder as folder_module
 from empo2.runs.atomic import append_jsonl, atomic_write_json, iter_jsonl, repair_jsonl
 from empo2.runs.branch import (PARENT_FILE, RERUN_FILE, STAGING, TRASH, BranchError, adopt_branch,
                                branches_of, create_branch, delete_branch, parent_record,
-                               person_edits_after)
+                               person_edits_after, rerun_status)
 from empo2.runs.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError
 from empo2.runs.records import episode_record, episode_summary
 
@@ -78,6 +78,11 @@ def test_incomplete_checkpoints_are_ignored(tmp_path):
     assert folder.checkpoint_iterations() == [4, 5]
 
 
+def refuse_rmdir(path, *args, **kwargs):
+    """os.rmdir of a file system that will not let a folder go (shutil.rmtree calls it)."""
+    raise PermissionError(f"cannot remove {path}")
+
+
 def test_the_files_have_the_documented_names_and_the_state_its_defaults(tmp_path):
     """docs/run-folder.md is what the extension and people's scripts read: the names are fixed."""
     started = time.time()
@@ -94,6 +99,10 @@ def test_the_files_have_the_documented_names_and_the_state_its_defaults(tmp_path
     assert folder.state() == {"state": "created", "iteration": 0}  # unreadable: the defaults
     (folder.path / "run.json").unlink()
     assert folder.state() == {"state": "created", "iteration": 0}
+    (tmp_path / "half").mkdir()  # a create that a kill cut before config.json: made again
+    (tmp_path / "half" / "run.json").write_text('{"state": "running", "iteration": 5}')
+    again = RunFolder.create(tmp_path, "half", {"seed": 2})
+    assert (again.config(), again.state()["state"], again.state()["iteration"]) == ({"seed": 2}, "created", 0)
     (tmp_path / "lone").mkdir()
     (tmp_path / "lone" / "config.json").mkdir()  # not a file
     with pytest.raises(RunFolderError, match="lone is not a run folder"):
@@ -107,11 +116,13 @@ def test_the_files_have_the_documented_names_and_the_state_its_defaults(tmp_path
     assert folder.trajectory("i000012-e0001") == {"id": "i000012-e0001", "iteration": 12}
     assert folder.trajectory("i000012-e0002") is None
     assert list(folder.trajectories(13)) == []
+    folder.write_trajectories(123456, [{"id": "i123456-e0000"}], [{"id": "i123456-e0000"}])
+    assert folder.trajectory("i123456-e0000") == {"id": "i123456-e0000"}  # all six digits count
     assert (folder.memory_path, folder.log_path) == (folder.path / "memory", folder.path / "host.log")
     assert folder.checkpoint_iterations() == [] and folder.latest_checkpoint() is None
 
 
-def test_checkpoint_folders_are_found_by_name_and_leftovers_are_cleared(tmp_path):
+def test_checkpoint_folders_are_found_by_name_and_leftovers_are_cleared(tmp_path, monkeypatch):
     folder = RunFolder.create(tmp_path, "r", {})
     stale = folder.new_checkpoint_dir(3)
     (stale / "half.bin").write_bytes(b"x")  # a kill's leftover of the same iteration
@@ -129,9 +140,14 @@ def test_checkpoint_folders_are_found_by_name_and_leftovers_are_cleared(tmp_path
     (folder.checkpoints_path / "old-000008" / "trainer.json").write_text("{}")
     assert folder.checkpoint_iterations() == [3]
     assert folder.latest_checkpoint() == (3, final)
+    tmp = folder.new_checkpoint_dir(4)
+    (tmp / "trainer.json").write_text("{}")
+    monkeypatch.setattr(os, "rmdir", refuse_rmdir)  # the old checkpoint will not go
+    assert folder.commit_checkpoint(4, tmp, keep=1) == folder.checkpoints_path / "iter-000004"
+    assert folder.latest_checkpoint()[0] == 4  # committed all the same; pruning is best effort
 
 
-def test_rollback_removes_only_what_came_after_and_the_leftovers(tmp_path):
+def test_rollback_removes_only_what_came_after_and_the_leftovers(tmp_path, monkeypatch):
     folder = RunFolder.create(tmp_path, "r", {})
     for it in (1, 2):
         folder.write_trajectories(it, [{"id": f"i{it:06d}-e0000", "iteration": it}],
@@ -150,6 +166,10 @@ def test_rollback_removes_only_what_came_after_and_the_leftovers(tmp_path):
     assert folder.metrics() == [{"note": "no iteration"}]
     assert not folder.trajectory_path(1).exists()
     RunFolder.create(tmp_path, "bare", {}).rollback_to(0)  # nothing written yet: nothing to do
+    (folder.checkpoints_path / ".iter-000002.tmp" / "model").mkdir(parents=True)
+    monkeypatch.setattr(os, "rmdir", refuse_rmdir)
+    folder.rollback_to(0)  # a leftover that will not go does not stop the resume
+    assert (folder.checkpoints_path / ".iter-000002.tmp").is_dir()
 
 
 def test_one_writer_holds_the_lock_and_a_reader_only_probes_it(tmp_path, monkeypatch):
@@ -167,15 +187,18 @@ def test_one_writer_holds_the_lock_and_a_reader_only_probes_it(tmp_path, monkeyp
             with folder.writer_lock():
                 pass
     assert folder.writer_alive() is False
+    real_sleep, waits = time.sleep, []
+    monkeypatch.setattr(folder_module.time, "sleep", lambda seconds: waits.append(seconds))
     with open(lock, "r") as other:  # a holder that wrote nothing yet
         fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         lock.write_text("")
         with pytest.raises(RunLockedError, match="being trained by another process"):
             with folder.writer_lock():
                 pass
+    assert waits == [0.005] * 19  # 20 tries ~0.1 s apart in all, no wait after the last
+    waits.clear()
     probe = open(lock, "r")  # a reader's probe holds it shared for a moment...
     fcntl.flock(probe.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-    real_sleep, waits = time.sleep, []
 
     def let_go_while_the_writer_waits(seconds):
         waits.append(seconds)
@@ -202,6 +225,9 @@ def test_a_branch_whose_rerun_finished_reads_finished_not_stopped(tmp_path):
         assert stored_state(folder, folder.state()) == shown, status
     (folder.path / RERUN_FILE).write_text("{torn")
     assert stored_state(folder, folder.state()) == "stopped"  # unreadable: as stored, no crash
+    for odd in ({"status": 3}, ["finished"]):  # not a status, not a record: none
+        atomic_write_json(folder.path / RERUN_FILE, odd)
+        assert rerun_status(folder) is None
 
 
 def test_an_episode_record_carries_every_field_of_every_step(tmp_path):
@@ -340,12 +366,12 @@ def test_a_branch_name_is_free_valid_and_never_a_half_run(parent):
 
     folder, _ = parent
     root = folder.path.parent
-    assert create_branch(folder).run_id == "parent-branch-1"
-    (root / STAGING / "parent-branch-2").mkdir(parents=True)  # a kill's leftover staging folder
-    (root / STAGING / "parent-branch-2" / "junk").write_text("half")
-    assert create_branch(folder).run_id == "parent-branch-3"
-    again = create_branch(folder, name="parent-branch-2")  # named: the leftover is cleared
-    assert not (again.path / "junk").exists() and not (root / STAGING / "parent-branch-2").exists()
+    assert [create_branch(folder).run_id for _ in range(2)] == ["parent-branch-1", "parent-branch-2"]
+    (root / STAGING / "parent-branch-3").mkdir(parents=True)  # a kill's leftover staging folder
+    (root / STAGING / "parent-branch-3" / "junk").write_text("half")
+    assert create_branch(folder).run_id == "parent-branch-4"
+    again = create_branch(folder, name="parent-branch-3")  # named: the leftover is cleared
+    assert not (again.path / "junk").exists() and not (root / STAGING / "parent-branch-3").exists()
     for bad in ("a/b", ".hidden"):
         with pytest.raises(BranchError, match="cannot name a run folder"):
             create_branch(folder, name=bad)
@@ -357,7 +383,12 @@ def test_a_branch_name_is_free_valid_and_never_a_half_run(parent):
     with pytest.raises(BranchError, match="run empty has no checkpoint to branch from"):
         create_branch(empty)
     assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == [
-        "empty", "parent", "parent-branch-1", "parent-branch-2", "parent-branch-3"]
+        "empty", "parent", "parent-branch-1", "parent-branch-2", "parent-branch-3", "parent-branch-4"]
+    scratch = root.parent / "scratch"  # a dry run branches into a scratch root of its own
+    elsewhere = create_branch(folder, name="try", root=scratch)
+    assert elsewhere.path == scratch / "try" and not (root / "try").exists()
+    assert parent_record(elsewhere)["path"] == str(folder.path.resolve())
+    assert elsewhere.config()["root"] == str(scratch)
 
 
 def test_a_parent_without_memory_branches_with_an_empty_one(tmp_path):
@@ -385,7 +416,7 @@ def test_a_parent_being_trained_is_not_branched_and_a_branch_being_trained_not_d
     assert branch.path.is_dir()
 
 
-def test_branches_of_adopt_and_delete(parent, tmp_path):
+def test_branches_of_adopt_and_delete(parent, monkeypatch):
 
     folder, _ = parent
     root = folder.path.parent
@@ -393,13 +424,20 @@ def test_branches_of_adopt_and_delete(parent, tmp_path):
     second = create_branch(folder, name="b-second")
     first = create_branch(folder, name="c-first")
     record = json.loads((first.path / PARENT_FILE).read_text())
-    atomic_write_json(first.path / PARENT_FILE, {**record, "created": 1.0})  # made earlier
+    atomic_write_json(first.path / PARENT_FILE, {**record, "created": 0.5})  # made earlier
     other = create_branch(second, name="a-grandchild")  # a branch of the branch, not of parent
     (root / "a-half").mkdir()
-    (root / "a-half" / PARENT_FILE).write_text("{}")  # no config.json: not a run
-    broken = create_branch(folder, name="d-broken")
+    (root / "a-half" / PARENT_FILE).write_text(  # no config.json: not a run
+        (first.path / PARENT_FILE).read_text())
+    broken = create_branch(folder, name="a0-broken")  # sorted before the others: skipped, not the end
     (broken.path / PARENT_FILE).write_text("{torn")
-    assert [b.run_id for b in branches_of(folder)] == ["c-first", "b-second"]
+    undated = create_branch(folder, name="e-undated")  # a record without its time sorts first
+    record = json.loads((undated.path / PARENT_FILE).read_text())
+    del record["created"]
+    atomic_write_json(undated.path / PARENT_FILE, record)
+    tied = create_branch(folder, name="f-tied")  # as old as the undated one: kept in name order
+    atomic_write_json(tied.path / PARENT_FILE, {**record, "created": 0})
+    assert [b.run_id for b in branches_of(folder)] == ["e-undated", "f-tied", "c-first", "b-second"]
     assert [b.run_id for b in branches_of(second)] == ["a-grandchild"]
     with pytest.raises(BranchError, match="is not valid JSON"):
         parent_record(broken)
@@ -413,6 +451,11 @@ def test_branches_of_adopt_and_delete(parent, tmp_path):
     delete_branch(second)
     assert not second.path.exists() and other.path.is_dir() and folder.path.is_dir()
     assert list((root / TRASH).iterdir()) == []  # moved out of the root, then removed
+    real_rmdir = os.rmdir
+    monkeypatch.setattr(os, "rmdir", refuse_rmdir)  # a file system that will not let the trash go
+    delete_branch(tied)  # the trash folder exists already; clearing it fails quietly
+    monkeypatch.setattr(os, "rmdir", real_rmdir)
+    assert not tied.path.exists() and len(list((root / TRASH).iterdir())) == 1
     with pytest.raises(BranchError, match="run parent is not a branch; only branches"):
         delete_branch(folder)
 
