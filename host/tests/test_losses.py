@@ -110,6 +110,22 @@ def test_group_of_one_and_identical_returns_give_zero():
     assert_close(adv, torch.zeros(5))
 
 
+def test_group_advantages_normalise_by_the_std_unless_told_not_to():
+    returns, groups = torch.tensor([1.0, 0.0, 1.0, 0.0]), torch.zeros(4, dtype=torch.long)
+    default = group_advantages(returns, groups)
+    assert_close(default, group_advantages(returns, groups, normalize_std=True))
+    assert_close(default, torch.tensor([1.0, -1.0, 1.0, -1.0]) * 0.5 / (math.sqrt(1 / 3) + 1e-6))
+    pair = group_advantages(torch.tensor([1.0, 3.0]), torch.tensor([7, 7]))  # std over n - 1 = 1
+    assert_close(pair, torch.tensor([-1.0, 1.0]) / (math.sqrt(2.0) + 1e-6))
+
+
+def test_group_advantages_of_mismatched_shapes_are_one_clear_error():
+    with pytest.raises(ValueError, match=r"must both be \(E,\), got \(4,\) and \(3,\)\.$"):
+        group_advantages(torch.zeros(4), torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"got \(2, 2\) and \(2, 2\)"):
+        group_advantages(torch.zeros(2, 2), torch.zeros(2, 2, dtype=torch.long))
+
+
 def test_group_advantages_integer_returns_and_empty():
     adv = group_advantages(torch.tensor([1, 0, 1, 0]), torch.tensor([0, 0, 0, 0]))
     assert adv.dtype == torch.float32
@@ -149,6 +165,21 @@ def test_step_mask_ignores_padding_below_delta():
     response_mask = torch.tensor([[True, False], [True, True]])
     got = low_probability_mask(logp, response_mask, level="step")
     assert torch.equal(got, torch.tensor([[True, False], [False, False]]))
+
+
+def test_the_default_mask_is_the_papers_token_level_at_log_delta_minus_5():
+    logp = torch.tensor([[-4.99, -5.0, -5.01, -0.1], [-9.0, -1.0, -2.0, -3.0]])
+    response_mask = torch.ones(2, 4, dtype=torch.bool)
+    got = low_probability_mask(logp, response_mask)
+    assert torch.equal(got, low_probability_mask(logp, response_mask, -5.0, level="token"))
+    assert torch.equal(got, torch.tensor([[True, True, False, True], [False, True, True, True]]))
+
+
+def test_a_mask_of_another_shape_is_one_clear_error():
+    with pytest.raises(ValueError, match="Shapes must match"):
+        low_probability_mask(torch.zeros(2, 3), torch.ones(2, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match="Shapes must match"):
+        kl_penalty(torch.zeros(2, 3), torch.zeros(2, 4))
 
 
 def test_unknown_level_is_one_clear_error():
@@ -249,6 +280,10 @@ def test_bad_dual_clip_and_shapes_are_clear_errors():
         policy_loss(x, x, torch.ones(2), mask, dual_clip_c=1.0)
     with pytest.raises(ValueError, match="Shapes must match"):
         policy_loss(x, torch.zeros(2, 4), torch.ones(2), mask)
+    with pytest.raises(ValueError, match="Shapes must match"):  # each of the three is checked
+        policy_loss(torch.zeros(2, 4), x, torch.ones(2), mask)
+    with pytest.raises(ValueError, match="Shapes must match"):
+        policy_loss(x, x, torch.ones(2), torch.ones(2, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match="advantages"):
         policy_loss(x, x, torch.ones(3), mask)
 
@@ -280,6 +315,12 @@ def test_kl_penalty_matches_loop(seed, kind):
     assert_close(got, want)
     if kind in ("low_var_kl", "k3"):
         assert (got == 10.0).any(), "the clamp should be exercised"
+
+
+def test_the_default_kl_is_low_var_kl():
+    logp, ref_logp, _, _, _ = make_batch(0)
+    assert torch.equal(kl_penalty(logp, ref_logp), kl_penalty(logp, ref_logp, "k3"))
+    assert not torch.equal(kl_penalty(logp, ref_logp), kl_penalty(logp, ref_logp, "k1"))
 
 
 def test_kl_unknown_kind():
