@@ -123,15 +123,20 @@ function isStartArg(arg: unknown): arg is NewRunArg {
   return typeof arg === 'object' && arg !== null && ('preset' in arg || 'config' in arg || 'configFile' in arg);
 }
 
-/** The run a pause/resume/stop acts on: an explicit id, else the live run, else the current one. */
-function targetRun(runs: RunsModel, arg: unknown): string | undefined {
+/** The run a command's argument names: a run id, or a tree row's run. */
+function namedRun(arg: unknown): string | undefined {
   if (typeof arg === 'string') {
     return arg;
   }
   if (typeof arg === 'object' && arg !== null && 'runId' in arg && typeof (arg as { runId: unknown }).runId === 'string') {
     return (arg as { runId: string }).runId;
   }
-  return runs.live?.info.runId ?? runs.current?.info.runId;
+  return undefined;
+}
+
+/** The run a pause/resume/stop acts on: an explicit id, else the live run, else the current one. */
+function targetRun(runs: RunsModel, arg: unknown): string | undefined {
+  return namedRun(arg) ?? runs.live?.info.runId ?? runs.current?.info.runId;
 }
 
 /** Resumes a run and makes it the current one (Resume Run, and the run guard after a restart). */
@@ -226,7 +231,9 @@ export class ShowMetricsCommand extends CommandBase<RunServices> {
         await metrics.showFolder(arg);
         return;
       }
-      const runId = targetRun(runs, arg);
+      // The run asked for, else the current one (the run the status bar names, the live run
+      // unless another was opened or selected since).
+      const runId = namedRun(arg) ?? runs.current?.info.runId;
       if (host.current && runId) {
         await metrics.showRun(runId);
         return;

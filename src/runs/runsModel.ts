@@ -131,7 +131,7 @@ export class RunsModel extends Disposable {
       for (const run of runs) {
         this.upsert(run, {}, /* quiet */ true);
       }
-      const live = runs.find((run) => run.live);
+      const live = runs.find(isActive);
       if (live) {
         const { run } = await this.host.request(Requests.runStatus, { runId: live.runId });
         if (run) {
@@ -214,10 +214,18 @@ export function latestReturn(metrics: MetricsRecord | null): number | undefined 
   return typeof value === 'number' ? value : undefined;
 }
 
-/** The RunInfo fields of a RunInfo or RunStatus (a status also carries config, checkpoints, …). */
+/**
+ * The RunInfo fields of a RunInfo or RunStatus (a status also carries config, checkpoints, …),
+ * `live` only while the run is in a state a training host holds. The host says a run's end
+ * (finished, stopped, failed) in a run/state that still has `live: true`, since it lets go of
+ * the run a moment later, and no notification follows: taken as it came, every run trained
+ * since the host (re)started stayed "live", `live` was the first of them, and Show Metrics drew
+ * that finished run instead of the current one (and Pause/Stop saw "no run is training" while a
+ * later run trained).
+ */
 function runInfoOf(run: RunInfo): RunInfo {
   // A RunStatus is a RunInfo with more fields: keep only the RunInfo ones (a branch's parent too).
-  const { runId, path, state, iteration, iterations, live, updated, error, parent } = run;
-  return { runId, path, state, iteration, iterations, live, updated, ...(error !== undefined ? { error } : {}),
+  const { runId, path, state, iteration, iterations, updated, error, parent } = run;
+  return { runId, path, state, iteration, iterations, live: isActive(run), updated, ...(error !== undefined ? { error } : {}),
     ...(parent !== undefined ? { parent } : {}) };
 }
