@@ -20,10 +20,12 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     return topRuns().filter({ hasText: 'finished' }).locator('.label-name').allInnerTexts();
   }
 
-  async function panelState(frame: Frame): Promise<{ runs: string[]; charts: { id: string; points: number; latest: string; iteration: string }[] }> {
+  async function panelState(frame: Frame): Promise<{ heading: string; runs: string[]; charts: { id: string; points: number; latest: string; iteration: string }[] }> {
     return frame.locator('empo2-metrics-panel').evaluate((panel) => {
       const root = panel.shadowRoot!;
       return {
+        // One run: its id; several: "N runs".
+        heading: root.querySelector('h2')?.textContent ?? '',
         runs: Array.from(root.querySelectorAll<HTMLElement>('[data-testid="run"]')).map((row) => row.dataset.runId ?? ''),
         charts: Array.from(root.querySelectorAll<HTMLElement>('empo2-metrics-chart')).map((chart) => ({
           id: chart.dataset.chart ?? '',
@@ -33,6 +35,25 @@ describe('Comparing runs\' metrics, as a person does it', function () {
         })),
       };
     });
+  }
+
+  /** In the open multi-select pick, ticks exactly the runs `wanted`, as a person clicks the rows. */
+  async function tickExactly(wanted: readonly string[]): Promise<void> {
+    await workbench.quickInputRows().first().waitFor();
+    for (const row of await workbench.quickInputRows().all()) {
+      // The row's first label is the run id; the detail line under it (the run's folder) has one too.
+      const label = (await row.locator('.label-name').first().innerText()).trim();
+      const tick = wanted.includes(label);
+      if ((await row.getAttribute('aria-checked')) !== String(tick)) {
+        await row.locator('.label-name').first().click();
+        await workbench.eventually(`${label} ${tick ? 'ticked' : 'unticked'}`, async () => ((await row.getAttribute('aria-checked')) === String(tick) ? true : undefined), 5_000);
+      }
+    }
+  }
+
+  async function acceptPick(): Promise<void> {
+    await workbench.quickInput().locator('.monaco-button', { hasText: 'OK' }).click();
+    await workbench.quickInput().waitFor({ state: 'hidden' });
   }
 
   it('trains two runs, overlays them in one panel, and puts them on environment steps', async () => {
@@ -53,20 +74,9 @@ describe('Comparing runs\' metrics, as a person does it', function () {
 
     await workbench.pickCommand("EMPO²: Compare Runs' Metrics…");
     await workbench.quickInputTitle().filter({ hasText: "Compare Runs' Metrics" }).waitFor();
-    await workbench.quickInputRows().first().waitFor();
-    // Tick exactly the two runs (the current run comes ticked), as a person clicks the rows.
-    for (const row of await workbench.quickInputRows().all()) {
-      // The row's first label is the run id; the detail line under it (the run's folder) has one too.
-      const label = (await row.locator('.label-name').first().innerText()).trim();
-      const wanted = compared.includes(label);
-      if ((await row.getAttribute('aria-checked')) !== String(wanted)) {
-        await row.locator('.label-name').first().click();
-        await workbench.eventually(`${label} ${wanted ? 'ticked' : 'unticked'}`, async () => ((await row.getAttribute('aria-checked')) === String(wanted) ? true : undefined), 5_000);
-      }
-    }
+    await tickExactly(compared); // the current run comes ticked
     await workbench.screenshot('13d-compare-pick');
-    await workbench.quickInput().locator('.monaco-button', { hasText: 'OK' }).click();
-    await workbench.quickInput().waitFor({ state: 'hidden' });
+    await acceptPick();
 
     const frame = await workbench.webviewFrame('empo2-metrics-panel', 60_000);
     const overlaid = await workbench.eventually('both runs charted', async () => {
@@ -101,13 +111,34 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     }
     await workbench.screenshot('13f-compare-env-steps');
 
-    // Removing one run leaves the single-run view of the other.
-    await frame.locator(`empo2-metrics-panel [data-testid="run"][data-run-id="${compared[1]}"] button.remove`).click();
+    // From a comparison, Show Metrics shows the current run alone: the one selected in the tree,
+    // which the status bar names. (It once drew the first run this host had trained, compared[1]
+    // when this test trained both: the newest run comes first in the tree.)
+    const [current, other] = compared;
+    await workbench.treeRow(current).first().locator('.label-name').click();
+    await workbench.statusBarItem(current).waitFor({ timeout: 20_000 });
+    await workbench.runCommand('EMPO²: Show Metrics');
+    const alone = await workbench.eventually(`Show Metrics to show ${current} alone`, async () => {
+      const state = await panelState(frame);
+      return state.runs.length === 0 && state.charts.some((c) => c.points > 0) ? state : undefined;
+    }, 20_000);
+    assert.equal(alone.heading, current, `Show Metrics showed "${alone.heading}", not the current run ${current}`);
+
+    // "Add run…" in the panel overlays the other run again; its × leaves the current one.
+    await frame.locator('empo2-metrics-panel vscode-button[data-testid="add-runs"]').click();
+    await workbench.quickInputTitle().filter({ hasText: 'Add Runs to the Metrics' }).waitFor();
+    await tickExactly([other]);
+    await acceptPick();
+    const added = await workbench.eventually('the run added', async () => {
+      const state = await panelState(frame);
+      return state.runs.length === 2 ? state : undefined;
+    }, 60_000);
+    assert.deepEqual(added.runs, [current, other]);
+    await frame.locator(`empo2-metrics-panel [data-testid="run"][data-run-id="${other}"] button.remove`).click();
     await workbench.eventually('one run left', async () => {
       const state = await panelState(frame);
-      return state.runs.length === 0 && state.charts.some((c) => c.id === 'return') ? true : undefined;
+      return state.runs.length === 0 && state.heading === current && state.charts.some((c) => c.id === 'return') ? true : undefined;
     }, 20_000);
-    await frame.locator('empo2-metrics-panel h2', { hasText: compared[0] }).waitFor();
     await workbench.runCommand('View: Close All Editors');
   });
 });
