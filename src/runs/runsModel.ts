@@ -49,14 +49,7 @@ export class RunsModel extends Disposable {
       }),
     );
     this._register(host.on(Notifications.runState, ({ run }) => this.upsert(run, { progress: isActive(run) ? undefined : null })));
-    this._register(
-      host.on(Notifications.runProgress, ({ runId, progress }) => {
-        const entry = this.runs.get(runId);
-        if (entry) {
-          this.update(runId, { progress });
-        }
-      }),
-    );
+    this._register(host.on(Notifications.runProgress, ({ runId, progress }) => this.update(runId, { progress })));
     this._register(
       host.on(Notifications.runMetrics, ({ runId, records }) => {
         const entry = this.runs.get(runId);
@@ -98,10 +91,11 @@ export class RunsModel extends Disposable {
 
   /** Makes a run current (the user opened or selected it). */
   select(runId: string): void {
-    if (this.currentId !== runId && this.runs.has(runId)) {
+    const entry = this.runs.get(runId);
+    if (entry && this.currentId !== runId) {
       this.currentId = runId;
       this._onDidChangeCurrent.fire(this.current);
-      if (!this.runs.get(runId)?.config) {
+      if (!entry.config) {
         void this.refreshStatus(runId);
       }
     }
@@ -176,20 +170,22 @@ export class RunsModel extends Disposable {
         this._onDidChangeRuns.fire();
       }
       this._onDidChangeRun.fire(entry);
-      if (this.current?.info.runId === info.runId) {
+      // `current` answers an entry of the map, and the map holds `entry` for this run now.
+      if (this.current === entry) {
         this._onDidChangeCurrent.fire(entry);
       }
     }
     return entry;
   }
 
+  /** Changes a run it lists (a notification about a run it does not list is dropped). */
   private update(runId: string, changes: Partial<RunEntry>): void {
     const entry = this.runs.get(runId);
     if (entry) {
       const next = { ...entry, ...changes };
       this.runs.set(runId, next);
       this._onDidChangeRun.fire(next);
-      if (this.current?.info.runId === runId) {
+      if (this.current === next) {
         this._onDidChangeCurrent.fire(next);
       }
     }
