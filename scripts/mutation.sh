@@ -5,7 +5,8 @@
 #
 #   scripts/mutation.sh                       # host (mutmut) and extension (StrykerJS)
 #   scripts/mutation.sh host ['empo2.update.*' ...]   # host only; optional mutmut name globs
-#   scripts/mutation.sh extension             # extension only
+#   scripts/mutation.sh extension [--incremental] [--mutate 'src/rpc/client.ts'] ...
+#                                             # extension only; arguments go to `stryker run`
 #   MUTATION_FILES='empo2/update.py' scripts/mutation.sh host 'empo2.update.x__keep_mask*'
 #                                             # a subset fast: generate only these files' mutants
 #
@@ -51,13 +52,13 @@ run_host() {
 
 run_extension() {
   echo "== extension: StrykerJS (mocha runner) on the models and the RPC client"
-  nice -n 10 npx stryker run --concurrency "$jobs"
+  nice -n 10 npx stryker run --concurrency "$jobs" "$@"
   cp reports/mutation/mutation.json "$out/extension-results.json"
 }
 
 case "$what" in
   host) run_host "$@" ;;
-  extension) run_extension ;;
+  extension) run_extension "$@" ;;
   all) run_host; run_extension ;;
   *) echo "usage: scripts/mutation.sh [all|host [mutant globs]|extension]" >&2; exit 2 ;;
 esac

@@ -4,7 +4,7 @@
         --equivalent scripts/mutation-equivalent.txt [--by-function] > report.md
 
 mutmut's `results --all true` lists `<module>.<function>__mutmut_<n>: <status>`; Stryker's JSON
-report lists every mutant per file. Mutants named in the equivalent list (one per line, `name  #
+report lists every mutant per file (named here `file:line:column-line:column:Mutator:replacement`). Mutants named in the equivalent list (one per line, `name  #
 reason`) are counted apart: they cannot be killed because they do not change behaviour, and the
 reason says why. Score = killed / (total − equivalent − not run), timeouts counted as killed.
 """
@@ -12,6 +12,7 @@ reason says why. Score = killed / (total − equivalent − not run), timeouts c
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -52,14 +53,30 @@ def mutmut_rows(path: Path, by_function: bool = False) -> list[tuple[str, str, s
     return rows
 
 
+def stryker_name(file: str, mutant: dict) -> str:
+    """`file:line:column-line:column:Mutator:replacement`, the span of the code replaced, e.g.
+    `src/rpc/client.ts:152:9-152:36:ConditionalExpression:false`. Stryker's own ids number the
+    mutants of the whole run, so they change with `--mutate` or an edit to an earlier file; the
+    span, the mutator and the replacement do not (the end tells nested conditions that start at
+    one column apart). The replacement is put on one line; past 60 characters it is cut at 48
+    and ends with 8 hex digits of its SHA-1 (two long replacements of one span can share their
+    start); a `#` in it (the equivalent list's comment mark) is written %23."""
+    location = mutant.get("location", {})
+    start, end = location.get("start", {}), location.get("end", {})
+    span = f"{start.get('line', '?')}:{start.get('column', '?')}-{end.get('line', '?')}:{end.get('column', '?')}"
+    replacement = " ".join(str(mutant.get("replacement", "")).split()).replace("#", "%23")
+    if len(replacement) > 60:
+        digest = hashlib.sha1(replacement.encode()).hexdigest()[:8]
+        replacement = f"{replacement[:48]}…{digest}"
+    return f"{file}:{span}:{mutant.get('mutatorName')}:{replacement}"
+
+
 def stryker_rows(path: Path) -> list[tuple[str, str, str]]:
     report = json.loads(path.read_text())
     rows = []
     for file, entry in report.get("files", {}).items():
         for mutant in entry.get("mutants", []):
-            line = mutant.get("location", {}).get("start", {}).get("line", "?")
-            name = f"{file}:{line}:{mutant.get('mutatorName')}:{mutant.get('id')}"
-            rows.append((file, name, mutant.get("status", "?")))
+            rows.append((file, stryker_name(file, mutant), mutant.get("status", "?")))
     return rows
 
 

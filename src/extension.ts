@@ -18,7 +18,16 @@ import { Notifications } from './rpc/methods';
 import type { RunInfo } from './rpc/protocol';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
-import { NewRunCommand, PauseRunCommand, ResumeRunCommand, ShowMetricsCommand, StopRunCommand, type NewRunArg, type RunServices } from './runs/runCommands';
+import {
+  CompareMetricsCommand,
+  NewRunCommand,
+  PauseRunCommand,
+  ResumeRunCommand,
+  ShowMetricsCommand,
+  StopRunCommand,
+  type NewRunArg,
+  type RunServices,
+} from './runs/runCommands';
 import { RunProgressReporter } from './runs/runProgress';
 import { runContext } from './runs/runContext';
 import { RunsModel } from './runs/runsModel';
@@ -73,7 +82,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const trajectoryModel = new TrajectoryModel(host, runs);
   const trajectories = new TrajectoryTreeProvider(trajectoryModel);
   const debug = new DebugFeature(host, runs);
-  const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true });
+  // Several runs selected at once are compared in one metrics panel (Compare Runs' Metrics).
+  const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true, canSelectMany: true });
   let tipsView: TipsViewProvider | undefined;
   const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
   const episodes = new EpisodeBrowser(trajectoryModel, runs, treeView, episodePanel, hostLog);
@@ -119,7 +129,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     runs.onDidChangeRuns(() => setRunContext(runs)),
     registerCommands([
       ...[StartHostCommand, StopHostCommand, RestartHostCommand, ConnectRemoteCommand, ReconnectCommand].map((Host) => new Host(hostServices)),
-      ...[NewRunCommand, PauseRunCommand, ResumeRunCommand, StopRunCommand, OpenRunFolderCommand, ShowMetricsCommand].map((Run) => new Run(runServices)),
+      ...[NewRunCommand, PauseRunCommand, ResumeRunCommand, StopRunCommand, OpenRunFolderCommand, ShowMetricsCommand, CompareMetricsCommand].map((Run) => new Run(runServices)),
       refresh,
       ...[AddTipCommand, EditTipCommand, DeleteTipCommand, ShowTipHistoryCommand].map((TipCommand) => new TipCommand(tipServices)),
       new ShowHostLogCommand({ hostLog }),

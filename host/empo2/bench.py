@@ -20,6 +20,10 @@ also evaluated on the same episodes. OUT/results.json holds one record per run a
 (paired mean difference with a 95% bootstrap CI over seeds, and the ratio); OUT/results.md the
 tables, OUT/learning-curves.svg the curves. Runs go to `workers` processes of one thread each:
 the built-in model's matrices are too small to keep two threads busy.
+
+With `resume`, the runs an earlier bench already wrote to OUT/results.json under the same
+protocol (everything but its seeds and arms) are kept rather than trained again: a bench cut
+short goes on where it stopped, and arms or seeds can be added to a bench of record.
 """
 
 from __future__ import annotations
@@ -43,6 +47,13 @@ from .runs.atomic import atomic_write_text
 PRESET = "builtin-bench"
 WARM_START = "warm start (no RL)"
 PRIMARY, BASELINE = "EMPO²", "GRPO"
+# What a resumed bench must share with the report it extends; seeds and arms may grow.
+SAME_PROTOCOL = ("preset", "overrides", "policy", "env_step_budget", "eval_episodes",
+                 "eval_temperature", "ood_trials", "primary_metric", "tasks")
+
+
+class ResumeError(ValueError):
+    """The earlier report cannot be extended (unreadable, or under another protocol)."""
 
 
 def _slug(method: str) -> str:
@@ -151,13 +162,36 @@ def bench_jobs(seeds: list[int], ablation_seeds: list[int], preset: str, overrid
     return jobs
 
 
+def reusable_runs(report_path: Path, protocol: dict, jobs: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The runs of the earlier report at `report_path` that this bench plans again (same name
+    and overrides), and that report's record of earlier invocations with itself appended.
+    Raises ResumeError when the report cannot be read or was made under another protocol."""
+    if not report_path.exists():
+        return [], []
+    try:
+        earlier = json.loads(report_path.read_text())
+        old, old_runs = earlier["protocol"], earlier["runs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ResumeError(f"{report_path} is not a bench report that can be resumed") from None
+    for key in SAME_PROTOCOL:
+        if old.get(key) != protocol[key]:
+            raise ResumeError(f"{report_path} was made with {key} = {old.get(key)!r}, this bench "
+                              f"has {protocol[key]!r}; resume only under the same protocol")
+    planned = {job["name"]: job["overrides"] for job in jobs}
+    kept = [r for r in old_runs if planned.get(r.get("name")) == r.get("overrides")]
+    history = list(earlier.get("earlier", [])) + [
+        {"root": earlier.get("root"), "seconds": earlier.get("seconds"), "runs": len(old_runs)}]
+    return kept, history
+
+
 def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_seeds: list[int] = (),
               preset: str = PRESET, overrides: list[str] = (), eval_episodes: int = 240,
               ood_trials: int = 10, workers: int | None = None, bar_factory=None,
-              arms: list[str] | None = None) -> dict:
+              arms: list[str] | None = None, resume: bool = False) -> dict:
     """Runs the bench and writes its report. The report is rewritten after every finished run
     (`finished_runs` of `planned_runs`, `complete` false until the last), so a bench stopped
-    early keeps the runs it finished, and their paired summary, on disk."""
+    early keeps the runs it finished, and their paired summary, on disk; with `resume` those
+    runs are kept and only the others are trained."""
     root = root or Path(".empo2") / "bench" / time.strftime("%Y%m%d-%H%M%S")
     overrides = list(overrides)
     config = load_config(preset, overrides)  # a bad preset or override fails here, before any run
@@ -166,26 +200,34 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
                       ood_trials, main_arms)
     from .trainer import resolve_model
 
-    resolve_model(config.policy.model)  # build the shared policy once, before workers race
-    bar = bar_factory("bench", total=len(jobs), unit="run") if bar_factory else None
-    protocol = {"preset": preset, "overrides": overrides, "seeds": list(seeds),
+    # Build the shared policy once, before workers race; its folder names the recipe it came from.
+    policy = Path(resolve_model(config.policy.model)).name
+    protocol = {"preset": preset, "overrides": overrides, "policy": policy, "seeds": list(seeds),
                 "arms": list(main_arms), "ablation_seeds": list(ablation_seeds),
                 "env_step_budget": config.max_env_steps, "eval_episodes": eval_episodes,
                 "eval_temperature": config.policy.eval_temperature, "ood_trials": ood_trials,
                 "primary_metric": "train_success", "tasks": config.env.tasks}
-    runs: list[dict] = []
+    runs, earlier = reusable_runs(out / "results.json", protocol, jobs) if resume else ([], [])
+    kept = {r["name"] for r in runs}
+    todo = [job for job in jobs if job["name"] not in kept]
+    bar = bar_factory("bench", total=len(todo), unit="run") if bar_factory else None
     started = time.time()
 
     def report_now() -> dict:
         order = {job["name"]: k for k, job in enumerate(jobs)}
         done = sorted(runs, key=lambda r: order[r["name"]])
-        return {"protocol": protocol, "root": str(root), "seconds": round(time.time() - started, 1),
-                "planned_runs": len(jobs), "finished_runs": len(done),
-                "complete": len(done) == len(jobs),
-                "runs": done, "table": summary_table(done), "summary": summarise(done)}
+        report = {"protocol": protocol, "root": str(root), "seconds": round(time.time() - started, 1),
+                  "planned_runs": len(jobs), "finished_runs": len(done),
+                  "complete": len(done) == len(jobs),
+                  "runs": done, "table": summary_table(done), "summary": summarise(done)}
+        if earlier:  # the invocations whose runs this report kept (root, time, runs)
+            report["earlier"] = earlier
+        return report
 
+    if not todo:
+        write_report(report_now(), out)
     with ProcessPoolExecutor(max_workers=workers or min(2, os.cpu_count() or 1)) as pool:
-        pending = {pool.submit(_train_and_evaluate, job): job for job in jobs}
+        pending = {pool.submit(_train_and_evaluate, job): job for job in todo}
         for future in as_completed(pending):
             runs.append(dict(future.result(), name=pending[future]["name"]))
             if bar:

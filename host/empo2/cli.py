@@ -137,6 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, help="runs at once (default: up to 2)")
     p.add_argument("--out", default="docs/bench", help="folder for results.json, results.md, the SVG")
     p.add_argument("--root", default=None, help="where the bench's run folders go")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the runs OUT/results.json already holds under the same protocol; "
+                        "train only the others (a bench cut short, or arms and seeds added)")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="applied to every arm")
     p.set_defaults(handler=cmd_bench)
 
@@ -395,7 +398,7 @@ def cmd_export_onnx(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import run_bench
+    from .bench import ResumeError, run_bench
 
     def seeds_of(text: str, flag: str) -> list[int]:
         try:
@@ -422,9 +425,13 @@ def cmd_bench(args) -> int:
         chosen_arms(arms)
     except ValueError as error:
         raise UserError(str(error)) from None
-    run_bench(seeds, Path(args.out), Path(args.root) if args.root else None, ablation_seeds,
-              preset=args.preset, overrides=overrides, eval_episodes=args.eval_episodes,
-              ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar, arms=arms)
+    try:
+        run_bench(seeds, Path(args.out), Path(args.root) if args.root else None, ablation_seeds,
+                  preset=args.preset, overrides=overrides, eval_episodes=args.eval_episodes,
+                  ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar, arms=arms,
+                  resume=args.resume)
+    except ResumeError as error:
+        raise UserError(str(error)) from None
     return 0
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -129,3 +131,81 @@ def test_a_bench_stopped_early_keeps_its_finished_runs_on_disk(tmp_path, monkeyp
     assert [r["method"] for r in saved["runs"]] == ["warm start (no RL)"]
     assert saved["protocol"]["arms"] == ["EMPO²", "GRPO"]
     assert saved["summary"]["primary"]["seeds"] == []
+
+
+def _stand_in_worker(job):
+    # A stand-in for the worker (training runs cannot fit a fast test): what resuming decides is
+    # which jobs run and what the report keeps, not how a run trains. It runs in a worker
+    # process, so it leaves a file per job in the bench's root to say it ran.
+    (Path(job["root"]) / "ran").mkdir(parents=True, exist_ok=True)
+    (Path(job["root"]) / "ran" / job["name"]).touch()
+    return {"method": job["method"], "seed": job["seed"], "overrides": job["overrides"],
+            "iterations": 1, "env_steps": 10, "train_success": 0.1 * (1 + job["seed"]),
+            "train_episodes": 240, "held_out_success": 0.0, "held_out_episodes": 240,
+            "auc": None, "curve": [], "ood_success_by_trial": [], "ood_score_by_trial": [],
+            "seconds": 1.0}
+
+
+def _ran(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / "ran").iterdir()) if (root / "ran").exists() else []
+
+
+def test_a_resumed_bench_keeps_the_finished_runs_and_trains_only_the_new_ones(tmp_path, monkeypatch):
+    import empo2.bench as bench
+
+    monkeypatch.setattr(bench, "_train_and_evaluate", _stand_in_worker)
+    monkeypatch.setattr("empo2.trainer.resolve_model", lambda model: "/cache/policy-abc")
+    out = tmp_path / "out"
+    first = run_bench([0, 1], out, tmp_path / "runs1", workers=1, arms=["EMPO²", "GRPO"])
+    assert first["complete"] and len(_ran(tmp_path / "runs1")) == 5
+    assert first["protocol"]["policy"] == "policy-abc"
+    first_seconds = json.loads((out / "results.json").read_text())["seconds"]
+    second = run_bench([0, 1], out, tmp_path / "runs2", workers=1,
+                       arms=["EMPO²", "GRPO", "GRPO + novelty"], resume=True)
+    assert _ran(tmp_path / "runs2") == ["grpo-plus-novelty-seed0", "grpo-plus-novelty-seed1"]
+    assert second["complete"] and second["finished_runs"] == second["planned_runs"] == 7
+    kept = {r["name"]: r for r in first["runs"]}
+    assert all(kept[r["name"]] == r for r in second["runs"] if r["name"] in kept)
+    assert second["earlier"] == [{"root": str(tmp_path / "runs1"), "seconds": first_seconds, "runs": 5}]
+    assert [c["method"] for c in second["summary"]["arms_vs_grpo"]] == ["GRPO + novelty"]
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["protocol"]["arms"] == ["EMPO²", "GRPO", "GRPO + novelty"]
+    third = run_bench([0, 1], out, tmp_path / "runs3", workers=1, arms=["EMPO²", "GRPO"], resume=True)
+    assert _ran(tmp_path / "runs3") == [] and third["complete"]  # nothing left to train
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"eval_episodes": 60}, "was made with eval_episodes = 240"),
+    ({"overrides": ["max_env_steps=100"]}, "was made with overrides = []"),
+])
+def test_a_bench_resumes_only_under_the_same_protocol_and_leaves_the_report_as_it_was(
+        tmp_path, monkeypatch, change, message):
+    import empo2.bench as bench
+
+    monkeypatch.setattr(bench, "_train_and_evaluate", _stand_in_worker)
+    monkeypatch.setattr("empo2.trainer.resolve_model", lambda model: "/cache/policy-abc")
+    out = tmp_path / "out"
+    run_bench([0], out, tmp_path / "runs", workers=1, arms=["EMPO²", "GRPO"])
+    before = (out / "results.json").read_bytes()
+    kwargs = dict(dict(eval_episodes=240, overrides=[]), **change)
+    with pytest.raises(bench.ResumeError, match=re.escape(message)):
+        run_bench([0], out, tmp_path / "runs", workers=1, arms=["EMPO²", "GRPO"], resume=True, **kwargs)
+    assert (out / "results.json").read_bytes() == before
+
+
+def test_the_command_line_refuses_to_resume_a_damaged_report_in_one_sentence(tmp_path, tiny_policy):
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text('{"protocol": ')  # cut off mid-write by an older tool
+    result = subprocess.run(
+        [sys.executable, "-m", "empo2.cli", "bench", "--seeds", "0", "--resume", "--out", str(out),
+         f"policy.model={tiny_policy}"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, EMPO2_NO_PROGRESS="1"))
+    assert result.returncode == 2, result.stderr
+    assert "is not a bench report that can be resumed" in result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0
+    assert (out / "results.json").read_text() == '{"protocol": '

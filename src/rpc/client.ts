@@ -67,7 +67,6 @@ export class RpcClient extends Disposable {
   private readonly _onUnknownNotification = this._register(new Emitter<{ method: string; params: unknown }>());
   /** A notification this client does not know (a newer host may send more); safe to ignore. */
   readonly onUnknownNotification = this._onUnknownNotification.event;
-  private readonly known = new Set<string>();
   private readonly defaultTimeoutMs: number;
 
   constructor(
@@ -85,9 +84,8 @@ export class RpcClient extends Disposable {
     return this.closedWith !== undefined;
   }
 
-  /** Registers a notification type so unknown ones can be told apart, and listens to it. */
+  /** Listens to a notification type (which makes it known: unknown ones are reported apart). */
   on<Params>(type: NotificationType<Params>, listener: (params: Params) => void): IDisposable {
-    this.known.add(type.method);
     let emitter = this.listeners.get(type.method);
     if (!emitter) {
       emitter = this._register(new Emitter<unknown>());
@@ -157,9 +155,10 @@ export class RpcClient extends Disposable {
     const m = message as Record<string, unknown>;
     if (typeof m.method === 'string' && m.id === undefined) {
       const emitter = this.listeners.get(m.method);
+      // on() keeps an emitter for every method it was asked for, so no emitter means unknown.
       if (emitter) {
         emitter.fire(m.params ?? {});
-      } else if (!this.known.has(m.method)) {
+      } else {
         this._onUnknownNotification.fire({ method: m.method, params: m.params });
       }
       return;

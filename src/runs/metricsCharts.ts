@@ -12,6 +12,8 @@ export interface SeriesSpec {
   readonly color: string;
   /** Points only (sparse metrics such as evaluations, written every few iterations). */
   readonly points?: boolean;
+  /** A dashed line (CSS px of dash and gap): an overlaid run, so equal runs stay told apart. */
+  readonly dash?: readonly number[];
 }
 
 export interface ChartSpec {
@@ -134,9 +136,19 @@ export const CHARTS: readonly ChartSpec[] = [
   },
 ];
 
-export const CHART_KEYS: readonly string[] = [...new Set(CHARTS.flatMap((chart) => chart.series.map((s) => s.key)))];
+/**
+ * Environment steps the run has taken so far, this iteration included (metric-keys.json): the x
+ * of the metrics view's second axis, at which the bench compares runs of different methods.
+ */
+export const ENV_STEPS_KEY = 'env_steps';
 
-/** Metrics in columns: x (iterations, increasing) and one array per key, null where absent. */
+/** The keys shipped to the webview: every chart's, and the environment steps for the x-axis. */
+export const CHART_KEYS: readonly string[] = [...new Set([ENV_STEPS_KEY, ...CHARTS.flatMap((chart) => chart.series.map((s) => s.key))])];
+
+/**
+ * Metrics in columns: x (iterations, increasing) and one array per key, null where absent. The
+ * columns a chart draws from several runs (metricsOverlay.ts) hold the chosen axis' x here.
+ */
 export interface MetricsColumns {
   readonly iterations: number[];
   readonly series: Record<string, (number | null)[]>;
@@ -176,6 +188,33 @@ export function appendRecords(columns: MetricsColumns, records: readonly Metrics
     }
   }
   return columns;
+}
+
+/**
+ * Appends columns (new iterations of a run, as the webview receives them) to a run's columns in
+ * place, the same way appendRecords does: a re-sent iteration replaces the rows from it on.
+ * Keys the new columns lack get null. Returns `into`.
+ */
+export function appendColumns(into: MetricsColumns, columns: MetricsColumns): MetricsColumns {
+  const keys = Object.keys(into.series);
+  const x = columns.iterations;
+  for (let i = 0; i < x.length; i++) {
+    let end = into.iterations.length;
+    while (end > 0 && into.iterations[end - 1] >= x[i]) {
+      end--;
+    }
+    if (end !== into.iterations.length) {
+      into.iterations.length = end;
+      for (const key of keys) {
+        into.series[key].length = end;
+      }
+    }
+    into.iterations.push(x[i]);
+    for (const key of keys) {
+      into.series[key].push(columns.series[key]?.[i] ?? null);
+    }
+  }
+  return into;
 }
 
 /** Parses metrics.jsonl text (a finished run read from disk, no host); bad lines are skipped. */

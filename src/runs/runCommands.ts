@@ -9,6 +9,7 @@ import { describeError, isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { ErrorCodes, type RunInfo, type RunStartParams } from '../rpc/protocol';
 import type { MetricsPanel } from './metricsPanel';
+import { pickRuns, type MetricsTarget } from './pickRuns';
 import { isActive, type RunEntry, type RunsModel } from './runsModel';
 import { resumeQuestion } from './runText';
 
@@ -122,15 +123,20 @@ function isStartArg(arg: unknown): arg is NewRunArg {
   return typeof arg === 'object' && arg !== null && ('preset' in arg || 'config' in arg || 'configFile' in arg);
 }
 
-/** The run a pause/resume/stop acts on: an explicit id, else the live run, else the current one. */
-function targetRun(runs: RunsModel, arg: unknown): string | undefined {
+/** The run a command's argument names: a run id, or a tree row's run. */
+function namedRun(arg: unknown): string | undefined {
   if (typeof arg === 'string') {
     return arg;
   }
   if (typeof arg === 'object' && arg !== null && 'runId' in arg && typeof (arg as { runId: unknown }).runId === 'string') {
     return (arg as { runId: string }).runId;
   }
-  return runs.live?.info.runId ?? runs.current?.info.runId;
+  return undefined;
+}
+
+/** The run a pause/resume/stop acts on: an explicit id, else the live run, else the current one. */
+function targetRun(runs: RunsModel, arg: unknown): string | undefined {
+  return namedRun(arg) ?? runs.live?.info.runId ?? runs.current?.info.runId;
 }
 
 /** Resumes a run and makes it the current one (Resume Run, and the run guard after a restart). */
@@ -225,7 +231,9 @@ export class ShowMetricsCommand extends CommandBase<RunServices> {
         await metrics.showFolder(arg);
         return;
       }
-      const runId = targetRun(runs, arg);
+      // The run asked for, else the current one (the run the status bar names, the live run
+      // unless another was opened or selected since).
+      const runId = namedRun(arg) ?? runs.current?.info.runId;
       if (host.current && runId) {
         await metrics.showRun(runId);
         return;
@@ -246,4 +254,48 @@ export class ShowMetricsCommand extends CommandBase<RunServices> {
       await showFailure('Showing the metrics', error);
     }
   }
+}
+
+export class CompareMetricsCommand extends CommandBase<RunServices> {
+  static readonly id = 'empo2.compareMetrics';
+
+  /**
+   * Arguments: from the Trajectories tree, the clicked run and every selected row (two or more
+   * selected runs are compared at once; one is ticked in the pick); from scripts and tests, an
+   * array of run ids and run-folder Uris, compared without a pick.
+   */
+  async execute(clicked?: unknown, selected?: unknown): Promise<void> {
+    const { host, runs, metrics } = this.services;
+    await performAction({
+      target: (): MetricsTarget[] | Promise<MetricsTarget[] | undefined> | undefined => {
+        if (Array.isArray(clicked) && clicked.length > 0 && clicked.every(isMetricsTarget)) {
+          return clicked;
+        }
+        const chosen = [...new Set((Array.isArray(selected) ? selected : [clicked]).map((arg) => targetRunOf(arg)).filter((id): id is string => id !== undefined))];
+        if (chosen.length >= 2) {
+          return chosen;
+        }
+        // The run the person looks at comes ticked (the current one: the status bar names it).
+        const preselect = chosen.length ? chosen : [runs.current?.info.runId].filter((id): id is string => id !== undefined);
+        return pickRuns(host, runs, { title: "EMPO²: Compare Runs' Metrics", preselect });
+      },
+      request: (targets) => metrics.compare(targets),
+      failed: (error) => showFailure('Comparing the runs\' metrics', error),
+    });
+  }
+}
+
+function isMetricsTarget(arg: unknown): arg is MetricsTarget {
+  return typeof arg === 'string' || arg instanceof vscode.Uri;
+}
+
+/** The run id of a tree row or a run id; undefined for other rows (episodes, iterations). */
+function targetRunOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') {
+    return arg;
+  }
+  if (typeof arg === 'object' && arg !== null && (arg as { kind?: unknown }).kind === 'run' && typeof (arg as { runId?: unknown }).runId === 'string') {
+    return (arg as { runId: string }).runId;
+  }
+  return undefined;
 }

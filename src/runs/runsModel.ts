@@ -49,14 +49,7 @@ export class RunsModel extends Disposable {
       }),
     );
     this._register(host.on(Notifications.runState, ({ run }) => this.upsert(run, { progress: isActive(run) ? undefined : null })));
-    this._register(
-      host.on(Notifications.runProgress, ({ runId, progress }) => {
-        const entry = this.runs.get(runId);
-        if (entry) {
-          this.update(runId, { progress });
-        }
-      }),
-    );
+    this._register(host.on(Notifications.runProgress, ({ runId, progress }) => this.update(runId, { progress })));
     this._register(
       host.on(Notifications.runMetrics, ({ runId, records }) => {
         const entry = this.runs.get(runId);
@@ -98,10 +91,11 @@ export class RunsModel extends Disposable {
 
   /** Makes a run current (the user opened or selected it). */
   select(runId: string): void {
-    if (this.currentId !== runId && this.runs.has(runId)) {
+    const entry = this.runs.get(runId);
+    if (entry && this.currentId !== runId) {
       this.currentId = runId;
       this._onDidChangeCurrent.fire(this.current);
-      if (!this.runs.get(runId)?.config) {
+      if (!entry.config) {
         void this.refreshStatus(runId);
       }
     }
@@ -131,7 +125,7 @@ export class RunsModel extends Disposable {
       for (const run of runs) {
         this.upsert(run, {}, /* quiet */ true);
       }
-      const live = runs.find((run) => run.live);
+      const live = runs.find(isActive);
       if (live) {
         const { run } = await this.host.request(Requests.runStatus, { runId: live.runId });
         if (run) {
@@ -176,20 +170,22 @@ export class RunsModel extends Disposable {
         this._onDidChangeRuns.fire();
       }
       this._onDidChangeRun.fire(entry);
-      if (this.current?.info.runId === info.runId) {
+      // `current` answers an entry of the map, and the map holds `entry` for this run now.
+      if (this.current === entry) {
         this._onDidChangeCurrent.fire(entry);
       }
     }
     return entry;
   }
 
+  /** Changes a run it lists (a notification about a run it does not list is dropped). */
   private update(runId: string, changes: Partial<RunEntry>): void {
     const entry = this.runs.get(runId);
     if (entry) {
       const next = { ...entry, ...changes };
       this.runs.set(runId, next);
       this._onDidChangeRun.fire(next);
-      if (this.current?.info.runId === runId) {
+      if (this.current === next) {
         this._onDidChangeCurrent.fire(next);
       }
     }
@@ -214,10 +210,18 @@ export function latestReturn(metrics: MetricsRecord | null): number | undefined 
   return typeof value === 'number' ? value : undefined;
 }
 
-/** The RunInfo fields of a RunInfo or RunStatus (a status also carries config, checkpoints, …). */
+/**
+ * The RunInfo fields of a RunInfo or RunStatus (a status also carries config, checkpoints, …),
+ * `live` only while the run is in a state a training host holds. The host says a run's end
+ * (finished, stopped, failed) in a run/state that still has `live: true`, since it lets go of
+ * the run a moment later, and no notification follows: taken as it came, every run trained
+ * since the host (re)started stayed "live", `live` was the first of them, and Show Metrics drew
+ * that finished run instead of the current one (and Pause/Stop saw "no run is training" while a
+ * later run trained).
+ */
 function runInfoOf(run: RunInfo): RunInfo {
   // A RunStatus is a RunInfo with more fields: keep only the RunInfo ones (a branch's parent too).
-  const { runId, path, state, iteration, iterations, live, updated, error, parent } = run;
-  return { runId, path, state, iteration, iterations, live, updated, ...(error !== undefined ? { error } : {}),
+  const { runId, path, state, iteration, iterations, updated, error, parent } = run;
+  return { runId, path, state, iteration, iterations, live: isActive(run), updated, ...(error !== undefined ? { error } : {}),
     ...(parent !== undefined ? { parent } : {}) };
 }

@@ -55,6 +55,8 @@ export interface StepNode extends NodeBase {
 /** "N more…": its children are the next page of its parent's children. */
 export interface MoreNode extends NodeBase {
   readonly kind: 'more';
+  /** The owner, or the previous page's "more" node: a "more" node always has a parent. */
+  readonly parent: TrajectoryNode;
   /** Index of the first child of the page it stands for. */
   readonly offset: number;
   readonly what: string;
@@ -157,9 +159,9 @@ export function iterationId(runId: string, iteration: number): string {
 
 /** The real node a chain of "more" nodes pages. */
 export function ownerOf(node: MoreNode): TrajectoryNode {
-  let owner: TrajectoryNode | undefined = node.parent;
-  while (owner?.kind === 'more') {
+  let owner = node.parent;
+  while (owner.kind === 'more') {
     owner = owner.parent;
   }
-  return owner!;
+  return owner;
 }

@@ -53,7 +53,10 @@ export class FakeTransport implements Transport {
     this.drop(code, reason);
   }
 
+  disposed = false;
+
   dispose(): void {
+    this.disposed = true;
     this.drop(1000, 'disposed');
   }
 }

@@ -20,6 +20,12 @@ describe('Large runs, opened from their folders', () => {
     return Date.now() - started;
   }
 
+  /** The metrics panel names `runId` (one run's heading is its id; the page renders it at once). */
+  async function assertShows(frame: Frame, runId: string): Promise<void> {
+    const heading = () => frame.locator('empo2-metrics-panel').evaluate((p) => p.shadowRoot?.querySelector('h2')?.textContent || undefined);
+    assert.equal(await workbench.eventually('the metrics panel to name its run', heading, 30_000), runId, 'Show Metrics shows the current run');
+  }
+
   it('opens a 10,000-episode run and expands its levels quickly', async () => {
     const { bigRun, bigEpisodes } = e2eSession().fixtures;
     await workbench.pickCommand('EMPO²: Open Run Folder');
@@ -60,6 +66,8 @@ describe('Large runs, opened from their folders', () => {
     const started = Date.now();
     await workbench.runCommand('EMPO²: Show Metrics');
     const frame: Frame = await workbench.webviewFrame('empo2-metrics-panel', 60_000);
+    // The current run, whatever runs an earlier test trained or compared in this host.
+    await assertShows(frame, path.basename(metricsRun));
     const panel = frame.locator('empo2-metrics-panel');
     await workbench.eventually(
       '100,000 points on the charts',
@@ -103,6 +111,7 @@ describe('Large runs, opened from their folders', () => {
       await workbench.runCommand('EMPO²: Show Metrics').catch(() => undefined);
       return workbench.webviewFrame('empo2-metrics-panel', 10_000).catch(() => undefined);
     }, 120_000);
+    await assertShows(frame, path.basename(metricsRun));
     const panel = frame.locator('empo2-metrics-panel');
     await workbench.eventually(
       'the charts drawn',

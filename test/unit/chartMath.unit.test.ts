@@ -137,6 +137,8 @@ describe('metrics chart maths', () => {
       // A score reads as the tree and the status bar write it.
       assert.equal(readingsText(readings, chart('return').format), 'iteration 8 · all rollouts 25.5 · memory-free 25.5 · with memory – (20.0 at 7)');
       assert.equal(chart('return').format?.(0), formatReturn(0));
+      // On the environment-steps axis the header names that x.
+      assert.match(readingsText(readings, undefined, 'environment steps'), /^environment steps 8 · all rollouts/);
     });
 
     it('an evaluation not run in the latest iteration says so, with the one it last had', () => {

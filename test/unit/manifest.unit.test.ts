@@ -23,6 +23,9 @@ const ISSUE_10_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo
 /** Issue 14: dial a host again after its link dropped. */
 const ISSUE_14_COMMANDS = ['empo2.reconnect'];
 
+/** Issue 9: the metrics view overlays several runs (from the palette, and on runs in the tree). */
+const ISSUE_9_COMMANDS = ['empo2.compareMetrics'];
+
 /** The episode debugger (src/debug/). */
 const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens', 'empo2.showTipInMemoryTips', 'empo2.scoreEpisodeLocally'];
 
@@ -42,8 +45,8 @@ function sourceFiles(dir: string): string[] {
 describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
-  it('contributes every command of issues 4, 10 and 14 and the debugger, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_10_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
+  it('contributes every command of issues 4, 9, 10 and 14 and the debugger, under the EMPO² category', () => {
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_9_COMMANDS, ...ISSUE_10_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);
@@ -53,6 +56,15 @@ describe('package.json', () => {
   it('hides the internal commands from the palette', () => {
     const hidden = (manifest.contributes.menus.commandPalette ?? []).filter((m: { when: string }) => m.when === 'false').map((m: { command: string }) => m.command);
     assert.deepEqual(hidden.sort(), [...INTERNAL_COMMANDS, ...MENU_ONLY_COMMANDS].sort());
+  });
+
+  it('offers Compare Runs\' Metrics on the runs of the Trajectories tree, which lets several be selected', () => {
+    const menu: Array<{ command: string; when: string }> = manifest.contributes.menus['view/item/context'];
+    const entry = menu.find((m) => m.command === 'empo2.compareMetrics');
+    assert.ok(entry, 'a view/item/context entry');
+    assert.equal(entry.when, 'view == empo2.trajectories && viewItem =~ /^empo2\\.run/');
+    const extension = readFileSync(path.join(root, 'src', 'extension.ts'), 'utf8');
+    assert.match(extension, /createTreeView\(TrajectoryTreeProvider\.viewId, \{[^}]*canSelectMany: true/);
   });
 
   it('offers "Show Tip in Memory Tips" on a retrieved tip in the debugger\'s Variables view', () => {

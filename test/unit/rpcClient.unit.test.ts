@@ -1,11 +1,49 @@
 import * as assert from 'node:assert/strict';
-import { RpcClient, toCancellationToken } from '../../src/rpc/client';
+import { RpcClient, toCancellationToken, type CancellationToken, type CloseInfo, type Direction } from '../../src/rpc/client';
 import { ConnectionClosedError, RequestCancelledError, RequestTimeoutError, RpcError } from '../../src/rpc/errors';
 import { Notifications, Requests } from '../../src/rpc/methods';
 import { ErrorCodes } from '../../src/rpc/protocol';
 import { FakeTransport } from '../builders/fakeTransport';
 import { aRunInfo, aTip } from '../builders/protocol';
 import { schemaErrors } from '../builders/schema';
+
+/** A transport like a real socket's: close() starts the closing handshake; onClose fires later (reportClose). */
+class LateClosingTransport extends FakeTransport {
+  readonly closeCalls: CloseInfo[] = [];
+
+  override close(code = 1000, reason = ''): void {
+    this.closeCalls.push({ code, reason });
+  }
+
+  reportClose(): void {
+    const last = this.closeCalls[this.closeCalls.length - 1];
+    this.drop(last?.code, last?.reason);
+  }
+}
+
+/** A cancellation token that counts its subscriptions and their disposals, and can cancel. */
+function aToken(options: { canUnsubscribe?: boolean } = {}) {
+  const listeners: Array<() => void> = [];
+  const counts = { subscribed: 0, disposed: 0 };
+  const token: CancellationToken = {
+    isCancellationRequested: false,
+    onCancellationRequested(listener) {
+      counts.subscribed++;
+      listeners.push(listener);
+      return {
+        dispose() {
+          counts.disposed++;
+          if (options.canUnsubscribe !== false) {
+            listeners.splice(listeners.indexOf(listener), 1);
+          }
+        },
+      };
+    },
+  };
+  return { token, counts, cancel: () => [...listeners].forEach((listener) => listener()) };
+}
+
+const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 
 function connect(options: { timeoutMs?: number } = {}) {
   const transport = new FakeTransport();
@@ -96,7 +134,7 @@ describe('RpcClient', () => {
     const { transport, client } = connect();
     const pending = client.request(Requests.ping, {});
     client.dispose();
-    await assert.rejects(pending, ConnectionClosedError);
+    await assert.rejects(pending, (error: unknown) => error instanceof ConnectionClosedError && /\(the client was disposed\)/.test(error.message));
     assert.equal(transport.closed?.code, 1000);
   });
 
@@ -133,5 +171,152 @@ describe('RpcClient', () => {
     subscription.dispose();
     transport.notify('host/resync', { seq: 2, reason: 'slow', dropped: 3 });
     assert.equal(count, 1);
+  });
+
+  it('says the close code when the connection closes without a reason', async () => {
+    const { transport, client } = connect();
+    const pending = client.request(Requests.ping, {});
+    transport.drop(1006, '');
+    await assert.rejects(pending, /\(code 1006\)/);
+    await assert.rejects(client.request(Requests.ping, {}), /\(code 1006\)/);
+  });
+
+  it('settles at once when it closes, though the transport reports the close later, and tells the close once', async () => {
+    const transport = new LateClosingTransport();
+    const client = new RpcClient(transport, { defaultTimeoutMs: 1_000 });
+    const closed: CloseInfo[] = [];
+    client.onDidClose((info) => closed.push(info));
+    const pending = client.request(Requests.ping, {});
+    assert.equal(client.isClosed, false);
+    client.close();
+    await assert.rejects(pending, /\(closed by the client\)/);
+    assert.equal(client.isClosed, true);
+    client.close('again'); // already closed: no second close frame
+    assert.deepEqual(transport.closeCalls, [{ code: 1000, reason: 'closed by the client' }]);
+    transport.reportClose(); // the handshake ends
+    assert.deepEqual(closed, [{ code: 1000, reason: 'closed by the client' }]);
+  });
+
+  it('disposes its transport with itself', () => {
+    const { transport, client } = connect();
+    assert.equal(transport.disposed, false);
+    client.dispose();
+    assert.equal(transport.disposed, true);
+  });
+
+  it('rejects a request the transport cannot send with the transport\'s error', async () => {
+    const { transport, client } = connect();
+    const broken = new Error('the socket is not open');
+    transport.send = () => {
+      throw broken;
+    };
+    assert.equal(await client.request(Requests.ping, {}).catch((e: unknown) => e), broken);
+    transport.send = () => {
+      throw 'a thrown string';
+    };
+    const error = await client.request(Requests.ping, {}).catch((e: unknown) => e);
+    assert.ok(error instanceof Error);
+    assert.equal(error.message, 'a thrown string');
+  });
+
+  it('sends named params, {} even when a (JavaScript) caller passes none', () => {
+    const { transport, client } = connect();
+    void client.request(Requests.ping, undefined as never).catch(() => undefined);
+    assert.deepEqual(transport.sent[0].params, {});
+    client.dispose();
+  });
+
+  it('makes an RpcError of an error response that lacks its code or message', async () => {
+    const { transport, client } = connect();
+    for (const error of [{}, null]) {
+      transport.onSend = (m) => transport.receive({ jsonrpc: '2.0', id: m.id, error });
+      const rejected = await client.request(Requests.ping, {}).catch((e: unknown) => e);
+      assert.ok(rejected instanceof RpcError, String(error));
+      assert.deepEqual([rejected.code, rejected.message, rejected.method], [-32603, 'unknown error', 'ping']);
+    }
+  });
+
+  it('stops the timer and drops the cancellation listener of a request once it is answered', async () => {
+    const { transport, client } = connect({ timeoutMs: 60_000 });
+    const { token, counts, cancel } = aToken();
+    const before = timers();
+    const pending = client.request(Requests.ping, {}, { token });
+    assert.equal(timers(), before + 1);
+    assert.equal(counts.subscribed, 1);
+    transport.reply(1, { time: 5 });
+    assert.equal(timers(), before, 'no timer left to keep the extension host busy');
+    assert.equal(counts.disposed, 1);
+    cancel(); // nothing listens any more
+    assert.deepEqual(await pending, { time: 5 });
+  });
+
+  it('ignores a cancellation that comes after the answer, from a token that cannot unsubscribe', async () => {
+    const { transport, client } = connect();
+    const { token, cancel } = aToken({ canUnsubscribe: false });
+    const pending = client.request(Requests.ping, {}, { token });
+    transport.reply(1, { time: 5 });
+    cancel();
+    assert.deepEqual(await pending, { time: 5 });
+  });
+
+  it('tells every listener of a notification, and a notification without params as {}', () => {
+    const { transport, client } = connect();
+    const heard: unknown[] = [];
+    client.on(Notifications.hostResync, (params) => heard.push(['first', params]));
+    client.on(Notifications.hostResync, (params) => heard.push(['second', params]));
+    transport.receive({ jsonrpc: '2.0', method: 'host/resync' });
+    assert.deepEqual(heard, [['first', {}], ['second', {}]]);
+  });
+
+  it('reports an unknown notification with its params, and no known one as unknown', () => {
+    const { transport, client } = connect();
+    const unknown: unknown[] = [];
+    client.onUnknownNotification((notification) => unknown.push(notification));
+    const subscription = client.on(Notifications.hostResync, () => undefined);
+    subscription.dispose(); // still known: its listener went, not the method
+    transport.notify('host/resync', { seq: 1, reason: 'slow', dropped: 3 });
+    transport.receive({ jsonrpc: '2.0', result: { time: 1 } }); // neither a method nor an id: no notification
+    transport.notify('future/thing', { seq: 9, size: 3 });
+    assert.deepEqual(unknown, [{ method: 'future/thing', params: { seq: 9, size: 3 } }]);
+  });
+
+  it('takes a frame with both a method and an id for neither a notification nor an answer to another request', async () => {
+    const { transport, client } = connect();
+    const states: unknown[] = [];
+    client.on(Notifications.runState, (params) => states.push(params));
+    const pending = client.request(Requests.ping, {});
+    transport.receive({ jsonrpc: '2.0', id: 7, method: 'run/state', params: { seq: 1, run: aRunInfo() } });
+    assert.deepEqual(states, []);
+    transport.reply(1, { time: 3 });
+    assert.deepEqual(await pending, { time: 3 });
+  });
+
+  it('survives the JSON frames null and 5, and shows the observer each frame once, junk as its text', () => {
+    const seen: Array<[Direction, unknown]> = [];
+    const transport = new FakeTransport();
+    const client = new RpcClient(transport, { observe: (direction, message) => seen.push([direction, message]) });
+    transport.receive('null');
+    transport.receive('5');
+    transport.receive('not json {');
+    void client.request(Requests.ping, {}).catch(() => undefined);
+    assert.deepEqual(seen, [
+      ['host→client', null],
+      ['host→client', 5],
+      ['host→client', 'not json {'],
+      ['client→host', { jsonrpc: '2.0', id: 1, method: 'ping', params: {} }],
+    ]);
+    client.dispose();
+  });
+
+  it('turns an AbortSignal into a token whose subscription can be dropped', () => {
+    const abort = new AbortController();
+    const token = toCancellationToken(abort.signal);
+    let heard = 0;
+    token.onCancellationRequested(() => heard++);
+    token.onCancellationRequested(() => (heard += 10)).dispose();
+    assert.equal(token.isCancellationRequested, false);
+    abort.abort();
+    assert.equal(token.isCancellationRequested, true);
+    assert.equal(heard, 1);
   });
 });

@@ -4,14 +4,14 @@ import type { TrajectoryListParams, TrajectorySummary } from '../../src/rpc/prot
 import { RunsModel } from '../../src/runs/runsModel';
 import { successText, present } from '../../src/trajectories/presentation';
 import { TrajectoryModel } from '../../src/trajectories/trajectoryModel';
-import { PAGE_SIZE, type TrajectoryNode } from '../../src/trajectories/trajectoryNodes';
+import { PAGE_SIZE, TrajectoryNodes, ownerOf, type MoreNode, type TrajectoryNode } from '../../src/trajectories/trajectoryNodes';
 import { FakeHost } from '../builders/fakeHost';
 import { aMetricsRecord, anEpisode, anEpisodeId, aRunInfo, aStep, aSummary } from '../builders/protocol';
 
 // The Trajectories tree's data, against a fake host whose run has `iterations` × `tasks` ×
 // `rollouts` episodes; the host answers trajectory.list like the real one (filter, cursor, limit).
 
-function aRun(options: { iterations: number; tasks: number; rollouts: number; configured?: number }) {
+function aRun(options: { iterations: number; tasks: number; rollouts: number; configured?: number; steps?: number }) {
   const summaries: TrajectorySummary[] = [];
   for (let iteration = 1; iteration <= options.iterations; iteration++) {
     let index = 0;
@@ -48,7 +48,7 @@ function aRun(options: { iterations: number; tasks: number; rollouts: number; co
       return { items, nextCursor: end < matching.length ? `o${end}` : null, total: matching.length };
     })
     .handle(Requests.trajectoryGet, ({ episodeId }) => ({
-      episode: anEpisode({ ...summaries.find((s) => s.id === episodeId)!, steps: Array.from({ length: 3 }, (_, t) => aStep({ t, action: `act ${t}`, executed_action: `act ${t}` })) }),
+      episode: anEpisode({ ...summaries.find((s) => s.id === episodeId)!, steps: Array.from({ length: options.steps ?? 3 }, (_, t) => aStep({ t, action: `act ${t}`, executed_action: `act ${t}` })) }),
     }));
   const runs = new RunsModel(host);
   const model = new TrajectoryModel(host, runs);
@@ -231,5 +231,230 @@ describe('TrajectoryModel', () => {
       path.unshift(n.kind);
     }
     assert.deepEqual(path, ['run', 'iteration', 'taskGroup', 'episode']);
+  });
+});
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+const labels = (nodes: readonly TrajectoryNode[], model: TrajectoryModel) => nodes.map((n) => present(n, model).label);
+
+describe('TrajectoryModel, following changes', () => {
+  it('refreshes the whole tree when the run list changes, and a run\'s node only once the tree shows it', async () => {
+    const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: 1 });
+    await runs.reload();
+    const changed: Array<string | undefined> = [];
+    model.onDidChange((node) => changed.push(node?.id));
+    host.notify(Notifications.runState, { seq: 1, run: aRunInfo({ runId: 'big', iteration: 1, iterations: 1, state: 'stopped' }) });
+    assert.deepEqual(changed, [], 'no node of the run yet: nothing to refresh');
+    const run = await child(model, undefined, 0);
+    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ runId: 'big', iteration: 1, iterations: 1, state: 'finished' }) });
+    assert.deepEqual(changed, [run.id]);
+    host.notify(Notifications.runState, { seq: 3, run: aRunInfo({ runId: 'new-run' }) });
+    assert.deepEqual(changed, [run.id, undefined], 'a new run: the list changed');
+  });
+
+  it('labels iterations from run/metrics as records arrive', async () => {
+    const { runs, model, host } = aRun({ iterations: 2, tasks: 1, rollouts: 1 });
+    await runs.reload();
+    const run = await child(model, undefined, 0);
+    const [iteration2] = await model.getChildren(run);
+    await settle(); // run.metrics answered
+    assert.equal(model.iterationMetrics('big', 2), undefined);
+    const changed: Array<string | undefined> = [];
+    model.onDidChange((node) => changed.push(node?.id));
+    host.notify(Notifications.runMetrics, { seq: 1, runId: 'big', records: [aMetricsRecord({ iteration: 2, update_mode: 'off-policy' })] });
+    assert.equal(model.iterationMetrics('big', 2)?.update_mode, 'off-policy');
+    assert.ok(changed.includes(iteration2.id));
+  });
+
+  it('forgets the pages it read when a host connects', async () => {
+    const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: 1 });
+    await runs.reload();
+    const iteration = await child(model, await child(model, undefined, 0), 0);
+    await model.getChildren(iteration);
+    const changed: Array<string | undefined> = [];
+    model.onDidChange((node) => changed.push(node?.id));
+    host.connect();
+    assert.ok(changed.includes(undefined));
+    await model.getChildren(iteration);
+    assert.equal(host.callsOf('trajectory.list').length, 2, 'read again from the new host');
+  });
+
+  it('refreshes the runs\' icons when the link goes down or comes back, not on every health change', async () => {
+    const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: 1 });
+    await runs.reload();
+    const changed: Array<string | undefined> = [];
+    model.onDidChange((node) => changed.push(node?.id));
+    const down = { since: 0, remote: false, url: 'ws://fake', attempts: 1 };
+    host.health.set({ kind: 'reconnecting', ...down });
+    assert.deepEqual(changed, [undefined]);
+    assert.equal(model.linkDown, true);
+    host.health.set({ kind: 'lost', ...down }); // still down
+    assert.deepEqual(changed, [undefined]);
+    host.health.set({ kind: 'connected', since: 1, remote: false, url: 'ws://fake' });
+    assert.deepEqual(changed, [undefined, undefined]);
+    assert.equal(model.linkDown, false);
+  });
+});
+
+describe('TrajectoryModel, the shape of long and odd runs', () => {
+  it('shows a branch at the top when its parent is not listed, and under its parent when it is', async () => {
+    const host = new FakeHost()
+      .handle(Requests.runList, () => ({
+        runs: [
+          aRunInfo({ runId: 'base', updated: 3 }),
+          aRunInfo({ runId: 'base-branch-1', updated: 2, parent: { runId: 'base', checkpoint: 1, adopted: false } }),
+          aRunInfo({ runId: 'orphan-branch', updated: 1, parent: { runId: 'deleted', checkpoint: 1, adopted: false } }),
+        ],
+        roots: ['/tmp/runs'],
+      }))
+      .handle(Requests.runMetrics, () => ({ records: [] }));
+    const runs = new RunsModel(host);
+    const model = new TrajectoryModel(host, runs);
+    await runs.reload();
+    const top = await model.getChildren();
+    assert.deepEqual(labels(top, model), ['base', 'orphan-branch']);
+    assert.deepEqual(labels(await model.getChildren(top[0]), model).slice(0, 1), ['base-branch-1']);
+  });
+
+  it('has no children under a step, nor under a node whose run or iteration it no longer knows', async () => {
+    const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: PAGE_SIZE + 5 });
+    await runs.reload();
+    const run = await child(model, undefined, 0);
+    const group = await child(model, await child(model, run, 0), 0);
+    const more = (await model.getChildren(group))[PAGE_SIZE] as MoreNode;
+    const episode = await child(model, group, 0);
+    const step = await child(model, episode, 0);
+    assert.deepEqual(await model.getChildren(step), []);
+    assert.equal(model.step(step as Extract<TrajectoryNode, { kind: 'step' }>)?.t, 0);
+    model.clear(); // Refresh: VS Code may still ask about nodes it showed
+    assert.equal(model.step(step as Extract<TrajectoryNode, { kind: 'step' }>), undefined);
+    assert.equal(model.group(group as Extract<TrajectoryNode, { kind: 'taskGroup' }>), undefined);
+    assert.deepEqual(await model.getChildren(group), []);
+    assert.doesNotThrow(() => model.remaining(more));
+    host.handle(Requests.runList, () => ({ runs: [], roots: ['/tmp/runs'] })); // the run was deleted
+    await runs.reload();
+    assert.deepEqual(await model.getChildren(run), []);
+    assert.equal(model.iterationCount('big'), 0);
+  });
+
+  it('pages many task groups and long episodes behind "more" nodes that say what they hold', async () => {
+    const { runs, model } = aRun({ iterations: 1, tasks: PAGE_SIZE + 5, rollouts: 1, steps: PAGE_SIZE + 3 });
+    await runs.reload();
+    const iteration = await child(model, await child(model, undefined, 0), 0);
+    const groups = await model.getChildren(iteration);
+    assert.equal(groups.length, PAGE_SIZE + 1);
+    const moreGroups = groups[PAGE_SIZE] as MoreNode;
+    assert.equal(present(moreGroups, model).label, '5 more task groups…');
+    const lastGroups = await model.getChildren(moreGroups);
+    assert.equal(lastGroups.length, 5);
+    assert.ok(lastGroups.every((n) => n.kind === 'taskGroup' && n.parent === moreGroups));
+    const episode = await child(model, lastGroups[4], 0);
+    assert.equal(episode.kind === 'episode' && episode.episodeId, anEpisodeId(1, PAGE_SIZE + 4));
+    const steps = await model.getChildren(episode);
+    const moreSteps = steps[PAGE_SIZE] as MoreNode;
+    assert.equal(present(moreSteps, model).label, '3 more steps…');
+    assert.deepEqual(labels(await model.getChildren(moreSteps), model), [`t${PAGE_SIZE}: act ${PAGE_SIZE}`, `t${PAGE_SIZE + 1}: act ${PAGE_SIZE + 1}`, `t${PAGE_SIZE + 2}: act ${PAGE_SIZE + 2}`]);
+    model.clear(); // Refresh: "more" nodes VS Code showed may still be asked about
+    assert.doesNotThrow(() => model.remaining(moreGroups));
+    assert.doesNotThrow(() => model.remaining(moreSteps));
+  });
+
+  it('has nothing under the "more" node of a group whose iteration it no longer holds', async () => {
+    const { runs, model } = aRun({ iterations: 1, tasks: 1, rollouts: PAGE_SIZE + 5 });
+    await runs.reload();
+    const group = await child(model, await child(model, await child(model, undefined, 0), 0), 0);
+    const more = (await model.getChildren(group))[PAGE_SIZE];
+    assert.equal((await model.getChildren(more)).length, 5);
+    model.clear();
+    assert.deepEqual(await model.getChildren(more), []);
+  });
+
+  it('finds an episode\'s node past the first pages, as the very node the tree shows, labelled as the tree labels it', async () => {
+    const { runs, model } = aRun({ iterations: 1, tasks: PAGE_SIZE + 5, rollouts: 1 });
+    await runs.reload();
+    // Asked before the tree was expanded: reveal() of an episode in the last task group.
+    const found = await model.episodeNode('big', anEpisodeId(1, PAGE_SIZE + 3), 1);
+    const moreGroups = found!.parent!.parent as MoreNode;
+    assert.equal(present(moreGroups, model).label, '5 more task groups…');
+    const iteration = await child(model, await child(model, undefined, 0), 0);
+    assert.equal((await model.getChildren(iteration))[PAGE_SIZE], moreGroups);
+    assert.equal(await child(model, await child(model, moreGroups, 3), 0), found);
+    assert.equal(await model.episodeNode('big', 'i000001-e9999', 1), undefined, 'an episode the iteration does not have');
+  });
+
+  it('finds episodes on every page of a long group, at the page edges too', async () => {
+    const { runs, model } = aRun({ iterations: 1, tasks: 1, rollouts: PAGE_SIZE * 2 + 10 });
+    await runs.reload();
+    const found = new Map<number, TrajectoryNode | undefined>();
+    for (const index of [PAGE_SIZE - 1, PAGE_SIZE, PAGE_SIZE + 50, PAGE_SIZE * 2 + 5]) {
+      found.set(index, await model.episodeNode('big', anEpisodeId(1, index), 1));
+    }
+    const moreEpisodes = found.get(PAGE_SIZE)!.parent as MoreNode;
+    assert.equal(present(moreEpisodes, model).label, `${PAGE_SIZE + 10} more episodes…`);
+    const group = await child(model, await child(model, await child(model, undefined, 0), 0), 0);
+    const page1 = await model.getChildren(group);
+    const page2 = await model.getChildren(page1[PAGE_SIZE]);
+    const page3 = await model.getChildren(page2[PAGE_SIZE]);
+    assert.equal(found.get(PAGE_SIZE - 1), page1[PAGE_SIZE - 1]);
+    assert.equal(found.get(PAGE_SIZE), page2[0]);
+    assert.equal(found.get(PAGE_SIZE + 50), page2[50]);
+    assert.equal(found.get(PAGE_SIZE * 2 + 5), page3[5]);
+  });
+
+  it('finds an episode of a long run under the range the tree shows it in', async () => {
+    const { runs, model } = aRun({ iterations: 450, tasks: 1, rollouts: 1 });
+    await runs.reload();
+    const ranges = await model.getChildren(await child(model, undefined, 0));
+    const rangeOf = async (iteration: number) => (await model.episodeNode('big', anEpisodeId(iteration, 0), iteration))?.parent?.parent?.parent;
+    assert.equal(await rangeOf(450), ranges[0]);
+    assert.equal(await rangeOf(401), ranges[0]);
+    assert.equal(await rangeOf(400), ranges[1]);
+    assert.equal(await rangeOf(201), ranges[1]);
+    assert.equal(await rangeOf(200), ranges[2]);
+    assert.equal(await rangeOf(1), ranges[2]);
+  });
+
+  it('uses ranges from PAGE_SIZE + 1 iterations, done or configured, with no empty range', async () => {
+    const shape = async (iterations: number, configured = iterations) => {
+      const { runs, model } = aRun({ iterations, tasks: 1, rollouts: 1, configured });
+      await runs.reload();
+      const top = await model.getChildren(await child(model, undefined, 0));
+      return { shown: top.every((n) => n.kind === 'iteration') ? `${top.length} iterations` : labels(top, model), model, top };
+    };
+    assert.equal((await shape(PAGE_SIZE)).shown, `${PAGE_SIZE} iterations`);
+    assert.deepEqual((await shape(PAGE_SIZE * 2)).shown, ['Iterations 201–400', 'Iterations 1–200']);
+    const growing = await shape(150, 450); // 150 done of 450: ranges from the start, so none moves later
+    assert.deepEqual(growing.shown, ['Iterations 1–150'], 'labelled with the iterations it has');
+    assert.equal((await growing.model.getChildren(growing.top[0])).length, 150);
+  });
+
+  it('labels a run\'s iterations from run.metrics up to 5,000 iterations, not beyond', async () => {
+    for (const [iterations, reads] of [[5_000, 1], [5_001, 0]]) {
+      const { runs, model, host } = aRun({ iterations, tasks: 1, rollouts: 1 });
+      await runs.reload();
+      await model.getChildren(await child(model, undefined, 0));
+      assert.equal(host.callsOf('run.metrics').length, reads, `${iterations} iterations`);
+    }
+  });
+});
+
+describe('TrajectoryNodes', () => {
+  it('gives the "more" nodes of different owners different ids, and a page\'s "more" node the owner\'s id', () => {
+    const nodes = new TrajectoryNodes();
+    const iteration = nodes.iteration(nodes.run('r'), 1);
+    const group = nodes.group(iteration, iteration, 'power-device/0');
+    const moreGroups = nodes.more(iteration, PAGE_SIZE, 'task groups');
+    const moreEpisodes = nodes.more(group, PAGE_SIZE, 'episodes');
+    assert.notEqual(moreGroups, moreEpisodes);
+    assert.notEqual(moreGroups.id, moreEpisodes.id);
+    const nextEpisodes = nodes.more(moreEpisodes, PAGE_SIZE * 2, 'episodes');
+    assert.equal(ownerOf(nextEpisodes), group);
+    assert.equal(nodes.pageParent(group, PAGE_SIZE * 2, 'episodes'), nextEpisodes);
+    assert.equal(nodes.pageParent(group, PAGE_SIZE - 1, 'episodes'), group);
+    // Two groups of one iteration, each with a second page: one "more" node each.
+    const other = nodes.group(iteration, iteration, 'power-device/1');
+    const otherMore = nodes.more(other, PAGE_SIZE, 'episodes');
+    assert.notEqual(otherMore, moreEpisodes);
+    assert.equal(ownerOf(otherMore), other);
   });
 });

@@ -287,13 +287,16 @@ export function formatValue(value: number): string {
   return value.toFixed(magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3);
 }
 
-/** The header text of `readings`: "iteration 8 · all rollouts 25.0 · with memory – (20.0 at 7)". */
-export function readingsText(readings: Readings | undefined, format: (value: number) => string = formatValue): string {
+/**
+ * The header text of `readings`: "iteration 8 · all rollouts 25.0 · with memory – (20.0 at 7)";
+ * `xLabel` names the x ("environment steps 1200 · …" on that axis).
+ */
+export function readingsText(readings: Readings | undefined, format: (value: number) => string = formatValue, xLabel = 'iteration'): string {
   if (!readings) {
     return '';
   }
   const parts = readings.readings.map((r) => `${r.label} ${readingValue(r, format)}`);
-  return [`iteration ${readings.iteration}`, ...parts].join(' · ');
+  return [`${xLabel} ${readings.iteration}`, ...parts].join(' · ');
 }
 
 /** What a clipped axis leaves out (beyondAxis of each series), said in the header: "▲ 2 points above the axis (up to 800)". */

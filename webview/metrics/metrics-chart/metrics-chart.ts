@@ -24,9 +24,15 @@ import { metricsChartStyles } from './metrics-chart.styles';
 const HEIGHT = 180;
 /** Reading lines every header keeps room for (the most series a chart has), so the plots of a row line up. */
 const READING_LINES = Math.max(...CHARTS.map((chart) => chart.series.length));
-const ITERATION_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000];
+/** Tick steps of the x-axis, whole numbers (iterations, environment steps) up to 5·10⁹. */
+const WHOLE_STEPS = Array.from({ length: 10 }, (_, decade) => [1, 2, 5].map((m) => m * 10 ** decade)).flat();
 /** Markers of a line series show when its points are at least this far apart on average (CSS px). */
 const POINT_SPACING = 10;
+
+/** What makes a chart's plot: its series and their colours (a new title alone does not). */
+function seriesSignature(spec: ChartSpec): string {
+  return spec.series.map((s) => `${s.key} ${s.color} ${s.points ? 'points' : 'line'}`).join('|');
+}
 
 /** A theme colour from VS Code's CSS variables, with a fallback for variables a theme lacks. */
 function themeColor(variable: string, fallback: string): string {
@@ -55,6 +61,10 @@ export class MetricsChart extends LitElement {
   @property({ attribute: false }) columns!: MetricsColumns;
   /** The run trains: an empty chart has "no data yet", rather than none. */
   @property({ attribute: false }) live = false;
+  /** What x is: "iteration", or "environment steps" (the header says "iteration 8"). */
+  @property({ attribute: false }) xLabel = 'iteration';
+  /** Reading lines the header keeps room for: the most series of a chart in the panel's row. */
+  @property({ attribute: false }) readingLines = READING_LINES;
 
   private plot: uPlot | undefined;
   private resizeObserver: ResizeObserver | undefined;
@@ -76,9 +86,9 @@ export class MetricsChart extends LitElement {
     const shown = this.empty ? undefined : this.shown;
     return html`<h3>
         <span class="title" title=${this.spec.title + unit}>${this.spec.title}${unit ? html`<span class="unit">${unit}</span>` : nothing}</span>
-        <span class="iteration" data-testid="iteration">${shown ? `iteration ${shown.iteration}` : ''}</span>
+        <span class="iteration" data-testid="iteration">${shown ? `${this.xLabel} ${shown.iteration}` : ''}</span>
       </h3>
-      <ul class="readings" data-testid="latest" title="Every series of this chart in one iteration (the latest, or the one under the cursor); – where a series has no value in it">
+      <ul class="readings" data-testid="latest" title=${`Every series of this chart at one ${this.xLabel} (the latest, or the one under the cursor); – where a series has no value there`}>
         ${shown
           ? this.spec.series.map(
               (s, i) => html`<li class="reading" data-testid="reading">
@@ -119,13 +129,17 @@ export class MetricsChart extends LitElement {
 
   protected override updated(changed: PropertyValues<this>): void {
     // Colours and the reserved lines through the CSSOM: the webview's CSP refuses style attributes.
-    this.renderRoot.querySelector<HTMLElement>('.readings')?.style.setProperty('--lines', String(READING_LINES));
+    this.renderRoot.querySelector<HTMLElement>('.readings')?.style.setProperty('--lines', String(this.readingLines));
     for (const swatch of this.renderRoot.querySelectorAll<HTMLElement>('.swatch[data-color]')) {
       swatch.style.setProperty('--swatch', `var(${swatch.dataset.color})`);
     }
-    // New columns (another run, a reload): draw them. Appends to the same columns come through
-    // refresh(), once per frame.
-    if (changed.has('columns') && changed.get('columns') !== undefined) {
+    // Other series (a run added to an overlay, another axis): a new plot. New columns (another
+    // run, a reload, an overlay's next frame): draw them. Appends to the same columns come
+    // through refresh(), once per frame.
+    const before = changed.get('spec');
+    if ((before !== undefined && seriesSignature(before) !== seriesSignature(this.spec)) || (changed.has('xLabel') && changed.get('xLabel') !== undefined)) {
+      this.build();
+    } else if (changed.has('columns') && changed.get('columns') !== undefined) {
       this.refresh();
     }
   }
@@ -197,11 +211,11 @@ export class MetricsChart extends LitElement {
         },
         // Iterations are whole numbers: no tick at 1.25. No two tick labels read the same.
         axes: [
-          { ...axis, incrs: ITERATION_STEPS, values: ticks },
+          { ...axis, incrs: WHOLE_STEPS, values: ticks },
           { ...axis, size: 56, values: ticks },
         ],
         series: [
-          { label: 'iteration', value: (_u, v) => (v === null || v === undefined ? '–' : String(v)) },
+          { label: this.xLabel, value: (_u, v) => (v === null || v === undefined ? '–' : String(v)) },
           ...this.spec.series.map((s, index) => this.seriesOptions(s, index, foreground)),
         ],
       },
@@ -231,6 +245,8 @@ export class MetricsChart extends LitElement {
       label: s.label,
       stroke: color,
       width: 1.5,
+      // uPlot hands the dash to the canvas as it is: device pixels.
+      ...(s.dash ? { dash: s.dash.map((v) => v * devicePixelRatio) } : {}),
       spanGaps: true,
       value,
       // A lone value draws no line: its marker is what shows it.
@@ -290,7 +306,7 @@ export class MetricsChart extends LitElement {
     this.dataset.updateMs = ms.toFixed(1);
     const empty = !hasData(this.spec, this.columns);
     const latest = latestReadings(this.spec, this.columns);
-    const text = readingsText(latest, this.spec.format);
+    const text = readingsText(latest, this.spec.format, this.xLabel);
     if (this.hovered === undefined) {
       this.shown = latest;
     }
