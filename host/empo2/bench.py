@@ -289,13 +289,23 @@ def _points(value) -> str:
     return "–" if value is None else f"{100 * value:+.1f}"
 
 
+def _minutes(report: dict) -> str:
+    """The bench's time, with the invocations a resumed report kept runs of."""
+    earlier = [e.get("seconds") or 0 for e in report.get("earlier", [])]
+    text = f"{(report['seconds'] + sum(earlier)) / 60:.1f} min"
+    if earlier:
+        text += f" (in {len(earlier) + 1} invocations: " + ", ".join(
+            f"{s / 60:.1f}" for s in earlier + [report["seconds"]]) + " min)"
+    return text
+
+
 def markdown(report: dict) -> str:
     p = report["protocol"]
     lines = [
         f"Preset `{p['preset']}` {' '.join(p['overrides'])}; seeds {p['seeds']} "
         f"(ablations: {p['ablation_seeds'] or 'none'}); budget {p['env_step_budget']:,} env steps; "
         f"{p['eval_episodes']} evaluation episodes per split at temperature {p['eval_temperature']}; "
-        f"{report['seconds'] / 60:.1f} min on this machine.",
+        f"{_minutes(report)} on this machine.",
         "",
         "| method | seeds | env steps | train success (primary) | held-out success | AUC | OOD trial 1 | OOD last trial |",
         "|---|---|---|---|---|---|---|---|",

@@ -168,6 +168,7 @@ def test_a_resumed_bench_keeps_the_finished_runs_and_trains_only_the_new_ones(tm
     assert all(kept[r["name"]] == r for r in second["runs"] if r["name"] in kept)
     assert second["earlier"] == [{"root": str(tmp_path / "runs1"), "seconds": first_seconds, "runs": 5}]
     assert [c["method"] for c in second["summary"]["arms_vs_grpo"]] == ["GRPO + novelty"]
+    assert "in 2 invocations" in (out / "results.md").read_text()
     saved = json.loads((out / "results.json").read_text())
     assert saved["protocol"]["arms"] == ["EMPO²", "GRPO", "GRPO + novelty"]
     third = run_bench([0, 1], out, tmp_path / "runs3", workers=1, arms=["EMPO²", "GRPO"], resume=True)
