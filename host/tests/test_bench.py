@@ -113,10 +113,15 @@ def _finish_the_warm_start_then_die(job):
     # what is on disk when a bench stops after its first run.
     if job["train"]:
         raise RuntimeError("the machine went away")
-    return {"method": job["method"], "seed": job["seed"], "overrides": [], "iterations": 0,
-            "env_steps": 0, "train_success": 0.25, "train_episodes": 240, "held_out_success": 0.0,
-            "held_out_episodes": 240, "auc": None, "curve": [], "ood_success_by_trial": [],
-            "ood_score_by_trial": [], "seconds": 1.0}
+    return _stand_in_record(job, iterations=0, env_steps=0, train_success=0.25, overrides=[])
+
+
+def _stand_in_record(job, **values):
+    """A run's record as the worker returns it, with the stand-in's numbers."""
+    return dict({"method": job["method"], "seed": job["seed"], "overrides": job["overrides"],
+                 "train_episodes": 240, "held_out_success": 0.0, "held_out_episodes": 240,
+                 "auc": None, "curve": [], "ood_success_by_trial": [], "ood_score_by_trial": [],
+                 "seconds": 1.0}, **values)
 
 
 def test_a_bench_stopped_early_keeps_its_finished_runs_on_disk(tmp_path, monkeypatch):
@@ -139,11 +144,7 @@ def _stand_in_worker(job):
     # process, so it leaves a file per job in the bench's root to say it ran.
     (Path(job["root"]) / "ran").mkdir(parents=True, exist_ok=True)
     (Path(job["root"]) / "ran" / job["name"]).touch()
-    return {"method": job["method"], "seed": job["seed"], "overrides": job["overrides"],
-            "iterations": 1, "env_steps": 10, "train_success": 0.1 * (1 + job["seed"]),
-            "train_episodes": 240, "held_out_success": 0.0, "held_out_episodes": 240,
-            "auc": None, "curve": [], "ood_success_by_trial": [], "ood_score_by_trial": [],
-            "seconds": 1.0}
+    return _stand_in_record(job, iterations=1, env_steps=10, train_success=0.1 * (1 + job["seed"]))
 
 
 def _ran(root: Path) -> list[str]:
