@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 
 import numpy as np
 import pytest
 import torch
 
+from empo2 import rollout
 from empo2.config import load_config
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.memory.store import MemoryStore
@@ -71,9 +73,20 @@ class RecordingEnv(BuiltinEnv):
         self.threads.add(threading.get_ident())
         return super().reset(task, variation, seed=seed)
 
+    # Seconds each step waits while counted as stepping (a simulator's latency), and the most
+    # environments seen stepping at one time, over all instances.
+    hold, stepping, most_at_once, lock = 0.0, 0, 0, threading.Lock()
+
     def step(self, action):
         self.actions.append(action)
         self.threads.add(threading.get_ident())
+        cls = RecordingEnv
+        with cls.lock:
+            cls.stepping += 1
+            cls.most_at_once = max(cls.most_at_once, cls.stepping)
+        time.sleep(cls.hold)
+        with cls.lock:
+            cls.stepping -= 1
         return super().step(action)
 
 
@@ -121,6 +134,24 @@ def actions_of(episodes) -> list[list[str]]:
     return [[s.action for s in ep.steps] for ep in episodes]
 
 
+def spy_generation(monkeypatch) -> list[dict]:
+    """Records every call the rollout makes to the real `generate_from_ids` (its arguments and
+    what it returned) and passes it on unchanged: which prompts were decoded together, at what
+    temperature, with which generator, in batches of how many."""
+    calls: list[dict] = []
+
+    def spy(model, tokenizer, prompt_ids, max_new_tokens, temperature=1.0, generator=None, max_batch=64):
+        out = generate_from_ids(model, tokenizer, prompt_ids, max_new_tokens, temperature, generator,
+                                max_batch=max_batch)
+        calls.append({"prompts": [list(p) for p in prompt_ids], "tokens": max_new_tokens,
+                      "temperature": temperature, "generator": generator, "max_batch": max_batch,
+                      "out": out})
+        return out
+
+    monkeypatch.setattr(rollout, "generate_from_ids", spy)
+    return calls
+
+
 # --- memory-free rollouts: what each step records ------------------------------------------------
 
 def test_each_step_records_what_the_policy_saw_sampled_and_the_environment_did(policy):
@@ -154,6 +185,8 @@ def test_each_step_records_what_the_policy_saw_sampled_and_the_environment_did(p
             assert (step.reward, step.score, step.intrinsic) == (reward, info.score, 0.0)
             score += reward
         assert (ep.final_score, ep.success) == (score, info.success) == (env.score, env.used)
+    # The tiny policy's raw text is sometimes not a valid action: corrections were exercised.
+    assert any(s.executed_action != s.action for ep in episodes for s in ep.steps)
     # Behaviour log-probs are the sampler's: log π(a | prompt) at the rollout's temperature.
     steps = [s for ep in episodes for s in ep.steps]
     logp, _, mask = sequence_logprobs(model, [s.prompt_ids for s in steps], [s.action_ids for s in steps],
@@ -164,12 +197,25 @@ def test_each_step_records_what_the_policy_saw_sampled_and_the_environment_did(p
         assert step.behaviour_logprobs == pytest.approx(logp[row, :n].tolist(), abs=1e-4)
 
 
-def test_the_step_limit_ends_each_episode_and_the_batch_shrinks_as_they_end(policy):
+def test_the_step_limit_ends_each_episode_and_the_batch_shrinks_as_they_end(policy, monkeypatch):
     calls, timings = [], {}
-    episodes, after, envs = play(policy, [(TASK, 0, 0), (TASK, 1, 1), (TASK, 2, 2)], make_settings(),
+    generations = spy_generation(monkeypatch)
+    settings = make_settings(generation_batch=2, temperature=0.7)
+    episodes, after, envs = play(policy, [(TASK, 0, 0), (TASK, 1, 1), (TASK, 2, 2)], settings,
                                  max_steps=(1, 3, 2), on_step=lambda t, n: calls.append((t, n)),
                                  timings=timings)
     lengths = [len(ep.steps) for ep in episodes]
+    # One generation call per turn: the unfinished episodes' prompts, in episode order.
+    assert [g["prompts"] for g in generations] == \
+        [[ep.steps[t].prompt_ids for ep in episodes if len(ep.steps) > t] for t in range(max(lengths))]
+    assert all((g["tokens"], g["temperature"], g["max_batch"]) == (settings.max_action_tokens, 0.7, 2)
+               for g in generations)
+    for t, generation in enumerate(generations):  # each row's sample is recorded on its episode
+        playing = [ep for ep in episodes if len(ep.steps) > t]
+        for ep, sample in zip(playing, generation["out"]):
+            step = ep.steps[t]
+            assert (step.action, step.action_ids, step.behaviour_logprobs) == \
+                (sample.text, sample.token_ids, sample.logprobs)
     assert lengths == [env.moves for env in envs] and all(ep.done for ep in episodes)
     assert all(n == limit or ep.success for n, limit, ep in zip(lengths, (1, 3, 2), episodes))
     # on_step(turn, episodes played in that turn), once per turn, turns counted from 1.
@@ -184,9 +230,11 @@ def test_the_step_limit_ends_each_episode_and_the_batch_shrinks_as_they_end(poli
 def test_an_episode_plays_the_same_alone_or_in_a_batch_with_its_own_generator(policy):
     specs = [(TASK, 0, 0), (TASK, 3, 1), ("grow-plant", 2, 2)]
     settings = make_settings()
-    batch, _, _ = play(policy, specs, settings)
+    limits = (1, 3, 2)  # batch-mates that end early leave the others their own generators
+    batch, _, _ = play(policy, specs, settings, max_steps=limits)
     for k, spec in enumerate(specs):
-        alone, _, _ = play(policy, [spec], settings, generators=[episode_generator(0, k)])
+        alone, _, _ = play(policy, [spec], settings, max_steps=limits[k:k + 1],
+                           generators=[episode_generator(0, k)])
         assert actions_of(alone) == actions_of(batch[k:k + 1])
         assert alone[0].steps[0].behaviour_logprobs == pytest.approx(batch[k].steps[0].behaviour_logprobs, abs=1e-5)
     # One generator for the whole batch also works, and reproduces from its seed.
@@ -203,6 +251,15 @@ def test_environment_threads_give_the_same_episodes_and_workers_1_uses_none(poli
     main = threading.get_ident()
     assert all(env.threads == {main} for env in serial_envs)
     assert all(main not in env.threads for env in threaded_envs)
+    _, _, pair_envs = play(policy, specs[:2], make_settings(workers=2), max_steps=(1,))
+    assert all(main not in env.threads for env in pair_envs)
+    # At most `workers` environments step at once (each a simulator process on real benchmarks).
+    RecordingEnv.hold, RecordingEnv.most_at_once = 0.05, 0
+    try:
+        play(policy, specs, make_settings(workers=2), max_steps=(1,))
+    finally:
+        RecordingEnv.hold = 0.0
+    assert RecordingEnv.most_at_once == 2
     single, _, single_envs = play(policy, specs[:1], make_settings(workers=4))
     assert single_envs[0].threads == {main}  # one environment: nothing to overlap
 
@@ -229,26 +286,26 @@ def tip_store(settings):
     v0, v1 = first_user_text(TASK, 0, settings), first_user_text(TASK, 1, settings)
     store = MemoryStore(KeyEmbedder(), capacity=10)
     tips = {
-        "best": store.add_episode_tip(f"{TASK}/0", "the switch is upstairs", [(v0, "go to attic")], score=9.0),
-        "middle": store.add_episode_tip(f"{TASK}/0", "look before moving", [(v0, "look around")], score=5.0),
-        "worst": store.add_episode_tip(f"{TASK}/0", "wander", [(v0, "go to hall")], score=1.0),
+        "best": store.add_episode_tip(f"{TASK}/0", "the battery is in the attic", [(v0, "go to attic")], score=9.0),
+        "middle": store.add_episode_tip(f"{TASK}/0", "look around the kitchen", [(v0, "look around")], score=5.0),
+        "worst": store.add_episode_tip(f"{TASK}/0", "open the box", [(v0, "go to hallway")], score=1.0),
         "other": store.add_episode_tip(f"{TASK}/1", "open the shed", [(v1, "open shed")], score=3.0),
-        "crossed": store.add_episode_tip(f"{TASK}/1", "not for variation 0", [(v0, "sit")], score=50.0),
+        "crossed": store.add_episode_tip(f"{TASK}/1", "take the sock", [(v0, "take sock")], score=50.0),
     }
     return store, tips, v0, v1
 
 
 def test_memory_mode_puts_the_retrieved_tips_into_the_prompt_and_records_them(policy):
     _, tokenizer = policy
-    settings = make_settings(top_k=2)
+    settings = make_settings(top_k=2, system_prompt="you are an agent in a world .")
     store, tips, v0, v1 = tip_store(settings)
     store.embedder.calls.clear()
     episodes, after, _ = play(policy, [(TASK, 0, 0), (TASK, 1, 1), (TASK, 0, 2)], settings, memory=store)
     assert all(ep.rollout_mode == MEMORY for ep in episodes)
     # One retrieval per variation and turn, all of that variation's episodes in one call.
     assert store.embedder.calls[:2] == [[v0, v0], [v1]]
-    expected = {0: [("best", "the switch is upstairs", "go to attic"),  # top_k 2, best score first
-                    ("middle", "look before moving", "look around")],
+    expected = {0: [("best", "the battery is in the attic", "go to attic"),  # top_k 2, best score first
+                    ("middle", "look around the kitchen", "look around")],
                 1: [("other", "open the shed", "open shed")]}
     for ep in episodes:
         first, *later = ep.steps
@@ -277,20 +334,20 @@ def test_the_configured_threshold_and_edited_tip_actions_reach_retrieval(policy)
     episodes, _, _ = play(policy, [(TASK, 0, 0)], settings, memory=store, max_steps=(1,))
     assert episodes[0].steps[0].tip_ids == []
     best = tips["best"]
-    store.update(best.id, "the switch is in the attic", best.version, author="ana")
+    store.update(best.id, "the battery is in the garage", best.version, author="ana")
     for keep, action in [(False, ""), (True, "go to attic")]:  # a person's text: its action dropped
         settings = make_settings(similarity_threshold=0.99, top_k=1, keep_edited_tip_actions=keep)
         step = play(policy, [(TASK, 0, 0)], settings, memory=store, max_steps=(1,))[0][0].steps[0]
         assert step.tip_ids == [best.id] and step.tip_actions == [action]
-        assert step.tips == [shown_tip("the switch is in the attic", action)]
+        assert step.tips == [shown_tip("the battery is in the garage", action)]
 
 
 def test_the_sequence_budget_leaves_out_the_lowest_ranked_tips_then_all(policy):
     _, tokenizer = policy
     base = make_settings(top_k=3)
     store, tips, v0, _ = tip_store(base)
-    best = shown_tip("the switch is upstairs", "go to attic")
-    middle = shown_tip("look before moving", "look around")
+    best = shown_tip("the battery is in the attic", "go to attic")
+    middle = shown_tip("look around the kitchen", "look around")
     fits_two = len(ids_of(tokenizer, v0, base, [best, middle]))
     settings = dataclasses.replace(base, max_sequence_tokens=fits_two + base.max_action_tokens)
     step = play(policy, [(TASK, 0, 0)], settings, memory=store, max_steps=(1,))[0][0].steps[0]
@@ -305,8 +362,15 @@ def test_the_sequence_budget_leaves_out_the_lowest_ranked_tips_then_all(policy):
 
 def test_step_prompts_builds_each_step_exactly_as_the_rollout_did(policy):
     _, tokenizer = policy
-    for budget in (0, 60):
-        settings = make_settings(top_k=2, history_steps=2, max_sequence_tokens=budget)
+    base = make_settings(top_k=3, history_steps=2)
+    tips = [shown_tip("the battery is in the attic", "go to attic"), shown_tip("look around the kitchen", "look around"),
+            shown_tip("open the box", "go to hallway")]
+    v0 = first_user_text(TASK, 0, base)
+    two_fit = len(ids_of(tokenizer, v0, base, tips[:2])) + base.max_action_tokens
+    # A budget reckoned with the action's tokens added, not taken off, would show the third tip.
+    assert len(ids_of(tokenizer, v0, base, tips)) <= two_fit + base.max_action_tokens
+    for budget, shown_first in [(0, 3), (two_fit, 2)]:
+        settings = dataclasses.replace(base, max_sequence_tokens=budget)
         store, _, _, _ = tip_store(settings)
         episodes, after, _ = play(policy, [(TASK, 0, 0)], settings, memory=store)
         ep, seen = episodes[0], after[0]
@@ -322,6 +386,7 @@ def test_step_prompts_builds_each_step_exactly_as_the_rollout_did(policy):
             assert shown == (step.tips, step.tip_ids)
             assert [r.tip_id for r in retrieved] == [r.tip_id for r in retrieve(user_text)]
             assert budget == 0 or len(prompt) <= budget - settings.max_action_tokens
+        assert len(ep.steps[0].tips) == shown_first
         assert step_prompts(tokenizer, ep, [], ep.steps[0].observation, settings)[1:4] == \
             (ep.steps[0].prompt_ids_no_tips, ep.steps[0].prompt_ids_no_tips, ([], []))
 
@@ -333,9 +398,10 @@ def long_episode(n: int, raw_suffix: str = "") -> tuple[Episode, list[str]]:
                  description="turn on the lamp")
     for t in range(n):
         ep.steps.append(StepRecord(observation="", user_text="", tips=[], tip_ids=[], prompt_ids=[],
-                                   prompt_ids_no_tips=[], action=f"go to room{t}{raw_suffix}",
-                                   executed_action=f"go to room{t}", action_ids=[], behaviour_logprobs=[]))
-    return ep, [f"you are in room{t} . exits : hall , kitchen" for t in range(n)]
+                                   prompt_ids_no_tips=[], action=f"go to garden {t}{raw_suffix}",
+                                   executed_action=f"go to garden {t}", action_ids=[], behaviour_logprobs=[]))
+    # Words of the tiny policy's vocabulary (others all read as one unknown token).
+    return ep, [f"you are in the garden . here : a box {t} . exits : hallway , kitchen" for t in range(n)]
 
 
 def user_ids(tokenizer, ep, after, observation, steps, words, raw=False):
@@ -345,7 +411,7 @@ def user_ids(tokenizer, ep, after, observation, steps, words, raw=False):
 
 def test_the_user_turn_keeps_the_most_recent_history_that_fits(policy):
     _, tokenizer = policy
-    ep, after = long_episode(12, raw_suffix="x")
+    ep, after = long_episode(12, raw_suffix=" box")
     settings = make_settings(history_steps=8, observation_words=10)
     obs = "you are in the hall"
     lengths = [len(user_ids(tokenizer, ep, after, obs, k, 10)[1]) for k in range(9)]
@@ -357,9 +423,12 @@ def test_the_user_turn_keeps_the_most_recent_history_that_fits(policy):
             user_ids(tokenizer, ep, after, obs, k, 10)
         assert _fit_user_turn(tokenizer, ep, after, obs, settings, lengths[k + 1] - 1) == \
             user_ids(tokenizer, ep, after, obs, k, 10)
+    own = dataclasses.replace(settings, system_prompt="you are an agent")  # the environment's prompt
+    assert _fit_user_turn(tokenizer, ep, after, obs, own, 0) == \
+        (full[0], encode_chat(tokenizer, step_messages(full[0], "you are an agent")))
     raw = dataclasses.replace(settings, raw_history_actions=True)
     text, _ = _fit_user_turn(tokenizer, ep, after, obs, raw, 0)
-    assert text == user_ids(tokenizer, ep, after, obs, 8, 10, raw=True)[0] and "room11x" in text
+    assert text == user_ids(tokenizer, ep, after, obs, 8, 10, raw=True)[0] and "garden 11 box" in text
 
 
 def test_without_history_room_the_observation_is_halved_until_it_fits(policy):
@@ -374,24 +443,25 @@ def test_without_history_room_the_observation_is_halved_until_it_fits(policy):
     assert _fit_user_turn(tokenizer, ep, after, obs, settings, len(clipped[10][1]) + 1) == clipped[10]
     assert _fit_user_turn(tokenizer, ep, after, obs, settings, len(clipped[2][1])) == clipped[2]
     # Even one word is too long: the one-word turn, over budget (the caller's limit is soft).
-    assert _fit_user_turn(tokenizer, ep, after, obs, settings, 5) == clipped[1]
+    for tight in (5, 1):
+        assert _fit_user_turn(tokenizer, ep, after, obs, settings, tight) == clipped[1]
 
 
 def test_tips_are_left_out_from_the_lowest_ranked_until_the_prompt_fits(policy):
     _, tokenizer = policy
     user = "task : turn on the lamp . now : you are in the hall"
-    tips = (["first tip is best", "second tip", "third tip is the worst of all"], ["a", "b", "c"])
+    tips = (["the fan is in the garage", "take the cup", "open the oven and cook the potato"], ["a", "b", "c"])
     settings = make_settings()
     length = {n: len(ids_of(tokenizer, user, settings, tips[0][:n])) for n in range(4)}
     assert _fit_tips(tokenizer, user, tips, SYSTEM_PROMPT, 0) == (ids_of(tokenizer, user, settings, tips[0]), tips)
     for n in (3, 2, 1):
         fitted = _fit_tips(tokenizer, user, tips, SYSTEM_PROMPT, length[n])
         assert fitted == (ids_of(tokenizer, user, settings, tips[0][:n]), (tips[0][:n], tips[1][:n]))
-    assert _fit_tips(tokenizer, user, tips, SYSTEM_PROMPT, length[1] - 1) == \
-        (ids_of(tokenizer, user, settings), ([], []))
-    assert _fit_tips(tokenizer, user, tips, "be brief", 0)[0] == \
-        encode_chat(tokenizer, step_messages(with_tips(user, tips[0]), "be brief"))
-    assert tips == (["first tip is best", "second tip", "third tip is the worst of all"], ["a", "b", "c"])
+    for tight in (length[1] - 1, 1):  # not even the best tip fits: none shown
+        assert _fit_tips(tokenizer, user, tips, SYSTEM_PROMPT, tight) == (ids_of(tokenizer, user, settings), ([], []))
+    assert _fit_tips(tokenizer, user, tips, "you are an agent", 0)[0] == \
+        encode_chat(tokenizer, step_messages(with_tips(user, tips[0]), "you are an agent"))
+    assert tips == (["the fan is in the garage", "take the cup", "open the oven and cook the potato"], ["a", "b", "c"])
 
 
 def reflection_ids(tokenizer, ep, after, settings, start=0):
@@ -413,36 +483,39 @@ def test_the_reflection_drops_the_oldest_quarter_of_the_steps_at_a_time(policy):
     assert _fit_reflection(tokenizer, ep, after, settings, len(full) - 1) == at[3]
     assert _fit_reflection(tokenizer, ep, after, settings, len(at[3]) - 1) == at[5]
     assert _fit_reflection(tokenizer, ep, after, settings, len(at[5]) - 1) == at[6]
-    assert _fit_reflection(tokenizer, ep, after, settings, 3) == at[12]  # nothing fits: no steps
+    for tight in (3, 1):  # nothing fits: the reflection without steps
+        assert _fit_reflection(tokenizer, ep, after, settings, tight) == at[12]
     raw = dataclasses.replace(settings, raw_history_actions=True, reflection_observation_words=2,
-                              system_prompt="be brief")
-    ep.steps[0].action = "go to roomzero"
+                              system_prompt="you are an agent")
+    ep.steps[0].action = "go to attic"
     assert _fit_reflection(tokenizer, ep, after, raw, 0) == encode_chat(
-        tokenizer, reflection_messages(ep.description, ep.turns(after, raw=True), 42.0, 2, "be brief"))
+        tokenizer, reflection_messages(ep.description, ep.turns(after, raw=True), 42.0, 2, "you are an agent"))
 
 
-def test_each_episode_gets_the_tip_its_reflection_prompt_gives(policy):
+def test_each_episode_gets_the_tip_its_reflection_prompt_gives(policy, monkeypatch):
     model, tokenizer = policy
-    settings = make_settings(temperature=0.0)  # greedy: the tip is a function of the prompt
     episodes, after, _ = play(policy, [(TASK, 0, 0), ("grow-plant", 1, 1)], make_settings())
-    write_tips(episodes, after, model, tokenizer, settings, 8, None)
+    calls = spy_generation(monkeypatch)
+    settings = make_settings(temperature=0.3, generation_batch=1)
+    generators = [episode_generator(5, e) for e in range(2)]
+    write_tips(episodes, after, model, tokenizer, settings, 8, generators)
     prompts = [reflection_ids(tokenizer, ep, a, settings) for ep, a in zip(episodes, after)]
-    expected = generate_from_ids(model, tokenizer, prompts, 8, 0.0, None)
-    assert [ep.tip for ep in episodes] == [g.text for g in expected]
-    assert all(len(tokenizer.encode(ep.tip, add_special_tokens=False)) <= 8 for ep in episodes)
-    # The budget is the sequence limit less the tip's tokens.
+    (call,) = calls
+    assert call["prompts"] == prompts and call["generator"] is generators
+    assert (call["tokens"], call["temperature"], call["max_batch"]) == (8, 0.3, 1)
+    batch_tips = [ep.tip for ep in episodes]
+    assert batch_tips == [g.text for g in call["out"]]
+    # With a sequence limit the reflection is fitted into it less the tip's tokens.
     tight = dataclasses.replace(settings, max_sequence_tokens=len(prompts[0]) - 1 + 8)
     write_tips(episodes[:1], after[:1], model, tokenizer, tight, 8, None)
     fitted = _fit_reflection(tokenizer, episodes[0], after[0], tight, len(prompts[0]) - 1)
-    assert fitted != prompts[0]
-    assert episodes[0].tip == generate_from_ids(model, tokenizer, [fitted], 8, 0.0, None)[0].text
-    # Sampled at the rollout temperature from each episode's own generator.
-    sampled = make_settings(temperature=1.0)
-    write_tips(episodes, after, model, tokenizer, sampled, 8, [episode_generator(5, e) for e in range(2)])
+    assert calls[1]["prompts"] == [fitted] and len(fitted) < len(prompts[0])
+    assert episodes[0].tip == calls[1]["out"][0].text
+    # Sampled from each episode's own generator: the same tip alone as in the batch.
     for e in range(2):
         alone = [dataclasses.replace(episodes[e])]
-        write_tips(alone, after[e:e + 1], model, tokenizer, sampled, 8, [episode_generator(5, e)])
-        assert alone[0].tip == episodes[e].tip
+        write_tips(alone, after[e:e + 1], model, tokenizer, settings, 8, [episode_generator(5, e)])
+        assert alone[0].tip == batch_tips[e]
 
 
 # --- settings and sampling streams ----------------------------------------------------------------
