@@ -21,6 +21,7 @@ import torch
 from empo2 import rollout
 from empo2.config import load_config
 from empo2.envs.builtin.env import BuiltinEnv
+from empo2.envs.textworld import TextWorldEnv
 from empo2.memory.store import MemoryStore
 from empo2.policy.generation import generate_from_ids, sequence_logprobs
 from empo2.policy.model import load_policy
@@ -538,6 +539,8 @@ def test_every_rollout_setting_comes_from_its_config_key():
     assert evaluation == dataclasses.replace(train, temperature=0.3)
     default = RolloutSettings.from_config(load_config("builtin"), BuiltinEnv(), train=True)
     assert not default.keep_edited_tip_actions and not default.raw_history_actions
+    game = TextWorldEnv()  # an environment with its own instructions: they are the system prompt
+    assert RolloutSettings.from_config(config, game, train=True).system_prompt == game.instructions() != SYSTEM_PROMPT
 
 
 def test_an_episode_stream_is_seeded_by_its_whole_key_alone():
