@@ -183,3 +183,30 @@ def test_a_rollback_drops_what_no_longer_applies_says_why_and_renumbers_the_rest
     rolled.close()
     rolled.close()  # closing twice is harmless
     assert rolled.marker()["events_bytes"] is None  # a closed store has no files open
+
+
+# --- adding and retrieving ----------------------------------------------------------------------
+
+
+def test_a_persons_tip_keeps_its_score_provenance_and_is_keyed_by_its_text(embedder):
+    store = MemoryStore.open(None, embedder)
+    tip = store.add_tip(VK, "  check the fuse box  ", 30.0, author="ada",
+                        provenance={"source": "panel"})
+    again = store.get(tip.id)
+    assert (again.text, again.score, again.author, again.provenance) == (
+        "check the fuse box", 30.0, "ada", {"source": "panel"})
+    assert [(e["key_text"], e["action"]) for e in store.entries(VK)] == [("check the fuse box", "")]
+    with pytest.raises(ValueError, match="^an edit id must be a string of 1 to 128 characters$"):
+        store.add_tip(VK, "another tip", 1.0, edit_id="")
+    assert store.count() == 1
+
+
+def test_top_k_of_zero_embeds_nothing_and_one_keeps_the_best(embedder):
+    store = MemoryStore.open(None, embedder)
+    best = store.add_episode_tip(VK, "the best tip", [(BULB, "look")], 90.0)
+    store.add_episode_tip(VK, "a worse tip", [(BULB_NEAR, "look")], 10.0)
+    before = embedder.n_embedded
+    assert store.retrieve(VK, ["a query text no test embeds elsewhere"], top_k=0) == [[]]
+    assert embedder.n_embedded == before  # no hit can come back: the model is not asked
+    assert [h.tip_id for h in store.retrieve(VK, [BULB], top_k=1)[0]] == [best.id]
+
