@@ -224,8 +224,9 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
             report["earlier"] = earlier
         return report
 
-    if not todo:
+    if not todo:  # everything planned is in results.json already: rewrite it, start no worker
         write_report(report_now(), out)
+        return report_now()
     with ProcessPoolExecutor(max_workers=workers or min(2, os.cpu_count() or 1)) as pool:
         pending = {pool.submit(_train_and_evaluate, job): job for job in todo}
         for future in as_completed(pending):

@@ -172,6 +172,11 @@ def test_a_resumed_bench_keeps_the_finished_runs_and_trains_only_the_new_ones(tm
     assert "in 2 invocations" in (out / "results.md").read_text()
     saved = json.loads((out / "results.json").read_text())
     assert saved["protocol"]["arms"] == ["EMPO²", "GRPO", "GRPO + novelty"]
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a bench with nothing left to train started worker processes")
+
+    monkeypatch.setattr(bench, "ProcessPoolExecutor", no_pool)
     third = run_bench([0, 1], out, tmp_path / "runs3", workers=1, arms=["EMPO²", "GRPO"], resume=True)
     assert _ran(tmp_path / "runs3") == [] and third["complete"]  # nothing left to train
 

@@ -118,7 +118,8 @@ def test_a_live_run_pause_edit_resume_concurrent_edits_pause_stop(tmp_path, tiny
                        and m["params"]["run"]["iteration"] == 3)
         assert alice.request("run.stop", {"runId": "live"})["run"]["state"] == "stopping"
         alice.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "stopped")
-        bob.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "stopped")
+        stopped = bob.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "stopped")
+        assert stopped["params"]["run"]["live"] is False  # the host has let the run go
         seen = states(alice, "live")
         assert seen[:3] == ["starting", "running", "paused"] and seen[-3:] == ["paused", "stopping", "stopped"]
         assert "pausing" in seen

@@ -59,6 +59,14 @@ def test_atomic_write_fsyncs_the_file_then_replaces_then_fsyncs_the_folder(tmp_p
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
 
 
+def test_an_atomic_write_leaves_the_mode_a_plain_write_would(tmp_path):
+    # mkstemp's temporary file is 0o600; the run folder's files must stay as readable as any file
+    # the host's user makes (another account reading a shared run folder).
+    (tmp_path / "plain.json").write_text("{}")
+    atomic_write_json(tmp_path / "run.json", {"state": "created"})
+    assert (tmp_path / "run.json").stat().st_mode & 0o777 == (tmp_path / "plain.json").stat().st_mode & 0o777
+
+
 def test_an_append_fsyncs_the_file_and_a_new_files_folder(tmp_path, calls):
     path = tmp_path / "sub" / "metrics.jsonl"
     append_jsonl(path, [{"iteration": 1}])

@@ -166,6 +166,9 @@ export class RpcClient extends Disposable {
     if (typeof m.id !== 'number') {
       return; // An error about a frame the host could not read (id null): nothing waits on it.
     }
+    if (m.method !== undefined) {
+      return; // A request from the host (the protocol has none): not the answer to ours, whatever its id.
+    }
     const pending = this.pending.get(m.id);
     if (!pending) {
       return; // Timed out or cancelled already.

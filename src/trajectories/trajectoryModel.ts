@@ -239,14 +239,18 @@ export class TrajectoryModel extends Disposable {
 
   /** How many children a "more" node stands for (its page and every later one). */
   remaining(node: MoreNode): number {
-    const owner = ownerOf(node);
+    // A "more" node VS Code still shows after a refresh may page past what is known now: none.
+    return Math.max(0, this.childCount(ownerOf(node)) - node.offset);
+  }
+
+  private childCount(owner: TrajectoryNode): number {
     switch (owner.kind) {
       case 'iteration':
-        return (this.iterationData(owner.runId, owner.iteration)?.groups.size ?? 0) - node.offset;
+        return this.iterationData(owner.runId, owner.iteration)?.groups.size ?? 0;
       case 'taskGroup':
-        return (this.group(owner)?.episodes.length ?? 0) - node.offset;
+        return this.group(owner)?.episodes.length ?? 0;
       case 'episode':
-        return (this.data.cachedEpisode(owner.runId, owner.episodeId)?.steps.length ?? 0) - node.offset;
+        return this.data.cachedEpisode(owner.runId, owner.episodeId)?.steps.length ?? 0;
       default:
         return 0;
     }

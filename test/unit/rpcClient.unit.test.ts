@@ -291,6 +291,14 @@ describe('RpcClient', () => {
     assert.deepEqual(await pending, { time: 3 });
   });
 
+  it('does not take a request from the host for the answer to the request with its id', async () => {
+    const { transport, client } = connect();
+    const pending = client.request(Requests.ping, {});
+    transport.receive({ jsonrpc: '2.0', id: 1, method: 'ping', params: {} });
+    transport.reply(1, { time: 4 });
+    assert.deepEqual(await pending, { time: 4 });
+  });
+
   it('survives the JSON frames null and 5, and shows the observer each frame once, junk as its text', () => {
     const seen: Array<[Direction, unknown]> = [];
     const transport = new FakeTransport();

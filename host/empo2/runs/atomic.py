@@ -61,11 +61,25 @@ def truncate_synced(f: IO[bytes], length: int) -> None:
 
 # -- whole files and folders --------------------------------------------------------------------
 
+def _plain_file_mode() -> int:
+    """The mode open() gives a new file here (0o666 less the umask). mkstemp makes its file
+    0o600, which would leave every atomically written file of a run folder private to its writer
+    (another account reading a shared run folder could not). The umask can only be read by
+    setting it, so this runs once, at import, before any thread of the host starts."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _plain_file_mode()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as f:
             write_synced(f, data)
         os.replace(tmp, path)

@@ -203,7 +203,9 @@ class RunManager:
             "state": live.state if live else stored_state(folder, stored),
             "iteration": live.iteration if live else int(stored.get("iteration", 0) or 0),
             "iterations": live.config.iterations if live else _configured_iterations(folder),
-            "live": live is not None,
+            # The host's last run/state of a run that ends comes while it is still self.live:
+            # "true while this host trains the run" (the schema) means an active state too.
+            "live": live is not None and live.state in ACTIVE,
             "updated": stored.get("updated") if isinstance(stored.get("updated"), (int, float)) else None,
         }
         error = live.error if live else stored.get("error")
