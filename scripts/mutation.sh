@@ -42,6 +42,9 @@ run_host() {
     export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 EMPO2_NO_PROGRESS=1 OMP_NUM_THREADS=1
     # Each mutant starts a pytest session; the tiny test policy is built once and kept here.
     export EMPO2_TEST_POLICY_CACHE="${EMPO2_TEST_POLICY_CACHE:-$root/test-output/mutation/policy-cache}"
+    # ... and the real MiniLM's vectors are kept per text (host/tests/embedding_cache.py), so a
+    # mutant outside embedding.py neither imports sentence_transformers nor loads the model.
+    export EMPO2_TEST_EMBEDDING_CACHE="${EMPO2_TEST_EMBEDDING_CACHE:-$root/test-output/mutation/embedding-cache}"
     status=0
     mutmut=(../.venv/bin/python ../scripts/mutmut_only.py)
     nice -n 10 "${mutmut[@]}" run --max-children "$jobs" "$@" || status=$?

@@ -21,9 +21,11 @@ TINY_EPISODES = {"habit": 30, "stuck": 20, "wander": 10, "tip-success": 20, "tip
 
 @pytest.fixture(scope="session")
 def embedder():
-    from empo2.memory.embedding import SentenceEmbedder
+    """The real embedder; with EMPO2_TEST_EMBEDDING_CACHE set, its model's vectors are kept
+    between sessions (embedding_cache.py)."""
+    from embedding_cache import memory_embedder
 
-    return SentenceEmbedder()
+    return memory_embedder()
 
 
 @pytest.fixture(scope="session")

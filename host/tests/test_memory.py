@@ -14,9 +14,11 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
+from embedding_cache import RecordedEmbedder, memory_embedder
 
 from empo2.memory import (
     CorruptMemory,
@@ -33,6 +35,7 @@ BULB = "the room has a red light bulb, a battery and a switch"
 BULB_NEAR = "a red light bulb, a switch and a battery are in this room"
 BULB_OTHER = "there is a light bulb and a battery here"  # cosine to BULB ~0.69
 UNRELATED = "the stock market closed lower on tuesday after the bank report"
+TESTS = Path(__file__).parent  # the kill -9 writer imports embedding_cache.py from here
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -49,7 +52,9 @@ def one_torch_thread():
 
 @pytest.fixture(scope="module")
 def embedder(one_torch_thread) -> SentenceEmbedder:
-    return SentenceEmbedder(device="cpu")  # the model itself is loaded once per process
+    # The model itself is loaded once per process; the tests of the embedder's own bits and
+    # cache below build plain SentenceEmbedders (embedding_cache.py: recorded vectors).
+    return memory_embedder(device="cpu")
 
 
 @pytest.fixture
@@ -110,6 +115,24 @@ def test_cache_is_lru_and_only_misses_reach_the_model(embedder):
     e.encode(["b"])
     assert e.n_embedded == 4
 
+
+def test_recorded_vectors_are_the_models_own_bits(tmp_path):
+    """The mutation run's recorded embedder (embedding_cache.py) gives the model's bits, reads
+    them back from its folder in later sessions, and recomputes a torn file."""
+    texts = [BULB, UNRELATED, "go to the kitchen"]
+    model = SentenceEmbedder(device="cpu", cache_size=0).encode(texts)
+    first = RecordedEmbedder(tmp_path, device="cpu", cache_size=0)
+    assert np.array_equal(first.encode(texts), model) and first.n_embedded == 3
+    files = sorted(tmp_path.glob("*.f32"))
+    assert len(files) == 3 and {f.stat().st_size for f in files} == {4 * 384}
+    marked = np.full(384, 0.5, dtype=np.float32)
+    marked.tofile(files[0])  # a later session reads the folder, not the model
+    files[1].write_bytes(files[1].read_bytes()[:100])  # torn: computed again
+    later = RecordedEmbedder(tmp_path, device="cpu", cache_size=0)
+    got = later.encode(texts)
+    assert later.n_embedded == 3 and files[1].stat().st_size == 4 * 384
+    assert sum(np.array_equal(row, marked) for row in got) == 1
+    assert sum(np.array_equal(got[i], model[i]) for i in range(3)) == 2
 
 # --- retrieval ---------------------------------------------------------------------------------
 
@@ -400,8 +423,10 @@ def test_rollback_reproduces_the_run_and_keeps_people_edits(embedder, tmp_path, 
 WRITER = """
 import sys, torch
 torch.set_num_threads(1)
-from empo2.memory import MemoryStore, SentenceEmbedder
-store = MemoryStore.open(sys.argv[1], SentenceEmbedder(), capacity=50)
+sys.path.insert(0, sys.argv[2])
+from embedding_cache import memory_embedder
+from empo2.memory import MemoryStore
+store = MemoryStore.open(sys.argv[1], memory_embedder(), capacity=50)
 steps = [("the room has a bulb", "look"), ("the bulb is off", "flip"), ("the bulb is on", "wait")]
 for i in range(100000):
     tip = store.add_episode_tip("task/0", f"tip {i}", steps, float(i % 7))
@@ -410,11 +435,12 @@ for i in range(100000):
 """
 
 
+@pytest.mark.crash  # seconds (a writer process starts); the mutation run leaves it out
 def test_kill_9_while_writing_loses_at_most_the_last_operation(embedder, tmp_path):
     folder = tmp_path / "memory"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(folder)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(folder), str(TESTS)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     try:
         done = -1
         while done < 40:

@@ -8,6 +8,7 @@ knowing it after a reopen and after a checkpoint rollback re-applies people's ed
 from __future__ import annotations
 
 import pytest
+from embedding_cache import memory_embedder
 
 from empo2.memory import MemoryStore, SentenceEmbedder, VersionConflict
 from empo2.memory.records import EditAlreadyApplied, EditIdReused
@@ -17,7 +18,7 @@ VK = "power-device/3"
 
 @pytest.fixture(scope="module")
 def embedder() -> SentenceEmbedder:
-    return SentenceEmbedder(device="cpu")
+    return memory_embedder(device="cpu")  # embedding_cache.py: the real model's vectors
 
 
 def kinds(store, tip_id):

@@ -1,0 +1,185 @@
+"""The tip memory's store, rule by rule: what a reader of its files, its marker, its snapshot
+and its errors sees (real MiniLM keys; each test takes milliseconds once the model is loaded,
+and no time at all with EMPO2_TEST_EMBEDDING_CACHE's recorded vectors).
+
+test_memory.py checks the behaviour of EMPO2.md §4 (retrieval, capacity, edits, persistence);
+these pin the details a mutation run found unchecked: each field of the snapshot and the marker,
+each error's sentence, each guard of the replay.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pytest
+
+from empo2.memory import CorruptMemory, MemoryStore, UnknownTip
+from empo2.memory.layout import EVENTS_FILE, KEYS_FILE
+from empo2.memory.persistence import FORMAT
+
+VK = "power-component/3"
+BULB = "the room has a red light bulb, a battery and a switch"
+BULB_NEAR = "a red light bulb, a switch and a battery are in this room"
+UNRELATED = "the stock market closed lower on tuesday after the bank report"
+ROW = 4 * 384  # bytes of one key row
+
+
+def lines(folder) -> list[dict]:
+    return [json.loads(line) for line in (folder / EVENTS_FILE).read_text().splitlines()]
+
+
+def write_lines(folder, events: list[dict]) -> None:
+    (folder / EVENTS_FILE).write_text("".join(json.dumps(e) + "\n" for e in events))
+
+
+@pytest.fixture
+def saved(tmp_path, embedder):
+    """A closed store folder with two policy tips in one variation (3 key rows) and a person's
+    tip in another (1 row)."""
+    folder = tmp_path / "memory"
+    with MemoryStore.open(folder, embedder, capacity=10) as store:
+        store.add_episode_tip(VK, "tip a", [(BULB, "look"), (BULB_NEAR, "flip")], 20.0)
+        store.add_episode_tip(VK, "tip b", [(UNRELATED, "sell")], 5.0)
+        store.add_tip("other/1", "a person's tip", None, author="ada", key_text=BULB)
+    return folder
+
+
+# --- the snapshot and the marker ------------------------------------------------------------
+
+
+def test_the_snapshot_holds_every_field_of_every_tip_and_each_variations_entry_count(
+        saved, embedder, tmp_path):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        store.update("t000001", "tip a, edited", expected_version=1, author="bo")
+        store.snapshot_json(tmp_path / "snapshot.json")
+        tips = [t.to_dict(with_history=True) for t in store.list_tips(limit=10)[0][::-1]]
+    snap = json.loads((tmp_path / "snapshot.json").read_text())
+    written = snap.pop("written")
+    assert written.endswith("+00:00") and written[:2] == "20"
+    assert snap == {
+        "format": "empo2-memory-snapshot/1",
+        "capacity": 10,
+        "variations": {"other/1": {"entries": 1}, VK: {"entries": 3}},
+        "tips": tips,
+    }
+    assert [h["kind"] for h in snap["tips"][0]["history"]] == ["add", "update"]
+
+
+def test_the_marker_names_the_format_the_file_lengths_and_the_counters(saved, embedder):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        marker = store.marker()
+    assert marker == {
+        "format": FORMAT,
+        "events_bytes": (saved / EVENTS_FILE).stat().st_size,
+        "keys_bytes": 4 * ROW,
+        "next_policy_seq": 3,
+        "next_person_seq": 2,
+        "next_entry": 4,
+    }
+    in_memory = MemoryStore.open(None, embedder)
+    in_memory.add_tip(VK, "a tip", 1.0)
+    assert in_memory.marker() == {"format": FORMAT, "events_bytes": None, "keys_bytes": None,
+                                  "next_policy_seq": 1, "next_person_seq": 2, "next_entry": 1}
+    with pytest.raises(ValueError, match="^rollback_to needs a memory folder; an in-memory store "
+                                         "has none$"):
+        MemoryStore.open(None, embedder, rollback_to=marker)
+
+
+# --- what the replay refuses -------------------------------------------------------------------
+
+
+def test_a_log_that_needs_more_key_rows_than_the_key_file_has_is_corrupt(saved, embedder):
+    with open(saved / KEYS_FILE, "rb+") as f:
+        f.truncate(ROW)  # whole rows: no torn tail to cut, the log's first add needs 2
+    with pytest.raises(CorruptMemory, match=r"keys.f32 has 1 key rows; the log needs 2$"):
+        MemoryStore.open(saved, embedder, capacity=10)
+
+
+def test_a_log_without_its_header_or_for_other_keys_is_refused_with_the_reason(saved, embedder):
+    events = lines(saved)
+    write_lines(saved, events[1:])
+    with pytest.raises(CorruptMemory, match=f"^{saved}: events.jsonl does not start with a header$"):
+        MemoryStore.open(saved, embedder, capacity=10)
+    write_lines(saved, [dict(events[0], dim=8)] + events[1:])
+    with pytest.raises(ValueError, match=f"^memory in {saved} holds 8-d keys but the embedder "
+                                         "makes 384-d ones$"):
+        MemoryStore.open(saved, embedder, capacity=10)
+
+
+def test_a_marker_whose_counters_differ_is_refused_with_both(saved, embedder):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        marker = dict(store.marker(), next_entry=3)  # the files' cut fits, the counters do not
+    with pytest.raises(CorruptMemory) as refused:
+        MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
+    assert str(refused.value) == (
+        f"memory in {saved} does not match the checkpoint's marker (counters (3, 2, 4) vs "
+        "(3, 2, 3)); was the marker taken from another run's memory?"
+    )
+
+
+def test_unknown_events_are_skipped_with_a_warning_and_evict_lines_are_not_replayed(
+        saved, embedder, caplog):
+    events = lines(saved)
+    evict = {"kind": "evict", "at": events[1]["at"], "tip_id": "t000001", "variation_key": VK}
+    write_lines(saved, events + [evict, {"kind": "renamed", "at": events[1]["at"]}])
+    with caplog.at_level(logging.WARNING, logger="empo2.memory"):
+        with MemoryStore.open(saved, embedder, capacity=10) as store:
+            assert not store.get("t000001").evicted and store.count() == 3
+    assert [r.getMessage() for r in caplog.records] == [
+        "memory: skipped an event of unknown kind 'renamed' in the log"]  # none for the evict
+
+
+# --- a rollback re-applies people's events ------------------------------------------------------
+
+
+def test_a_persons_tip_added_after_the_marker_comes_back_whole(saved, embedder):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        marker = store.marker()
+        added = store.add_tip(VK, "ask the gardener", 40.0, author="ada", key_text=BULB_NEAR,
+                              provenance={"source": "panel"}, edit_id="add-7")
+        before = added.to_dict(with_history=True)
+        store.add_episode_tip(VK, "tip after the marker", [(UNRELATED, "wait")], 1.0)
+    with MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker) as rolled:
+        assert rolled.get(added.id).to_dict(with_history=True) == before
+        assert rolled.edit("add-7") == {"tip_id": added.id, "kind": "add", "version": 1}
+        assert [h.tip_id for h in rolled.retrieve(VK, [BULB_NEAR])[0]][0] == added.id
+        assert rolled.list_tips()[1] == 4  # the policy's tip after the marker is gone
+
+
+def test_a_rollback_drops_what_no_longer_applies_says_why_and_renumbers_the_rest(
+        saved, embedder, caplog):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        store.delete("t000002", expected_version=1, author="ada")
+        marker = store.marker()
+        # The policy's own edits after the marker are not re-applied, so the person's tip below
+        # (not a duplicate when it was added) duplicates p000001 again after the rollback.
+        store.update("p000001", "the policy's rewrite", expected_version=1, author="policy")
+        store.add_tip("other/1", "a person's tip", None, author="cy", key_text=BULB)
+        store.add_episode_tip(VK, "late tip", [(UNRELATED, "wait")], 1.0)
+        store.update("t000003", "late tip, edited", expected_version=1, author="bo")
+        store.update("t000001", "the policy's reflection", expected_version=1, author="policy")
+        store.update("t000001", "tip a, by dee", expected_version=2, author="dee")
+        at = store.get("t000001").updated
+    with open(saved / EVENTS_FILE, "a") as f:  # an edit of a tip deleted before the marker
+        f.write(json.dumps({"kind": "update", "at": at, "tip_id": "t000002", "text": "revived",
+                            "version": 3, "author": "eve"}) + "\n")
+    with caplog.at_level(logging.WARNING, logger="empo2.memory"):
+        rolled = MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
+    assert [r.getMessage() for r in caplog.records] == [
+        "memory: a person's tip p000002 duplicates p000001 after the rollback; not re-added",
+        "memory: dropped bo's update of tip t000003 made after the checkpoint: the tip does not "
+        "exist at the checkpoint",
+        "memory: dropped eve's update of tip t000002 made after the checkpoint: the tip is deleted",
+    ]
+    tip = rolled.get("t000001")  # dee's edit is applied, as version 2: the policy's is gone
+    assert (tip.text, tip.version, tip.version_author) == ("tip a, by dee", 2, "dee")
+    assert [(h["version"], h["kind"]) for h in tip.history] == [(1, "add"), (2, "update")]
+    assert rolled.get("p000001").text == "a person's tip" and rolled.get("t000002").deleted
+    with pytest.raises(UnknownTip) as unknown:
+        rolled.get("p000002")
+    assert str(unknown.value) == "no tip has id 'p000002'"
+    rolled.close()
+    rolled.close()  # closing twice is harmless
+    assert rolled.marker()["events_bytes"] is None  # a closed store has no files open
