@@ -412,3 +412,12 @@ def test_merged_statistics_sum_by_weight_and_keep_the_ratio_extremes():
     assert total == {"loss": 2.5, "ratio_max": 2.0, "ratio_min": 0.5}
     merge_stats(total, {"loss": 1.0, "ratio_max": 4.0, "ratio_min": 0.1})
     assert total == {"loss": 3.5, "ratio_max": 4.0, "ratio_min": 0.1}
+
+
+def test_the_log_ratio_is_clamped_to_plus_minus_20_before_exp():
+    """Decision 5: an extreme off-policy ratio cannot overflow; beyond ±20 it is exp(±20)."""
+    logp = torch.tensor([[30.0, -30.0, 20.5, -20.5, 1.0]], dtype=torch.float64)
+    _, stats = policy_loss(logp, torch.zeros_like(logp), torch.ones(1, dtype=torch.float64),
+                           torch.ones_like(logp, dtype=torch.bool))
+    assert stats["ratio_max"] == pytest.approx(math.exp(20.0), rel=1e-12)
+    assert stats["ratio_min"] == pytest.approx(math.exp(-20.0), rel=1e-12)
