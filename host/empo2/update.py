@@ -137,8 +137,10 @@ def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, a
                 stats.setdefault(k, []).append(v)
     model.eval()
     result = {k: sum(v) / len(v) for k, v in stats.items()}
-    result["ratio_max"] = max(stats.get("ratio_max", [1.0]))
-    result["ratio_min"] = min(stats.get("ratio_min", [1.0]))
+    # The extremes over every step, not their means (each step reports both: ppo_epochs and
+    # minibatches are at least 1, so there is always a step).
+    result["ratio_max"] = max(stats["ratio_max"])
+    result["ratio_min"] = min(stats["ratio_min"])
     result["update_samples"] = float(len(samples))
     result["advantage_abs_mean"] = float(advantages.abs().mean())
     return result

@@ -271,6 +271,8 @@ def test_empty_batch_gives_zero_loss_not_nan():
     loss.backward()
     assert loss.item() == 0.0 and torch.all(logp.grad == 0)
     assert all(math.isfinite(v) for v in stats.values())
+    assert {k: stats[k] for k in ("ratio_mean", "ratio_min", "ratio_max", "ratio_std")} == {
+        "ratio_mean": 0.0, "ratio_min": 0.0, "ratio_max": 0.0, "ratio_std": 0.0}
 
 
 def test_bad_dual_clip_and_shapes_are_clear_errors():
@@ -377,8 +379,24 @@ def test_total_loss_adds_kl_only_when_coef_positive():
     want = pg + 0.01 * token_mean(kl_penalty(logp, ref_logp, "low_var_kl"), response_mask)
     assert_close(mixed, want)
     assert stats["loss"] == pytest.approx(want.item())
-    with pytest.raises(ValueError, match="ref_logp"):
+    with pytest.raises(ValueError, match=r"^kl_coef > 0 needs ref_logp \(reference-policy log-probs\)\.$"):
         total_loss(logp, old_logp, advantages, response_mask, kl_coef=0.01)
+
+
+def test_total_loss_passes_its_clip_bounds_to_the_surrogate():
+    """Bounds far from the defaults (ε_low 0.2, ε_high 0.3, c 10) reach policy_loss."""
+    logp, old_logp, advantages, response_mask, keep_mask = make_batch(6)
+    bounds = dict(clip_low=0.02, clip_high=0.03, dual_clip_c=1.5)
+    want, want_stats = policy_loss(logp, old_logp, advantages, response_mask, keep_mask, **bounds)
+    got, stats = total_loss(logp, old_logp, advantages, response_mask, keep_mask, **bounds)
+    default, _ = policy_loss(logp, old_logp, advantages, response_mask, keep_mask)
+    assert_close(got, want)
+    assert stats["clip_fraction"] == want_stats["clip_fraction"] and stats["clip_fraction"] > 0
+    for one in ("clip_low", "clip_high"):  # each bound alone changes the loss
+        alone, _ = policy_loss(logp, old_logp, advantages, response_mask, keep_mask,
+                               **{**bounds, one: losses.DEFAULTS.__getattribute__(one)})
+        assert abs(alone.item() - want.item()) > 1e-6, one
+    assert abs(default.item() - want.item()) > 1e-6
 
 
 def test_registries_list_documented_variants():
@@ -394,3 +412,12 @@ def test_merged_statistics_sum_by_weight_and_keep_the_ratio_extremes():
     assert total == {"loss": 2.5, "ratio_max": 2.0, "ratio_min": 0.5}
     merge_stats(total, {"loss": 1.0, "ratio_max": 4.0, "ratio_min": 0.1})
     assert total == {"loss": 3.5, "ratio_max": 4.0, "ratio_min": 0.1}
+
+
+def test_the_log_ratio_is_clamped_to_plus_minus_20_before_exp():
+    """Decision 5: an extreme off-policy ratio cannot overflow; beyond ±20 it is exp(±20)."""
+    logp = torch.tensor([[30.0, -30.0, 20.5, -20.5, 1.0]], dtype=torch.float64)
+    _, stats = policy_loss(logp, torch.zeros_like(logp), torch.ones(1, dtype=torch.float64),
+                           torch.ones_like(logp, dtype=torch.bool))
+    assert stats["ratio_max"] == pytest.approx(math.exp(20.0), rel=1e-12)
+    assert stats["ratio_min"] == pytest.approx(math.exp(-20.0), rel=1e-12)

@@ -55,3 +55,15 @@ def test_reference_variant_pays_per_step_from_that_steps_retrieval(embedder):
     add_intrinsic_rewards([ep], [[GARDEN, CELLAR, GARDEN]], make_intrinsic_reward("reference"),
                           embedder)
     assert [s.intrinsic for s in ep.steps] == [1.0, 1 / 3, 0.5]
+
+
+def test_reference_variant_pays_nothing_memory_free_and_needs_no_embedder():
+    """The reference pays 1/(tips + 1) only where retrieval happened: the steps of a memory-free
+    episode earn 0 (not 1/(0 + 1)), those of a memory episode without tips 1, each episode by its
+    own rollout mode. It reads no embedding, so no embedder is needed (None: a call would fail)."""
+    free = episode(["x"] * 2, variation=0)
+    memory = episode(["x"] * 2, variation=1, rollout_mode=MEMORY)
+    add_intrinsic_rewards([free, memory], [[GARDEN, CELLAR], [GARDEN, CELLAR]],
+                          make_intrinsic_reward("reference"), None)
+    assert [s.intrinsic for s in free.steps] == [0.0, 0.0]
+    assert [s.intrinsic for s in memory.steps] == [1.0, 1.0]

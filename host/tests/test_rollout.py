@@ -91,6 +91,15 @@ class RecordingEnv(BuiltinEnv):
         return super().step(action)
 
 
+class PayingEnv(RecordingEnv):
+    """The built-in world, paying 10 points per move: the tiny policy scores nothing in a few
+    steps of the real worlds, so recorded rewards and scores of 0 would pass whether the rollout
+    records them or not. Everything but the score is the built-in environment's."""
+
+    def _score(self) -> float:
+        return 10.0 * (self.moves + 1)  # called before the move is counted
+
+
 @pytest.fixture(scope="module")
 def policy(tiny_policy):
     return load_policy(str(tiny_policy))
@@ -108,12 +117,12 @@ def episodes_of(specs, mode=MEMORY_FREE) -> list[Episode]:
             for k, (task, variation, group) in enumerate(specs)]
 
 
-def play(policy, specs, settings, memory=None, max_steps=(3,), generators=None, **kwargs):
+def play(policy, specs, settings, memory=None, max_steps=(3,), generators=None, env=RecordingEnv, **kwargs):
     """Rolls out one episode per (task, variation, group) spec; env k has max_steps[k] (or the
     one value). Returns the episodes, the observations after each step, and the envs."""
     model, tokenizer = policy
     episodes = episodes_of(specs, MEMORY if memory is not None else MEMORY_FREE)
-    envs = [RecordingEnv(max_steps=max_steps[k % len(max_steps)]) for k in range(len(specs))]
+    envs = [env(max_steps=max_steps[k % len(max_steps)]) for k in range(len(specs))]
     if generators is None:
         generators = [episode_generator(0, k) for k in range(len(specs))]
     after = roll_out(envs, episodes, model, tokenizer, settings, generators, memory, **kwargs)
@@ -159,14 +168,14 @@ def test_each_step_records_what_the_policy_saw_sampled_and_the_environment_did(p
     model, tokenizer = policy
     settings = make_settings()
     specs = [(TASK, 0, 0), (TASK, 0, 0), ("grow-plant", 1, 1)]
-    episodes, after, envs = play(policy, specs, settings)
+    episodes, after, envs = play(policy, specs, settings, env=PayingEnv)
     for ep, obs_after, env, (task, variation, group) in zip(episodes, after, envs, specs):
         assert env.resets == [(task, variation, group)]  # the group is the environment's seed
         first, info = BuiltinEnv().reset(task, variation)
         assert ep.description == info.task_description and ep.rollout_mode == MEMORY_FREE
         assert ep.done and 1 <= len(ep.steps) <= 3 and len(obs_after) == len(ep.steps)
         assert len(ep.steps) == 3 or ep.success  # only the step limit or success ends it
-        replay, score = BuiltinEnv(), 0.0
+        replay, score = PayingEnv(), 0.0
         replay.reset(task, variation)
         for t, step in enumerate(ep.steps):
             assert step.observation == (first if t == 0 else obs_after[t - 1])
@@ -186,6 +195,7 @@ def test_each_step_records_what_the_policy_saw_sampled_and_the_environment_did(p
             assert (step.reward, step.score, step.intrinsic) == (reward, info.score, 0.0)
             score += reward
         assert (ep.final_score, ep.success) == (score, info.success) == (env.score, env.used)
+        assert [s.reward for s in ep.steps] == [10.0] * len(ep.steps) and score == 10.0 * len(ep.steps)
     # The tiny policy's raw text is sometimes not a valid action: corrections were exercised.
     assert any(s.executed_action != s.action for ep in episodes for s in ep.steps)
     # Behaviour log-probs are the sampler's: log π(a | prompt) at the rollout's temperature.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +14,8 @@ from empo2.memory.store import MemoryStore
 from empo2.policy.prompting import with_tips
 from empo2.rollout import Episode, StepRecord
 from empo2.runs import folder as folder_module
-from empo2.runs.atomic import append_jsonl, atomic_write_json, iter_jsonl, repair_jsonl
+from empo2.runs.atomic import (append_jsonl, atomic_write_json, dumps_line, encode_lines, intact_length,
+                               iter_jsonl, repair_jsonl, truncate_synced)
 from empo2.runs.branch import (PARENT_FILE, RERUN_FILE, STAGING, TRASH, BranchError, adopt_branch,
                                branches_of, create_branch, delete_branch, parent_record,
                                person_edits_after, rerun_status)
@@ -43,6 +45,110 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
     atomic_write_json(tmp_path / "a.json", {"k": 2})
     assert json.loads((tmp_path / "a.json").read_text()) == {"k": 2}
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+def test_the_json_files_people_open_are_indented_sorted_and_keep_their_text(tmp_path):
+    """config.json, run.json, trainer.json: two-space indent, sorted keys (stable diffs), tip
+    texts and task names as written (not \\u escapes), one newline at the end."""
+    atomic_write_json(tmp_path / "run.json", {"state": "running", "name": "café", "k": [1]})
+    assert (tmp_path / "run.json").read_bytes() == (
+        '{\n  "k": [\n    1\n  ],\n  "name": "café",\n  "state": "running"\n}\n').encode("utf-8")
+
+
+def test_whole_files_and_appends_make_their_missing_folders(tmp_path):
+    atomic_write_json(tmp_path / "a" / "b" / "c.json", {"k": 1})
+    append_jsonl(tmp_path / "d" / "e" / "f.jsonl", [{"k": 2}])
+    assert json.loads((tmp_path / "a" / "b" / "c.json").read_text()) == {"k": 1}
+    assert list(iter_jsonl(tmp_path / "d" / "e" / "f.jsonl")) == [{"k": 2}]
+
+
+def test_a_whole_file_is_written_under_a_hidden_temporary_name_that_rollback_clears(tmp_path,
+                                                                                  monkeypatch):
+    """A kill before the rename leaves `.<name>.<random>.tmp` beside the target: the pattern
+    that `rollback_to` removes (an unhidden or differently named leftover would stay)."""
+    renamed = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: renamed.append(Path(src)) or real_replace(src, dst))
+    atomic_write_json(tmp_path / "iter-000001.jsonl", {"k": 1})
+    (src,) = renamed
+    assert src.parent == tmp_path and src.match(".iter-000001.jsonl.*.tmp")
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(tmp_path, monkeypatch):
+    target = tmp_path / "run.json"
+    atomic_write_json(target, {"state": "created"})
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        atomic_write_json(target, {"state": "running"})
+    assert json.loads(target.read_text()) == {"state": "created"}
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_an_interrupt_just_after_the_rename_is_raised_as_itself(tmp_path, monkeypatch):
+    """Ctrl-C between os.replace and the end of the write: the temporary file is gone already
+    (renamed), and the interrupt, not a FileNotFoundError, reaches the caller."""
+    real_replace = os.replace
+
+    def replace_then_interrupt(src, dst):
+        real_replace(src, dst)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_json(tmp_path / "run.json", {"state": "running"})
+    assert json.loads((tmp_path / "run.json").read_text()) == {"state": "running"}
+
+
+def test_a_corrupt_line_in_the_middle_is_skipped_and_the_rest_read(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(b'{"iteration": 1}\n{"iteration": 2, oops}\n{"iteration": 3}\n')
+    assert [r["iteration"] for r in iter_jsonl(path)] == [1, 3]
+
+
+LONG = b'{"t":"' + b"x" * 70_000 + b'"}\n'  # longer than one 64 KiB read of _last_newline_end
+
+
+@pytest.mark.parametrize("content,intact", [
+    (b"", 0),
+    (b'{"a":', 0),  # one torn line: nothing is intact
+    (b'{"a":1}\n', 8),
+    (b'{"a":1}\n{"a":', 8),  # a torn last line
+    (b'{"a":1}\n{garbage}\n', 8),  # a last complete line that does not parse is cut too
+    (b'{"a":1}\n\n', 8),  # an empty last line does not parse
+    (b'{"a":1}\n' + LONG, 8 + len(LONG)),
+    (LONG + b'{"a":', len(LONG)),
+    (LONG[:-1], 0),
+], ids=["empty", "torn-only", "whole", "torn", "garbage", "empty-line", "long", "long-torn",
+        "long-torn-only"])
+def test_intact_length_cuts_only_a_torn_or_unparsable_last_line(tmp_path, content, intact):
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(content)
+    assert intact_length(path) == intact
+    repair_jsonl(path)
+    assert path.read_bytes() == content[:intact]
+
+
+def test_truncate_synced_leaves_the_file_at_its_new_end(tmp_path):
+    """So that a writer that keeps the file open after the cut (not in append mode) continues
+    at the cut, with no hole and nothing overwritten."""
+    path = tmp_path / "log"
+    path.write_bytes(b"keep|drop")
+    with open(path, "rb+") as f:
+        truncate_synced(f, 4)
+        assert f.tell() == 4
+        f.write(b"!new")
+    assert path.read_bytes() == b"keep!new"
+
+
+def test_encoded_lines_are_compact_ascii_json_one_per_record():
+    assert encode_lines([{"b": 1, "a": "é"}, {"c": [1, 2]}]) == b'{"b":1,"a":"\\u00e9"}\n{"c":[1,2]}\n'
+    assert dumps_line({"x": None}) == '{"x":null}\n'
+    with pytest.raises(ValueError):
+        dumps_line({"x": float("inf")})
 
 
 def test_create_open_and_rollback(tmp_path):

@@ -13,7 +13,9 @@ import dataclasses
 import pytest
 import torch
 
+from empo2.algo.losses import kl_penalty, token_mean
 from empo2.config import CHOICES, AlgoConfig
+from empo2.policy.generation import sequence_logprobs
 from empo2.policy.model import load_policy
 from empo2.policy.prompting import step_messages, step_user_text, with_tips
 from empo2.policy.tokenizer import encode_chat, encode_response
@@ -464,3 +466,74 @@ def test_the_minibatch_order_is_the_updates_generator_not_the_global_rng(policy)
     torch.manual_seed(2)
     assert not torch.equal(first, torch.randperm(8)[:4].sort().values)  # the seeds split apart
     assert update_under_global_seed(1) == update_under_global_seed(2)
+
+
+def test_the_configured_kl_estimator_is_the_one_the_loss_uses(policy):
+    """algo.kl_kind reaches the loss: with a reference that differs from the policy, each
+    estimator's KL is the token mean of that estimator over the samples (one minibatch, one
+    epoch: measured before the only optimizer step, at the weights that scored π_old)."""
+    import copy
+
+    model, tokenizer = policy
+    reference = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        reference.model.norm.weight.mul_(1.5)  # every token's distribution moves
+    samples = build_samples(make_episodes(tokenizer, ON_POLICY), ON_POLICY, AlgoConfig())
+    prompts, actions = [s.numerator_prompt for s in samples], [s.action for s in samples]
+    with torch.no_grad():
+        logp, _, mask = sequence_logprobs(model, prompts, actions, pad_id=tokenizer.pad_token_id)
+        ref, _, _ = sequence_logprobs(reference, prompts, actions, pad_id=tokenizer.pad_token_id)
+    expected = {kind: token_mean(kl_penalty(logp, ref, kind), mask).item()
+                for kind in CHOICES["algo.kl_kind"]}
+    values = sorted(expected.values())  # k2 and k3 agree to second order: 0.8% apart here
+    assert all(b - a > 1e-3 * abs(b) for a, b in zip(values, values[1:]))  # 10x the tolerance
+    for kind, value in expected.items():
+        stats = one_step_update(policy, ON_POLICY, reference_model=reference, micro_batch=8,
+                                kl_beta=0.1, kl_kind=kind)
+        assert stats["kl"] == pytest.approx(value, rel=1e-4), kind
+        assert stats["loss"] == pytest.approx(stats["pg_loss"] + 0.1 * value, rel=1e-4, abs=1e-6)
+
+
+def test_the_reported_ratio_extremes_are_the_extremes_over_every_step(policy, monkeypatch):
+    """With several optimizer steps the metrics line averages each statistic over the steps,
+    except the ratio's max and min, which are the largest and smallest of any step."""
+    from empo2 import update
+
+    steps = []
+    real_step = update._minibatch_step
+
+    def recorded(*args, **kwargs):
+        step = real_step(*args, **kwargs)
+        steps.append(dict(step))
+        return step
+
+    monkeypatch.setattr(update, "_minibatch_step", recorded)
+    stats = one_step_update(policy, OFF_POLICY, minibatches=4, ppo_epochs=2)
+    assert len(steps) == 8
+    highs, lows = [s["ratio_max"] for s in steps], [s["ratio_min"] for s in steps]
+    assert len(set(highs)) > 1 and len(set(lows)) > 1  # the steps' extremes differ
+    assert stats["ratio_max"] == max(highs) and stats["ratio_min"] == min(lows)
+    for key in ("ratio_mean", "pg_loss", "grad_norm"):
+        assert stats[key] == pytest.approx(sum(s[key] for s in steps) / len(steps), rel=1e-6)
+
+
+def test_a_minibatch_of_one_single_token_action_weighs_its_step_fully(policy):
+    """Each micro-batch counts with its share of the minibatch's tokens, and the shares of a
+    minibatch add up to 1 even when it holds one action of one token (reported statistics are
+    the shares' weighted sum: a masked_fraction of 1 on every step averages to 1)."""
+    model, tokenizer = policy
+    episodes = make_episodes(tokenizer, ON_POLICY, behaviour=-9.0)
+    for ep in episodes:
+        for step in ep.steps:
+            step.action_ids, step.behaviour_logprobs = step.action_ids[:1], [-9.0]
+    config = AlgoConfig(minibatches=8, ppo_epochs=1, mask_logprob="behaviour")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    snapshot = {k: v.clone() for k, v in model.state_dict().items()}
+    try:
+        stats = update_policy(model, optimizer, episodes, ON_POLICY, config,
+                              tokenizer.pad_token_id, torch.Generator().manual_seed(0))
+    finally:
+        model.load_state_dict(snapshot)
+        model.eval()
+    assert stats["update_samples"] == 8
+    assert stats["masked_fraction"] == pytest.approx(1.0)
