@@ -5,8 +5,8 @@
 
 mutmut's `results --all true` lists `<module>.<function>__mutmut_<n>: <status>`; Stryker's JSON
 report lists every mutant per file (named here `file:line:column-line:column:Mutator:replacement`).
-Mutants named in the equivalent list (one per line, `name  # reason`) are counted apart: they cannot be killed because they do not change behaviour, and the
-reason says why. Score = killed / (total − equivalent − not run), timeouts counted as killed.
+Mutants named in the equivalent list (one per line, `name  # reason`) are counted apart: they
+cannot be killed because they do not change behaviour, and the reason says why. Score = killed / (total − equivalent − not run), timeouts counted as killed.
 """
 
 from __future__ import annotations
