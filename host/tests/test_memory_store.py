@@ -157,6 +157,7 @@ def test_a_rollback_drops_what_no_longer_applies_says_why_and_renumbers_the_rest
         # (not a duplicate when it was added) duplicates p000001 again after the rollback.
         store.update("p000001", "the policy's rewrite", expected_version=1, author="policy")
         store.add_tip("other/1", "a person's tip", None, author="cy", key_text=BULB)
+        store.add_tip(VK, "cy's second tip", 15.0, author="cy", key_text=BULB_NEAR)  # p000003
         store.add_episode_tip(VK, "late tip", [(UNRELATED, "wait")], 1.0)
         store.update("t000003", "late tip, edited", expected_version=1, author="bo")
         store.update("t000001", "the policy's reflection", expected_version=1, author="policy")
@@ -177,6 +178,8 @@ def test_a_rollback_drops_what_no_longer_applies_says_why_and_renumbers_the_rest
     assert (tip.text, tip.version, tip.version_author) == ("tip a, by dee", 2, "dee")
     assert [(h["version"], h["kind"]) for h in tip.history] == [(1, "add"), (2, "update")]
     assert rolled.get("p000001").text == "a person's tip" and rolled.get("t000002").deleted
+    # The tip added after the dropped one keeps its id (the panel holds it), not the freed p000002.
+    assert rolled.get("p000003").text == "cy's second tip"
     with pytest.raises(UnknownTip) as unknown:
         rolled.get("p000002")
     assert str(unknown.value) == "no tip has id 'p000002'"
