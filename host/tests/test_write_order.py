@@ -67,6 +67,17 @@ def test_an_atomic_write_leaves_the_mode_a_plain_write_would(tmp_path):
     assert (tmp_path / "run.json").stat().st_mode & 0o777 == (tmp_path / "plain.json").stat().st_mode & 0o777
 
 
+def test_the_plain_file_mode_is_the_umask_s_and_reading_it_leaves_the_umask_alone():
+    # _FILE_MODE is read once at import; here the reading itself runs under a umask of our own
+    # (0o002: a group sharing its run folders).
+    before = os.umask(0o002)
+    try:
+        assert atomic._plain_file_mode() == 0o664
+        assert os.umask(0o002) == 0o002  # still the umask it found
+    finally:
+        os.umask(before)
+
+
 def test_an_append_fsyncs_the_file_and_a_new_files_folder(tmp_path, calls):
     path = tmp_path / "sub" / "metrics.jsonl"
     append_jsonl(path, [{"iteration": 1}])
