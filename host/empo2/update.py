@@ -83,20 +83,20 @@ def _pad(rows: list[list[float]], width: int) -> torch.Tensor:
     return torch.tensor([r + [0.0] * (width - len(r)) for r in rows], dtype=torch.float32)
 
 
-def _scored(model, prompts, actions, pad_id, micro_batch, with_entropy=False, width=None):
-    """sequence_logprobs in micro-batches, padded to one width: (logp, entropy, mask)."""
+def _scored(model, prompts, actions, pad_id, micro_batch, width=None):
+    """sequence_logprobs in micro-batches, padded to one width (the longest action, or `width`):
+    (logp, mask), each (S, width). Callers score π_old and the reference with it, under no_grad;
+    none needs the entropy, so it is not computed."""
     width = width or max(len(a) for a in actions)
-    logps, ents, masks = [], [], []
+    logps, masks = [], []
     for start in range(0, len(prompts), micro_batch):
-        logp, ent, mask = sequence_logprobs(model, prompts[start:start + micro_batch],
-                                            actions[start:start + micro_batch],
-                                            with_entropy=with_entropy, pad_id=pad_id)
+        logp, _, mask = sequence_logprobs(model, prompts[start:start + micro_batch],
+                                          actions[start:start + micro_batch],
+                                          with_entropy=False, pad_id=pad_id)
         grow = width - logp.shape[1]
         logps.append(torch.nn.functional.pad(logp, (0, grow)))
         masks.append(torch.nn.functional.pad(mask, (0, grow)))
-        if ent is not None:
-            ents.append(torch.nn.functional.pad(ent, (0, grow)))
-    return torch.cat(logps), (torch.cat(ents) if ents else None), torch.cat(masks)
+    return torch.cat(logps), torch.cat(masks)
 
 
 def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, algo: AlgoConfig,
@@ -157,8 +157,8 @@ def _scored_everywhere(model, prompts, actions, pad_id, micro_batch, dist: Dist)
     logp = torch.zeros(len(actions), width)
     with dist.gathered(model):  # ranks score different numbers of rows
         if mine:
-            part, _, _ = _scored(model, [prompts[i] for i in mine], [actions[i] for i in mine],
-                                 pad_id, micro_batch, width=width)
+            part, _ = _scored(model, [prompts[i] for i in mine], [actions[i] for i in mine],
+                              pad_id, micro_batch, width=width)
         else:
             part = torch.zeros(0, width)
     for rank, rows in enumerate(dist.gather(part.cpu())):
@@ -250,9 +250,9 @@ def dry_run_loss(model, episodes: list[Episode], update_mode: str, algo: AlgoCon
     actions = [s.action for s in samples]
     rows = list(range(len(samples)))
     with torch.no_grad():
-        old, _, _ = _scored(model, [s.old_prompt for s in samples], actions, pad_id, micro_batch)
-        logp, _, mask = _scored(model, [s.numerator_prompt for s in samples], actions, pad_id,
-                                micro_batch)
+        old, _ = _scored(model, [s.old_prompt for s in samples], actions, pad_id, micro_batch)
+        logp, mask = _scored(model, [s.numerator_prompt for s in samples], actions, pad_id,
+                             micro_batch)
         behaviour = _pad([s.behaviour for s in samples], logp.shape[1])
         keep = _keep_mask(model, samples, rows, actions, logp, mask, behaviour, update_mode, algo,
                           pad_id)
@@ -279,8 +279,8 @@ def tip_guided_logprobs(model, episodes: list[Episode], pad_id: int, micro_batch
     steps = [0 for _ in episodes]
     if cells:
         with torch.no_grad():
-            logp, _, _ = _scored(model, [s.prompt_ids_no_tips for _, s in cells],
-                                 [s.action_ids for _, s in cells], pad_id, micro_batch)
+            logp, _ = _scored(model, [s.prompt_ids_no_tips for _, s in cells],
+                              [s.action_ids for _, s in cells], pad_id, micro_batch)
         for row, (e, s) in zip(logp.tolist(), cells):
             steps[e] += 1
             per_episode[e].extend(row[:len(s.action_ids)])

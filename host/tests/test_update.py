@@ -537,3 +537,33 @@ def test_a_minibatch_of_one_single_token_action_weighs_its_step_fully(policy):
         model.eval()
     assert stats["update_samples"] == 8
     assert stats["masked_fraction"] == pytest.approx(1.0)
+
+
+def test_scoring_in_micro_batches_gives_one_pass_padded_to_the_width(policy):
+    """π_old, the reference and the tip-guided log-probs are scored in micro-batches: three rows
+    at a time over eight (the last batch short, its actions narrower than the widest) must give
+    the rows one pass over all eight gives, padded with zeros and masked to the longest action,
+    or to a wider `width` a rank of a sharded update asks for."""
+    from empo2.update import _pad, _scored
+
+    model, tokenizer = policy
+    steps = [s for ep in make_episodes(tokenizer, OFF_POLICY) for s in ep.steps]
+    steps.sort(key=lambda s: -len(s.action_ids))  # the widest first, so the last batch is narrower
+    prompts = [s.prompt_ids for s in steps]
+    actions = [s.action_ids for s in steps]
+    widest = max(len(a) for a in actions)
+    assert max(len(a) for a in actions[6:]) < widest
+    with torch.no_grad():
+        whole, _, whole_mask = sequence_logprobs(model, prompts, actions, with_entropy=False,
+                                                 pad_id=tokenizer.pad_token_id)
+        logp, mask = _scored(model, prompts, actions, tokenizer.pad_token_id, micro_batch=3)
+        wide, wide_mask = _scored(model, prompts, actions, tokenizer.pad_token_id, micro_batch=3,
+                                  width=widest + 2)
+    assert logp.shape == mask.shape == (8, widest)
+    assert torch.equal(mask, whole_mask)
+    assert torch.allclose(logp, whole, atol=1e-5)
+    assert wide.shape == wide_mask.shape == (8, widest + 2)
+    assert torch.equal(wide[:, :widest], logp) and torch.equal(wide_mask[:, :widest], mask)
+    assert not wide[:, widest:].any() and not wide_mask[:, widest:].any()
+    # The sampler's recorded log-probs, padded with zeros to the scored width.
+    assert _pad([[-1.0], [-2.0, -3.0]], 3).tolist() == [[-1.0, 0.0, 0.0], [-2.0, -3.0, 0.0]]
