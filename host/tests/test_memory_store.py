@@ -18,6 +18,7 @@ import pytest
 from empo2.memory import CorruptMemory, MemoryStore, UnknownTip
 from empo2.memory.layout import EVENTS_FILE, KEYS_FILE
 from empo2.memory.persistence import FORMAT
+from empo2.memory.records import PERSON, SYSTEM
 
 VK = "power-component/3"
 BULB = "the room has a red light bulb, a battery and a switch"
@@ -87,6 +88,22 @@ def test_the_marker_names_the_format_the_file_lengths_and_the_counters(saved, em
         MemoryStore.open(None, embedder, rollback_to=marker)
 
 
+def test_a_new_folders_log_opens_with_its_header_and_a_reopen_is_no_news(saved, embedder):
+    header = lines(saved)[0]
+    at = header.pop("at")
+    assert header == {"kind": "header", "format": FORMAT, "dim": 384, "capacity": 10}
+    assert at.endswith("+00:00") and at[:2] == "20"
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        marker = store.marker()
+        store.add_tip(VK, "a person's tip after the marker", 3.0, key_text=UNRELATED)
+    news = []
+    with MemoryStore.open(saved, embedder, capacity=10, on_change=news.append,
+                          rollback_to=marker) as store:
+        assert news == [] and store.count() == 4  # replayed and re-applied, announced to no one
+        store.delete("t000002", expected_version=1, author="ada")
+    assert [(n["kind"], n["tip"]["id"], n["author"]) for n in news] == [("delete", "t000002", "ada")]
+
+
 # --- what the replay refuses -------------------------------------------------------------------
 
 
@@ -95,6 +112,23 @@ def test_a_log_that_needs_more_key_rows_than_the_key_file_has_is_corrupt(saved, 
         f.truncate(ROW)  # whole rows: no torn tail to cut, the log's first add needs 2
     with pytest.raises(CorruptMemory, match=r"keys.f32 has 1 key rows; the log needs 2$"):
         MemoryStore.open(saved, embedder, capacity=10)
+
+
+def test_a_log_that_adds_one_tip_twice_is_corrupt(saved, embedder):
+    events = lines(saved)
+    write_lines(saved, events[:2] + events[1:])  # t000001's add line twice
+    with pytest.raises(CorruptMemory, match="^tip id t000001 is added twice$"):
+        MemoryStore.open(saved, embedder, capacity=10)
+
+
+def test_tip_ids_count_on_past_six_digits(saved, embedder):
+    events = lines(saved)
+    events[2]["tip"]["id"] = "t099999"  # as if the run had written 99,999 policy tips
+    write_lines(saved, events)
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        added = [store.add_episode_tip(VK, f"tip {i}", [(f"state {i}", "go")], 1.0) for i in (1, 2)]
+        assert [t.id for t in added] == ["t100000", "t100001"]
+        assert store.marker()["next_policy_seq"] == 100002
 
 
 def test_a_log_without_its_header_or_for_other_keys_is_refused_with_the_reason(saved, embedder):
@@ -213,3 +247,33 @@ def test_top_k_of_zero_embeds_nothing_and_one_keeps_the_best(embedder):
     assert embedder.n_embedded == before  # no hit can come back: the model is not asked
     assert [h.tip_id for h in store.retrieve(VK, [BULB], top_k=1)[0]] == [best.id]
 
+
+
+def test_capacity_one_keeps_the_newest_entry_and_the_history_says_who_did_what_when(embedder):
+    with pytest.raises(ValueError, match="^memory capacity must be at least 1 entry per variation$"):
+        MemoryStore(embedder, capacity=0)
+    news = []
+    store = MemoryStore(embedder, capacity=1, on_change=news.append)  # the constructor: in memory
+    old = store.add_tip(VK, "old tip", 1.0, key_text=BULB)
+    new = store.add_tip(VK, "new tip", 2.0, key_text=BULB_NEAR)  # evicts the old tip's entry
+    assert [e["tip_id"] for e in store.entries(VK)] == [new.id]
+    assert old.created == old.updated and old.created.endswith("+00:00")
+    assert store.get(old.id).history == [
+        {"version": 1, "text": "old tip", "author": PERSON, "at": old.created, "kind": "add"},
+        {"version": 1, "text": "old tip", "author": SYSTEM, "at": new.created, "kind": "evict"},
+    ]
+    assert [(n["kind"], n["tip"]["id"], n["author"]) for n in news] == [
+        ("add", old.id, PERSON), ("add", new.id, PERSON), ("evict", old.id, SYSTEM)]
+
+
+def test_a_failing_listener_is_logged_and_the_change_stays(embedder, caplog):
+    def broken(change):
+        raise RuntimeError("a bug in the listener")
+
+    store = MemoryStore.open(None, embedder, on_change=broken)
+    with caplog.at_level(logging.ERROR, logger="empo2.memory"):
+        tip = store.add_tip(VK, "a tip", 1.0, key_text=BULB)
+    assert store.get(tip.id).text == "a tip" and store.count() == 1
+    [record] = caplog.records
+    assert record.getMessage() == f"memory: on_change listener failed on add of {tip.id}"
+    assert record.exc_info[0] is RuntimeError
