@@ -36,6 +36,35 @@ def test_a_retrieved_entry_is_a_json_dict_of_each_of_its_fields(store):
     assert hit.similarity > 0.99  # the query is the entry's own key text
 
 
+def test_a_tips_dict_holds_each_field_and_its_history_only_when_asked(store):
+    tip = store.add_episode_tip(VK, "flip the switch", [(BULB, "flip switch")], 12.5,
+                                provenance={"run": "r1", "iteration": 3, "episode": "e7"})
+    store.update(tip.id, "flip the switch, then wait", expected_version=1, author="ada")
+    t = store.get(tip.id)
+    d = t.to_dict()
+    assert d == {"id": tip.id, "variation_key": VK, "text": "flip the switch, then wait",
+                 "score": 12.5, "author": "policy", "version_author": "ada",
+                 "provenance": {"run": "r1", "iteration": 3, "episode": "e7", "score": 12.5},
+                 "version": 2, "created": t.created, "updated": t.updated, "deleted": False,
+                 "evicted": False, "n_entries": 1}
+    full = t.to_dict(with_history=True)
+    assert full.pop("history") == t.history and full == d
+    # The dict is the caller's: changing it, a history entry included, leaves the tip as it was.
+    mine = t.to_dict(with_history=True)
+    mine["history"][0]["text"] = "mine now"
+    assert t.history[0]["text"] == "flip the switch"
+
+
+def test_a_deleted_tips_history_ends_with_the_delete_its_version_text_author_and_time(store):
+    tip = store.add_tip(VK, "look in the shed", None, author="ada", key_text=BULB)
+    deleted = store.delete(tip.id, expected_version=1, author="bo")
+    assert deleted.deleted and deleted.version == 2 and deleted.n_entries == 0
+    assert deleted.to_dict()["deleted"] is True
+    assert store.history(tip.id)[-1] == {"version": 2, "text": "look in the shed",
+                                         "author": "bo", "at": deleted.updated, "kind": "delete"}
+    assert deleted.updated >= deleted.created and store.count(VK) == 0
+
+
 def test_a_stale_edit_names_the_tip_both_versions_and_what_to_do(store):
     tip = store.add_tip(VK, "original text", 10.0, key_text=BULB)
     store.update(tip.id, "winner's text", expected_version=1, author="alice")

@@ -52,6 +52,24 @@ def test_an_update_delete_and_add_retried_with_their_edit_ids_apply_once(tmp_pat
     store.close()
 
 
+def test_a_retried_edit_says_which_edit_of_which_tip_and_an_unused_id_names_no_edit(
+        tmp_path, embedder):
+    store = MemoryStore.open(None, embedder)
+    tip = store.add_tip(VK, "Look in the shed.", score=100, author="ada")
+    store.update(tip.id, "Open the shed first.", expected_version=1, author="ada", edit_id="u-1")
+    with pytest.raises(EditAlreadyApplied) as again:
+        store.update(tip.id, "Open the shed first.", expected_version=1, author="ada",
+                     edit_id="u-1")
+    assert str(again.value) == f"edit u-1 (update of tip {tip.id}) was applied already"
+    assert store.edit("u-1") == {"tip_id": tip.id, "kind": "update", "version": 2}
+    assert store.edit("never-sent") is None
+    # A delete checks its edit id as an update does: a bad one is refused before anything changes.
+    for bad in ("", "x" * 129):
+        with pytest.raises(ValueError, match="an edit id must be a string of 1 to 128"):
+            store.delete(tip.id, expected_version=2, author="ada", edit_id=bad)
+    assert not store.get(tip.id).deleted and store.get(tip.id).version == 2
+
+
 def test_edit_ids_survive_a_reopen_and_a_rollback_that_re_applies_the_edit(tmp_path, embedder):
     folder = tmp_path / "memory"
     store = MemoryStore.open(folder, embedder)
