@@ -238,6 +238,40 @@ def test_a_persons_tip_keeps_its_score_provenance_and_is_keyed_by_its_text(embed
     assert store.count() == 1
 
 
+def test_a_policy_tips_provenance_gets_its_score_unless_it_has_one(embedder):
+    store = MemoryStore.open(None, embedder)
+    plain = store.add_episode_tip(VK, "tip a", [(BULB, "look")], 20.0)
+    told = store.add_episode_tip(VK, "tip b", [(BULB_NEAR, "look")], 20.0,
+                                 provenance={"run": "r1", "iteration": 3, "score": 5.0})
+    assert store.get(plain.id).provenance == {"score": 20.0}
+    assert store.get(told.id).provenance == {"run": "r1", "iteration": 3, "score": 5.0}
+
+
+def test_an_add_without_steps_or_variation_is_refused_with_the_reason(embedder):
+    store = MemoryStore.open(None, embedder)
+    with pytest.raises(ValueError, match="^an episode tip needs at least one step to key it$"):
+        store.add_episode_tip(VK, "a tip", [], 1.0)
+    for bad in ("", None):
+        with pytest.raises(ValueError, match="^variation_key must be a non-empty string$"):
+            store.add_tip(bad, "a tip", 1.0, key_text=BULB)
+    assert store.count() == 0 and store.variation_keys() == []
+
+
+def test_the_log_has_an_evict_line_when_a_tips_last_entry_goes(tmp_path, embedder, caplog):
+    folder = tmp_path / "memory"
+    with MemoryStore.open(folder, embedder, capacity=2) as store:
+        a = store.add_episode_tip(VK, "tip a", [(BULB, "look"), (BULB_NEAR, "flip")], 1.0)
+        store.add_tip(VK, "tip b", 2.0, key_text=UNRELATED)  # takes a's first entry only
+        c = store.add_tip(VK, "tip c", 3.0, key_text=BULB)  # takes its last
+    events = lines(folder)
+    assert [e["kind"] for e in events] == ["header", "add", "add", "add", "evict"]
+    assert events[-1] == {"kind": "evict", "at": c.created, "tip_id": a.id, "variation_key": VK}
+    with caplog.at_level(logging.WARNING, logger="empo2.memory"):
+        with MemoryStore.open(folder, embedder, capacity=2) as store:
+            assert store.get(a.id).evicted and store.count() == 2
+    assert caplog.records == []
+
+
 def test_top_k_of_zero_embeds_nothing_and_one_keeps_the_best(embedder):
     store = MemoryStore.open(None, embedder)
     best = store.add_episode_tip(VK, "the best tip", [(BULB, "look")], 90.0)
