@@ -311,3 +311,14 @@ def test_a_failing_listener_is_logged_and_the_change_stays(embedder, caplog):
     [record] = caplog.records
     assert record.getMessage() == f"memory: on_change listener failed on add of {tip.id}"
     assert record.exc_info[0] is RuntimeError
+
+
+def test_a_page_of_tips_holds_a_hundred_by_default_and_clamps_negative_bounds(embedder):
+    store = MemoryStore.open(None, embedder, capacity=200)
+    for i in range(101):
+        store.add_tip(VK, f"tip {i}", 1.0, key_text=BULB)  # one key text: embedded once
+    page, total = store.list_tips()
+    assert total == 101 and len(page) == 100 and page[0].text == "tip 100"
+    assert [t.text for t in store.list_tips(offset=0, limit=2)[0]] == ["tip 100", "tip 99"]
+    assert [t.text for t in store.list_tips(offset=-3, limit=1)[0]] == ["tip 100"]
+    assert store.list_tips(limit=0) == ([], 101) and store.list_tips(limit=-1) == ([], 101)
