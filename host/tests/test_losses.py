@@ -421,3 +421,29 @@ def test_the_log_ratio_is_clamped_to_plus_minus_20_before_exp():
                            torch.ones_like(logp, dtype=torch.bool))
     assert stats["ratio_max"] == pytest.approx(math.exp(20.0), rel=1e-12)
     assert stats["ratio_min"] == pytest.approx(math.exp(-20.0), rel=1e-12)
+
+
+def test_the_loss_keeps_the_log_probs_dtype_whatever_the_advantages_dtype():
+    """The advantages are cast to the log-probs' dtype: float64 returns (the group statistics of
+    a caller that computes them in double) must not turn a float32 surrogate, and its gradient
+    through the whole model, into float64; nor promote bf16 log-probs to float32."""
+    logp, old_logp, advantages, response_mask, keep_mask = make_batch(3)
+    for dtype in (torch.float32, torch.bfloat16):
+        low = logp.to(dtype).requires_grad_(True)
+        loss, _ = policy_loss(low, old_logp.to(dtype), advantages.double(), response_mask,
+                              keep_mask)
+        assert loss.dtype == dtype
+        loss.backward()
+        assert low.grad.dtype == dtype
+
+
+def test_the_dual_clip_fraction_counts_only_tokens_the_dual_clip_changes():
+    """dual_clip_fraction counts the tokens whose loss the dual clip lowers. A token whose
+    surrogate sits exactly on the bound −A·c (here r = 3 = c, A = −1; exp(log 3) is 3.0 in
+    float32) loses nothing to it and is not counted; one above the bound is."""
+    logp = torch.tensor([[math.log(3.0), math.log(4.0)]], dtype=torch.float32)
+    assert torch.exp(logp[0, 0]).item() == 3.0
+    loss, stats = policy_loss(logp, torch.zeros_like(logp), torch.tensor([-1.0]),
+                              torch.ones_like(logp, dtype=torch.bool), dual_clip_c=3.0)
+    assert_close(loss, torch.tensor(3.0))  # both tokens at the bound: (3 + 3) / 2
+    assert stats["dual_clip_fraction"] == 0.5
