@@ -17,7 +17,7 @@ import pytest
 
 from empo2.memory import CorruptMemory, MemoryStore, UnknownTip
 from empo2.memory.layout import EVENTS_FILE, KEYS_FILE
-from empo2.memory.persistence import FORMAT
+from empo2.memory.persistence import FORMAT, EventLog
 from empo2.memory.records import PERSON, SYSTEM
 
 VK = "power-component/3"
@@ -107,10 +107,11 @@ def test_a_new_folders_log_opens_with_its_header_and_a_reopen_is_no_news(saved, 
 # --- what the replay refuses -------------------------------------------------------------------
 
 
-def test_a_log_that_needs_more_key_rows_than_the_key_file_has_is_corrupt(saved, embedder):
+@pytest.mark.parametrize("rows", [1, 0])
+def test_a_log_that_needs_more_key_rows_than_the_key_file_has_is_corrupt(saved, embedder, rows):
     with open(saved / KEYS_FILE, "rb+") as f:
-        f.truncate(ROW)  # whole rows: no torn tail to cut, the log's first add needs 2
-    with pytest.raises(CorruptMemory, match=r"keys.f32 has 1 key rows; the log needs 2$"):
+        f.truncate(rows * ROW)  # whole rows: no torn tail to cut, the log's first add needs 2
+    with pytest.raises(CorruptMemory, match=rf"keys.f32 has {rows} key rows; the log needs 2$"):
         MemoryStore.open(saved, embedder, capacity=10)
 
 
@@ -322,3 +323,117 @@ def test_a_page_of_tips_holds_a_hundred_by_default_and_clamps_negative_bounds(em
     assert [t.text for t in store.list_tips(offset=0, limit=2)[0]] == ["tip 100", "tip 99"]
     assert [t.text for t in store.list_tips(offset=-3, limit=1)[0]] == ["tip 100"]
     assert store.list_tips(limit=0) == ([], 101) and store.list_tips(limit=-1) == ([], 101)
+
+
+# --- the two files: repairs, refusals, their format (persistence.py) -----------------------------
+
+
+def test_a_clean_reopen_warns_nothing_and_each_repair_says_what_it_cut(saved, embedder, caplog):
+    sizes = [(saved / name).stat().st_size for name in (EVENTS_FILE, KEYS_FILE)]
+    with caplog.at_level(logging.WARNING, logger="empo2.memory"):
+        MemoryStore.open(saved, embedder, capacity=10).close()
+    assert caplog.records == []
+    with open(saved / EVENTS_FILE, "ab") as f:
+        f.write(b'{"kind":"upd')  # a kill -9 mid-line
+    with open(saved / KEYS_FILE, "ab") as f:
+        f.write(bytes(ROW + 100))  # a whole row no event references, then part of one
+    with caplog.at_level(logging.WARNING, logger="empo2.memory"):
+        MemoryStore.open(saved, embedder, capacity=10).close()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"memory: cut a torn tail of 12 bytes from {saved / EVENTS_FILE}",
+        f"memory: cut a partial key row (100 bytes) from {saved / KEYS_FILE}",
+        f"memory: cut 1 key rows that no event references from {saved / KEYS_FILE}",
+    ]
+    assert [(saved / name).stat().st_size for name in (EVENTS_FILE, KEYS_FILE)] == sizes
+
+
+def test_a_damaged_line_inside_the_log_is_reported_with_its_offset(saved, embedder):
+    header, *rest = (saved / EVENTS_FILE).read_bytes().splitlines(keepends=True)
+    (saved / EVENTS_FILE).write_bytes(header + b"not json\n" + b"".join(rest))
+    with pytest.raises(CorruptMemory) as refused:
+        MemoryStore.open(saved, embedder, capacity=10)
+    assert str(refused.value).startswith(
+        f"{saved / EVENTS_FILE}: line at byte {len(header)} is not JSON (")
+
+
+def test_a_memory_folder_is_created_with_its_missing_parents(tmp_path, embedder):
+    folder = tmp_path / "runs" / "r1" / "memory"
+    with MemoryStore.open(folder, embedder) as store:
+        store.add_tip(VK, "a tip", 1.0)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([EVENTS_FILE, KEYS_FILE])
+
+
+def test_a_marker_the_files_cannot_hold_is_refused_with_where_it_cuts(saved, embedder):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        marker = store.marker()
+    size, keys = marker["events_bytes"], marker["keys_bytes"]
+    files = [(saved / name).read_bytes() for name in (EVENTS_FILE, KEYS_FILE)]
+    beyond = "memory marker ({}, {} bytes) lies beyond the files in {} ({}, {} bytes)"
+    for changed, message in [
+        ({"events_bytes": size + 10}, beyond.format(size + 10, keys, saved, size, keys)),
+        ({"keys_bytes": keys + ROW}, beyond.format(size, keys + ROW, saved, size, keys)),
+        ({"keys_bytes": keys - 2}, f"memory marker cuts a key row in half ({keys - 2} bytes)"),
+        ({"events_bytes": size - 3}, f"memory marker cuts an event line in half (byte {size - 3})"),
+    ]:
+        with pytest.raises(CorruptMemory) as refused:
+            MemoryStore.open(saved, embedder, capacity=10, rollback_to=dict(marker, **changed))
+        assert str(refused.value) == message
+    assert [(saved / name).read_bytes() for name in (EVENTS_FILE, KEYS_FILE)] == files
+
+
+def test_a_marker_from_an_in_memory_store_cannot_roll_a_folder_back(saved, embedder):
+    marker = MemoryStore.open(None, embedder).marker()
+    with pytest.raises(ValueError, match="^this memory marker comes from an in-memory store; "
+                                         "nothing to roll back$"):
+        MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
+    MemoryStore.open(saved, embedder, capacity=10).close()  # the refusal let go of the folder
+
+
+def test_a_marker_whose_key_rows_fall_short_of_its_events_is_refused(saved, embedder):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        marker = dict(store.marker(), keys_bytes=ROW)  # the log up to it references 4 rows
+    with pytest.raises(CorruptMemory) as refused:
+        MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
+    assert str(refused.value) == f"{saved / KEYS_FILE} has 1 rows but the log references 4"
+
+
+def test_rolling_back_to_a_marker_gives_that_marker_again(saved, embedder):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        marker = store.marker()
+        store.add_episode_tip(VK, "tip after the marker", [(UNRELATED, "wait")], 1.0)
+    with MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker) as rolled:
+        assert json.dumps(rolled.marker()) == json.dumps(marker)  # a checkpoint keeps it as JSON
+
+
+def test_a_persons_delete_after_the_marker_is_re_applied_and_the_policys_is_not(saved, embedder):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        marker = store.marker()
+        store.delete("t000002", expected_version=1, author="ada")
+        store.delete("t000001", expected_version=1, author="policy")
+    with MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker) as rolled:
+        assert rolled.get("t000002").deleted and not rolled.get("t000001").deleted
+        assert [e["tip_id"] for e in rolled.entries(VK)] == ["t000001", "t000001"]
+
+
+def test_a_persons_add_whose_key_row_is_gone_is_reported_on_rollback(saved, embedder):
+    with MemoryStore.open(saved, embedder, capacity=10) as store:
+        marker = store.marker()
+        store.add_tip(VK, "ask the gardener", 5.0, author="ada", key_text=UNRELATED)
+    with open(saved / KEYS_FILE, "rb+") as f:
+        f.truncate(4 * ROW)  # whole rows: only the row of the person's add is missing
+    with pytest.raises(CorruptMemory) as refused:
+        MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
+    assert str(refused.value) == (
+        f"{saved / KEYS_FILE}: rows 4..4 are referenced but the file has 4 rows")
+
+
+def test_the_key_file_holds_float32_rows_and_any_run_of_them_reads_back(tmp_path):
+    log = EventLog(tmp_path / "memory", dim=3)
+    rows = np.arange(12, dtype=np.float64).reshape(4, 3) / 8  # exact in float32
+    log.append([{"kind": "header"}], rows[:1])
+    log.append([{"kind": "add"}], rows[1:])  # a caller's float64 keys are stored as float32
+    assert (tmp_path / "memory" / KEYS_FILE).stat().st_size == 4 * 3 * 4
+    got = log.read_keys(1, 2)
+    assert got.dtype == np.float32 and np.array_equal(got, rows[1:3])
+    log.close()
+

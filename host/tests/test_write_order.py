@@ -176,6 +176,16 @@ def test_the_memory_log_writes_key_rows_before_the_event_that_references_them(tm
     log.close()
 
 
+def test_a_new_memory_folder_is_fsynced_once_and_a_reopen_fsyncs_nothing(tmp_path, calls):
+    """The two files' entries are made durable when they are created, not on every open."""
+    folder = tmp_path / "memory"
+    EventLog(folder, dim=2).close()
+    assert calls == [("fsync", folder, None)]
+    calls.clear()
+    EventLog(folder, dim=2).close()
+    assert calls == []
+
+
 def test_every_writer_uses_the_one_kit():
     """No module but the kit fsyncs, replaces or renames by itself (memory/persistence.py and
     runs/atomic.py were two kits)."""
