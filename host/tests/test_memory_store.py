@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from empo2.memory import CorruptMemory, MemoryStore, UnknownTip
+from empo2.memory.buffer import VariationBuffer
 from empo2.memory.layout import EVENTS_FILE, KEYS_FILE
 from empo2.memory.persistence import FORMAT, EventLog
 from empo2.memory.records import PERSON, SYSTEM
@@ -437,3 +438,48 @@ def test_the_key_file_holds_float32_rows_and_any_run_of_them_reads_back(tmp_path
     assert got.dtype == np.float32 and np.array_equal(got, rows[1:3])
     log.close()
 
+
+# --- a variation's entries: eviction, duplicates, the key matrix (buffer.py) ---------------------
+
+
+def test_the_log_has_an_evict_line_for_each_tip_an_add_pushes_out_and_no_other(tmp_path, embedder):
+    folder = tmp_path / "memory"
+    with MemoryStore.open(folder, embedder, capacity=3) as store:
+        a = store.add_tip(VK, "tip a", 1.0, key_text=BULB)
+        store.add_episode_tip(VK, "tip b", [(BULB_NEAR, "look"), (UNRELATED, "sell")], 2.0)
+        assert [e["kind"] for e in lines(folder)] == ["header", "add", "add"]  # full, none out
+        store.add_tip(VK, "tip c", 3.0, key_text=BULB_NEAR)  # pushes out a's one entry
+        store.add_tip(VK, "tip d", 4.0, key_text=UNRELATED)  # one of b's two: b stays
+        assert store.get(a.id).evicted and not store.get("t000001").evicted
+    assert [(e["tip_id"], e["variation_key"]) for e in lines(folder) if e["kind"] == "evict"] == [
+        (a.id, VK)]
+
+
+def test_a_tip_with_more_steps_than_the_capacity_keeps_its_newest(embedder):
+    store = MemoryStore.open(None, embedder, capacity=2)
+    tip = store.add_episode_tip(VK, "a long episode", [(BULB, "a"), (BULB_NEAR, "b"),
+                                                       (UNRELATED, "c")], 5.0)
+    assert (tip.n_entries, tip.evicted) == (2, False)
+    assert [(e["action"], e["entry"]) for e in store.entries(VK)] == [("b", 1), ("c", 2)]
+    assert store.marker()["next_entry"] == 3  # the dropped step's row is written all the same
+
+
+def test_a_duplicate_add_returns_the_tip_that_held_the_entry_first(embedder):
+    """Two live tips can hold one entry (an edit gave the second the first one's text); a
+    duplicate is the first holder's until that tip is gone, then the other's."""
+    store = MemoryStore.open(None, embedder)
+    a = store.add_episode_tip(VK, "tip x", [(BULB, "look")], 5.0)
+    b = store.add_episode_tip(VK, "tip y", [(BULB, "look")], 6.0)
+    store.update(b.id, "tip x", expected_version=1, author="ada")  # b holds a's entry too
+    store.update(a.id, "tip x", expected_version=1, author="ada")  # the same text: no change
+    assert store.add_episode_tip(VK, "tip x", [(BULB, "look")], 7.0).id == a.id
+    store.delete(a.id, expected_version=2)
+    assert store.add_episode_tip(VK, "tip x", [(BULB, "look")], 7.0).id == b.id
+    store.delete(b.id, expected_version=2)  # an edited tip's entries leave with it
+    assert store.add_episode_tip(VK, "tip x", [(BULB, "look")], 7.0).id not in (a.id, b.id)
+
+
+def test_a_variations_keys_are_one_preallocated_float32_matrix():
+    """The memory a variation takes is fixed by its capacity: capacity x dim float32 keys."""
+    buf = VariationBuffer(capacity=5, dim=384)
+    assert buf.keys.shape == (5, 384) and buf.keys.nbytes == 5 * 384 * 4
