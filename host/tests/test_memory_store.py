@@ -439,6 +439,23 @@ def test_the_key_file_holds_float32_rows_and_any_run_of_them_reads_back(tmp_path
     log.close()
 
 
+
+def test_a_marker_taken_while_writing_names_the_files_lengths(tmp_path, embedder):
+    folder = tmp_path / "memory"
+    with MemoryStore.open(folder, embedder) as store:
+        store.add_episode_tip(VK, "tip a", [(BULB, "look"), (BULB_NEAR, "flip")], 1.0)
+        store.add_tip(VK, "a tip", 1.0)
+        marker = store.marker()  # a checkpoint mid-run: no reopen has re-measured the files
+        assert (marker["events_bytes"], marker["keys_bytes"]) == (
+            (folder / EVENTS_FILE).stat().st_size, 3 * ROW)
+
+
+def test_a_closed_log_lets_go_of_its_folder_while_it_is_still_referenced(tmp_path):
+    first = EventLog(tmp_path / "memory", dim=3)
+    first.close()
+    EventLog(tmp_path / "memory", dim=3).close()  # the lock went with the close, not with `first`
+    first.close()  # twice is harmless
+
 # --- a variation's entries: eviction, duplicates, the key matrix (buffer.py) ---------------------
 
 
