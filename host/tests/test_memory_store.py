@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from empo2.memory import CorruptMemory, MemoryStore, UnknownTip
-from empo2.memory.buffer import VariationBuffer
+from empo2.memory.buffer import VariationBuffer, rank
 from empo2.memory.layout import EVENTS_FILE, KEYS_FILE
 from empo2.memory.persistence import FORMAT, EventLog
 from empo2.memory.records import PERSON, SYSTEM
@@ -500,3 +500,13 @@ def test_a_variations_keys_are_one_preallocated_float32_matrix():
     """The memory a variation takes is fixed by its capacity: capacity x dim float32 keys."""
     buf = VariationBuffer(capacity=5, dim=384)
     assert buf.keys.shape == (5, 384) and buf.keys.nbytes == 5 * 384 * 4
+
+
+def test_rank_puts_the_newer_of_two_exact_ties_first():
+    """Equal score, bit-equal similarity: the higher (newer) row first. Through the store two
+    entries of one key text seldom tie exactly: the matrix product can give their rows cosines
+    one float32 ulp apart (it does for test_memory.py's twins), so the rule is checked here."""
+    sims = np.array([[0.5, 0.7, 0.5, 0.5, 0.2, 0.6]], dtype=np.float32)
+    scores = np.array([1.0, 0.0, 1.0, 1.0, 9.0, 1.0])
+    [rows] = rank(sims, scores, threshold=0.2, top_k=4)  # row 4 sits on the threshold: out
+    assert rows.tolist() == [5, 3, 2, 0]
