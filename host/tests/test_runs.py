@@ -110,6 +110,7 @@ def test_a_corrupt_line_in_the_middle_is_skipped_and_the_rest_read(tmp_path):
 
 
 LONG = b'{"t":"' + b"x" * 70_000 + b'"}\n'  # longer than one 64 KiB read of _last_newline_end
+READ = 1 << 16  # bytes of one read of _last_newline_end
 
 
 @pytest.mark.parametrize("content,intact", [
@@ -122,8 +123,12 @@ LONG = b'{"t":"' + b"x" * 70_000 + b'"}\n'  # longer than one 64 KiB read of _la
     (b'{"a":1}\n' + LONG, 8 + len(LONG)),
     (LONG + b'{"a":', len(LONG)),
     (LONG[:-1], 0),
+    # The newline a 64 KiB read starts on: the byte just before a torn line of 64 KiB - 1, and
+    # byte 0 (an empty first line) before a garbage line that ends one read after it.
+    (b'{"a":1}\n' + b"x" * (READ - 1), 8),
+    (b"\n" + b"x" * READ + b"\n", 1),
 ], ids=["empty", "torn-only", "whole", "torn", "garbage", "empty-line", "long", "long-torn",
-        "long-torn-only"])
+        "long-torn-only", "torn-after-read-start", "garbage-after-byte-0"])
 def test_intact_length_cuts_only_a_torn_or_unparsable_last_line(tmp_path, content, intact):
     path = tmp_path / "events.jsonl"
     path.write_bytes(content)
