@@ -98,3 +98,23 @@ def test_the_store_and_the_embedder_load_when_first_named_and_other_names_are_re
         empo2.memory.MemoryStor  # noqa: B018
     assert str(info.value) == "module 'empo2.memory' has no attribute 'MemoryStor'"
     assert not hasattr(empo2.memory, "store_class")
+
+
+def test_a_tips_snapshot_is_detached_from_later_edits_and_from_its_holder(store):
+    tip = store.add_episode_tip(VK, "flip the switch", [(BULB, "flip switch")], 12.5,
+                                provenance={"run": "r1"})
+    held = store.get(tip.id)
+    store.update(tip.id, "flip the switch, then wait", expected_version=1, author="ada")
+    assert [h["kind"] for h in held.history] == ["add"]  # the later edit is not in it
+    held.provenance["run"] = "mine"
+    held.history.append({"kind": "mine"})
+    now = store.get(tip.id)
+    assert now.provenance["run"] == "r1" and [h["kind"] for h in now.history] == ["add", "update"]
+
+
+def test_an_empty_text_and_a_score_that_is_no_number_are_refused_with_their_reason(store):
+    with pytest.raises(ValueError, match="^a tip's text cannot be empty$"):
+        store.add_tip(VK, "   ", None, key_text=BULB)
+    with pytest.raises(ValueError, match="^a tip's score must be a finite number, not nan$"):
+        store.add_tip(VK, "a tip", float("nan"), key_text=BULB)
+    assert store.count() == 0

@@ -61,6 +61,7 @@ def test_a_retried_edit_says_which_edit_of_which_tip_and_an_unused_id_names_no_e
         store.update(tip.id, "Open the shed first.", expected_version=1, author="ada",
                      edit_id="u-1")
     assert str(again.value) == f"edit u-1 (update of tip {tip.id}) was applied already"
+    assert again.value.edit_id == "u-1"
     assert store.edit("u-1") == {"tip_id": tip.id, "kind": "update", "version": 2}
     assert store.edit("never-sent") is None
     # A delete checks its edit id as an update does: a bad one is refused before anything changes.
@@ -99,8 +100,9 @@ def test_an_edit_id_reused_for_another_edit_is_refused(tmp_path, embedder):
     a = store.add_tip(VK, "Look in the shed.", score=100, author="ada")
     b = store.add_tip(VK, "Water the plant.", score=100, author="ada")
     store.update(a.id, "Open the shed first.", expected_version=1, author="ada", edit_id="same")
-    with pytest.raises(EditIdReused):
+    with pytest.raises(EditIdReused) as reused:
         store.update(b.id, "Other text.", expected_version=1, author="ada", edit_id="same")
+    assert str(reused.value) == f"edit id 'same' was used already, for the update of tip {a.id}"
     with pytest.raises(EditIdReused):
         store.delete(a.id, expected_version=2, author="ada", edit_id="same")
     with pytest.raises(ValueError):
