@@ -390,12 +390,22 @@ def test_a_marker_from_an_in_memory_store_cannot_roll_a_folder_back(saved, embed
     MemoryStore.open(saved, embedder, capacity=10).close()  # the refusal let go of the folder
 
 
-def test_a_marker_whose_key_rows_fall_short_of_its_events_is_refused(saved, embedder):
+def test_a_marker_whose_key_rows_fall_short_of_its_events_is_refused_before_any_cut(
+        saved, embedder):
+    """The marker's counters match, but it keeps one key row where the log up to it references
+    four: refused before either file is cut, so the folder still opens as it was (cutting first
+    left a key file that no longer opened)."""
+    before = {name: (saved / name).read_bytes() for name in (EVENTS_FILE, KEYS_FILE)}
     with MemoryStore.open(saved, embedder, capacity=10) as store:
-        marker = dict(store.marker(), keys_bytes=ROW)  # the log up to it references 4 rows
+        tips = [t.to_dict() for t in store.list_tips(include_deleted=True)[0]]
+        marker = dict(store.marker(), keys_bytes=ROW)
     with pytest.raises(CorruptMemory) as refused:
         MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
-    assert str(refused.value) == f"{saved / KEYS_FILE} has 1 rows but the log references 4"
+    assert str(refused.value) == (f"the checkpoint's memory marker keeps 1 key rows of {saved}, "
+                                  "but the log up to it references 4")
+    assert {name: (saved / name).read_bytes() for name in before} == before
+    with MemoryStore.open(saved, embedder, capacity=10) as reopened:
+        assert [t.to_dict() for t in reopened.list_tips(include_deleted=True)[0]] == tips
 
 
 def test_rolling_back_to_a_marker_gives_that_marker_again(saved, embedder):

@@ -128,7 +128,8 @@ class MemoryStore(PersonEdits):
                 later = person_events_after(events, rollback_to)
                 cut = int(rollback_to["events_bytes"]), int(rollback_to["keys_bytes"])
                 store._replay(events, cut[0])
-                store._check_marker(rollback_to)  # before cutting: a wrong marker loses nothing
+                # Before cutting: a wrong marker loses nothing.
+                store._check_marker(rollback_to, events.row_bytes)
                 events.truncate_to(*cut)
             if events.events_bytes == 0:
                 events.append([{"kind": "header", "format": FORMAT, "dim": store.dim,
@@ -177,13 +178,20 @@ class MemoryStore(PersonEdits):
                 f"open it with capacity={ev['capacity']}"
             )
 
-    def _check_marker(self, marker: dict) -> None:
+    def _check_marker(self, marker: dict, row_bytes: int) -> None:
         want = tuple(marker.get(k) for k in ("next_policy_seq", "next_person_seq", "next_entry"))
         got = (self._next_seq[POLICY], self._next_seq[PERSON], self._next_entry)
         if want != got:
             raise CorruptMemory(
                 f"memory in {self.folder} does not match the checkpoint's marker "
                 f"(counters {got} vs {want}); was the marker taken from another run's memory?"
+            )
+        # The log up to the marker references every entry it made: a marker that keeps fewer key
+        # rows would cut rows the kept events need, and the folder would no longer open.
+        if int(marker["keys_bytes"]) < self._next_entry * row_bytes:
+            raise CorruptMemory(
+                f"the checkpoint's memory marker keeps {int(marker['keys_bytes']) // row_bytes} "
+                f"key rows of {self.folder}, but the log up to it references {self._next_entry}"
             )
 
     def _reapply(self, later: list[tuple[dict, np.ndarray | None]]) -> None:
