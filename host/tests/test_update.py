@@ -15,6 +15,7 @@ import torch
 
 from empo2.algo.losses import kl_penalty, token_mean
 from empo2.config import CHOICES, AlgoConfig
+from empo2.distributed import SINGLE, Dist
 from empo2.policy.generation import sequence_logprobs
 from empo2.policy.model import load_policy
 from empo2.policy.prompting import step_messages, step_user_text, with_tips
@@ -567,3 +568,51 @@ def test_scoring_in_micro_batches_gives_one_pass_padded_to_the_width(policy):
     assert not wide[:, widest:].any() and not wide_mask[:, widest:].any()
     # The sampler's recorded log-probs, padded with zeros to the scored width.
     assert _pad([[-1.0], [-2.0, -3.0]], 3).tolist() == [[-1.0, 0.0, 0.0], [-2.0, -3.0, 0.0]]
+
+
+class _RanksInOneProcess(Dist):
+    """A test double of a several-process job, for the one-process mutation selection (the real
+    job runs in test_distributed.py and test_sharding.py, minutes each). This process plays
+    `rank` of `world`; gather() hands back what each other rank would send, scored here with
+    sequence_logprobs directly and padded to the widest action."""
+
+    def __init__(self, rank, world, model, prompts, actions, pad_id):
+        super().__init__(rank=rank, world=world)
+        self.scoring = model, prompts, actions, pad_id
+
+    def gather(self, obj):
+        model, prompts, actions, pad_id = self.scoring
+        width = max(len(a) for a in actions)
+        parts = []
+        for rank in range(self.world):
+            rows = list(range(rank, len(actions), self.world))
+            if rank == self.rank or not rows:
+                parts.append(obj if rank == self.rank else torch.zeros(0, width))
+                continue
+            logp, _, _ = sequence_logprobs(model, [prompts[i] for i in rows],
+                                           [actions[i] for i in rows], with_entropy=False,
+                                           pad_id=pad_id)
+            parts.append(torch.nn.functional.pad(logp, (0, width - logp.shape[1])))
+        return parts
+
+
+@pytest.mark.parametrize("rank,world", [(0, 3), (2, 3), (9, 10)])
+def test_ranks_score_their_round_robin_share_and_gather_every_row_in_order(policy, rank, world):
+    """π_old with several ranks: each scores every world-th sample (a rank past the last sample
+    scores none), padded to the widest action of all ranks, and the gathered shares,
+    interleaved back, are the one-process scores."""
+    from empo2.update import _scored_everywhere
+
+    model, tokenizer = policy
+    steps = [s for ep in make_episodes(tokenizer, OFF_POLICY) for s in ep.steps]
+    prompts = [s.prompt_ids for s in steps]
+    # This rank's actions cut to two tokens: its share is narrower than the widest action.
+    actions = [s.action_ids[:2] if i % world == rank else s.action_ids
+               for i, s in enumerate(steps)]
+    pad = tokenizer.pad_token_id
+    with torch.no_grad():
+        alone = _scored_everywhere(model, prompts, actions, pad, 2, SINGLE)
+        ranks = _RanksInOneProcess(rank, world, model, prompts, actions, pad)
+        shared = _scored_everywhere(model, prompts, actions, pad, 2, ranks)
+    assert shared.shape == alone.shape == (8, max(len(a) for a in actions))
+    assert torch.allclose(shared, alone, atol=1e-5)
