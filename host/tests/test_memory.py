@@ -116,6 +116,23 @@ def test_cache_is_lru_and_only_misses_reach_the_model(embedder):
     assert e.n_embedded == 4
 
 
+def test_the_embedders_settings_default_per_device_and_bad_ones_are_refused():
+    """The measured defaults (embedding.py's docstring): on the CPU one text per pass at its
+    exact length, elsewhere 16 rows on a 16-token grid; settings given are kept, whatever the
+    device; a cache of 50,000 texts. Making an embedder loads no model."""
+    cpu = SentenceEmbedder()
+    assert (cpu.device, cpu.cache_size, cpu.batch_size, cpu.length_grid) == ("cpu", 50_000, 1, 1)
+    gpu = SentenceEmbedder(device="cuda:1")
+    assert (gpu.device, gpu.batch_size, gpu.length_grid) == ("cuda:1", 16, 16)
+    for device in ("cpu", "cuda"):
+        given = SentenceEmbedder(device=device, cache_size=0, batch_size=3, length_grid=5)
+        assert (given.cache_size, given.batch_size, given.length_grid) == (0, 3, 5)
+    for bad in ({"cache_size": -1}, {"batch_size": 0}, {"length_grid": 0}):
+        with pytest.raises(ValueError) as refused:
+            SentenceEmbedder(**bad)
+        assert str(refused.value) == "cache_size must be >= 0, batch_size and length_grid >= 1"
+
+
 def test_recorded_vectors_are_the_models_own_bits(tmp_path):
     """The mutation run's recorded embedder (embedding_cache.py) gives the model's bits, reads
     them back from its folder in later sessions, and recomputes a torn file."""
