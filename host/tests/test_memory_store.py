@@ -284,7 +284,6 @@ def test_top_k_of_zero_embeds_nothing_and_one_keeps_the_best(embedder):
     assert [h.tip_id for h in store.retrieve(VK, [BULB], top_k=1)[0]] == [best.id]
 
 
-
 def test_capacity_one_keeps_the_newest_entry_and_the_history_says_who_did_what_when(embedder):
     with pytest.raises(ValueError, match="^memory capacity must be at least 1 entry per variation$"):
         MemoryStore(embedder, capacity=0)
@@ -465,6 +464,7 @@ def test_a_closed_log_lets_go_of_its_folder_while_it_is_still_referenced(tmp_pat
     first.close()
     EventLog(tmp_path / "memory", dim=3).close()  # the lock went with the close, not with `first`
     first.close()  # twice is harmless
+
 
 # --- a variation's entries: eviction, duplicates, the key matrix (buffer.py) ---------------------
 

@@ -129,7 +129,7 @@ class MemoryStore(PersonEdits):
                 cut = int(rollback_to["events_bytes"]), int(rollback_to["keys_bytes"])
                 store._replay(events, cut[0])
                 # Before cutting: a wrong marker loses nothing.
-                store._check_marker(rollback_to, events.row_bytes)
+                store._check_marker(rollback_to, kept_rows=cut[1] // events.row_bytes)
                 events.truncate_to(*cut)
             if events.events_bytes == 0:
                 events.append([{"kind": "header", "format": FORMAT, "dim": store.dim,
@@ -178,7 +178,7 @@ class MemoryStore(PersonEdits):
                 f"open it with capacity={ev['capacity']}"
             )
 
-    def _check_marker(self, marker: dict, row_bytes: int) -> None:
+    def _check_marker(self, marker: dict, kept_rows: int) -> None:
         want = tuple(marker.get(k) for k in ("next_policy_seq", "next_person_seq", "next_entry"))
         got = (self._next_seq[POLICY], self._next_seq[PERSON], self._next_entry)
         if want != got:
@@ -188,10 +188,10 @@ class MemoryStore(PersonEdits):
             )
         # The log up to the marker references every entry it made: a marker that keeps fewer key
         # rows would cut rows the kept events need, and the folder would no longer open.
-        if int(marker["keys_bytes"]) < self._next_entry * row_bytes:
+        if kept_rows < self._next_entry:
             raise CorruptMemory(
-                f"the checkpoint's memory marker keeps {int(marker['keys_bytes']) // row_bytes} "
-                f"key rows of {self.folder}, but the log up to it references {self._next_entry}"
+                f"the checkpoint's memory marker keeps {kept_rows} key rows of {self.folder}, "
+                f"but the log up to it references {self._next_entry}"
             )
 
     def _reapply(self, later: list[tuple[dict, np.ndarray | None]]) -> None:
