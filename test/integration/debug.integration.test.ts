@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { api, EXTENSION_ID } from '../builders/extension';
+import { eventually } from '../builders/wait';
 
 // The `empo2` debug type inside a real VS Code (code-server), against the real host the
 // extension spawns: vscode.debug.startDebugging, a conditional breakpoint in the episode
@@ -83,7 +84,10 @@ describe('debugging an episode in VS Code\'s debugger', function () {
     const after = (await debugSession.customRequest('stackTrace', { threadId: 1 })) as DebugProtocol.StackTraceResponse['body'];
     assert.equal(after.stackFrames[0].line, 3);
     const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) ?? (await vscode.workspace.openTextDocument(uri));
-    assert.match(document.lineAt(2).text, /^turn 2: .+ → /);
+    // The adapter writes the line before it sends the stop, but VS Code re-reads a content
+    // provider's document asynchronously after onDidChange, so the new text may arrive a moment
+    // after the stopped event: wait for it rather than read it once.
+    await eventually('line 3 of the episode document to show turn 2 played', () => /^turn 2: .+ → /.test(document.lineAt(2).text));
     assert.equal(document.languageId, 'empo2-episode');
   });
 });
