@@ -3,7 +3,8 @@
 Each test here guards a choice that an end-to-end run cannot see (a run compared with another run
 of the same code): which prompt each log-prob is scored under in each update mode, that π_old is
 recomputed rather than taken from the sampler, and which log-prob the low-probability mask tests.
-They run the real tiny built-in policy on hand-made episodes, so each prompt is known exactly.
+They run the real tiny built-in policy on hand-made episodes (update_episodes.py), so each prompt
+is known exactly; how recorded actions are scored is in test_update_scoring.py.
 """
 
 from __future__ import annotations
@@ -15,50 +16,19 @@ import torch
 
 from empo2.algo.losses import kl_penalty, token_mean
 from empo2.config import CHOICES, AlgoConfig
-from empo2.distributed import SINGLE, Dist
 from empo2.policy.generation import sequence_logprobs
 from empo2.policy.model import load_policy
-from empo2.policy.prompting import step_messages, step_user_text, with_tips
-from empo2.policy.tokenizer import encode_chat, encode_response
-from empo2.rollout import MEMORY, MEMORY_FREE, Episode, StepRecord
 from empo2.update import (OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, UPDATE_MODES, build_samples,
-                          dry_run_loss, episode_returns, tip_guided_logprobs, update_policy)
+                          dry_run_loss, episode_returns, update_policy)
+from update_episodes import action_logprobs, make_episodes
 
 OLD_LOGPROB_SETTINGS = CHOICES["algo.off_policy_old_logprob"]
-TIP = "turn on the lamp first ; action : turn on lamp"
-ACTIONS = ("go to kitchen", "turn on lamp", "look around", "pick up seed")
-SCENES = ("you are in the hall . a lamp is here .", "you are in the kitchen . a seed is here .")
 
 
 @pytest.fixture(scope="module")
 def policy(tiny_policy):
     model, tokenizer = load_policy(str(tiny_policy), device="cpu", dtype="float32")
     return model.eval(), tokenizer
-
-
-def make_episodes(tokenizer, update_mode: str, behaviour: float | None = None) -> list[Episode]:
-    """Two groups of two episodes, two steps each, as a rollout of `update_mode` records them:
-    memory-mode steps carry a tip block, memory-free ones (on-policy) do not. Returns differ
-    within each group, so every advantage is non-zero. `behaviour` overrides the sampler's
-    recorded log-probs (None: a plausible -1.0 per token)."""
-    memory = update_mode != ON_POLICY
-    episodes = []
-    for e in range(4):
-        ep = Episode(id=f"i000001-e{e:04d}", task="power-device", variation=0, group=e // 2,
-                     rollout_mode=MEMORY if memory else MEMORY_FREE, description="turn on the lamp")
-        for t, scene in enumerate(SCENES):
-            user = step_user_text(ep.description, [], scene, history_steps=3, observation_words=10)
-            no_tips = encode_chat(tokenizer, step_messages(user))
-            prompt = encode_chat(tokenizer, step_messages(with_tips(user, [TIP]))) if memory else no_tips
-            action = encode_response(tokenizer, ACTIONS[(e + t) % len(ACTIONS)])
-            logp = -1.0 if behaviour is None else behaviour
-            ep.steps.append(StepRecord(
-                observation=scene, user_text=user, tips=[TIP] if memory else [], tip_ids=[],
-                prompt_ids=prompt, prompt_ids_no_tips=no_tips, action=ACTIONS[0],
-                executed_action=ACTIONS[0], action_ids=action, behaviour_logprobs=[logp] * len(action),
-                reward=float(10 * (e % 2) + t), score=float(10 * (e % 2) + t)))
-        episodes.append(ep)
-    return episodes
 
 
 # The module table of update.py, row by row: which recorded prompt each log-prob is scored under.
@@ -166,19 +136,6 @@ def test_off_policy_without_tips_option_scores_both_sides_without_tips(policy):
     stats = one_step_update(policy, OFF_POLICY, off_policy_old_logprob="without_tips")
     assert abs(stats["ratio_max"] - 1) < RATIO_TOLERANCE
     assert abs(stats["ratio_min"] - 1) < RATIO_TOLERANCE
-
-
-def action_logprobs(policy, episodes, with_tips_prompt: bool) -> torch.Tensor:
-    """Every action token's log-prob under the policy, with or without the tip block."""
-    from empo2.policy.generation import sequence_logprobs
-
-    model, tokenizer = policy
-    steps = [s for ep in episodes for s in ep.steps]
-    prompts = [s.prompt_ids if with_tips_prompt else s.prompt_ids_no_tips for s in steps]
-    with torch.no_grad():
-        logp, _, mask = sequence_logprobs(model, prompts, [s.action_ids for s in steps],
-                                          with_entropy=False, pad_id=tokenizer.pad_token_id)
-    return logp[mask]
 
 
 def separating_delta(no_tips: torch.Tensor, tips: torch.Tensor) -> float:
@@ -369,49 +326,6 @@ def test_a_dry_run_of_no_actions_has_no_samples(policy):
     assert dry == {"stats": {"update_samples": 0.0}, "ratios": [], "samples": []}
 
 
-def test_tip_guided_logprobs_score_the_tipped_steps_without_their_tips(policy):
-    """Per episode, the no-tips log-probs of the actions taken where a tip was shown (what an
-    off-policy update raises); an episode that saw no tip has none."""
-    model, tokenizer = policy
-    episodes = make_episodes(tokenizer, ON_POLICY_WITH_TIPS)[:2] + make_episodes(tokenizer, ON_POLICY)[:1]
-    tipped = episodes[0].steps[1]
-    tipped.tips, tipped.prompt_ids = [], tipped.prompt_ids_no_tips  # one step without a tip
-    report = tip_guided_logprobs(model, episodes, tokenizer.pad_token_id)
-    no_tips = action_logprobs(policy, episodes, with_tips_prompt=False).tolist()
-    lengths = [len(s.action_ids) for ep in episodes for s in ep.steps]
-    rows, start = [], 0
-    for n in lengths:
-        rows.append(no_tips[start:start + n])
-        start += n
-    expected = [rows[0], rows[2] + rows[3], []]
-    assert [r["steps"] for r in report] == [1, 2, 0]
-    for entry, tokens in zip(report, expected):
-        assert entry["tokens"] == len(tokens)
-        assert entry["token_logprobs"] == pytest.approx(tokens, abs=1e-5)
-        assert entry["logprob"] == pytest.approx(sum(tokens), abs=1e-4)
-        assert entry["mean"] == (pytest.approx(sum(tokens) / len(tokens), abs=1e-5) if tokens else None)
-
-
-def test_the_pad_value_never_changes_a_logprob(policy):
-    """sequence_logprobs pads a batch of different lengths with pad_id, which only fills masked
-    slots: any pad value gives the same log-probs (why dropping a pad_id argument in update.py is
-    an equivalent mutant, scripts/mutation-equivalent.txt)."""
-    from empo2.policy.generation import sequence_logprobs
-
-    model, tokenizer = policy
-    steps = [s for ep in make_episodes(tokenizer, ON_POLICY_WITH_TIPS) for s in ep.steps]
-    prompts = [s.prompt_ids_no_tips if i % 2 else s.prompt_ids for i, s in enumerate(steps)]
-    actions = [s.action_ids for s in steps]
-    assert len({len(p) + len(a) for p, a in zip(prompts, actions)}) > 1  # padding happens
-    with torch.no_grad():
-        scored = [sequence_logprobs(model, prompts, actions, pad_id=pad)
-                  for pad in (tokenizer.pad_token_id, 0, 7)]
-    for logp, entropy, mask in scored[1:]:
-        assert torch.equal(mask, scored[0][2])
-        assert torch.allclose(logp, scored[0][0], atol=1e-5)
-        assert torch.allclose(entropy, scored[0][1], atol=1e-5)
-
-
 def test_the_kl_term_scores_the_reference_under_the_numerators_prompt(policy):
     """algo.kl_beta > 0: the reference is scored once, with no grad, under the numerator's prompt
     (off-policy: without tips), so a reference equal to the policy gives a KL of exactly 0 (under
@@ -540,79 +454,3 @@ def test_a_minibatch_of_one_single_token_action_weighs_its_step_fully(policy):
     assert stats["masked_fraction"] == pytest.approx(1.0)
 
 
-def test_scoring_in_micro_batches_gives_one_pass_padded_to_the_width(policy):
-    """π_old, the reference and the tip-guided log-probs are scored in micro-batches: three rows
-    at a time over eight (the last batch short, its actions narrower than the widest) must give
-    the rows one pass over all eight gives, padded with zeros and masked to the longest action,
-    or to a wider `width` a rank of a sharded update asks for."""
-    from empo2.update import _pad, _scored
-
-    model, tokenizer = policy
-    steps = [s for ep in make_episodes(tokenizer, OFF_POLICY) for s in ep.steps]
-    steps.sort(key=lambda s: -len(s.action_ids))  # the widest first, so the last batch is narrower
-    prompts = [s.prompt_ids for s in steps]
-    actions = [s.action_ids for s in steps]
-    widest = max(len(a) for a in actions)
-    assert max(len(a) for a in actions[6:]) < widest
-    with torch.no_grad():
-        whole, _, whole_mask = sequence_logprobs(model, prompts, actions, with_entropy=False,
-                                                 pad_id=tokenizer.pad_token_id)
-        logp, mask = _scored(model, prompts, actions, tokenizer.pad_token_id, micro_batch=3)
-        wide, wide_mask = _scored(model, prompts, actions, tokenizer.pad_token_id, micro_batch=3,
-                                  width=widest + 2)
-    assert logp.shape == mask.shape == (8, widest)
-    assert torch.equal(mask, whole_mask)
-    assert torch.allclose(logp, whole, atol=1e-5)
-    assert wide.shape == wide_mask.shape == (8, widest + 2)
-    assert torch.equal(wide[:, :widest], logp) and torch.equal(wide_mask[:, :widest], mask)
-    assert not wide[:, widest:].any() and not wide_mask[:, widest:].any()
-    # The sampler's recorded log-probs, padded with zeros to the scored width.
-    assert _pad([[-1.0], [-2.0, -3.0]], 3).tolist() == [[-1.0, 0.0, 0.0], [-2.0, -3.0, 0.0]]
-
-
-class _RanksInOneProcess(Dist):
-    """A test double of a several-process job, for the one-process mutation selection (the real
-    job runs in test_distributed.py and test_sharding.py, minutes each). This process plays
-    `rank` of `world`; gather() hands back what each other rank would send, scored here with
-    sequence_logprobs directly and padded to the widest action."""
-
-    def __init__(self, rank, world, model, prompts, actions, pad_id):
-        super().__init__(rank=rank, world=world)
-        self.scoring = model, prompts, actions, pad_id
-
-    def gather(self, obj):
-        model, prompts, actions, pad_id = self.scoring
-        width = max(len(a) for a in actions)
-        parts = []
-        for rank in range(self.world):
-            rows = list(range(rank, len(actions), self.world))
-            if rank == self.rank or not rows:
-                parts.append(obj if rank == self.rank else torch.zeros(0, width))
-                continue
-            logp, _, _ = sequence_logprobs(model, [prompts[i] for i in rows],
-                                           [actions[i] for i in rows], with_entropy=False,
-                                           pad_id=pad_id)
-            parts.append(torch.nn.functional.pad(logp, (0, width - logp.shape[1])))
-        return parts
-
-
-@pytest.mark.parametrize("rank,world", [(0, 3), (2, 3), (9, 10)])
-def test_ranks_score_their_round_robin_share_and_gather_every_row_in_order(policy, rank, world):
-    """π_old with several ranks: each scores every world-th sample (a rank past the last sample
-    scores none), padded to the widest action of all ranks, and the gathered shares,
-    interleaved back, are the one-process scores."""
-    from empo2.update import _scored_everywhere
-
-    model, tokenizer = policy
-    steps = [s for ep in make_episodes(tokenizer, OFF_POLICY) for s in ep.steps]
-    prompts = [s.prompt_ids for s in steps]
-    # This rank's actions cut to two tokens: its share is narrower than the widest action.
-    actions = [s.action_ids[:2] if i % world == rank else s.action_ids
-               for i, s in enumerate(steps)]
-    pad = tokenizer.pad_token_id
-    with torch.no_grad():
-        alone = _scored_everywhere(model, prompts, actions, pad, 2, SINGLE)
-        ranks = _RanksInOneProcess(rank, world, model, prompts, actions, pad)
-        shared = _scored_everywhere(model, prompts, actions, pad, 2, ranks)
-    assert shared.shape == alone.shape == (8, max(len(a) for a in actions))
-    assert torch.allclose(shared, alone, atol=1e-5)
