@@ -141,8 +141,10 @@ describe('A remote host behind a flaky link', function () {
 
   it('a cut during a save: the draft survives, the save is retried, applied once, no error', async () => {
     const frame = await tipsFrame();
-    const card = frame.locator('empo2-tip-card').first();
-    const tipId = (await card.getAttribute('data-tip-id'))!;
+    // Pinned by id: the run keeps writing tips, newest first, so `.first()` would move on to a
+    // newer card while this one is edited (seen in CI on a loaded machine).
+    const tipId = (await frame.locator('empo2-tip-card').first().getAttribute('data-tip-id'))!;
+    const card = frame.locator(`empo2-tip-card[data-tip-id="${tipId}"]`);
     await card.locator('vscode-button', { hasText: 'Edit' }).click();
     const textarea = card.locator('vscode-textarea textarea');
     await textarea.waitFor();
