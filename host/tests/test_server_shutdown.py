@@ -113,6 +113,29 @@ def test_an_idle_host_exits_cleanly_on_every_path(tmp_path, how):
         assert "host stopped" in spawned.stderr()
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signals_that_arrive_while_the_host_stops_do_not_kill_it(tmp_path, sig):
+    """An impatient Ctrl-C lands after the shutdown began: at any moment of the stop (the event loop
+    closing, the interpreter exiting) it must not turn a clean exit into a death by signal (exit
+    status -2; CI saw it once). The signal is sent every 5 ms from the shutdown reply to the exit."""
+    with Spawned(tmp_path / "runs") as spawned:
+        client = HostClient(spawned.url, TOKEN)
+        client.initialize("shutdown-test")
+        client.request("shutdown")
+        sent = 0
+        while spawned.proc.poll() is None:
+            try:
+                spawned.proc.send_signal(sig)
+                sent += 1
+            except ProcessLookupError:
+                break
+            time.sleep(0.005)
+        code = spawned.exit_status()
+        client.close()
+        assert sent > 0
+        assert_clean_exit(spawned, code)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["shutdown", "shutdown-now", "SIGTERM", "SIGINT-twice", "stdin-EOF",
                                  "run.sh-Ctrl-C"])

@@ -100,7 +100,10 @@ def serve_command(args) -> int:
     # the Python between them does not; a 1 ms switch interval (default 5 ms) lets the loop in
     # sooner. Measured with host/benchmarks/ping_under_load.py: it halves the ping tail.
     sys.setswitchinterval(0.001)
-    return asyncio.run(_serve(settings))
+    try:
+        return asyncio.run(_serve(settings))
+    except KeyboardInterrupt:  # Ctrl-C before the loop's handlers were installed: not a crash
+        return 130
 
 
 async def _serve(settings: Settings) -> int:
@@ -126,9 +129,26 @@ async def _serve(settings: Settings) -> int:
     if os.environ.get(EXIT_ON_STDIN_EOF_ENV) == "1":
         _exit_when_stdin_closes(loop, server)
     await server.serve_until_shutdown()
+    _ignore_further_signals(loop)
     log.info("host stopped")
     _exit_if_needed(server.abandoned_run is not None)
     return 0
+
+
+def _ignore_further_signals(loop) -> None:
+    """The host has stopped; an impatient second Ctrl-C or SIGTERM from now on changes nothing.
+    Closing the loop would reset both to their defaults (KeyboardInterrupt, death by SIGTERM), and
+    the exit that follows (the loop closing, torch's teardown) takes long enough for one to land:
+    CI saw exit status -2. So the loop's handlers are removed here and the signals ignored (a
+    SIGTERM in the microseconds between the two still kills; a SIGINT there is caught)."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, signal.SIG_IGN)
+        except KeyboardInterrupt:  # the default SIGINT handler ran between the two lines
+            signal.signal(sig, signal.SIG_IGN)
+        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - Windows
+            pass
 
 
 def _exit_if_needed(abandoned: bool) -> None:
