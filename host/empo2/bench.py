@@ -71,7 +71,7 @@ def _train_and_evaluate(job: dict) -> dict:
     from .memory.embedding import SentenceEmbedder
     from .runs.folder import RunFolder
     from .rollout import MEMORY_FREE, RolloutSettings
-    from .trainer import Trainer, resolve_model
+    from .trainer import Trainer, initial_tip_writer, resolve_model
 
     started = time.time()
     config = load_config(job["preset"], job["overrides"] + [f"seed={job['seed']}"])
@@ -114,7 +114,8 @@ def _train_and_evaluate(job: dict) -> dict:
     if job["ood_trials"]:
         ood_pairs = [(t, v) for t in out_of_distribution_tasks() for v in env.variations(t, "test")[:10]]
         trials = memory_trials(model, tokenizer, config.env, ood_pairs, job["ood_trials"], settings,
-                               config.policy.max_tip_tokens, embedder, seed=20_000 + job["seed"])
+                               config.policy.max_tip_tokens, embedder, seed=20_000 + job["seed"],
+                               writer=initial_tip_writer(config))
         ood = {"success": trials.success, "score": trials.score}
     return {
         "method": job["method"], "seed": job["seed"], "overrides": job["overrides"],

@@ -328,7 +328,7 @@ def cmd_eval(args) -> int:
     from .policy.model import load_policy
     from .runs.folder import RunFolder
     from .rollout import RolloutSettings
-    from .trainer import resolve_model
+    from .trainer import initial_tip_writer, resolve_model
     from .envs.registry import make_env
 
     if args.trials < 1 or args.variations < 1:
@@ -352,7 +352,8 @@ def cmd_eval(args) -> int:
     for task in tasks:
         if task not in env.tasks():
             raise UserError(f"unknown task {task!r}; known tasks: {', '.join(env.tasks())}")
-    model, tokenizer = load_policy(model_path, device="cpu" if config.policy.device == "auto" else config.policy.device)
+    device = "cpu" if config.policy.device == "auto" else config.policy.device
+    model, tokenizer = load_policy(model_path, device=device)
     model.eval()
     p = config.policy
     settings = RolloutSettings.from_config(config, env, train=False)
@@ -360,7 +361,7 @@ def cmd_eval(args) -> int:
     bar = _bar("evaluating", total=args.trials, unit="trial")
     result = memory_trials(model, tokenizer, config.env, pairs, args.trials, settings,
                            p.max_tip_tokens, SentenceEmbedder(), args.seed,
-                           progress=lambda t, n, r: bar.update(1))
+                           progress=lambda t, n, r: bar.update(1), writer=initial_tip_writer(config, device))
     bar.close()
     print(json.dumps({"model": model_path, "tasks": tasks, "episodes_per_trial": len(pairs),
                       "memory_free_success": result.success[0],

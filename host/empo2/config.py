@@ -172,6 +172,12 @@ class MemoryConfig:
     happen (algo.p_memory > 0; with p = 0 nothing reads a tip, and reflection is about a third of
     an iteration, so GRPO skips it); 'always' (EMPO2.md §2.4 literally, e.g. to evaluate a GRPO
     run with memory)."""
+    tip_writer: str = "policy"
+    """Whose weights write the tips: 'policy', the policy being trained (EMPO2.md §2.4, the
+    paper and the reference code); 'initial', the frozen warm start (under LoRA the base beneath
+    the adapters, else a second copy, shared with the KL reference). A deviation for small
+    policies: the update trains the shared weights on actions only, never on tips, and a small
+    model's reflection drifts as they move (docs/algorithm.md, item 17)."""
 
 
 @dataclass
@@ -231,6 +237,7 @@ CHOICES = {
     "algo.kl_kind": ("low_var_kl", "kl", "mse"),
     "memory.write_tips": ("auto", "always"),
     "memory.edited_tip_actions": ("drop", "keep"),
+    "memory.tip_writer": ("policy", "initial"),
     "policy.dtype": ("auto", "float32", "bfloat16", "mixed-bfloat16"),
     "policy.history_action": ("executed", "raw"),
     "policy.device": ("auto", "cpu", "cuda"),

@@ -49,8 +49,10 @@ class TrialResult:
 
 def memory_trials(model, tokenizer, env_config, pairs: list[tuple[str, int]], trials: int,
                   settings: RolloutSettings, max_tip_tokens: int, embedder, seed: int,
-                  episodes_per_pair: int = 1, progress=None) -> TrialResult:
-    """Plays `trials` rounds over every (task, variation); tips accumulate in a fresh memory."""
+                  episodes_per_pair: int = 1, progress=None, writer=None) -> TrialResult:
+    """Plays `trials` rounds over every (task, variation); tips accumulate in a fresh memory.
+    writer: the model that writes the tips (memory.tip_writer=initial: the warm start); None,
+    the model that plays."""
     memory = MemoryStore.open(None, embedder)
     generator = torch.Generator().manual_seed(seed)
     pool = EnvPool(lambda: make_env(env_config), workers=settings.workers)  # JVMs start once
@@ -61,7 +63,7 @@ def memory_trials(model, tokenizer, env_config, pairs: list[tuple[str, int]], tr
                     for k, (t, v) in enumerate(pairs * episodes_per_pair)]
         after = roll_out(pool.take(len(episodes)), episodes, model, tokenizer, settings, generator,
                          memory if trial > 1 else None)
-        write_tips(episodes, after, model, tokenizer, settings, max_tip_tokens, generator)
+        write_tips(episodes, after, writer or model, tokenizer, settings, max_tip_tokens, generator)
         for ep in episodes:
             if ep.tip:
                 memory.add_episode_tip(

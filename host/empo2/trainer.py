@@ -89,6 +89,15 @@ def kl_reference(model, model_path: str, device: str, dtype: str, shard=None):
     return shard(reference) if shard is not None else reference
 
 
+def initial_tip_writer(config: TrainConfig, device: str = "cpu"):
+    """The tips' writer outside training (evaluation trials) with memory.tip_writer=initial: the
+    warm start, frozen; None with 'policy' (the evaluated model writes its own)."""
+    if config.memory.tip_writer != "initial":
+        return None
+    writer, _ = load_policy(resolve_model(config.policy.model), device=device, dtype=config.policy.dtype)
+    return writer.eval().requires_grad_(False)
+
+
 class Trainer:
     def __init__(self, config: TrainConfig, folder: RunFolder, hooks: TrainerHooks | None = None,
                  control: RunControl | None = None, embedder: SentenceEmbedder | None = None,
@@ -121,10 +130,14 @@ class Trainer:
             [p for p in self.model.parameters() if p.requires_grad],
             lr=config.algo.lr, weight_decay=config.algo.weight_decay,
         )
-        self.reference = None
-        if config.algo.kl_beta > 0:  # kept only when it is used: a 7B copy is not free
-            self.reference = kl_reference(self.model, self.model_path, str(self.device), p.dtype,
-                                          self._shard if self.dist.sharded else None)
+        # The initial policy, kept only when it is used (a 7B copy is not free): the KL
+        # reference (β > 0) and, with memory.tip_writer=initial, the tips' writer.
+        initial = None
+        if config.algo.kl_beta > 0 or config.memory.tip_writer == "initial":
+            initial = kl_reference(self.model, self.model_path, str(self.device), p.dtype,
+                                   self._shard if self.dist.sharded else None)
+        self.reference = initial if config.algo.kl_beta > 0 else None
+        self._initial = initial
         self.intrinsic = make_intrinsic_reward(
             config.algo.intrinsic,
             **({"threshold": config.algo.novelty_threshold} if config.algo.intrinsic == "paper" else {}),
@@ -264,8 +277,9 @@ class Trainer:
             # No tips where nothing will read them (memory.write_tips=auto with p = 0: the
             # paper's GRPO), nor where the caller asks for none (a rerun).
             if tips and (cfg.memory.write_tips == "always" or cfg.algo.p_memory > 0):
-                write_tips(my_episodes, my_after, self.model, self.tokenizer, self._settings(train=True),
-                           cfg.policy.max_tip_tokens, samplers)
+                with self._tip_writer() as writer:
+                    write_tips(my_episodes, my_after, writer, self.tokenizer, self._settings(train=True),
+                               cfg.policy.max_tip_tokens, samplers)
             timings["tips"] = self._lap(clock, timings)
         episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
         add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
@@ -274,6 +288,18 @@ class Trainer:
             self._store_tip(ep, iteration, e)
         timings["tips"] += self._lap(clock, timings)
         return episodes, after, timings, split
+
+    @contextlib.contextmanager
+    def _tip_writer(self):
+        """The model that writes tips (memory.tip_writer): the policy, or the frozen initial one
+        (under LoRA the policy with its adapters switched off)."""
+        if self.config.memory.tip_writer == "policy":
+            yield self.model
+        elif is_peft(self.model):
+            with self.model.disable_adapter():
+                yield self.model
+        else:
+            yield self._initial
 
     def update(self, episodes: list[Episode], update_mode: str) -> dict[str, float]:
         """Step 6: the optimizer steps of one iteration (update.py); returns their statistics."""

@@ -113,3 +113,36 @@ def test_intrinsic_variant_trains_memory_free_iterations(tmp_path, tiny_policy, 
     trainer.run()
     assert folder.state()["state"] == "finished"
     assert [m["reward/intrinsic"] for m in folder.metrics()] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("writer,lora_rank", [("policy", 0), ("initial", 0), ("initial", 4)])
+def test_tips_are_written_by_the_configured_writer(tmp_path, tiny_policy, embedder, writer, lora_rank):
+    """memory.tip_writer: after updates that moved the policy, an iteration's tips are exactly
+    what the chosen model writes from the same episodes with the same per-episode generators:
+    the trained policy ('policy', the paper) or the frozen warm start ('initial'; under LoRA the
+    base with the adapters switched off)."""
+    from empo2.policy.model import load_policy
+    from empo2.rollout import episode_generator, roll_out, write_tips
+    from empo2.trainer import ROLLOUT_STREAM
+
+    trainer, _ = make_trainer(tmp_path, tiny_policy, embedder, iterations=2, **{
+        "algo.lr": 1e-2, "eval.every": 0, "memory.tip_writer": writer, "policy.lora_rank": lora_rank})
+    trainer.run()
+    tasks = [("power-device", 0), ("grow-plant", 0)]
+    played = trainer.play(99, tasks, memory_mode=False)[0]
+
+    def tips_of(model) -> list[str]:  # play's rollout again, then `model` reflects
+        episodes = [type(e)(e.id, e.task, e.variation, e.group, e.rollout_mode) for e in played]
+        samplers = [episode_generator(trainer.config.seed, ROLLOUT_STREAM, 99, k) for k in range(len(episodes))]
+        after = roll_out(trainer.envs.take(len(episodes)), episodes, trainer.model, trainer.tokenizer,
+                         trainer._settings(train=True), samplers, None)
+        assert [e.final_score for e in episodes] == [e.final_score for e in played]
+        write_tips(episodes, after, model, trainer.tokenizer, trainer._settings(train=True),
+                   trainer.config.policy.max_tip_tokens, samplers)
+        return [e.tip for e in episodes]
+
+    warm_start = load_policy(str(tiny_policy))[0].eval()
+    by_policy, by_warm_start = tips_of(trainer.model), tips_of(warm_start)
+    assert by_policy != by_warm_start  # the updates moved the writer: the test can tell them apart
+    assert [e.tip for e in played] == (by_policy if writer == "policy" else by_warm_start)
+    trainer.close()
