@@ -19,6 +19,9 @@ ARMS: dict[str, list[str]] = {
     "GRPO + novelty": ["algo.p_memory=0", "algo.intrinsic=paper", "algo.low_prob_mask=off"],
     # The reference code's shipped defaults: masking off, intrinsic reward left out.
     "EMPO² (reference defaults)": ["algo.low_prob_mask=off", "algo.intrinsic=off"],
+    # EMPO² with the frozen warm start writing the tips (docs/algorithm.md, item 17): a small
+    # policy's own reflection drifts as RL moves the weights it shares with acting.
+    "EMPO² (frozen tip writer)": ["memory.tip_writer=initial"],
 }
 
 # The paper's four ablations (§6); the bench may run them on fewer seeds.
