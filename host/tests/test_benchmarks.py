@@ -57,6 +57,28 @@ def test_the_tip_probe_reports_every_condition(tiny_policy):
     assert result.stdout.count("rooms visited:") == 5
 
 
+def test_run_tips_measures_a_real_run_and_refuses_a_folder_that_is_not_one(tmp_path, tiny_policy):
+    """A two-iteration run of the tiny policy with memory rollouts, then the script on its folder:
+    both halves' tip accuracy and the six rollout conditions; a plain folder gets one sentence."""
+    from conftest import tiny_run_overrides
+    from empo2.config import load_config
+    from empo2.runs.folder import RunFolder
+    from empo2.trainer import Trainer
+
+    config = load_config(tiny_run_overrides(tiny_policy, iterations=2, **{"eval.every": 0}))
+    config.root, config.name = str(tmp_path), "run"
+    Trainer(config, RunFolder.create(tmp_path, "run", config.to_dict())).run()
+    result = _run([str(BENCH / "run_tips.py"), str(tmp_path / "run"), "--rollouts", "1"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("success tips naming the room the item was taken in") == 2
+    for condition in ("no memory", "own memory", "gold tip"):
+        assert result.stdout.count(f" {condition} ") == 2, result.stdout  # checkpoint 2, warm start
+    assert "checkpoint 2" in result.stdout
+    refused = _run([str(BENCH / "run_tips.py"), str(tmp_path)])
+    assert refused.returncode == 2 and "is not a run folder" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
 def test_serve_startup_measures_both_paths_of_the_real_host():
     result = _run([str(BENCH / "serve_startup.py"), "--repeats", "1", "--settle", "0"])
     assert result.returncode == 0, result.stderr[-3000:]

@@ -1,0 +1,127 @@
+"""What are a built-in run's own tips worth? Two measurements of a finished (or stopped) run.
+
+    .venv/bin/python host/benchmarks/run_tips.py RUN_FOLDER [--rollouts 8]
+
+1. Accuracy of the tips written after successful episodes (no model needed): the share whose
+   text names the room where the episode took the item ("the battery was in the locker in the
+   workshop"), in the first and the second half of the run's iterations. Memory ranks entries by
+   their episode's score, so a score-100 tip that names the wrong room is shown first.
+2. With `--rollouts R` (R > 0): memory-augmented rollouts of the run's training variations, R
+   per variation at the training temperature, by its newest checkpoint and by the warm start,
+   each with no memory, with the run's own memory as it stands, and with the gold path's
+   success tip (probe_tips.py's). A policy that follows a gold tip and fails with its own memory
+   is misled by its tips; one that fails with both no longer reads tips.
+
+Built-in worlds only: "the room where the item was taken" is read off their actions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from empo2.config import ConfigError, load_config  # noqa: E402
+from empo2.runs.folder import RunFolder, RunFolderError  # noqa: E402
+
+
+def taken_in(steps: list[dict]) -> str | None:
+    """The room the episode was in when it took something (None: it never took anything)."""
+    room = None
+    for step in steps:
+        action = step["executed_action"]
+        if action.startswith("go to "):
+            room = action[len("go to "):]
+        elif action.startswith("take "):
+            return room
+    return None
+
+
+def tip_accuracy(folder: RunFolder) -> list[tuple[int, int]]:
+    """(accurate, judged) success tips in the first and the second half of the iterations."""
+    judged: dict[int, list[bool]] = collections.defaultdict(list)
+    for path in sorted(folder.path.glob("trajectories/iter-*.jsonl")):
+        for line in path.read_text().splitlines():
+            episode = json.loads(line)
+            room = taken_in(episode["steps"]) if episode.get("success") and episode.get("tip") else None
+            if room:
+                judged[episode["iteration"]].append(f"in the {room} ." in episode["tip"])
+    last = max(judged, default=0)
+    halves = ([x for i, v in judged.items() if 2 * i <= last for x in v],
+              [x for i, v in judged.items() if 2 * i > last for x in v])
+    return [(sum(h), len(h)) for h in halves]
+
+
+def rollouts(folder: RunFolder, config, repeats: int) -> None:
+    import torch
+
+    from empo2.envs.registry import make_env
+    from empo2.export import plain_model_folder
+    from empo2.memory.embedding import SentenceEmbedder
+    from empo2.memory.store import MemoryStore
+    from empo2.policy.model import load_policy
+    from empo2.rollout import Episode, RolloutSettings, roll_out
+    from empo2.trainer import resolve_model
+    from probe_tips import _memories
+
+    env = make_env(config.env)
+    pairs = [(t, v) for t in config.env.tasks
+             for v in (config.env.train_variations or env.variations(t, "train"))]
+    embedder = SentenceEmbedder()
+    scratch = Path(tempfile.mkdtemp(prefix="empo2-run-tips-"))
+    shutil.copytree(folder.memory_path, scratch / "memory")  # the run's own log is left untouched
+    memories = {"no memory": None, "own memory": MemoryStore.open(scratch / "memory", embedder),
+                "gold tip": _memories(config, pairs, embedder)["success tip"]}
+    latest = folder.latest_checkpoint()
+    has_model = latest and json.loads((latest[1] / "trainer.json").read_text()).get("has_model")
+    export = plain_model_folder(latest[1]) if has_model else (resolve_model(config.policy.model), None)
+    settings = RolloutSettings.from_config(config, env, train=True)
+    print(f"{len(pairs)} training variations x {repeats} rollouts per condition")
+    for name, path in ((f"checkpoint {latest[0] if has_model else 0}", export[0]),
+                       ("warm start", resolve_model(config.policy.model))):
+        model, tokenizer = load_policy(path)
+        model.eval()
+        for condition, memory in memories.items():
+            episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * repeats)]
+            roll_out([make_env(config.env) for _ in episodes], episodes, model, tokenizer, settings,
+                     torch.Generator().manual_seed(0), memory)
+            rooms = collections.Counter(s.executed_action[len("go to "):] for e in episodes
+                                        for s in e.steps if s.executed_action.startswith("go to "))
+            visits = sum(rooms.values()) or 1
+            print(f"{name:15s} {condition:10s} success {100 * sum(e.success for e in episodes) / len(episodes):5.1f}%"
+                  f"  rooms visited: " + ", ".join(f"{r} {100 * n / visits:.0f}%" for r, n in rooms.most_common(4)))
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", help="a run folder (e.g. .empo2/runs/<run-id>)")
+    parser.add_argument("--rollouts", type=int, default=0, help="rollouts per variation and condition (0: none)")
+    args = parser.parse_args()
+    try:
+        folder = RunFolder.open(Path(args.run))
+        config = load_config(folder.config())
+    except (RunFolderError, ConfigError, OSError, ValueError) as error:  # one sentence, no traceback
+        print(f"run_tips: {error}", file=sys.stderr)
+        return 2
+    if config.env.name != "builtin":
+        print(f"run_tips: {args.run} trained on {config.env.name}; this measure reads the built-in "
+              "worlds' actions", file=sys.stderr)
+        return 2
+    for half, (accurate, judged) in zip(("first", "second"), tip_accuracy(folder)):
+        share = f"{100 * accurate / judged:.0f}%" if judged else "–"
+        print(f"success tips naming the room the item was taken in, {half} half of the run: "
+              f"{accurate}/{judged} ({share})")
+    if args.rollouts > 0:
+        rollouts(folder, config, args.rollouts)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
