@@ -2,10 +2,12 @@
 
     .venv/bin/python host/benchmarks/run_tips.py RUN_FOLDER [--rollouts 8]
 
-1. Accuracy of the tips written after successful episodes (no model needed): the share whose
-   text names the room where the episode took the item ("the battery was in the locker in the
-   workshop"), in the first and the second half of the run's iterations. Memory ranks entries by
-   their episode's score, so a score-100 tip that names the wrong room is shown first.
+1. Accuracy of the tips (no model needed), in the first and the second half of the run's
+   iterations: of the tips written after successful episodes, the share whose text names the
+   room where the episode took the item ("the battery was in the locker in the workshop");
+   of those written after failures, the share whose text claims a success. Memory ranks entries
+   by their episode's score, so a score-100 tip that names the wrong room is shown first; a
+   failure tip that says "score 100" is ranked low but read as a success.
 2. With `--rollouts R` (R > 0): memory-augmented rollouts of the run's training variations, R
    per variation at the training temperature, by its newest checkpoint and by the warm start,
    each with no memory, with the run's own memory as it stands, and with the gold path's
@@ -43,19 +45,31 @@ def taken_in(steps: list[dict]) -> str | None:
     return None
 
 
-def tip_accuracy(folder: RunFolder) -> list[tuple[int, int]]:
-    """(accurate, judged) success tips in the first and the second half of the iterations."""
-    judged: dict[int, list[bool]] = collections.defaultdict(list)
-    for path in sorted(folder.path.glob("trajectories/iter-*.jsonl")):
-        for line in path.read_text().splitlines():
-            episode = json.loads(line)
-            room = taken_in(episode["steps"]) if episode.get("success") and episode.get("tip") else None
-            if room:
-                judged[episode["iteration"]].append(f"in the {room} ." in episode["tip"])
-    last = max(judged, default=0)
+def _halves(judged: dict[int, list[bool]], last: int) -> list[tuple[int, int]]:
     halves = ([x for i, v in judged.items() if 2 * i <= last for x in v],
               [x for i, v in judged.items() if 2 * i > last for x in v])
     return [(sum(h), len(h)) for h in halves]
+
+
+def tip_accuracy(folder: RunFolder) -> dict[str, list[tuple[int, int]]]:
+    """Per half of the iterations, (count, judged): success tips that name the room where the
+    item was taken, and failure tips whose text claims a success ("it worked", "score 100")."""
+    right_room: dict[int, list[bool]] = collections.defaultdict(list)
+    false_claim: dict[int, list[bool]] = collections.defaultdict(list)
+    last = 0
+    for path in sorted(folder.path.glob("trajectories/iter-*.jsonl")):
+        for line in path.read_text().splitlines():
+            episode = json.loads(line)
+            tip, iteration = episode.get("tip"), episode["iteration"]
+            last = max(last, iteration)
+            if not tip:
+                continue
+            if not episode.get("success"):
+                false_claim[iteration].append("it worked" in tip or "score 100" in tip)
+            elif room := taken_in(episode["steps"]):
+                right_room[iteration].append(f"in the {room} ." in tip)
+    return {"success tips naming the room the item was taken in": _halves(right_room, last),
+            "failure tips claiming a success": _halves(false_claim, last)}
 
 
 def rollouts(folder: RunFolder, config, repeats: int) -> None:
@@ -114,10 +128,10 @@ def main() -> int:
         print(f"run_tips: {args.run} trained on {config.env.name}; this measure reads the built-in "
               "worlds' actions", file=sys.stderr)
         return 2
-    for half, (accurate, judged) in zip(("first", "second"), tip_accuracy(folder)):
-        share = f"{100 * accurate / judged:.0f}%" if judged else "–"
-        print(f"success tips naming the room the item was taken in, {half} half of the run: "
-              f"{accurate}/{judged} ({share})")
+    for measure, halves in tip_accuracy(folder).items():
+        for half, (count, judged) in zip(("first", "second"), halves):
+            share = f"{100 * count / judged:.0f}%" if judged else "–"
+            print(f"{measure}, {half} half of the run: {count}/{judged} ({share})")
     if args.rollouts > 0:
         rollouts(folder, config, args.rollouts)
     return 0
