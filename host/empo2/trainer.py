@@ -84,9 +84,14 @@ def kl_reference(model, model_path: str, device: str, dtype: str, shard=None):
     second full 7B copy per rank would not fit."""
     if is_peft(model):
         return AdapterFreeView(model)
-    reference, _ = load_policy(model_path, device=device, dtype=dtype)
-    reference.eval().requires_grad_(False)
+    reference = frozen_copy(model_path, device, dtype)
     return shard(reference) if shard is not None else reference
+
+
+def frozen_copy(model_path: str, device: str, dtype: str):
+    """The model at `model_path`, in eval mode with no trainable parameter."""
+    model, _ = load_policy(model_path, device=device, dtype=dtype)
+    return model.eval().requires_grad_(False)
 
 
 def initial_tip_writer(config: TrainConfig, device: str = "cpu"):
@@ -94,8 +99,7 @@ def initial_tip_writer(config: TrainConfig, device: str = "cpu"):
     warm start, frozen; None with 'policy' (the evaluated model writes its own)."""
     if config.memory.tip_writer != "initial":
         return None
-    writer, _ = load_policy(resolve_model(config.policy.model), device=device, dtype=config.policy.dtype)
-    return writer.eval().requires_grad_(False)
+    return frozen_copy(resolve_model(config.policy.model), device, config.policy.dtype)
 
 
 class Trainer:
@@ -298,8 +302,9 @@ class Trainer:
         elif is_peft(self.model):
             with self.model.disable_adapter():
                 yield self.model
-        else:
-            yield self._initial
+        else:  # under FSDP2 the copy is sharded like the policy: whole on every rank to generate
+            with self.dist.gathered(self._initial):
+                yield self._initial
 
     def update(self, episodes: list[Episode], update_mode: str) -> dict[str, float]:
         """Step 6: the optimizer steps of one iteration (update.py); returns their statistics."""

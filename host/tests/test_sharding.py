@@ -128,6 +128,20 @@ def _assert_reproduces(run: Path, straight: Path) -> None:
     print(f"{run.name}: largest difference from the uninterrupted run {gap:.3g}")
 
 
+def test_the_frozen_tip_writer_is_sharded_and_writes_on_ragged_ranks(tmp_path, tiny_policy):
+    """memory.tip_writer=initial under FSDP2 at world 2: the frozen copy is sharded like the
+    policy and gathered while the ranks, each with its own groups, write their tips; a rank that
+    ran a forward pass the other did not would hang here, not finish."""
+    from test_distributed import _lines
+
+    config = _config(tiny_policy)
+    config["algo"]["p_memory"] = 1.0
+    run = _train(tmp_path, "frozen-writer", config, 2, memory={"tip_writer": "initial"})
+    episodes = [e for it in (1, 2) for e in _lines(run / "trajectories" / f"iter-{it:06d}.jsonl")]
+    assert len(episodes) == 2 * 2 * 2 and any(e["tip"] for e in episodes)
+    assert [m["iteration"] for m in _metrics(run)] == [1, 2]
+
+
 def test_a_sharded_run_resumes_as_the_uninterrupted_one(tmp_path, tiny_policy, straight):
     config = _config(tiny_policy)
     stopped = _train(tmp_path, "stopped", config, 2, iterations=1)
