@@ -104,6 +104,22 @@ def _decisive_prior(model, tokenizer, env, pairs, shape) -> dict[str, list[float
     return {t: [sum(col) / len(col) for col in zip(*rows)] for t, rows in per_task.items()}
 
 
+def play(config, model, tokenizer, settings, pairs, repeats: int, memory):
+    """`repeats` memory-mode rollouts of every (task, variation) with `memory` (None: no tips),
+    all from one generator seeded 0; returns the episodes and the rooms their "go to"s named."""
+    episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * repeats)]
+    roll_out([make_env(config.env) for _ in episodes], episodes, model, tokenizer, settings,
+             torch.Generator().manual_seed(0), memory)
+    rooms = collections.Counter(s.executed_action[len("go to "):] for e in episodes
+                                for s in e.steps if s.executed_action.startswith("go to "))
+    return episodes, rooms
+
+
+def rooms_line(rooms: collections.Counter, top: int) -> str:
+    visits = sum(rooms.values()) or 1
+    return ", ".join(f"{r} {100 * n / visits:.0f}%" for r, n in rooms.most_common(top))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--policy", default=None, help="model folder (default: the built-in policy)")
@@ -126,20 +142,14 @@ def main() -> None:
               f"per token: {', '.join(f'{x:.2f}' for x in logps)}")
     print(f"{len(pairs)} held-out variations x {args.repeats} rollouts per condition")
     for name, memory in (("no memory", None), *memories.items()):
-        episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * args.repeats)]
-        roll_out([make_env(config.env) for _ in episodes], episodes, model, tokenizer, settings,
-                 torch.Generator().manual_seed(0), memory)
+        episodes, rooms = play(config, model, tokenizer, settings, pairs, args.repeats, memory)
         by_task = collections.defaultdict(list)
         for episode in episodes:
             by_task[episode.task].append(episode.success)
-        rooms = collections.Counter(s.executed_action[len("go to "):] for e in episodes
-                                    for s in e.steps if s.executed_action.startswith("go to "))
-        visits = sum(rooms.values()) or 1
         success_rate = {t: f"{100 * sum(v) / len(v):.0f}%" for t, v in by_task.items()}
         print(f"{name:29s} success {success_rate}  mean score "
               f"{sum(e.final_score for e in episodes) / len(episodes):.1f}")
-        print(f"{'':29s} rooms visited: "
-              + ", ".join(f"{r} {100 * n / visits:.0f}%" for r, n in rooms.most_common(5)))
+        print(f"{'':29s} rooms visited: {rooms_line(rooms, 5)}")
 
 
 if __name__ == "__main__":

@@ -73,16 +73,14 @@ def tip_accuracy(folder: RunFolder) -> dict[str, list[tuple[int, int]]]:
 
 
 def rollouts(folder: RunFolder, config, repeats: int) -> None:
-    import torch
-
     from empo2.envs.registry import make_env
     from empo2.export import plain_model_folder
     from empo2.memory.embedding import SentenceEmbedder
     from empo2.memory.store import MemoryStore
     from empo2.policy.model import load_policy
-    from empo2.rollout import Episode, RolloutSettings, roll_out
+    from empo2.rollout import RolloutSettings
     from empo2.trainer import resolve_model
-    from probe_tips import _memories
+    from probe_tips import _memories, play, rooms_line
 
     env = make_env(config.env)
     pairs = [(t, v) for t in config.env.tasks
@@ -102,14 +100,9 @@ def rollouts(folder: RunFolder, config, repeats: int) -> None:
         model, tokenizer = load_policy(path)
         model.eval()
         for condition, memory in memories.items():
-            episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * repeats)]
-            roll_out([make_env(config.env) for _ in episodes], episodes, model, tokenizer, settings,
-                     torch.Generator().manual_seed(0), memory)
-            rooms = collections.Counter(s.executed_action[len("go to "):] for e in episodes
-                                        for s in e.steps if s.executed_action.startswith("go to "))
-            visits = sum(rooms.values()) or 1
-            print(f"{name:15s} {condition:10s} success {100 * sum(e.success for e in episodes) / len(episodes):5.1f}%"
-                  f"  rooms visited: " + ", ".join(f"{r} {100 * n / visits:.0f}%" for r, n in rooms.most_common(4)))
+            episodes, rooms = play(config, model, tokenizer, settings, pairs, repeats, memory)
+            success = 100 * sum(e.success for e in episodes) / len(episodes)
+            print(f"{name:15s} {condition:10s} success {success:5.1f}%  rooms visited: {rooms_line(rooms, 4)}")
     shutil.rmtree(scratch, ignore_errors=True)
 
 
