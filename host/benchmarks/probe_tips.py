@@ -13,6 +13,12 @@ rooms of each condition. Two more conditions ask what the policy reads, the tip'
 entries' actions: the success text on entries with no action, and on a failed episode's
 entries (what a person's rewrite of a failure tip leaves).
 
+Last it asks how the policy *writes* tips (`--writer-samples` tips per scripted episode at the
+training temperature): after a success that took the item and then opened one or two more
+containers elsewhere (what a trained policy's episodes do), the share of tips that name the room
+where the item was taken and the share that name the last room opened; after delivering the
+decoy in vain, the share whose text claims a success.
+
 First it prints the no-tip prior of the decisive choice: at each variation's first step, with no
 tips, the log-probability of every token of "go to <the kind's hiding room>" (temperature 1.0).
 The update's mask drops a token whose no-tip log π is below log δ = −5 (EMPO2.md §2.5), so a
@@ -37,9 +43,11 @@ from empo2.envs.registry import make_env  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
 from empo2.memory.store import MemoryStore  # noqa: E402
 from empo2.policy.demos import render_tip  # noqa: E402
-from empo2.policy.generation import sequence_logprobs  # noqa: E402
+from empo2.policy.generation import generate_from_ids, sequence_logprobs  # noqa: E402
 from empo2.policy.model import load_policy  # noqa: E402
-from empo2.policy.prompting import Turn, step_messages, step_user_text  # noqa: E402
+from empo2.policy.prompting import (  # noqa: E402
+    Turn, reflection_messages, step_messages, step_user_text,
+)
 from empo2.policy.tokenizer import encode_chat, encode_response  # noqa: E402
 from empo2.rollout import Episode, RolloutSettings, roll_out  # noqa: E402
 from empo2.trainer import resolve_model  # noqa: E402
@@ -104,6 +112,64 @@ def _decisive_prior(model, tokenizer, env, pairs, shape) -> dict[str, list[float
     return {t: [sum(col) / len(col) for col in zip(*rows)] for t, rows in per_task.items()}
 
 
+SEARCHED_ON, DECOY_DELIVERED = "searched on after taking", "decoy delivered"
+
+
+def _scripted_episodes(env, task: str, variation: int) -> dict[str, tuple[list[Turn], float, str, str]]:
+    """Two scripted episodes of a variation, as (turns, final score, room of take, last room
+    opened): a success that searches on after taking the item, and the decoy delivered in vain."""
+    env.reset(task, variation)
+    w = env.world
+    after = [r for r in w.rooms if r not in (w.item_room, w.target_room)][:2]
+    linger = [f"go to {w.item_room}", f"open {w.container_of[w.item_room]}", f"take {w.item}"]
+    for room in after:
+        linger += [f"go to {room}", f"open {w.container_of[room]}"]
+    linger += [f"go to {w.target_room}", f"put {w.item} in {w.target}", f"{w.kind.use_verb} {w.target}"]
+    decoy, room = [], "hallway"  # episodes start in the hallway
+    for stop in sorted(HABIT_ROOMS, key=lambda r: r == w.decoy_room):  # the decoy's room last
+        decoy += ([f"go to {stop}"] if stop != room else []) + [f"open {w.container_of[stop]}"]
+        room = stop
+    decoy += [f"take {w.decoy}"] + ([f"go to {w.target_room}"] if w.target_room != room else [])
+    decoy += [f"put {w.decoy} in {w.target}", f"{w.kind.use_verb} {w.target}"]
+    played = {}
+    for name, actions in ((SEARCHED_ON, linger), (DECOY_DELIVERED, decoy)):
+        observation, _ = env.reset(task, variation)
+        turns = []
+        for action in actions:
+            observation, _, _, info = env.step(action)
+            assert info.corrected_action is None, f"scripted action {action!r} was not valid"
+            turns.append(Turn(action, observation))
+        played[name] = (turns, env.score, w.item_room, after[-1])
+    return played
+
+
+def writer_check(config, model, tokenizer, settings, pairs, samples: int) -> None:
+    """Prints how often the policy's tips after the scripted episodes name the right room, the
+    last room, or claim a success."""
+    env = make_env(config.env)
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    generator = torch.Generator().manual_seed(0)
+    for task, variation in pairs:
+        _, info = env.reset(task, variation)
+        for name, (turns, score, took, last) in _scripted_episodes(env, task, variation).items():
+            ids = encode_chat(tokenizer, reflection_messages(
+                info.task_description, turns, score, settings.reflection_observation_words,
+                settings.system_prompt))
+            for gen in generate_from_ids(model, tokenizer, [ids] * samples, config.policy.max_tip_tokens,
+                                         settings.temperature, generator):
+                c = counts[f"{name} ({task})"]
+                c["tips"] += 1
+                c["room of take"] += f"in the {took} ." in gen.text
+                c["last room opened"] += f"in the {last} ." in gen.text
+                c["claims success"] += "it worked" in gen.text or "score 100" in gen.text
+    for name, c in counts.items():
+        n = c["tips"]
+        judged = (("room of take", "last room opened") if name.startswith(SEARCHED_ON)
+                  else ("claims success",))
+        shares = ", ".join(f"{k} {100 * c[k] / n:.0f}%" for k in judged)
+        print(f"writer, {name:37s} {n} tips: {shares}")
+
+
 def play(config, model, tokenizer, settings, pairs, repeats: int, memory):
     """`repeats` memory-mode rollouts of every (task, variation) with `memory` (None: no tips),
     all from one generator seeded 0; returns the episodes and the rooms their "go to"s named."""
@@ -125,6 +191,7 @@ def main() -> None:
     parser.add_argument("--policy", default=None, help="model folder (default: the built-in policy)")
     parser.add_argument("--variations", type=int, default=4, help="held-out variations per task")
     parser.add_argument("--repeats", type=int, default=4, help="rollouts per variation and condition")
+    parser.add_argument("--writer-samples", type=int, default=4, help="tips per scripted episode")
     args = parser.parse_args()
 
     config = load_config("builtin")
@@ -150,6 +217,8 @@ def main() -> None:
         print(f"{name:29s} success {success_rate}  mean score "
               f"{sum(e.final_score for e in episodes) / len(episodes):.1f}")
         print(f"{'':29s} rooms visited: {rooms_line(rooms, 5)}")
+    writer_check(config, model, tokenizer, settings, [(t, v) for t, v in pairs if t in config.env.tasks],
+                 args.writer_samples)
 
 
 if __name__ == "__main__":

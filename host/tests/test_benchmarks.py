@@ -55,6 +55,8 @@ def test_the_tip_probe_reports_every_condition(tiny_policy):
                       "success text, failed actions"):
         assert condition in result.stdout
     assert result.stdout.count("rooms visited:") == 5
+    for writer in ("searched on after taking", "decoy delivered"):  # 3 training kinds each
+        assert result.stdout.count(f"writer, {writer}") == 3
 
 
 def test_run_tips_measures_a_real_run_and_refuses_a_folder_that_is_not_one(tmp_path, tiny_policy):

@@ -212,3 +212,25 @@ def test_blind_search_of_the_other_rooms_often_runs_out_of_steps():
                     break
         wins += bool(info and info.success)
     assert 0.2 < wins / n < 0.5
+
+
+def test_reflection_only_demonstrations_teach_the_tip_and_no_action():
+    """Recipe v8's `linger` episodes search on after taking the item: their tip names the room
+    where the item was taken, not the last room opened. Its `decoy` episodes end soon after the
+    decoy failed: their tip is a failure tip. None of their actions is imitated (a policy must not
+    learn to dawdle)."""
+    rng = random.Random(0)
+    for k in range(40):
+        episode = play_demo("heat-food", 10_000 + k, "linger", rng, PromptShape(), 15)
+        w = episode_world(episode)
+        actions = [a for _, a in episode.steps]
+        taken = actions.index(f"take {w.item}")
+        assert f"in the {w.container_of[w.item_room]} in the {w.item_room} ." in episode.tip
+        opened_after = [a for a in actions[taken:] if a.startswith("open ")]
+        assert opened_after and opened_after[-1] != f"open {w.container_of[w.item_room]}"
+    for k in range(10):  # the decoy delivered in vain: a failure tip, no success claimed
+        episode = play_demo("grow-plant", 10_000 + k, "decoy", rng, PromptShape(), 15)
+        assert episode.final_score == 10 and episode.tip.startswith("no ")
+        assert f"take {episode_world(episode).decoy}" in [a for _, a in episode.steps]
+    examples = demonstration_examples({"linger": 5, "decoy": 3}, 0, PromptShape(), 15)
+    assert len(examples) == 8 and all("reflect" in msgs[-1]["content"] for msgs, _ in examples)

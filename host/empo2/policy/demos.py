@@ -21,6 +21,16 @@ an instruct model would:
 - tip-failure: tips list containers that were searched in vain; the agent searches rooms that no
   tip mentions until it finds the item, then finishes.
 - reflection: after every demonstration episode, the tip a good writer would leave (render_tip).
+- linger (recipe v8; reflection only): the agent finds and takes the item, then opens one to
+  three more containers elsewhere before it delivers (or runs out of steps). Only the tip is
+  imitated, never these actions: it teaches the writer that the tip names the room where the
+  item was *taken*, which every other demonstration confounds with the last room searched (a
+  trained policy's late episodes do search on after taking, and v7's writer then named the
+  wrong room; docs/bench/README.md, session 12).
+- decoy (recipe v8; reflection only): the habitual search delivers the decoy and the target
+  fails, and the episode ends a step or two later. v7's writer, which saw this only inside the
+  long back-and-forth of `stuck`, wrote "it worked . score 100" after half of such episodes
+  (probe_tips.py); a success claim in a failure tip sends the reader to the decoy.
 
 The demonstration worlds are variations 10_000+ of the in-distribution kinds; the item of an
 exploring or tip-following world hides in a uniformly random non-habit room, so reading tips is
@@ -134,6 +144,34 @@ def _wander(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
     yield from _back_and_forth(env, rng)
 
 
+def _linger(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
+    w = env.world
+    others = [r for r in w.rooms if r not in HABIT_ROOMS and r != w.item_room]
+    rng.shuffle(others)
+    before = rng.randint(0, 2)
+    for room in others[:before] + [w.item_room]:
+        if env.room != room:
+            yield f"go to {room}"
+        yield f"open {w.container_of[room]}"
+    yield f"take {w.item}"
+    for room in rng.sample([r for r in w.rooms if r != w.item_room], rng.randint(1, 3)):
+        if env.room != room:
+            yield f"go to {room}"
+        yield f"open {w.container_of[room]}"
+    if env.room != w.target_room:
+        yield f"go to {w.target_room}"
+    yield f"put {w.item} in {w.target}"
+    yield f"{w.kind.use_verb} {w.target}"
+
+
+def _decoy(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
+    w = env.world
+    yield from _search(env, sorted(HABIT_ROOMS, key=lambda r: r == w.decoy_room), take_decoy=True)
+    for _ in range(rng.randint(0, 2)):
+        other = "hallway" if env.room != "hallway" else "kitchen"
+        yield rng.choice(["look around", f"go to {other}"])
+
+
 def _tip_success(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
     yield from _search(env, [env.world.item_room])
 
@@ -170,7 +208,12 @@ BEHAVIOURS: dict[str, str] = {
     "explore": "elsewhere",
     "tip-success": "elsewhere",
     "tip-failure": "elsewhere",
+    "linger": "elsewhere",
+    "decoy": "elsewhere",
 }
+
+# Behaviours whose episodes teach only the reflection: their actions are never imitated.
+REFLECTION_ONLY = frozenset({"linger", "decoy"})
 
 
 def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
@@ -193,7 +236,8 @@ def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
         actions = _tip_failure(env, rng, mentioned)
     else:
         actions = {"habit": _habit, "stuck": _stuck, "wander": _wander,
-                   "explore": _explore}[behaviour](env, rng)
+                   "explore": _explore, "linger": _linger,
+                   "decoy": _decoy}[behaviour](env, rng)
     episode = DemoEpisode(task, variation, behaviour, tips, info.task_description)
     found_in = None
     for action in actions:
@@ -230,7 +274,8 @@ def demonstration_examples(n_episodes: dict[str, int], seed: int, shape: PromptS
             variation = DEMO_VARIATION_BASE + index
             index += 1
             episode = play_demo(task, variation, behaviour, rng, shape, max_steps)
-            examples += [(step_messages(user), action) for user, action in episode.steps]
+            if behaviour not in REFLECTION_ONLY:
+                examples += [(step_messages(user), action) for user, action in episode.steps]
             reflection = reflection_messages(episode.description, episode.turns,
                                              episode.final_score, shape.observation_words)
             examples.append((reflection, episode.tip))
