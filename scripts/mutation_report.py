@@ -6,7 +6,8 @@
 mutmut's `results --all true` lists `<module>.<function>__mutmut_<n>: <status>`; Stryker's JSON
 report lists every mutant per file (named here `file:line:column-line:column:Mutator:replacement`).
 Mutants named in the equivalent list (one per line, `name  # reason`) are counted apart: they
-cannot be killed because they do not change behaviour, and the reason says why. Score = killed / (total − equivalent − not run), timeouts counted as killed.
+cannot be killed because they do not change behaviour, and the reason says why.
+Score = killed / (total − equivalent − not run), timeouts counted as killed.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def stryker_name(file: str, mutant: dict) -> str:
     start); a `#` in it (the equivalent list's comment mark) is written %23."""
     location = mutant.get("location", {})
     start, end = location.get("start", {}), location.get("end", {})
-    span = f"{start.get('line', '?')}:{start.get('column', '?')}-{end.get('line', '?')}:{end.get('column', '?')}"
+    span = (f"{start.get('line', '?')}:{start.get('column', '?')}-"
+            f"{end.get('line', '?')}:{end.get('column', '?')}")
     replacement = " ".join(str(mutant.get("replacement", "")).split()).replace("#", "%23")
     if len(replacement) > 60:
         digest = hashlib.sha1(replacement.encode()).hexdigest()[:8]

@@ -65,7 +65,7 @@ def _play(env, task: str, variation: int, actions: list[str], shape) -> list[tup
     return steps
 
 
-def _memories(config, pairs, embedder) -> dict[str, MemoryStore]:
+def probe_memories(config, pairs, embedder) -> dict[str, MemoryStore]:
     """The conditions' memories. Beside the policy's own kinds of entry (a success tip with the
     gold path's actions, a failure tip with the habitual search's), the two a person's rewrite
     can leave: the gold text on entries with no action, and the gold text on the entries of a
@@ -200,7 +200,7 @@ def main() -> None:
     env = make_env(config.env)
     tasks = config.env.tasks + out_of_distribution_tasks()
     pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
-    memories = _memories(config, pairs, SentenceEmbedder())
+    memories = probe_memories(config, pairs, SentenceEmbedder())
     # Training-temperature sampling (paper: 1.0): the probe asks what a tip changes in training.
     settings = RolloutSettings.from_config(config, env, train=True)
     prior = _decisive_prior(model, tokenizer, env, pairs, config.policy)

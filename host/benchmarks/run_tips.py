@@ -80,7 +80,7 @@ def rollouts(folder: RunFolder, config, repeats: int) -> None:
     from empo2.policy.model import load_policy
     from empo2.rollout import RolloutSettings
     from empo2.trainer import resolve_model
-    from probe_tips import _memories, play, rooms_line
+    from probe_tips import play, probe_memories, rooms_line
 
     env = make_env(config.env)
     pairs = [(t, v) for t in config.env.tasks
@@ -89,7 +89,7 @@ def rollouts(folder: RunFolder, config, repeats: int) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="empo2-run-tips-"))
     shutil.copytree(folder.memory_path, scratch / "memory")  # the run's own log is left untouched
     memories = {"no memory": None, "own memory": MemoryStore.open(scratch / "memory", embedder),
-                "gold tip": _memories(config, pairs, embedder)["success tip"]}
+                "gold tip": probe_memories(config, pairs, embedder)["success tip"]}
     latest = folder.latest_checkpoint()
     has_model = latest and json.loads((latest[1] / "trainer.json").read_text()).get("has_model")
     export = plain_model_folder(latest[1]) if has_model else (resolve_model(config.policy.model), None)
