@@ -7,7 +7,8 @@
    room where the episode took the item ("the battery was in the locker in the workshop");
    of those written after failures, the share whose text claims a success. Memory ranks entries
    by their episode's score, so a score-100 tip that names the wrong room is shown first; a
-   failure tip that says "score 100" is ranked low but read as a success.
+   failure tip that says "score 100" is ranked low but read as a success. Beside them, the
+   memory rollouts' success in the first and the second half of the run's memory iterations.
 2. With `--rollouts R` (R > 0): memory-augmented rollouts of the run's training variations, R
    per variation at the training temperature, by its newest checkpoint and by the warm start,
    each with no memory, with the run's own memory as it stands, and with the gold path's
@@ -72,6 +73,15 @@ def tip_accuracy(folder: RunFolder) -> dict[str, list[tuple[int, int]]]:
             "failure tips claiming a success": _halves(false_claim, last)}
 
 
+def memory_success_by_half(folder: RunFolder) -> list[float | None]:
+    """Mean success of the memory rollouts (`rollout/memory/success`) over the first and the
+    second half of the run's memory iterations (None: no memory iteration in that half). The
+    collapse of session 12: a fall to 0% in the second half while memory-free success rises."""
+    rates = [m["rollout/memory/success"] for m in folder.metrics() if "rollout/memory/success" in m]
+    halves = (rates[:len(rates) // 2], rates[len(rates) // 2:])  # an odd middle goes second
+    return [sum(h) / len(h) if h else None for h in halves]
+
+
 def rollouts(folder: RunFolder, config, repeats: int) -> None:
     from empo2.envs.registry import make_env
     from empo2.export import plain_model_folder
@@ -125,6 +135,9 @@ def main() -> int:
         for half, (count, judged) in zip(("first", "second"), halves):
             share = f"{100 * count / judged:.0f}%" if judged else "–"
             print(f"{measure}, {half} half of the run: {count}/{judged} ({share})")
+    for half, rate in zip(("first", "second"), memory_success_by_half(folder)):
+        print(f"memory rollouts' success, {half} half of the memory iterations: "
+              + (f"{100 * rate:.1f}%" if rate is not None else "–"))
     if args.rollouts > 0:
         rollouts(folder, config, args.rollouts)
     return 0

@@ -74,6 +74,7 @@ def test_run_tips_measures_a_real_run_and_refuses_a_folder_that_is_not_one(tmp_p
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.count("success tips naming the room the item was taken in") == 2
     assert result.stdout.count("failure tips claiming a success") == 2
+    assert result.stdout.count("memory rollouts' success") == 2
     for condition in ("no memory", "own memory", "gold tip"):
         assert result.stdout.count(f" {condition} ") == 2, result.stdout  # checkpoint 2, warm start
     assert "checkpoint 2" in result.stdout
