@@ -34,7 +34,7 @@ from .imitation import imitate, steps_per_epoch
 from .model import build_tiny_model
 from .tokenizer import build_word_tokenizer
 
-RECIPE_VERSION = 8
+RECIPE_VERSION = 7
 
 
 @dataclass
@@ -48,9 +48,10 @@ class BuiltinRecipe:
         # model this small learns slowly (content-based attention), and the one EMPO² needs.
         "habit": 100, "stuck": 40, "wander": 40, "explore": 40, "tip-success": 500,
         "tip-failure": 120,
-        # v8: reflection-only episodes (demos.py): the item taken and the search going on;
-        # the decoy delivered in vain, the episode ending soon after.
-        "linger": 150, "decoy": 80,
+        # Not in the default: the reflection-only "linger" and "decoy" (demos.py). With 150 and
+        # 80 of them (the v8 builds of session 13) the writer stopped claiming false successes
+        # but still named a near-random room, and the failure tip lost most of its pull
+        # (docs/builtin.md).
     })
     # v7: 10 epochs, not 6. The copy skill appears abruptly late in training (here: loss 0.39 →
     # 0.26 → 0.15 in epochs 5–7); on one machine 6 epochs never reached it and the policy
