@@ -39,6 +39,7 @@ learned without leaking where each kind hides its item. Nothing here touches the
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -99,13 +100,17 @@ def _deliver(env: BuiltinEnv, thing: str | None = None) -> Iterator[str]:
     yield f"{w.kind.use_verb} {w.target}"
 
 
+def _open_in(env: BuiltinEnv, room: str) -> Iterator[str]:
+    if env.room != room:
+        yield f"go to {room}"
+    yield f"open {env.world.container_of[room]}"
+
+
 def _search(env: BuiltinEnv, rooms: list[str], take_decoy: bool = False) -> Iterator[str]:
     """Visit rooms in order, opening each container, until the item (or, when `take_decoy`,
     the decoy, which is then delivered in vain) is seen."""
     for room in rooms:
-        if env.room != room:
-            yield f"go to {room}"
-        yield f"open {env.world.container_of[room]}"
+        yield from _open_in(env, room)
         if env.world.item in env.visible_items():
             yield from _deliver(env)
             return
@@ -148,16 +153,11 @@ def _linger(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
     w = env.world
     others = [r for r in w.rooms if r not in HABIT_ROOMS and r != w.item_room]
     rng.shuffle(others)
-    before = rng.randint(0, 2)
-    for room in others[:before] + [w.item_room]:
-        if env.room != room:
-            yield f"go to {room}"
-        yield f"open {w.container_of[room]}"
+    for room in others[:rng.randint(0, 2)] + [w.item_room]:
+        yield from _open_in(env, room)
     yield f"take {w.item}"
     for room in rng.sample([r for r in w.rooms if r != w.item_room], rng.randint(1, 3)):
-        if env.room != room:
-            yield f"go to {room}"
-        yield f"open {w.container_of[room]}"
+        yield from _open_in(env, room)
     if env.room != w.target_room:
         yield f"go to {w.target_room}"
     yield f"put {w.item} in {w.target}"
@@ -167,9 +167,7 @@ def _linger(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
 def _decoy(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
     w = env.world
     yield from _search(env, sorted(HABIT_ROOMS, key=lambda r: r == w.decoy_room), take_decoy=True)
-    for _ in range(rng.randint(0, 2)):
-        other = "hallway" if env.room != "hallway" else "kitchen"
-        yield rng.choice(["look around", f"go to {other}"])
+    yield from itertools.islice(_back_and_forth(env, rng), rng.randint(0, 2))
 
 
 def _tip_success(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
