@@ -23,7 +23,8 @@ the built-in model's matrices are too small to keep two threads busy.
 
 With `resume`, the runs an earlier bench already wrote to OUT/results.json under the same
 protocol (everything but its seeds and arms) are kept rather than trained again: a bench cut
-short goes on where it stopped, and arms or seeds can be added to a bench of record.
+short goes on where it stopped, and arms or seeds can be added to a bench of record; a run the
+earlier bench left half trained under the same root resumes from its last checkpoint.
 """
 
 from __future__ import annotations
@@ -61,6 +62,22 @@ def _slug(method: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in keep).strip("-").replace("--", "-")
 
 
+def _run_folder(path: Path, config: dict):
+    """The run folder of a bench job and whether its training resumes: a bench stopped while this
+    run trained (or evaluated) left its folder under the root, and `--resume` continues that run
+    from its last checkpoint, which reproduces the uninterrupted run. A folder made under another
+    config is refused rather than mixed in."""
+    from .runs.folder import RunFolder
+
+    if not (path / "config.json").exists():
+        return RunFolder.create(path.parent, path.name, config), False
+    folder = RunFolder.open(path)
+    if folder.config() != json.loads(json.dumps(config)):  # as config.json holds it
+        raise ResumeError(f"{path} holds a run with another config; move it away or bench into "
+                          f"another --root")
+    return folder, True
+
+
 def _train_and_evaluate(job: dict) -> dict:
     """One training run and its evaluation, in a worker process with one thread."""
     import torch
@@ -69,7 +86,6 @@ def _train_and_evaluate(job: dict) -> dict:
     from .envs.registry import make_env
     from .evaluation import memory_free_success, memory_trials
     from .memory.embedding import SentenceEmbedder
-    from .runs.folder import RunFolder
     from .rollout import MEMORY_FREE, RolloutSettings
     from .trainer import Trainer, initial_tip_writer, resolve_model
 
@@ -79,9 +95,9 @@ def _train_and_evaluate(job: dict) -> dict:
     embedder = SentenceEmbedder()
     curve: list[list[float]] = []
     if job["train"]:
-        folder = RunFolder.create(Path(config.root), config.name, config.to_dict())
+        folder, resume = _run_folder(Path(config.root) / config.name, config.to_dict())
         trainer = Trainer(config, folder, embedder=embedder)
-        trainer.run()
+        trainer.run(resume=resume)
         model, tokenizer, iterations = trainer.model, trainer.tokenizer, trainer.iteration
         metrics = folder.metrics()
         env_steps = metrics[-1][metric.ENV_STEPS] if metrics else 0

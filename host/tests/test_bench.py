@@ -13,6 +13,8 @@ from empo2.arms import ABLATIONS, ARMS
 from empo2.bench import bench_jobs, chosen_arms, run_bench
 from empo2.bench_stats import bootstrap_ci, curve_auc, paired_summary
 from empo2.bench_svg import learning_curves_svg, mean_curve
+from empo2.run_control import TrainerHooks
+from test_distributed import _metrics
 
 
 def test_auc_is_the_mean_success_over_the_budget():
@@ -216,3 +218,44 @@ def test_the_command_line_refuses_to_resume_a_damaged_report_in_one_sentence(tmp
     assert "is not a bench report that can be resumed" in result.stderr
     assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0
     assert (out / "results.json").read_text() == '{"protocol": '
+
+
+class _DieAfterFirstIteration(TrainerHooks):
+    """Stands for the bench being stopped mid-run: the first iteration's metrics are its last."""
+
+    def on_metrics(self, record: dict) -> None:
+        raise KeyboardInterrupt
+
+
+@pytest.mark.slow
+def test_a_resumed_bench_continues_a_run_it_left_half_trained_and_refuses_a_foreign_one(
+        tmp_path, tiny_policy):
+    import empo2.bench as bench
+    from empo2.config import load_config
+    from empo2.runs.folder import RunFolder
+    from empo2.trainer import Trainer
+
+    overrides = [f"policy.model={tiny_policy}", "max_env_steps=40", "algo.batch_tasks=2",
+                 "algo.group_size=2", "env.max_steps=5", "policy.max_action_tokens=6"]
+
+    def job(root: Path) -> dict:
+        jobs = bench_jobs([0], [], bench.PRESET, overrides, root, 4, 0, {"GRPO": ARMS["GRPO"]})
+        return next(j for j in jobs if j["train"])
+
+    straight = bench._train_and_evaluate(job(tmp_path / "straight"))
+    half = job(tmp_path / "half")
+    config = load_config(half["preset"], half["overrides"] + ["seed=0"])
+    config.root, config.name = half["root"], half["name"]
+    folder = RunFolder.create(Path(config.root), config.name, config.to_dict())
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(config, folder, hooks=_DieAfterFirstIteration()).run()
+    assert len(folder.metrics()) == 1 < straight["iterations"]
+
+    resumed = bench._train_and_evaluate(half)
+    resumed.pop("seconds"), straight.pop("seconds")
+    assert resumed == straight
+    assert _metrics(folder.path) == _metrics(tmp_path / "straight" / half["name"])
+
+    (folder.path / "config.json").write_text(json.dumps(dict(folder.config(), seed=7)))
+    with pytest.raises(bench.ResumeError, match="holds a run with another config"):
+        bench._train_and_evaluate(half)
