@@ -1,5 +1,8 @@
 import * as assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
+import { e2eSession } from './session';
 import { Workbench } from './workbench';
 
 // A person trains the tiny policy from the command palette: starts the host, starts a run from
@@ -31,12 +34,17 @@ describe('Training from the palette, as a person does it', () => {
   });
 
   it('starts a run from the workspace config file and watches the tree fill', async () => {
+    // Long enough that the charts still move once the metrics panel opens: tiny.json's three
+    // iterations finished before the panel's first read on an idle machine, and CI failed.
+    const configs = path.join(e2eSession().workspace, '.empo2', 'configs');
+    const tiny = JSON.parse(readFileSync(path.join(configs, 'tiny.json'), 'utf8')) as { iterations: number };
+    writeFileSync(path.join(configs, 'training-long.json'), JSON.stringify({ ...tiny, iterations: 10 }, null, 2));
     await workbench.pickCommand('EMPO²: New Training Run');
     await workbench.quickInputTitle().filter({ hasText: 'EMPO²: New Training Run' }).waitFor();
     // Presets come from the host; config files from the workspace.
     await workbench.paletteRow('builtin').first().waitFor();
     await workbench.screenshot('11-new-run-pick');
-    await workbench.quickInputRows().filter({ hasText: '.empo2/configs/tiny.json' }).first().click();
+    await workbench.quickInputRows().filter({ hasText: '.empo2/configs/training-long.json' }).first().click();
     await workbench.quickInput().waitFor({ state: 'hidden' });
     await workbench.openViewContainer('EMPO²');
     const run = workbench.treeRow(/^run-/);
