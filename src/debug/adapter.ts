@@ -197,8 +197,17 @@ export class Empo2DebugAdapter extends DebugSession {
     this.sendResponse(response);
   }
 
+  // Variable handles live for one suspension, as DAP allows: they are dropped when the next stop
+  // is announced, never on a scopes request, because VS Code's Variables view and any other
+  // client (a test, an extension's customRequest) ask for scopes interleaved on the same stop.
+  override sendEvent(event: DebugProtocol.Event): void {
+    if (event.event === 'stopped') {
+      this.values.clear();
+    }
+    super.sendEvent(event);
+  }
+
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
-    this.values.clear();
     const scope = this.episode.scopeOfFrame(args.frameId);
     const scopes: Scope[] = [];
     if (args.frameId === TOKEN_FRAME) {

@@ -5,7 +5,7 @@ import { TIP_VARIABLE_CONTEXT, tipSummary } from './tipVariables';
 /**
  * The values behind the Variables view's references: a scope or an object gets a handle, its
  * children are listed on request. Handles last until the next stop (the adapter clears them when
- * VS Code asks for a frame's scopes again), as DAP allows.
+ * it announces one), as DAP allows.
  */
 export class VariableValues {
   private readonly values = new Map<number, Value>();

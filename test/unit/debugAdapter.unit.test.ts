@@ -111,6 +111,13 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
       assert.ok(turn.has(name), `${name} missing from ${[...turn.keys()]}`);
     }
     assert.equal(turn.get('turn'), '2');
+    // VS Code's own Variables view asks for the scopes when a stop arrives, interleaved with any
+    // other client's requests: a second scopes request must not void the handles of the first.
+    const first = await dc.scopesRequest({ frameId: stack.body.stackFrames[0].id });
+    await dc.scopesRequest({ frameId: stack.body.stackFrames[0].id });
+    const early = first.body.scopes.find((s) => s.name === 'Turn')!;
+    const still = await dc.variablesRequest({ variablesReference: early.variablesReference });
+    assert.ok(still.body.variables.some((v) => v.name === 'observation'), 'a handle from an earlier scopes request of the same stop still resolves');
     assert.ok((await logged).body.output.length > 0);
     const evaluated = await dc.evaluateRequest({ expression: 'tips_retrieved == 0 and len(tokens) > 0', context: 'watch', frameId: stack.body.stackFrames[0].id });
     assert.equal(evaluated.body.result, 'true');
