@@ -135,9 +135,29 @@ export class Workbench {
       .filter({ has: this.page.locator('.label-name', { hasText: text }) });
   }
 
-  /** Collapses every row of the Trajectories tree (its title's Collapse All action). */
+  /** Waits for a row of the Trajectories tree; if it never shows, the error says what the tree
+   * showed instead (a CI log has no screenshot). */
+  async waitForTreeRow(label: string | RegExp, timeoutMs = 30_000): Promise<Locator> {
+    const row = this.treeRow(label).first();
+    try {
+      await row.waitFor({ timeout: timeoutMs });
+      return row;
+    } catch {
+      const header = this.viewHeader('Trajectories');
+      const expanded = await header.getAttribute('aria-expanded', { timeout: 1_000 }).catch(() => 'absent');
+      const pane = this.page.locator('.part.sidebar .pane').filter({ has: this.page.locator('.pane-header', { hasText: 'Trajectories' }) });
+      const rows = await pane.locator('.monaco-list-row .label-name').allInnerTexts().catch(() => []);
+      throw new Error(`no Trajectories row ${label} after ${timeoutMs} ms; the view is expanded: ${expanded}, its rendered rows: ${JSON.stringify(rows)}`);
+    }
+  }
+
+  /** Collapses every row of the Trajectories tree (its title's Collapse All action), with the
+   * view itself expanded: its title actions show only then. */
   async collapseTree(): Promise<void> {
     const header = this.viewHeader('Trajectories');
+    if ((await header.getAttribute('aria-expanded')) === 'false') {
+      await header.click();
+    }
     await header.hover();
     await header.locator('.action-label[aria-label="Collapse All"]').click();
   }
