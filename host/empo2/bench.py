@@ -103,12 +103,15 @@ def _train_and_evaluate(job: dict) -> dict:
         env_steps = metrics[-1][metric.ENV_STEPS] if metrics else 0
         free = metric.rollout_success(metric.mode_segment(MEMORY_FREE))
         curve = [[m[metric.ENV_STEPS], m[free]] for m in metrics if free in m]
+        # The run's own training time over every invocation that trained it (a resumed run's
+        # wall clock below counts only the last one).
+        train_seconds = sum(m.get(metric.TIME_TOTAL, 0.0) for m in metrics)
         trainer.close()
     else:
         from .policy.model import load_policy
 
         model, tokenizer = load_policy(resolve_model(config.policy.model), device="cpu")
-        iterations, env_steps = 0, 0
+        iterations, env_steps, train_seconds = 0, 0, 0.0
     model.eval()
     env = make_env(config.env)
     settings = RolloutSettings.from_config(config, env, train=False)
@@ -141,7 +144,7 @@ def _train_and_evaluate(job: dict) -> dict:
         # Over the declared budget; with --iterations (no budget) over the run's own steps.
         "auc": curve_auc(curve, job["budget"] or env_steps) if curve else None, "curve": curve,
         "ood_success_by_trial": ood["success"], "ood_score_by_trial": ood["score"],
-        "seconds": round(time.time() - started, 1),
+        "seconds": round(time.time() - started, 1), "train_seconds": round(train_seconds, 1),
     }
 
 

@@ -251,8 +251,13 @@ def test_a_resumed_bench_continues_a_run_it_left_half_trained_and_refuses_a_fore
         Trainer(config, folder, hooks=_DieAfterFirstIteration()).run()
     assert len(folder.metrics()) == 1 < straight["iterations"]
 
+    first_iteration = folder.metrics()[0]["time/total"]
     resumed = bench._train_and_evaluate(half)
-    resumed.pop("seconds"), straight.pop("seconds")
+    # The training time spans both invocations: the iteration before the kill counts too.
+    assert resumed["train_seconds"] == pytest.approx(sum(m["time/total"] for m in folder.metrics()), abs=0.1)
+    assert resumed["train_seconds"] > first_iteration > 0
+    for run in (resumed, straight):
+        run.pop("seconds"), run.pop("train_seconds")
     assert resumed == straight
     assert _metrics(folder.path) == _metrics(tmp_path / "straight" / half["name"])
 
