@@ -22,6 +22,12 @@ ARMS: dict[str, list[str]] = {
     # EMPO² with the frozen warm start writing the tips (docs/algorithm.md, item 17): a small
     # policy's own reflection drifts as RL moves the weights it shares with acting.
     "EMPO² (frozen tip writer)": ["memory.tip_writer=initial"],
+    # EMPO² with truthful tips stated from each episode's facts (docs/algorithm.md, item 18): the
+    # algorithm apart from the miniature policy's reflection, which a 7B model does and it cannot.
+    "EMPO² (scripted tip writer)": ["memory.tip_writer=scripted"],
+    # EMPO² showing at most as many tips as the built-in warm start's demonstrations did (one
+    # success tip and up to three failure tips): ten (the paper's top_k) is a block it never saw.
+    "EMPO² (3 tips)": ["memory.top_k=3"],
 }
 
 # The paper's four ablations (§6); the bench may run them on fewer seeds.

@@ -177,7 +177,9 @@ class MemoryConfig:
     paper and the reference code); 'initial', the frozen warm start (under LoRA the base beneath
     the adapters, else a second copy, shared with the KL reference). A deviation for small
     policies: the update trains the shared weights on actions only, never on tips, and a small
-    model's reflection drifts as they move (docs/algorithm.md, item 17)."""
+    model's reflection drifts as they move (docs/algorithm.md, item 17); 'scripted', the
+    built-in worlds state each episode's facts in the demonstrations' tip format (item 18), a
+    stand-in for a writer that reflects truthfully, to test the algorithm apart from it."""
 
 
 @dataclass
@@ -237,7 +239,7 @@ CHOICES = {
     "algo.kl_kind": ("low_var_kl", "kl", "mse"),
     "memory.write_tips": ("auto", "always"),
     "memory.edited_tip_actions": ("drop", "keep"),
-    "memory.tip_writer": ("policy", "initial"),
+    "memory.tip_writer": ("policy", "initial", "scripted"),
     "policy.dtype": ("auto", "float32", "bfloat16", "mixed-bfloat16"),
     "policy.history_action": ("executed", "raw"),
     "policy.device": ("auto", "cpu", "cuda"),
@@ -371,6 +373,9 @@ def _validate(config: TrainConfig) -> None:
         raise ConfigError("config key 'algo.group_size' must be at least 2 (GRPO compares rollouts of a group)")
     if not config.env.tasks:
         raise ConfigError("config key 'env.tasks' must name at least one task")
+    if config.memory.tip_writer == "scripted" and config.env.name != "builtin":
+        raise ConfigError("config key 'memory.tip_writer' can be 'scripted' only with env.name=builtin "
+                          "(it replays the built-in worlds to state what an episode did)")
     p = config.policy
     if p.reflection_observation_words < 0:
         raise ConfigError("config key 'policy.reflection_observation_words' must be at least 0 (0: whole observations)")

@@ -26,6 +26,7 @@ import torch
 from .envs.base import TextEnv
 from .policy.generation import Sampler, generate_from_ids
 from .config import TrainConfig
+from .policy.scripted_writer import ScriptedTipWriter
 from .policy.prompting import (Turn, reflection_messages, shown_tip, step_messages,
                                step_user_text, system_prompt_for, with_tips)
 from .policy.tokenizer import encode_chat
@@ -343,7 +344,11 @@ def write_tips(episodes: list[Episode], after: list[list[str]], model, tokenizer
                settings: RolloutSettings, max_tip_tokens: int,
                generator: Sampler) -> None:
     """The current policy writes one tip per episode after a reflection instruction (with one
-    generator per episode, episode e's tip is sampled from generator[e])."""
+    generator per episode, episode e's tip is sampled from generator[e]). `model` may also be
+    a `ScriptedTipWriter` (memory.tip_writer=scripted), which writes from the episodes' facts."""
+    if isinstance(model, ScriptedTipWriter):
+        model.write(episodes)
+        return
     budget = settings.max_sequence_tokens - max_tip_tokens if settings.max_sequence_tokens else 0
     prompts = [_fit_reflection(tokenizer, ep, after[e], settings, budget) for e, ep in enumerate(episodes)]
     generations = generate_from_ids(model, tokenizer, prompts, max_tip_tokens,

@@ -48,6 +48,7 @@ from .learning_signals import learning_signals
 from .memory.embedding import SentenceEmbedder
 from .memory.store import MemoryStore
 from .policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
+from .policy.scripted_writer import ScriptedTipWriter
 from .rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards,
                       episode_generator, roll_out, write_tips)
 from .run_control import RunControl, TrainerHooks
@@ -95,8 +96,11 @@ def frozen_copy(model_path: str, device: str, dtype: str):
 
 
 def initial_tip_writer(config: TrainConfig, device: str = "cpu"):
-    """The tips' writer outside training (evaluation trials) with memory.tip_writer=initial: the
-    warm start, frozen; None with 'policy' (the evaluated model writes its own)."""
+    """The tips' writer outside training (evaluation trials): with memory.tip_writer=initial the
+    warm start, frozen; with 'scripted' the built-in worlds; None with 'policy' (the evaluated
+    model writes its own)."""
+    if config.memory.tip_writer == "scripted":
+        return ScriptedTipWriter()
     if config.memory.tip_writer != "initial":
         return None
     return frozen_copy(resolve_model(config.policy.model), device, config.policy.dtype)
@@ -299,6 +303,8 @@ class Trainer:
         (under LoRA the policy with its adapters switched off)."""
         if self.config.memory.tip_writer == "policy":
             yield self.model
+        elif self.config.memory.tip_writer == "scripted":
+            yield ScriptedTipWriter()
         elif is_peft(self.model):
             with self.model.disable_adapter():
                 yield self.model

@@ -1,0 +1,47 @@
+"""`memory.tip_writer=scripted`: the built-in worlds write each episode's tip from its facts.
+
+A stand-in for what the built-in policy cannot do and the paper's 7B model can: reflect
+truthfully on an episode. The policy of the miniature (1.7 M parameters) writes its own tips
+badly: its warm start names the room an item was taken in 0% of the time after searching on,
+claims a success after the decoy in about half its tips, and under RL its writing decays into
+word salad that misleads every memory rollout (docs/bench/README.md, session 15). This writer
+replays the episode's executed actions in a fresh world and states what happened in the
+demonstrations' own tip format (`render_tip`): where the item was taken, or which containers
+were opened in vain, and the score. It is a documented deviation (docs/algorithm.md, item 18)
+for separating the algorithm from the small model's reflection, not the default, and it exists
+for the built-in worlds only (config validation refuses it elsewhere).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..envs.builtin.env import BuiltinEnv
+from .demos import render_tip
+
+
+def scripted_tip(task: str, variation: int, executed_actions: Sequence[str], score: float) -> str:
+    """The tip a truthful writer leaves after an episode of (task, variation) that executed
+    `executed_actions` (valid actions, after correction) and ended at `score`."""
+    env = BuiltinEnv(max_steps=len(executed_actions) + 1, correct_actions=False)
+    env.reset(task, variation)
+    w = env.world
+    searched: list[tuple[str, str]] = []
+    found_in = None
+    for action in executed_actions:
+        if action.startswith("open "):
+            searched.append((action[len("open "):], env.room))
+        env.step(action)
+        if action.startswith("take ") and env.taken and found_in is None:
+            found_in = (w.container_of[env.room], env.room)  # where it was, not the last opened
+    empty = [s for s in dict.fromkeys(searched) if s != found_in]
+    return render_tip(w.item, score, found_in, empty, w.target)
+
+
+class ScriptedTipWriter:
+    """Passed where a tip-writing model goes (`rollout.write_tips`): writes `scripted_tip`."""
+
+    def write(self, episodes) -> None:
+        for ep in episodes:
+            ep.tip = scripted_tip(ep.task, ep.variation, [s.executed_action for s in ep.steps],
+                                  ep.final_score)
