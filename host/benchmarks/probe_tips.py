@@ -2,6 +2,10 @@
 with a failure tip, the tips stored in a real MemoryStore exactly as training stores them.
 
     .venv/bin/python host/benchmarks/probe_tips.py [--policy FOLDER] [--variations 4] [--repeats 4]
+        [--preset builtin] [KEY=VALUE ...]
+
+The preset and the overrides set the worlds: `--preset builtin-bench env.max_steps=10` probes
+the bench's one kind at a shorter step limit (the no-memory share is what GRPO starts from).
 
 For every held-out variation (the three training kinds and the held-out kind) the probe plays
 the gold path once and stores its tip with each step's state and action (a success tip, score
@@ -20,7 +24,9 @@ where the item was taken and the share that name the last room opened; after del
 decoy in vain, the share whose text claims a success.
 
 First it prints the no-tip prior of the decisive choice: at each variation's first step, with no
-tips, the log-probability of every token of "go to <the kind's hiding room>" (temperature 1.0).
+tips, the log-probability of every token of "go to <the kind's hiding room>" (temperature 1.0);
+then that of every action of the gold path in its own states, which shows where a kind fails
+that the policy cannot write (the held-out kind's item and target words).
 The update's mask drops a token whose no-tip log π is below log δ = −5 (EMPO2.md §2.5), so a
 room choice that the prior puts below it cannot be distilled; one far above it is found
 without tips, and exploration is no bottleneck.
@@ -37,7 +43,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from empo2.config import load_config  # noqa: E402
+from empo2.config import ConfigError, load_config  # noqa: E402
 from empo2.envs.builtin.tasks import HABIT_ROOMS, TASK_KINDS, out_of_distribution_tasks  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
@@ -76,8 +82,7 @@ def probe_memories(config, pairs, embedder) -> dict[str, MemoryStore]:
     for task, variation in pairs:
         env.reset(task, variation)
         w = env.world
-        gold = [f"go to {w.item_room}", f"open {w.container_of[w.item_room]}", f"take {w.item}",
-                f"go to {w.target_room}", f"put {w.item} in {w.target}", f"{w.kind.use_verb} {w.target}"]
+        gold = _gold_actions(w)
         key = f"{task}/{variation}"
         gold_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target)
         gold_steps = _play(env, task, variation, gold, config.policy)
@@ -95,21 +100,41 @@ def probe_memories(config, pairs, embedder) -> dict[str, MemoryStore]:
     return memories
 
 
-def _decisive_prior(model, tokenizer, env, pairs, shape) -> dict[str, list[float]]:
-    """Per task: the no-tip log π of each token of "go to <hiding room>" at the first step,
-    averaged over the variations (the last number is the room's own token)."""
-    per_task: dict[str, list[list[float]]] = collections.defaultdict(list)
+def _gold_actions(world) -> list[str]:
+    return [f"go to {world.item_room}", f"open {world.container_of[world.item_room]}", f"take {world.item}",
+            f"go to {world.target_room}", f"put {world.item} in {world.target}",
+            f"{world.kind.use_verb} {world.target}"]
+
+
+GOLD_STEPS = ("go to <room>", "open", "take <item>", "go to <target room>", "put <item> in <target>",
+              "<use> <target>")
+
+
+def _gold_path_prior(model, tokenizer, env, pairs, shape) -> dict[str, list[list[float]]]:
+    """Per task and gold step, the no-tip log π of each token of the gold action in the gold
+    path's own states, averaged over the variations (the stop token is not the choice).
+
+    Step 1 is the decisive choice (the mask drops a token below log δ = −5). The later steps ask
+    whether the policy can write the action at all once it is in the right place: a kind whose
+    item and target words no demonstration used (the held-out kind) has its own tokens far below
+    any other, and no tip can bring it through what it cannot write."""
+    per_task: dict[str, list[list[list[float]]]] = collections.defaultdict(list)
     for task, variation in pairs:
         observation, info = env.reset(task, variation)
-        user = step_user_text(info.task_description, [], observation, shape.history_steps,
-                              shape.observation_words)
-        action = f"go to {TASK_KINDS[task].hiding_room}"
-        prompt = encode_chat(tokenizer, step_messages(user))
-        response = encode_response(tokenizer, action)
-        with torch.no_grad():
-            logp, _, mask = sequence_logprobs(model, [prompt], [response], with_entropy=False)
-        per_task[task].append(logp[0][mask[0]].tolist()[:-1])  # the stop token is not the choice
-    return {t: [sum(col) / len(col) for col in zip(*rows)] for t, rows in per_task.items()}
+        turns, rows = [], []
+        for action in _gold_actions(env.world):
+            user = step_user_text(info.task_description, turns, observation, shape.history_steps,
+                                  shape.observation_words)
+            prompt = encode_chat(tokenizer, step_messages(user))
+            with torch.no_grad():
+                logp, _, mask = sequence_logprobs(model, [prompt], [encode_response(tokenizer, action)],
+                                                  with_entropy=False)
+            rows.append(logp[0][mask[0]].tolist()[:-1])
+            observation, _, _, info = env.step(action)
+            turns.append(Turn(action, observation))
+        per_task[task].append(rows)
+    return {t: [[sum(col) / len(col) for col in zip(*(v[k] for v in variations))] for k in range(len(GOLD_STEPS))]
+            for t, variations in per_task.items()}
 
 
 SEARCHED_ON, DECOY_DELIVERED = "searched on after taking", "decoy delivered"
@@ -192,9 +217,15 @@ def main() -> None:
     parser.add_argument("--variations", type=int, default=4, help="held-out variations per task")
     parser.add_argument("--repeats", type=int, default=4, help="rollouts per variation and condition")
     parser.add_argument("--writer-samples", type=int, default=4, help="tips per scripted episode")
+    parser.add_argument("--preset", default="builtin", help="the preset whose worlds are probed")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides")
     args = parser.parse_args()
 
-    config = load_config("builtin")
+    try:
+        config = load_config(args.preset, args.overrides)
+    except ConfigError as error:  # one sentence, no traceback
+        parser.error(str(error))
+    print(f"preset {args.preset}, tasks {config.env.tasks}, step limit {config.env.max_steps}")
     model, tokenizer = load_policy(args.policy or resolve_model("builtin"))
     model.eval()
     env = make_env(config.env)
@@ -203,17 +234,20 @@ def main() -> None:
     memories = probe_memories(config, pairs, SentenceEmbedder())
     # Training-temperature sampling (paper: 1.0): the probe asks what a tip changes in training.
     settings = RolloutSettings.from_config(config, env, train=True)
-    prior = _decisive_prior(model, tokenizer, env, pairs, config.policy)
-    for task, logps in prior.items():
+    prior = _gold_path_prior(model, tokenizer, env, pairs, config.policy)
+    for task, steps in prior.items():
         print(f"no-tip log π of 'go to {TASK_KINDS[task].hiding_room}' at step 1 ({task}), "
-              f"per token: {', '.join(f'{x:.2f}' for x in logps)}")
+              f"per token: {', '.join(f'{x:.2f}' for x in steps[0])}")
+    for task, steps in prior.items():
+        print(f"no-tip log π along the gold path ({task}): "
+              + ", ".join(f"{name} {sum(logps):.1f}" for name, logps in zip(GOLD_STEPS, steps)))
     print(f"{len(pairs)} held-out variations x {args.repeats} rollouts per condition")
     for name, memory in (("no memory", None), *memories.items()):
         episodes, rooms = play(config, model, tokenizer, settings, pairs, args.repeats, memory)
         by_task = collections.defaultdict(list)
         for episode in episodes:
             by_task[episode.task].append(episode.success)
-        success_rate = {t: f"{100 * sum(v) / len(v):.0f}%" for t, v in by_task.items()}
+        success_rate = {t: f"{100 * sum(v) / len(v):.0f}% ({sum(v)}/{len(v)})" for t, v in by_task.items()}
         print(f"{name:29s} success {success_rate}  mean score "
               f"{sum(e.final_score for e in episodes) / len(episodes):.1f}")
         print(f"{'':29s} rooms visited: {rooms_line(rooms, 5)}")

@@ -8,7 +8,10 @@
    of those written after failures, the share whose text claims a success. Memory ranks entries
    by their episode's score, so a score-100 tip that names the wrong room is shown first; a
    failure tip that says "score 100" is ranked low but read as a success. Beside them, the
-   memory rollouts' success in the first and the second half of the run's memory iterations.
+   memory rollouts' success in the first and the second half of the run's memory iterations,
+   and the share of the actions the policy generated that were not valid (the world corrected
+   them) in memory rollouts (tips in the prompt) and memory-free ones: a policy whose tip-reading
+   decays under RL writes broken actions only when tips are shown ("open 100 100").
 2. With `--rollouts R` (R > 0): memory-augmented rollouts of the run's training variations, R
    per variation at the training temperature, by its newest checkpoint and by the warm start,
    each with no memory, with the run's own memory as it stands, and with the gold path's
@@ -27,6 +30,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -52,23 +56,28 @@ def _halves(judged: dict[int, list[bool]], last: int) -> list[tuple[int, int]]:
     return [(sum(h), len(h)) for h in halves]
 
 
+def _episodes(folder: RunFolder) -> Iterator[dict]:
+    """Every recorded episode of the run, iteration by iteration."""
+    for path in sorted(folder.path.glob("trajectories/iter-*.jsonl")):
+        for line in path.read_text().splitlines():
+            yield json.loads(line)
+
+
 def tip_accuracy(folder: RunFolder) -> dict[str, list[tuple[int, int]]]:
     """Per half of the iterations, (count, judged): success tips that name the room where the
     item was taken, and failure tips whose text claims a success ("it worked", "score 100")."""
     right_room: dict[int, list[bool]] = collections.defaultdict(list)
     false_claim: dict[int, list[bool]] = collections.defaultdict(list)
     last = 0
-    for path in sorted(folder.path.glob("trajectories/iter-*.jsonl")):
-        for line in path.read_text().splitlines():
-            episode = json.loads(line)
-            tip, iteration = episode.get("tip"), episode["iteration"]
-            last = max(last, iteration)
-            if not tip:
-                continue
-            if not episode.get("success"):
-                false_claim[iteration].append("it worked" in tip or "score 100" in tip)
-            elif room := taken_in(episode["steps"]):
-                right_room[iteration].append(f"in the {room} ." in tip)
+    for episode in _episodes(folder):
+        tip, iteration = episode.get("tip"), episode["iteration"]
+        last = max(last, iteration)
+        if not tip:
+            continue
+        if not episode.get("success"):
+            false_claim[iteration].append("it worked" in tip or "score 100" in tip)
+        elif room := taken_in(episode["steps"]):
+            right_room[iteration].append(f"in the {room} ." in tip)
     return {"success tips naming the room the item was taken in": _halves(right_room, last),
             "failure tips claiming a success": _halves(false_claim, last)}
 
@@ -80,6 +89,17 @@ def memory_success_by_half(folder: RunFolder) -> list[float | None]:
     rates = [m["rollout/memory/success"] for m in folder.metrics() if "rollout/memory/success" in m]
     halves = (rates[:len(rates) // 2], rates[len(rates) // 2:])  # an odd middle goes second
     return [sum(h) / len(h) if h else None for h in halves]
+
+
+def invalid_actions_by_half(folder: RunFolder) -> dict[str, list[tuple[int, int]]]:
+    """Per rollout mode and half of the iterations, (actions the world had to correct, actions)."""
+    invalid: dict[str, dict[int, list[bool]]] = collections.defaultdict(lambda: collections.defaultdict(list))
+    last = 0
+    for episode in _episodes(folder):
+        last = max(last, episode["iteration"])
+        invalid[episode["rollout_mode"]][episode["iteration"]] += [
+            step["action"] != step["executed_action"] for step in episode["steps"]]
+    return {mode: _halves(invalid[mode], last) for mode in ("memory", "memory-free")}
 
 
 def rollouts(folder: RunFolder, config, repeats: int) -> None:
@@ -138,6 +158,10 @@ def main() -> int:
     for half, rate in zip(("first", "second"), memory_success_by_half(folder)):
         print(f"memory rollouts' success, {half} half of the memory iterations: "
               + (f"{100 * rate:.1f}%" if rate is not None else "–"))
+    for mode, halves in invalid_actions_by_half(folder).items():
+        for half, (count, judged) in zip(("first", "second"), halves):
+            share = f"{100 * count / judged:.1f}%" if judged else "–"
+            print(f"invalid actions in {mode} rollouts, {half} half of the run: {count}/{judged} ({share})")
     if args.rollouts > 0:
         rollouts(folder, config, args.rollouts)
     return 0

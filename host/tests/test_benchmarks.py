@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -55,8 +56,22 @@ def test_the_tip_probe_reports_every_condition(tiny_policy):
                       "success text, failed actions"):
         assert condition in result.stdout
     assert result.stdout.count("rooms visited:") == 5
+    assert result.stdout.count("no-tip log π along the gold path") == 4  # 3 training kinds + held out
+    assert "(repair-radio): go to <room> -" in result.stdout
     for writer in ("searched on after taking", "decoy delivered"):  # 3 training kinds each
         assert result.stdout.count(f"writer, {writer}") == 3
+
+
+def test_the_tip_probe_probes_a_presets_worlds_at_an_overridden_step_limit(tiny_policy):
+    result = _run([str(BENCH / "probe_tips.py"), "--policy", str(tiny_policy), "--variations", "1",
+                   "--repeats", "1", "--preset", "builtin-bench", "env.max_steps=8"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "tasks ['power-device'], step limit 8" in result.stdout
+    assert "2 held-out variations x 1 rollouts per condition" in result.stdout  # + the OOD kind
+    assert result.stdout.count("writer, searched on after taking") == 1
+    bad = _run([str(BENCH / "probe_tips.py"), "--policy", str(tiny_policy), "env.max_step=8"])
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "max_step" in bad.stderr
 
 
 def test_run_tips_measures_a_real_run_and_refuses_a_folder_that_is_not_one(tmp_path, tiny_policy):
@@ -75,6 +90,8 @@ def test_run_tips_measures_a_real_run_and_refuses_a_folder_that_is_not_one(tmp_p
     assert result.stdout.count("success tips naming the room the item was taken in") == 2
     assert result.stdout.count("failure tips claiming a success") == 2
     assert result.stdout.count("memory rollouts' success") == 2
+    for mode in ("memory", "memory-free"):
+        assert result.stdout.count(f"invalid actions in {mode} rollouts") == 2
     for condition in ("no memory", "own memory", "gold tip"):
         assert result.stdout.count(f" {condition} ") == 2, result.stdout  # checkpoint 2, warm start
     assert "checkpoint 2" in result.stdout
@@ -136,3 +153,42 @@ def test_the_rerun_bench_refuses_to_merge_parts_run_differently(tmp_path):
                   timeout=300)
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "cannot be merged" in result.stderr
+
+
+def _bench_part(tmp_path, name, seeds, overrides=("env.max_steps=9",)):
+    """A results.json as `empo2-host bench` writes it, cut to the fields compare_arms reads."""
+    protocol = {"preset": "builtin-bench", "overrides": list(overrides), "policy": "p",
+                "env_step_budget": 6000, "eval_episodes": 240, "eval_temperature": 0.4}
+    runs = [{"method": method, "seed": seed, "train_success": value + seed / 100,
+             "held_out_success": value / 2, "auc": value / 4}
+            for seed in seeds for method, value in (("EMPO² (3 tips)", 0.9), ("GRPO", 0.5))]
+    path = tmp_path / name
+    path.write_text(json.dumps({"protocol": protocol, "runs": runs}))
+    return path
+
+
+def test_compare_arms_pools_the_parts_of_one_experiment_and_pairs_them_by_seed(tmp_path):
+    out = tmp_path / "summary.json"
+    result = _run([str(BENCH / "compare_arms.py"), str(_bench_part(tmp_path, "a.json", [20, 21])),
+                   str(_bench_part(tmp_path, "b.json", [22, 23, 24])), "--method", "EMPO² (3 tips)",
+                   "--baseline", "GRPO", "--json", str(out)], timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "paired on seeds 20, 21, 22, 23, 24" in result.stdout
+    summaries = {s["metric"]: s for s in json.loads(out.read_text())["summaries"]}
+    primary = summaries["train_success"]
+    assert primary["differences"] == pytest.approx([0.4] * 5)
+    assert primary["ci95"] == pytest.approx([0.4, 0.4])
+    assert primary["ratio"] == pytest.approx(statistics.fmean([0.9 + s / 100 for s in range(20, 25)])
+                                             / statistics.fmean([0.5 + s / 100 for s in range(20, 25)]))
+    assert summaries["auc"]["mean_difference"] == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("second, message", [
+    (lambda tmp: _bench_part(tmp, "b.json", [22], overrides=("env.max_steps=12",)), "cannot be pooled"),
+    (lambda tmp: _bench_part(tmp, "b.json", [21, 22]), "a seed is counted once"),
+])
+def test_compare_arms_refuses_parts_it_cannot_pool_in_one_sentence(tmp_path, second, message):
+    result = _run([str(BENCH / "compare_arms.py"), str(_bench_part(tmp_path, "a.json", [20, 21])),
+                   str(second(tmp_path)), "--method", "EMPO² (3 tips)", "--baseline", "GRPO"], timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and message in result.stderr
