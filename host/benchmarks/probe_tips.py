@@ -82,7 +82,7 @@ def probe_memories(config, pairs, embedder) -> dict[str, MemoryStore]:
     for task, variation in pairs:
         env.reset(task, variation)
         w = env.world
-        gold = _gold_actions(w)
+        gold = w.gold_actions()
         key = f"{task}/{variation}"
         gold_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target)
         gold_steps = _play(env, task, variation, gold, config.policy)
@@ -98,12 +98,6 @@ def probe_memories(config, pairs, embedder) -> dict[str, MemoryStore]:
                                                 habit_steps, 0.0, {})
         memories["success text, failed actions"].add_episode_tip(key, gold_tip, habit_steps, 100.0, {})
     return memories
-
-
-def _gold_actions(world) -> list[str]:
-    return [f"go to {world.item_room}", f"open {world.container_of[world.item_room]}", f"take {world.item}",
-            f"go to {world.target_room}", f"put {world.item} in {world.target}",
-            f"{world.kind.use_verb} {world.target}"]
 
 
 GOLD_STEPS = ("go to <room>", "open", "take <item>", "go to <target room>", "put <item> in <target>",
@@ -122,7 +116,7 @@ def _gold_path_prior(model, tokenizer, env, pairs, shape) -> dict[str, list[list
     for task, variation in pairs:
         observation, info = env.reset(task, variation)
         turns, rows = [], []
-        for action in _gold_actions(env.world):
+        for action in env.world.gold_actions():
             user = step_user_text(info.task_description, turns, observation, shape.history_steps,
                                   shape.observation_words)
             prompt = encode_chat(tokenizer, step_messages(user))

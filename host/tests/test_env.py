@@ -15,12 +15,6 @@ from empo2.envs.builtin.tasks import (
 from empo2.envs.builtin.world import generate_world
 
 
-def gold_actions(env: BuiltinEnv) -> list[str]:
-    w = env.world
-    return [f"go to {w.item_room}", f"open {w.container_of[w.item_room]}", f"take {w.item}",
-            f"go to {w.target_room}", f"put {w.item} in {w.target}", f"{w.kind.use_verb} {w.target}"]
-
-
 def test_splits_sizes_and_the_held_out_kind():
     env = BuiltinEnv()
     assert len(in_distribution_tasks()) >= 3 and len(out_of_distribution_tasks()) >= 1
@@ -41,7 +35,7 @@ def test_gold_sequence_reaches_full_score_with_score_delta_rewards(task):
         obs, info = env.reset(task, variation)
         assert info.score == 0 and info.valid_actions and info.task_description
         total = 0.0
-        for action in gold_actions(env):
+        for action in env.world.gold_actions():
             assert action in info.valid_actions
             obs, reward, done, info = env.step(action)
             total += reward

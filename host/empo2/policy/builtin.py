@@ -109,9 +109,7 @@ def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
                 texts += [action, obs]
             # The goal's own sequence, so success messages are in the corpus too.
             obs, info = env.reset(kind.name, variation)
-            for action in (f"go to {w.item_room}", f"open {w.container_of[w.item_room]}",
-                           f"take {w.item}", f"go to {w.target_room}", f"put {w.item} in {w.target}",
-                           f"{kind.use_verb} {w.target}"):
+            for action in w.gold_actions():
                 obs, _, done, info = env.step(action)
                 texts += [action, obs]
     return texts

@@ -44,6 +44,15 @@ class World:
     target_room: str
     description: str = field(default="")
 
+    def gold_actions(self) -> list[str]:
+        """The six-step solution from the start room: to the item's room, open, take, to the
+        target's room, put, use (the demonstrations' corpus and the tip probes replay it)."""
+        if self.item_room is None:
+            raise ValueError(f"{self.kind.name}/{self.variation} hides no item, so it has no solution")
+        return [f"go to {self.item_room}", f"open {self.container_of[self.item_room]}", f"take {self.item}",
+                f"go to {self.target_room}", f"put {self.item} in {self.target}",
+                f"{self.kind.use_verb} {self.target}"]
+
     def room_of_container(self, container: str) -> str:
         for room, c in self.container_of.items():
             if c == container:
