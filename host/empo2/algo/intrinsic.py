@@ -46,6 +46,8 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from empo2.algo.cosine import cosine
+
 STATE_VERSION = 1
 
 
@@ -159,13 +161,13 @@ class NoveltyReward:
         # Group of every state: its most similar stored state, else a component of new states.
         group = np.full(n, -1, dtype=np.int64)
         if old_size:
-            sims_old = batch @ store.vectors[:old_size].T  # (n, old_size), one product
+            sims_old = cosine(batch, store.vectors[:old_size])  # (n, old_size), batch-invariant
             best = np.argmax(sims_old, axis=1)  # first maximum: ties to the earliest state
             matched = sims_old[np.arange(n), best] >= self.threshold
             group[matched] = best[matched]
         new_rows = np.flatnonzero(group < 0)
         if new_rows.size:
-            components = _components(batch[new_rows] @ batch[new_rows].T >= self.threshold)
+            components = _components(cosine(batch[new_rows], batch[new_rows]) >= self.threshold)
             # Each new group is stored as its earliest-step member (ties: the smallest vector),
             # and the groups in the order of those members: no episode order shows through.
             by_vector = [batch[new_rows, d] for d in range(batch.shape[1] - 1, -1, -1)]

@@ -16,6 +16,8 @@ from collections import Counter
 
 import numpy as np
 
+from empo2.algo.cosine import cosine
+
 Triple = tuple[str, str, str]  # (key text, action, tip text): what makes two entries duplicates
 
 
@@ -173,6 +175,8 @@ class VariationBuffer:
     def similarities(self, queries: np.ndarray) -> np.ndarray:
         """Cosine of each query to each row: queries (m, dim) -> (m, n).
 
-        Keys and queries are L2-normalised, so one matrix product is the cosine.
+        Keys and queries are L2-normalised. The product is the batch-invariant one (algo/cosine.py):
+        a query's row has the same bits alone or in any batch, so a rerun, a replay or a resume
+        retrieves exactly what the run did.
         """
-        return queries @ self.keys[: self.n].T
+        return cosine(queries, self.keys[: self.n])
