@@ -4,10 +4,10 @@
 # CI step. Each mutant is one small realistic bug; a mutant that no test notices is a gap.
 #
 #   scripts/mutation.sh                       # host (mutmut) and extension (StrykerJS)
-#   scripts/mutation.sh host ['empo2.update.*' ...]   # host only; optional mutmut name globs
+#   scripts/mutation.sh host ['empo2.training.update.*' ...]   # host only; optional mutmut name globs
 #   scripts/mutation.sh extension [--incremental] [--mutate 'src/rpc/client.ts'] ...
 #                                             # extension only; arguments go to `stryker run`
-#   MUTATION_FILES='empo2/update.py' scripts/mutation.sh host 'empo2.update.x__keep_mask*'
+#   MUTATION_FILES='empo2/training/update.py' scripts/mutation.sh host 'empo2.training.update.x__keep_mask*'
 #                                             # a subset fast: generate only these files' mutants
 #
 # Needs the optional extra `mutation` of the host (`pip install -e 'host[mutation]'`, done by

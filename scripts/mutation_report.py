@@ -41,7 +41,7 @@ def read_equivalent(path: Path | None) -> dict[str, str]:
 
 def mutmut_rows(path: Path, by_function: bool = False) -> list[tuple[str, str, str]]:
     """(module, mutant, status) from `mutmut results --all true`; with by_function the first
-    field is the mutated function (`empo2.update.x_build_samples`) instead of its module."""
+    field is the mutated function (`empo2.training.update.x_build_samples`) instead of its module."""
     rows = []
     for line in path.read_text().splitlines():
         m = re.match(r"\s*(\S+__mutmut_\d+):\s*(.+)$", line)

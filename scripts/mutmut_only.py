@@ -1,5 +1,5 @@
 """mutmut, with its `only_mutate` narrowed to the files in MUTATION_FILES (space-separated globs
-relative to host/, e.g. "empo2/update.py empo2/algo/intrinsic.py").
+relative to host/, e.g. "empo2/training/update.py empo2/algo/intrinsic.py").
 
 mutmut 3 reads `only_mutate` from host/pyproject.toml and has no command-line option for it; before
 it runs one mutant it generates the mutants of every file listed there (minutes on a loaded

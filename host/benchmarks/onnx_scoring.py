@@ -109,7 +109,7 @@ def main() -> int:
 
     from empo2.onnx_export import export_onnx
     from empo2.policy.model import load_policy
-    from empo2.trainer import resolve_model
+    from empo2.training.trainer import resolve_model
 
     threads = args.threads or torch.get_num_threads()
     torch.set_num_threads(threads)

@@ -55,8 +55,8 @@ from empo2.policy.prompting import (  # noqa: E402
     Turn, reflection_messages, step_messages, step_user_text,
 )
 from empo2.policy.tokenizer import encode_chat, encode_response  # noqa: E402
-from empo2.rollout import Episode, RolloutSettings, roll_out  # noqa: E402
-from empo2.trainer import resolve_model  # noqa: E402
+from empo2.training.rollout import Episode, RolloutSettings, roll_out  # noqa: E402
+from empo2.training.trainer import resolve_model  # noqa: E402
 
 
 def _play(env, task: str, variation: int, actions: list[str], shape) -> list[tuple[str, str]]:

@@ -40,7 +40,7 @@ from empo2.memory.store import MemoryStore  # noqa: E402
 from empo2.rerun import RerunSettings, evaluate_pairs, rerun  # noqa: E402
 from empo2.runs.branch import create_branch  # noqa: E402
 from empo2.runs.folder import RunFolder  # noqa: E402
-from empo2.trainer import Trainer  # noqa: E402
+from empo2.training.trainer import Trainer  # noqa: E402
 
 CONDITIONS = ("correct", "wrong", "none")
 

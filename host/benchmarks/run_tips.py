@@ -108,8 +108,8 @@ def rollouts(folder: RunFolder, config, repeats: int) -> None:
     from empo2.memory.embedding import SentenceEmbedder
     from empo2.memory.store import MemoryStore
     from empo2.policy.model import load_policy
-    from empo2.rollout import RolloutSettings
-    from empo2.trainer import resolve_model
+    from empo2.training.rollout import RolloutSettings
+    from empo2.training.trainer import resolve_model
     from probe_tips import play, probe_memories, rooms_line
 
     env = make_env(config.env)

@@ -10,7 +10,7 @@ script runs) and measures, from the spawn: the ready line on stdout, then a clie
 resident memory (VmRSS) of the idle host after `run.list` and a short settle.
 
 The baseline is the old eager path, measured in the same run: the same command with the trainer
-imported before the server starts (`import empo2.trainer`, which loads torch, transformers and
+imported before the server starts (`import empo2.training.trainer`, which loads torch, transformers and
 scipy, as the server did at start until the training stack became lazy). The two paths
 alternate, so a busy machine slows both alike. For scale, each round also times a bare
 interpreter (`python -c pass`): no host starts faster than that. Prints one line per start, the
@@ -36,7 +36,7 @@ sys.path.insert(0, str(HOST_ROOT))
 from empo2.server.client import HostClient  # noqa: E402
 
 LAZY = "from empo2.cli import main; raise SystemExit(main(sys.argv[1:]))"
-EAGER = "import empo2.trainer; " + LAZY  # the training stack loaded before serving, as before
+EAGER = "import empo2.training.trainer; " + LAZY  # the training stack loaded before serving, as before
 
 
 def rss_mib(pid: int) -> float:

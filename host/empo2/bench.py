@@ -84,10 +84,10 @@ def _train_and_evaluate(job: dict) -> dict:
 
     torch.set_num_threads(1)
     from .envs.registry import make_env
-    from .evaluation import memory_free_success, memory_trials
+    from .training.evaluation import memory_free_success, memory_trials
     from .memory.embedding import SentenceEmbedder
-    from .rollout import MEMORY_FREE, RolloutSettings
-    from .trainer import Trainer, initial_tip_writer, resolve_model
+    from .training.rollout import MEMORY_FREE, RolloutSettings
+    from .training.trainer import Trainer, initial_tip_writer, resolve_model
 
     started = time.time()
     config = load_config(job["preset"], job["overrides"] + [f"seed={job['seed']}"])
@@ -218,7 +218,7 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
     main_arms = chosen_arms(arms)
     jobs = bench_jobs(list(seeds), list(ablation_seeds), preset, overrides, root, eval_episodes,
                       ood_trials, main_arms)
-    from .trainer import resolve_model
+    from .training.trainer import resolve_model
 
     # Build the shared policy once, before workers race; its folder names the recipe it came from.
     policy = Path(resolve_model(config.policy.model)).name

@@ -65,7 +65,7 @@ def _is_user_error(err: Exception) -> bool:
     from .runs.folder import RunFolderError
 
     from .export import ExportError
-    from .plan import PlanError
+    from .training.plan import PlanError
 
     return isinstance(err, (UserError, ConfigError, PolicyLoadError, RunFolderError, ExportError, PlanError,
                             FileNotFoundError, NotADirectoryError, PermissionError))
@@ -228,7 +228,7 @@ def cmd_build_policy(args) -> int:
 
 
 def cmd_train(args) -> int:
-    from .distributed import Dist
+    from .training.distributed import Dist
     from .runs.folder import RunFolder
 
     preset = args.preset or (None if args.config else "builtin")
@@ -253,7 +253,7 @@ def cmd_config(args) -> int:
 
 
 def cmd_resume(args) -> int:
-    from .distributed import Dist
+    from .training.distributed import Dist
     from .runs.folder import RunFolder
 
     folder = RunFolder.open(Path(args.run))
@@ -274,10 +274,10 @@ def _ensure_builtin_with_progress() -> str:
 
 
 def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
-    from .distributed import SINGLE
+    from .training.distributed import SINGLE
     from .runs.folder import RunLockedError
-    from .run_control import TrainerHooks
-    from .trainer import Trainer
+    from .training.run_control import TrainerHooks
+    from .training.trainer import Trainer
 
     dist = dist or SINGLE
     if dist.main:
@@ -323,12 +323,12 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
 
 
 def cmd_eval(args) -> int:
-    from .evaluation import memory_trials
+    from .training.evaluation import memory_trials
     from .memory.embedding import SentenceEmbedder
     from .policy.model import load_policy
     from .runs.folder import RunFolder
-    from .rollout import RolloutSettings
-    from .trainer import initial_tip_writer, resolve_model
+    from .training.rollout import RolloutSettings
+    from .training.trainer import initial_tip_writer, resolve_model
     from .envs.registry import make_env
 
     if args.trials < 1 or args.variations < 1:
@@ -370,7 +370,7 @@ def cmd_eval(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    from .plan import parse_memory, plan
+    from .training.plan import parse_memory, plan
 
     world = args.world if args.world is not None else int(os.environ.get("WORLD_SIZE", "1"))
     if world < 1:

@@ -196,9 +196,9 @@ class EvalConfig:
 class DistConfig:
     strategy: str = "ddp"
     """How several processes (torchrun) share the model. 'ddp': every rank holds the whole model,
-    gradients and optimizer state (distributed.py); 'fsdp2': each decoder layer and the root are
-    sharded across ranks with PyTorch FSDP2, about 1/world of the bytes per rank (sharding.py),
-    with sharded checkpoints that resume at any world size."""
+    gradients and optimizer state (training/distributed.py); 'fsdp2': each decoder layer and the
+    root are sharded across ranks with PyTorch FSDP2, about 1/world of the bytes per rank
+    (training/sharding.py), with sharded checkpoints that resume at any world size."""
     cpu_offload: bool = False
     """With fsdp2: keep parameter and optimizer shards in host memory between uses."""
 

@@ -1,6 +1,6 @@
 """The keys of a metrics.jsonl line, each declared once with what it means.
 
-The trainer writes one line per iteration with these keys (trainer.py `_metrics`); the CLI, the
+The trainer writes one line per iteration with these keys (training/trainer.py `_metrics`); the CLI, the
 benchmarks and the extension's charts read them. This module holds no torch, so anything may
 import it, and it is the source of `protocol/metric-keys.json`, the list the extension's chart
 table is checked against:
@@ -55,7 +55,7 @@ MEMORY_RETRIEVAL_HITS = "memory/retrieval_hits"
 MEMORY_TIPS_PER_STEP = "memory/tips_per_step"
 REWARD_INTRINSIC = "reward/intrinsic"
 
-# -- what explains learning (learning_signals.py): written only by iterations that have them ----
+# -- what explains learning (training/learning_signals.py): written only by iterations that have them ----
 MEMORY_SUCCESS_TIP_SHARE = "memory/success_tip_share"
 REWARD_INTRINSIC_ADVANTAGE_SHARE = "reward/intrinsic_advantage_share"
 OFF_POLICY_PREFIX = "update/off_policy/"  # + an OFF_POLICY_STATS entry

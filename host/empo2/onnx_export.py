@@ -53,7 +53,7 @@ _INLINE_WEIGHTS_LIMIT = 1_500_000_000
 def default_out(source: str) -> Path:
     """Where `export-onnx SOURCE` writes without --out (the module docstring's rule)."""
     if source == "builtin":
-        from .trainer import resolve_model
+        from .training.trainer import resolve_model
 
         return Path(resolve_model("builtin") + "-onnx")
     path = Path(source)
@@ -70,7 +70,7 @@ def _is_run_or_checkpoint(path: Path) -> bool:
 def _model_folder(source: str) -> tuple[str, dict, tempfile.TemporaryDirectory | None]:
     """(a folder load_policy reads, what the manifest says of the source, scratch to keep alive)."""
     from .config import load_config
-    from .trainer import resolve_model
+    from .training.trainer import resolve_model
 
     if source == "builtin":
         return resolve_model("builtin"), {"source": "builtin", "run": None, "iteration": None,

@@ -44,16 +44,16 @@ import torch
 
 from .algo.losses import kl_penalty
 from .config import load_config
-from .rollout import MEMORY_FREE, Episode, RolloutSettings, StepRecord, roll_out
-from .run_control import RunControl, TrainerHooks
+from .training.rollout import MEMORY_FREE, Episode, RolloutSettings, StepRecord, roll_out
+from .training.run_control import RunControl, TrainerHooks
 from .runs.atomic import atomic_write_json
 from .envs.registry import make_env
 from .memory.layout import EVENTS_FILE
 from .runs.branch import (RERUN_FILE, BranchError, checkpoint_marker, create_branch,
                           not_training, parent_record, person_edits_after)
 from .runs.folder import RunFolder, iteration_name
-from .trainer import Trainer
-from .update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
+from .training.trainer import Trainer
+from .training.update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
 
 DRY_RUNS = "dry-runs"
 UPDATE_MODE = OFF_POLICY

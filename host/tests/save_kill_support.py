@@ -5,7 +5,7 @@ so that the test can `kill -9` the ranks while a checkpoint is half written.
         torchrun --standalone --nproc_per_node 2 tests/save_kill_support.py train ...
 
 Every rank writes its pid to DIR/pid-RANK first. The save itself is the real one
-(torch.distributed.checkpoint through empo2.sharding); only its last step is held back: when
+(torch.distributed.checkpoint through empo2.training.sharding); only its last step is held back: when
 rank 0, DCP's coordinator, is about to write `.metadata` for the checkpoint named PAUSE_AT (every
 rank's shard files are written by then), it writes DIR/paused and sleeps until it is killed; the
 other ranks wait for it inside DCP's collectives.

@@ -13,7 +13,7 @@ from empo2.arms import ABLATIONS, ARMS
 from empo2.bench import bench_jobs, chosen_arms, run_bench
 from empo2.bench_stats import bootstrap_ci, curve_auc, paired_summary
 from empo2.bench_svg import learning_curves_svg, mean_curve
-from empo2.run_control import TrainerHooks
+from empo2.training.run_control import TrainerHooks
 from test_distributed import _metrics
 
 
@@ -130,7 +130,7 @@ def test_a_bench_stopped_early_keeps_its_finished_runs_on_disk(tmp_path, monkeyp
     import empo2.bench as bench
 
     monkeypatch.setattr(bench, "_train_and_evaluate", _finish_the_warm_start_then_die)
-    monkeypatch.setattr("empo2.trainer.resolve_model", lambda model: model)
+    monkeypatch.setattr("empo2.training.trainer.resolve_model", lambda model: model)
     with pytest.raises(RuntimeError, match="went away"):
         run_bench([0], tmp_path / "out", tmp_path / "runs", workers=1, arms=["EMPO²", "GRPO"])
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
@@ -157,7 +157,7 @@ def test_a_resumed_bench_keeps_the_finished_runs_and_trains_only_the_new_ones(tm
     import empo2.bench as bench
 
     monkeypatch.setattr(bench, "_train_and_evaluate", _stand_in_worker)
-    monkeypatch.setattr("empo2.trainer.resolve_model", lambda model: "/cache/policy-abc")
+    monkeypatch.setattr("empo2.training.trainer.resolve_model", lambda model: "/cache/policy-abc")
     out = tmp_path / "out"
     first = run_bench([0, 1], out, tmp_path / "runs1", workers=1, arms=["EMPO²", "GRPO"])
     assert first["complete"] and len(_ran(tmp_path / "runs1")) == 5
@@ -192,7 +192,7 @@ def test_a_bench_resumes_only_under_the_same_protocol_and_leaves_the_report_as_i
     import empo2.bench as bench
 
     monkeypatch.setattr(bench, "_train_and_evaluate", _stand_in_worker)
-    monkeypatch.setattr("empo2.trainer.resolve_model", lambda model: "/cache/policy-abc")
+    monkeypatch.setattr("empo2.training.trainer.resolve_model", lambda model: "/cache/policy-abc")
     out = tmp_path / "out"
     run_bench([0], out, tmp_path / "runs", workers=1, arms=["EMPO²", "GRPO"])
     before = (out / "results.json").read_bytes()
@@ -233,7 +233,7 @@ def test_a_resumed_bench_continues_a_run_it_left_half_trained_and_refuses_a_fore
     import empo2.bench as bench
     from empo2.config import load_config
     from empo2.runs.folder import RunFolder
-    from empo2.trainer import Trainer
+    from empo2.training.trainer import Trainer
 
     overrides = [f"policy.model={tiny_policy}", "max_env_steps=40", "algo.batch_tasks=2",
                  "algo.group_size=2", "env.max_steps=5", "policy.max_action_tokens=6"]

@@ -80,7 +80,7 @@ def test_run_tips_measures_a_real_run_and_refuses_a_folder_that_is_not_one(tmp_p
     from conftest import tiny_run_overrides
     from empo2.config import load_config
     from empo2.runs.folder import RunFolder
-    from empo2.trainer import Trainer
+    from empo2.training.trainer import Trainer
 
     config = load_config(tiny_run_overrides(tiny_policy, iterations=2, **{"eval.every": 0}))
     config.root, config.name = str(tmp_path), "run"

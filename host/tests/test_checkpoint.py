@@ -1,4 +1,4 @@
-"""Training checkpoints (runs/checkpoint.py) saved and loaded directly, in seconds.
+"""Training checkpoints (training/checkpoint.py) saved and loaded directly, in seconds.
 
 The trainer tests (test_train.py, test_cli.py's resume, test_sharding.py) save and resume
 checkpoints too, but they take minutes and compare a run with another run of the same code;
@@ -22,13 +22,13 @@ from safetensors.torch import load_file, save_file
 from test_runs import OneHotEmbedder
 
 from empo2.algo.intrinsic import make_intrinsic_reward
-from empo2.distributed import Dist
+from empo2.training.distributed import Dist
 from empo2.memory.store import MemoryStore
 from empo2.policy.model import LoraSettings, load_policy
-from empo2.runs import checkpoint as checkpoint_module
-from empo2.runs.checkpoint import load_checkpoint, save_checkpoint
+from empo2.training import checkpoint as checkpoint_module
+from empo2.training.checkpoint import load_checkpoint, save_checkpoint
 from empo2.runs.folder import RunFolder
-from empo2.sharding import has_sharded
+from empo2.training.sharding import has_sharded
 
 
 def make_trainer(policy, seed: int, dist: Dist = Dist(), lora: LoraSettings | None = None):

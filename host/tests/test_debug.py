@@ -17,7 +17,7 @@ from empo2.config import load_config
 from empo2.envs.registry import make_env
 from empo2.debug.launch import Launch, LaunchError, open_session
 from empo2.debug.session import DebugStateError
-from empo2.rollout import Episode, roll_out
+from empo2.training.rollout import Episode, roll_out
 from empo2.runs.folder import RunFolder
 from empo2.server.client import HostError
 from empo2.server.protocol import error_codes

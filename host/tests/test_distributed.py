@@ -18,7 +18,7 @@ from distributed_support import one_update
 from empo2.config import load_config
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.policy.model import load_policy
-from empo2.rollout import Episode, RolloutSettings, roll_out
+from empo2.training.rollout import Episode, RolloutSettings, roll_out
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent

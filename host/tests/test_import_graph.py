@@ -14,10 +14,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "empo2"
 # Who may not import whom at module level: the environments know nothing of policies, training
 # or the server; the memory and the run folder know nothing of training or the server.
 FORBIDDEN = {
-    "empo2.envs": ("empo2.policy", "empo2.trainer", "empo2.rollout", "empo2.server"),
-    "empo2.memory": ("empo2.policy", "empo2.trainer", "empo2.rollout", "empo2.server"),
-    "empo2.runs": ("empo2.trainer", "empo2.server"),
-    "empo2.algo": ("empo2.policy", "empo2.trainer", "empo2.server"),
+    "empo2.envs": ("empo2.policy", "empo2.training.trainer", "empo2.training.rollout", "empo2.server"),
+    "empo2.memory": ("empo2.policy", "empo2.training.trainer", "empo2.training.rollout", "empo2.server"),
+    "empo2.runs": ("empo2.training.trainer", "empo2.server"),
+    "empo2.algo": ("empo2.policy", "empo2.training.trainer", "empo2.server"),
 }
 
 

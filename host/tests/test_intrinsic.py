@@ -166,7 +166,7 @@ def test_registry_variants_share_one_call():
 
 def _episodes_of_states(groups: list[list[list[str]]]):
     """Episodes of one task variation whose step t reaches the state groups[g][e][t]."""
-    from empo2.rollout import Episode, StepRecord
+    from empo2.training.rollout import Episode, StepRecord
 
     episodes, after = [], []
     for g, group in enumerate(groups):
@@ -201,7 +201,7 @@ def test_permuting_a_groups_episodes_permutes_their_rewards_and_nothing_else(see
     """Defect 2 of issue 9: scored one episode after another, the first episode of a group earned
     1.0 for a state and the others ½, ⅓, … for the same state; group normalisation made that an
     advantage for being first. Scored jointly, the rewards follow the episodes."""
-    from empo2.rollout import add_intrinsic_rewards
+    from empo2.training.rollout import add_intrinsic_rewards
 
     rng = np.random.default_rng(seed)
     rooms = [f"you are in the room {k}" for k in range(6)]
@@ -232,7 +232,7 @@ def test_permuting_a_groups_episodes_permutes_their_rewards_and_nothing_else(see
 def test_a_state_reached_by_every_episode_at_once_pays_them_all_alike():
     """Eight episodes reach the same new state at step 0: joint count 8, each earns ⅛; a state
     revisited later in one episode counts the visits before it (1, then ½ along the episode)."""
-    from empo2.rollout import add_intrinsic_rewards
+    from empo2.training.rollout import add_intrinsic_rewards
 
     episodes, after = _episodes_of_states([[["hallway"]] * 8])
     add_intrinsic_rewards(episodes, after, NoveltyReward(threshold=0.9), OneHotEmbedder())

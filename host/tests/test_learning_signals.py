@@ -1,13 +1,13 @@
-"""The per-iteration figures that explain learning (empo2/learning_signals.py)."""
+"""The per-iteration figures that explain learning (empo2/training/learning_signals.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from empo2.config import AlgoConfig
-from empo2.learning_signals import intrinsic_advantage_share, learning_signals, success_tip_share
+from empo2.training.learning_signals import intrinsic_advantage_share, learning_signals, success_tip_share
 from empo2.memory.store import MemoryStore
-from empo2.rollout import Episode, StepRecord
+from empo2.training.rollout import Episode, StepRecord
 
 
 def episode(group: int, rewards: list[float], intrinsic: list[float], tip_ids=()) -> Episode:

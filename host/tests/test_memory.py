@@ -570,7 +570,7 @@ def test_a_persons_rewrite_is_retrieved_without_the_old_episodes_actions(store, 
 def test_the_rollout_shows_a_rewritten_tip_as_the_person_wrote_it(embedder):
     from empo2.config import load_config
     from empo2.envs.registry import make_env
-    from empo2.rollout import RolloutSettings, distinct_tips
+    from empo2.training.rollout import RolloutSettings, distinct_tips
 
     config = load_config("builtin-smoke")
     assert config.memory.edited_tip_actions == "drop"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from empo2.algo.intrinsic import make_intrinsic_reward
-from empo2.rollout import MEMORY, MEMORY_FREE, Episode, StepRecord, add_intrinsic_rewards
+from empo2.training.rollout import MEMORY, MEMORY_FREE, Episode, StepRecord, add_intrinsic_rewards
 
 GARDEN = "you are in the garden . the sun shines on a bed of red flowers ."
 CELLAR = "a dark cellar . a locked wooden chest stands against the cold wall ."

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from empo2.config import load_config
-from empo2.plan import GIB, PlanError, parse_memory, plan
+from empo2.training.plan import GIB, PlanError, parse_memory, plan
 
 
 def _paper(strategy: str):

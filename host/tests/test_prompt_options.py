@@ -7,7 +7,7 @@ import pytest
 from empo2.config import ConfigError, load_config
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.policy.prompting import Turn, reflection_messages
-from empo2.rollout import Episode, RolloutSettings, StepRecord
+from empo2.training.rollout import Episode, RolloutSettings, StepRecord
 
 OPENED = "you open the crate . it holds a rag , a cup and a cell ."
 

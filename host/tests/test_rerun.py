@@ -25,7 +25,7 @@ from empo2.rerun import RERUN_FILE, RerunError, RerunSettings, rerun
 from empo2.runs.branch import (PARENT_FILE, STAGING, BranchError, adopt_branch, branches_of,
                                create_branch, delete_branch, parent_record)
 from empo2.runs.folder import RunFolder, RunLockedError
-from empo2.trainer import Trainer
+from empo2.training.trainer import Trainer
 from server_support import train_tiny_run
 
 HOST = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ def test_a_branch_records_its_parent_and_the_edit(parent):
 
 
 def test_rerun_updates_the_branch_through_the_training_loss(parent, embedder, monkeypatch):
-    import empo2.trainer as trainer_module
+    import empo2.training.trainer as trainer_module
 
     folder, tip = parent
     before = snapshot(folder.path)
@@ -131,7 +131,7 @@ def test_dry_run_writes_only_its_record_and_keeps_the_weights(parent, embedder):
 
 
 def test_dry_run_loss_takes_no_step(parent, embedder):
-    from empo2.update import dry_run_loss
+    from empo2.training.update import dry_run_loss
 
     folder, tip = parent
     branch = create_branch(folder)

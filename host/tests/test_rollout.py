@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from empo2 import rollout
+from empo2.training import rollout
 from empo2.config import load_config
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.envs.textworld import TextWorldEnv
@@ -28,9 +28,9 @@ from empo2.policy.model import load_policy
 from empo2.policy.prompting import (SYSTEM_PROMPT, Turn, reflection_messages, shown_tip,
                                     step_messages, step_user_text, with_tips)
 from empo2.policy.tokenizer import encode_chat
-from empo2.rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, StepRecord,
-                           _fit_reflection, _fit_tips, _fit_user_turn, episode_generator,
-                           roll_out, step_prompts, write_tips)
+from empo2.training.rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, StepRecord,
+                                    _fit_reflection, _fit_tips, _fit_user_turn, episode_generator,
+                                    roll_out, step_prompts, write_tips)
 
 TASK = "power-device"
 

@@ -12,7 +12,7 @@ import pytest
 
 from empo2.memory.store import MemoryStore
 from empo2.policy.prompting import with_tips
-from empo2.rollout import Episode, StepRecord
+from empo2.training.rollout import Episode, StepRecord
 from empo2.runs import folder as folder_module
 from empo2.runs.atomic import (append_jsonl, atomic_write_json, dumps_line, encode_lines, intact_length,
                                iter_jsonl, repair_jsonl, truncate_synced)
@@ -20,7 +20,7 @@ from empo2.runs.branch import (PARENT_FILE, RERUN_FILE, STAGING, TRASH, BranchEr
                                branches_of, create_branch, delete_branch, parent_record,
                                person_edits_after, rerun_status)
 from empo2.runs.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError
-from empo2.runs.records import episode_record, episode_summary
+from empo2.training.records import episode_record, episode_summary
 
 
 def test_torn_last_line_is_skipped_then_repaired(tmp_path):

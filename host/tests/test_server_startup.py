@@ -23,7 +23,7 @@ from empo2.server.client import HostClient
 from server_support import TOKEN, SchemaCheck
 from test_server_process import Served
 
-TRAINING_STACK = ("torch", "transformers", "scipy", "sentence_transformers", "empo2.trainer")
+TRAINING_STACK = ("torch", "transformers", "scipy", "sentence_transformers", "empo2.training.trainer")
 # What a process that imported them has mapped (torch and scipy ship shared libraries).
 MAPPED = ("/torch/lib/", "/scipy/")
 # Not needed to serve either: numpy alone is a third of a second of the ready line (memory files).

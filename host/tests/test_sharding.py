@@ -166,7 +166,7 @@ def test_sharded_checkpoints_change_world_size_and_export(tmp_path, tiny_policy,
     from its own generator (trainer.py, choice 6), so a rank change plays the same episodes."""
     from empo2.export import export_checkpoint
     from empo2.policy.model import load_policy
-    from empo2.sharding import load_sharded
+    from empo2.training.sharding import load_sharded
 
     config = _config(tiny_policy)
     # 2 -> 1: written by two ranks, exported and resumed by one process.

@@ -41,8 +41,8 @@ def test_every_declared_key_has_a_description_and_task_keys_match_one_segment():
 
 
 def test_update_and_rollout_modes_and_authors_are_the_protocols_enums():
-    from empo2.rollout import ROLLOUT_MODES
-    from empo2.update import UPDATE_MODES
+    from empo2.training.rollout import ROLLOUT_MODES
+    from empo2.training.update import UPDATE_MODES
 
     assert list(UPDATE_MODES) == DEFS["UpdateMode"]["enum"]
     assert list(ROLLOUT_MODES) == DEFS["RolloutMode"]["enum"]
@@ -57,7 +57,7 @@ def test_every_key_a_training_run_writes_is_declared(tmp_path, tiny_policy, embe
     declared keys: a key added to the trainer without a declaration fails here."""
     from empo2.config import load_config
     from empo2.runs.folder import RunFolder
-    from empo2.trainer import Trainer
+    from empo2.training.trainer import Trainer
 
     overrides = tiny_run_overrides(tiny_policy, **{"iterations": 2, "algo.p_memory": 0.5,
                                                    "algo.kl_beta": 0.01, "eval.every": 2})
@@ -102,7 +102,7 @@ def test_rollout_settings_come_from_the_config_whole():
 
     from empo2.config import load_config
     from empo2.envs.builtin.env import BuiltinEnv
-    from empo2.rollout import RolloutSettings
+    from empo2.training.rollout import RolloutSettings
 
     config = load_config({"env": {"workers": 3}, "memory": {"similarity_threshold": 0.7, "top_k": 4},
                           "policy": {"max_sequence_tokens": 900, "generation_batch": 5,

@@ -14,9 +14,9 @@ from conftest import tiny_run_overrides
 from empo2.config import load_config
 from empo2.memory.records import Retrieved
 from empo2.policy.prompting import shown_tip
-from empo2.rollout import distinct_tips, tip_parts
+from empo2.training.rollout import distinct_tips, tip_parts
 from empo2.runs.folder import RunFolder
-from empo2.trainer import Trainer
+from empo2.training.trainer import Trainer
 
 
 def entry(tip_id: str, text: str, action: str, score: float = 0.0) -> Retrieved:

@@ -10,7 +10,7 @@ import torch
 from conftest import tiny_run_overrides
 from empo2.config import load_config
 from empo2.runs.folder import RunFolder
-from empo2.trainer import Trainer
+from empo2.training.trainer import Trainer
 
 pytestmark = pytest.mark.slow
 
@@ -122,8 +122,8 @@ def test_tips_are_written_by_the_configured_writer(tmp_path, tiny_policy, embedd
     the trained policy ('policy', the paper) or the frozen warm start ('initial'; under LoRA the
     base with the adapters switched off)."""
     from empo2.policy.model import load_policy
-    from empo2.rollout import episode_generator, roll_out, write_tips
-    from empo2.trainer import ROLLOUT_STREAM
+    from empo2.training.rollout import episode_generator, roll_out, write_tips
+    from empo2.training.trainer import ROLLOUT_STREAM
 
     trainer, _ = make_trainer(tmp_path, tiny_policy, embedder, iterations=2, **{
         "algo.lr": 1e-2, "eval.every": 0, "memory.tip_writer": writer, "policy.lora_rank": lora_rank})

@@ -14,7 +14,7 @@ from conftest import tiny_run_overrides
 from empo2.config import load_config
 from empo2.memory.store import MemoryStore
 from empo2.runs.folder import RunFolder
-from empo2.trainer import Trainer
+from empo2.training.trainer import Trainer
 
 pytestmark = pytest.mark.slow
 

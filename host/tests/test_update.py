@@ -18,8 +18,8 @@ from empo2.algo.losses import kl_penalty, token_mean
 from empo2.config import CHOICES, AlgoConfig
 from empo2.policy.generation import sequence_logprobs
 from empo2.policy.model import load_policy
-from empo2.update import (OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, UPDATE_MODES, build_samples,
-                          dry_run_loss, episode_returns, update_policy)
+from empo2.training.update import (OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, UPDATE_MODES, build_samples,
+                                   dry_run_loss, episode_returns, update_policy)
 from update_episodes import action_logprobs, make_episodes
 
 OLD_LOGPROB_SETTINGS = CHOICES["algo.off_policy_old_logprob"]
@@ -412,7 +412,7 @@ def test_the_configured_kl_estimator_is_the_one_the_loss_uses(policy):
 def test_the_reported_ratio_extremes_are_the_extremes_over_every_step(policy, monkeypatch):
     """With several optimizer steps the metrics line averages each statistic over the steps,
     except the ratio's max and min, which are the largest and smallest of any step."""
-    from empo2 import update
+    from empo2.training import update
 
     steps = []
     real_step = update._minibatch_step

@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from empo2.distributed import SINGLE, Dist
+from empo2.training.distributed import SINGLE, Dist
 from empo2.policy.generation import sequence_logprobs
 from empo2.policy.model import load_policy
-from empo2.update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, tip_guided_logprobs
+from empo2.training.update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, tip_guided_logprobs
 from update_episodes import action_logprobs, make_episodes
 
 
@@ -68,7 +68,7 @@ def test_scoring_in_micro_batches_gives_one_pass_padded_to_the_width(policy):
     at a time over eight (the last batch short, its actions narrower than the widest) must give
     the rows one pass over all eight gives, padded with zeros and masked to the longest action,
     or to a wider `width` a rank of a sharded update asks for."""
-    from empo2.update import _pad, _scored
+    from empo2.training.update import _pad, _scored
 
     model, tokenizer = policy
     steps = [s for ep in make_episodes(tokenizer, OFF_POLICY) for s in ep.steps]
@@ -124,7 +124,7 @@ def test_ranks_score_their_round_robin_share_and_gather_every_row_in_order(polic
     """π_old with several ranks: each scores every world-th sample (a rank past the last sample
     scores none), padded to the widest action of all ranks, and the gathered shares,
     interleaved back, are the one-process scores."""
-    from empo2.update import _scored_everywhere
+    from empo2.training.update import _scored_everywhere
 
     model, tokenizer = policy
     steps = [s for ep in make_episodes(tokenizer, OFF_POLICY) for s in ep.steps]

@@ -8,8 +8,8 @@ import torch
 from empo2.policy.generation import sequence_logprobs
 from empo2.policy.prompting import step_messages, step_user_text, with_tips
 from empo2.policy.tokenizer import encode_chat, encode_response
-from empo2.rollout import MEMORY, MEMORY_FREE, Episode, StepRecord
-from empo2.update import ON_POLICY
+from empo2.training.rollout import MEMORY, MEMORY_FREE, Episode, StepRecord
+from empo2.training.update import ON_POLICY
 
 TIP = "turn on the lamp first ; action : turn on lamp"
 ACTIONS = ("go to kitchen", "turn on lamp", "look around", "pick up seed")

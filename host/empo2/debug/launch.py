@@ -85,8 +85,8 @@ def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
     from ..algo.intrinsic import make_intrinsic_reward
     from ..envs.registry import make_env
     from ..policy.model import PolicyLoadError, load_policy
-    from ..rollout import RolloutSettings
-    from ..trainer import resolve_device, resolve_model
+    from ..training.rollout import RolloutSettings
+    from ..training.trainer import resolve_device, resolve_model
     from .replay import score_recording, training_advantage
 
     config = run_config(launch.run or launch.record_run)

@@ -9,7 +9,7 @@ Every recorded step is scored in one forward pass per prompt (with tips, without
   recorded token is not the most likely one given the recorded prefix); the first such turn is
   the session's `firstDifferentTurn`;
 - for a training episode, what its update did with it: the episode's GRPO advantage (from its
-  iteration's group, update.py's own return and advantage functions), each token's importance
+  iteration's group, training/update.py's own return and advantage functions), each token's importance
   ratio under the update mode's prompts (paper Table 3: numerator without tips for off-policy)
   over the recorded behaviour log-prob, and whether low-probability masking drops it.
 
@@ -27,15 +27,15 @@ import torch
 from ..algo.losses import group_advantages, low_probability_mask
 from ..config import TrainConfig
 from ..policy.generation import sequence_alternatives
-from ..rollout import Episode, StepRecord
-from ..update import episode_returns
+from ..training.rollout import Episode, StepRecord
+from ..training.update import episode_returns
 from .session import TOP_K, token_views
 
 SCORING_BATCH = 16
 
 
 def episode_from_record(record: dict) -> Episode:
-    """The rollout's Episode back from its run-folder record (runs/records.py writes it)."""
+    """The rollout's Episode back from its run-folder record (training/records.py writes it)."""
     ep = Episode(id=record["id"], task=record["task"], variation=record["variation"],
                  group=record.get("group", 0), rollout_mode=record.get("rollout_mode", "memory-free"),
                  description=record.get("description", ""), final_score=record.get("return", 0.0),

@@ -28,7 +28,7 @@ import torch
 from ..policy.generation import generate_from_ids, sequence_alternatives
 from ..policy.prompting import with_tips
 from ..policy.tokenizer import encode_response
-from ..rollout import Episode, RolloutSettings, StepRecord, step_prompts
+from ..training.rollout import Episode, RolloutSettings, StepRecord, step_prompts
 
 TOP_K = 5
 

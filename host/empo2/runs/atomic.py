@@ -1,7 +1,7 @@
 """The one crash-safe write kit: a `kill -9` (or a power cut) at any instant leaves every file of
 a run folder, its memory store included, whole or absent.
 
-Every writer of the run folder goes through these helpers (runs/folder.py, runs/checkpoint.py,
+Every writer of the run folder goes through these helpers (runs/folder.py, training/checkpoint.py,
 memory/persistence.py, memory/store.py); they sit here, beside the run folder that owns the
 rule, and the memory imports them.
 

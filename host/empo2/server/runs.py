@@ -28,7 +28,7 @@ from ..config import ConfigError, TrainConfig, load_config, presets
 from ..runs.atomic import iter_jsonl
 from ..runs.branch import PARENT_FILE, rerun_status
 from ..runs.folder import RunFolder, RunFolderError, RunLockedError
-from ..run_control import RunControl, TrainerHooks
+from ..training.run_control import RunControl, TrainerHooks
 from .protocol import ProtocolError
 from .wire import to_wire
 
@@ -373,7 +373,7 @@ class RunManager:
 
     def _train_run(self, live: LiveRun, hooks: _Hooks) -> None:
         """Builds the trainer (loads the model) and trains."""
-        from ..trainer import Trainer
+        from ..training.trainer import Trainer
 
         if live.config.policy.model == "builtin":  # built once, minutes on a CPU: say so
             from ..policy.builtin import ensure_builtin_policy

@@ -96,7 +96,7 @@ async def rerun(request, params: dict) -> dict:
         job = Job(job_id=f"job-{next(_ids)}", run_id=params["runId"], branch_id=None,
                   dry_run=settings.dry_run)
         if settings.dry_run:
-            from ...run_control import RunControl
+            from ...training.run_control import RunControl
 
             await host.blocking(_checked, _validate, folder, settings)
             job.control = RunControl()

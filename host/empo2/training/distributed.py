@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import torch
 import torch.distributed as torch_dist
 
-from .algo.losses import merge_stats
+from ..algo.losses import merge_stats
 
 
 @dataclass

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import torch
 
-from .algo.losses import group_advantages, low_probability_mask, merge_stats, token_mean, total_loss
-from .config import AlgoConfig
+from ..algo.losses import group_advantages, low_probability_mask, merge_stats, token_mean, total_loss
+from ..config import AlgoConfig
+from ..policy.generation import sequence_logprobs
 from .distributed import SINGLE, Dist
-from .policy.generation import sequence_logprobs
 from .rollout import Episode
 
 # The update modes of EMPO2.md Table 3 (the strings of the protocol's UpdateMode).

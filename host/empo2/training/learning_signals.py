@@ -22,9 +22,9 @@ import dataclasses
 
 import torch
 
-from . import metric_keys as metric
-from .config import AlgoConfig
-from .envs.base import SCORE_MAX
+from .. import metric_keys as metric
+from ..config import AlgoConfig
+from ..envs.base import SCORE_MAX
 from .rollout import Episode
 from .update import OFF_POLICY, episode_returns
 

@@ -15,9 +15,9 @@ import json
 
 import torch
 
-from ..sharding import load_sharded, save_sharded
-from .atomic import atomic_write_json
-from .folder import RunFolder
+from ..runs.atomic import atomic_write_json
+from ..runs.folder import RunFolder
+from .sharding import load_sharded, save_sharded
 
 
 def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .envs.pool import EnvPool
-from .envs.registry import make_env
-from .memory.store import MemoryStore
+from ..envs.pool import EnvPool
+from ..envs.registry import make_env
+from ..memory.store import MemoryStore
 from .rollout import MEMORY, MEMORY_FREE, Episode, RolloutSettings, roll_out, write_tips
 
 

@@ -38,23 +38,23 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import metric_keys as metric
-from .algo.intrinsic import make_intrinsic_reward
-from .config import ConfigError, TrainConfig
+from .. import metric_keys as metric
+from ..algo.intrinsic import make_intrinsic_reward
+from ..config import ConfigError, TrainConfig
+from ..envs.pool import EnvPool
+from ..envs.registry import make_env
+from ..memory.embedding import SentenceEmbedder
+from ..memory.store import MemoryStore
+from ..policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
+from ..policy.scripted_writer import ScriptedTipWriter
+from ..runs.folder import RunFolder
+from .checkpoint import load_checkpoint, save_checkpoint
 from .distributed import Dist
-from .envs.pool import EnvPool
-from .envs.registry import make_env
 from .learning_signals import learning_signals
-from .memory.embedding import SentenceEmbedder
-from .memory.store import MemoryStore
-from .policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
-from .policy.scripted_writer import ScriptedTipWriter
+from .records import episode_record, episode_summary
 from .rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards,
                       episode_generator, roll_out, write_tips)
 from .run_control import RunControl, TrainerHooks
-from .runs.checkpoint import load_checkpoint, save_checkpoint
-from .runs.folder import RunFolder
-from .runs.records import episode_record, episode_summary
 from .update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, update_policy
 
 log = logging.getLogger("empo2.trainer")
@@ -73,7 +73,7 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
 
 def resolve_model(name: str, progress=None) -> str:
     if name == "builtin":
-        from .policy.builtin import ensure_builtin_policy
+        from ..policy.builtin import ensure_builtin_policy
 
         return str(ensure_builtin_policy(progress=progress))
     return name
@@ -159,7 +159,7 @@ class Trainer:
         self.memory: MemoryStore | None = None
 
     def _shard(self, model):
-        from .policy.model import MIXED_BF16
+        from ..policy.model import MIXED_BF16
         from .sharding import shard_model
 
         return shard_model(model, self.device, mixed_bf16=self.config.policy.dtype == MIXED_BF16,

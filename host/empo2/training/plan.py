@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .config import TrainConfig
+from ..config import TrainConfig
 
 GIB = 1024 ** 3
 USABLE = 0.9  # assumption 5

@@ -23,13 +23,13 @@ from typing import Callable, Iterator
 import numpy as np
 import torch
 
-from .envs.base import TextEnv
-from .policy.generation import Sampler, generate_from_ids
-from .config import TrainConfig
-from .policy.scripted_writer import ScriptedTipWriter
-from .policy.prompting import (Turn, reflection_messages, shown_tip, step_messages,
-                               step_user_text, system_prompt_for, with_tips)
-from .policy.tokenizer import encode_chat
+from ..config import TrainConfig
+from ..envs.base import TextEnv
+from ..policy.generation import Sampler, generate_from_ids
+from ..policy.prompting import (Turn, reflection_messages, shown_tip, step_messages,
+                                step_user_text, system_prompt_for, with_tips)
+from ..policy.scripted_writer import ScriptedTipWriter
+from ..policy.tokenizer import encode_chat
 
 # The rollout modes (the strings of the protocol's RolloutMode).
 MEMORY, MEMORY_FREE = "memory", "memory-free"
