@@ -37,8 +37,8 @@ from empo2.policy.demos import render_tip  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
 from empo2.memory.store import MemoryStore  # noqa: E402
-from empo2.rerun import RerunSettings, evaluate_pairs, rerun  # noqa: E402
-from empo2.runs.branch import create_branch  # noqa: E402
+from empo2.rerun.runner import RerunSettings, evaluate_pairs, rerun  # noqa: E402
+from empo2.rerun.branch import create_branch  # noqa: E402
 from empo2.runs.folder import RunFolder  # noqa: E402
 from empo2.training.trainer import Trainer  # noqa: E402
 

@@ -6,8 +6,8 @@
     empo2-host resume RUN_FOLDER                 continue a run from its last checkpoint
     empo2-host eval --run RUN_FOLDER             memory-free and memory-augmented success
     empo2-host bench [--seeds 0,1,2,3,4]          EMPO² vs the paper's GRPO on the built-in worlds
-    empo2-host rerun RUN [--dry-run] [..]         rerun the off-policy update on a branch (rerun.py)
-    empo2-host branch create|adopt|delete|list RUN  branch runs (runs/branch.py)
+    empo2-host rerun RUN [--dry-run] [..]         rerun the off-policy update on a branch (rerun/runner.py)
+    empo2-host branch create|adopt|delete|list RUN  branch runs (rerun/branch.py)
     empo2-host export-onnx SOURCE [--out DIR]     a policy as ONNX for local scoring (onnx_export.py)
     empo2-host serve [--port 0] [--run-root DIR]  the JSON-RPC host for EMPO² Studio (protocol/)
 
@@ -437,7 +437,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_rerun(args) -> int:
-    from .rerun import RerunSettings, rerun
+    from .rerun.runner import RerunSettings, rerun
     from .runs.folder import RunFolder
 
     folder = RunFolder.open(Path(args.run))
@@ -455,7 +455,7 @@ def cmd_rerun(args) -> int:
 
 
 def cmd_branch(args) -> int:
-    from .runs.branch import adopt_branch, branches_of, create_branch, delete_branch
+    from .rerun.branch import adopt_branch, branches_of, create_branch, delete_branch
     from .runs.folder import RunFolder
 
     folder = RunFolder.open(Path(args.run))

@@ -1,4 +1,4 @@
-"""Branch runs and the rerun of the off-policy update (rerun.py, runs/branch.py).
+"""Branch runs and the rerun of the off-policy update (rerun/runner.py, rerun/branch.py).
 
 Real parts throughout: the tiny built-in policy, the real embedder, a parent trained by the real
 trainer, a person's edit through the real memory store, the CLI in a subprocess for kill -9.
@@ -21,9 +21,9 @@ import torch
 
 from empo2.config import load_config
 from empo2.memory.store import MemoryStore
-from empo2.rerun import RERUN_FILE, RerunError, RerunSettings, rerun
-from empo2.runs.branch import (PARENT_FILE, STAGING, BranchError, adopt_branch, branches_of,
-                               create_branch, delete_branch, parent_record)
+from empo2.rerun.runner import RERUN_FILE, RerunError, RerunSettings, rerun
+from empo2.rerun.branch import (PARENT_FILE, STAGING, BranchError, adopt_branch, branches_of,
+                                create_branch, delete_branch, parent_record)
 from empo2.runs.folder import RunFolder, RunLockedError
 from empo2.training.trainer import Trainer
 from server_support import train_tiny_run

@@ -16,9 +16,9 @@ from empo2.training.rollout import Episode, StepRecord
 from empo2.runs import folder as folder_module
 from empo2.runs.atomic import (append_jsonl, atomic_write_json, dumps_line, encode_lines, intact_length,
                                iter_jsonl, repair_jsonl, truncate_synced)
-from empo2.runs.branch import (PARENT_FILE, RERUN_FILE, STAGING, TRASH, BranchError, adopt_branch,
-                               branches_of, create_branch, delete_branch, parent_record,
-                               person_edits_after, rerun_status)
+from empo2.rerun.branch import (PARENT_FILE, RERUN_FILE, STAGING, TRASH, BranchError, adopt_branch,
+                                branches_of, create_branch, delete_branch, parent_record,
+                                person_edits_after, rerun_status)
 from empo2.runs.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError
 from empo2.training.records import episode_record, episode_summary
 
@@ -379,7 +379,7 @@ def test_an_episode_record_carries_every_field_of_every_step(tmp_path):
     assert record["steps"][0]["prompt"] != "user 0"  # the tips are in the prompt with tips
 
 
-# -- branches (runs/branch.py) ------------------------------------------------------------------
+# -- branches (rerun/branch.py) -----------------------------------------------------------------
 # tests/test_rerun.py branches a parent the real trainer trained (minutes); these build the
 # parent's folder by hand, so that each rule of a branch is checked in a second.
 

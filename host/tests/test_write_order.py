@@ -153,7 +153,7 @@ def test_a_checkpoint_is_committed_in_that_order_and_nothing_points_at_it(tmp_pa
 def test_a_branch_has_its_checkpoint_folder_and_no_latest_pointer(tmp_path):
     """A branch is born with a copy of its parent's checkpoint, found by its folder like every
     checkpoint: no LATEST file (nothing reads one)."""
-    from empo2.runs.branch import create_branch
+    from empo2.rerun.branch import create_branch
 
     parent = RunFolder.create(tmp_path, "r", {})
     tmp = parent.new_checkpoint_dir(3)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..runs.atomic import iter_jsonl
-from ..runs.branch import PARENT_FILE, rerun_status
+from ..rerun.branch import PARENT_FILE, rerun_status
 from ..runs.folder import RunFolder, RunFolderError, RunLockedError
 from ..training.run_control import RunControl, TrainerHooks
 from .protocol import ProtocolError

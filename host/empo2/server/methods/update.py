@@ -1,12 +1,12 @@
 """`update.*` and `branch.*`: rerun the off-policy update on a branch, dry-run it, compare,
-adopt and delete branches (rerun.py and runs/branch.py do the work).
+adopt and delete branches (rerun/runner.py and rerun/branch.py do the work).
 
 A rerun is a run of the branch it writes: it becomes the host's live run (its `work` is the
 rerun instead of training), so RunBusy, `run/state`, `run/progress`, the memory hand-over and
 `run.stop` all apply to it as to training; `update.cancel` is `run.stop` of that branch. A dry
 run writes no branch: it runs in a thread of its own, and while it runs the host starts nothing
-else (one model at a time). rerun.py imports torch, so it is imported inside the handlers: the
-idle server starts without it.
+else (one model at a time). rerun/runner.py imports torch, so it is imported inside the
+handlers: the idle server starts without it.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def _as_protocol_error(err: Exception) -> ProtocolError:
 
 async def rerun(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs
-    reruns = await host.load("empo2.rerun")
+    reruns = await host.load("empo2.rerun.runner")
     settings = _settings(reruns, params)
     async with runs.launch_lock:
         runs.check_idle()
@@ -129,8 +129,8 @@ def _validate(folder: RunFolder, settings) -> None:
     """What prepare_branch checks, without creating anything (a dry run makes no branch here)."""
     from ...config import load_config
     from ...memory.layout import EVENTS_FILE
-    from ...rerun import chosen_variations
-    from ...runs.branch import checkpoint_marker, not_training, person_edits_after
+    from ...rerun.runner import chosen_variations
+    from ...rerun.branch import checkpoint_marker, not_training, person_edits_after
 
     settings.check()
     with not_training(folder):
@@ -148,7 +148,7 @@ def _config(branch: RunFolder):
 
 def _rerun_work(host, job: Job, live, hooks) -> None:
     """The branch's live-run thread: the rerun, then `update/finished`."""
-    from ...rerun import RerunSettings, rerun as run_rerun
+    from ...rerun.runner import RerunSettings, rerun as run_rerun
 
     def adopt_trainer(trainer):
         live.trainer = trainer
@@ -164,7 +164,7 @@ def _rerun_work(host, job: Job, live, hooks) -> None:
 
 
 def _dry_run(host, job: Job, folder: RunFolder, settings) -> None:
-    from ...rerun import rerun as run_rerun
+    from ...rerun.runner import rerun as run_rerun
 
     try:
         result = run_rerun(folder, settings, hooks=_JobHooks(host, job), control=job.control,
@@ -204,14 +204,14 @@ async def cancel(request, params: dict) -> dict:
 
 async def compare(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs
-    reruns = await host.load("empo2.rerun")
+    reruns = await host.load("empo2.rerun.runner")
     folder = runs.folder(params["runId"])
     return {"result": await host.blocking(_checked, reruns.comparison, folder)}
 
 
 async def adopt(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs
-    from ...runs.branch import adopt_branch
+    from ...rerun.branch import adopt_branch
 
     folder = runs.folder(params["runId"])
     await host.blocking(_checked, adopt_branch, folder)
@@ -220,7 +220,7 @@ async def adopt(request, params: dict) -> dict:
 
 async def delete(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs
-    from ...runs.branch import delete_branch
+    from ...rerun.branch import delete_branch
 
     folder = runs.folder(params["runId"])
     if runs.live is not None and runs.live.folder.path == folder.path:

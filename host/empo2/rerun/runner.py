@@ -4,7 +4,7 @@
                          [--iterations K] [--dry-run]
 
 A person edits tips, then asks what the policy would learn from them. The rerun:
-1. branches the run at checkpoint C (runs/branch.py; the parent is never written), whose memory
+1. branches the run at checkpoint C (rerun/branch.py; the parent is never written), whose memory
    is the parent's as it now stands: the checkpoint's, with people's later edits re-applied;
 2. evaluates the chosen variations memory-free at C (fixed seeds);
 3. for K iterations, through the trainer's own steps (`Trainer.play`, `Trainer.update`,
@@ -42,18 +42,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .algo.losses import kl_penalty
-from .config import load_config
-from .training.rollout import MEMORY_FREE, Episode, RolloutSettings, StepRecord, roll_out
-from .training.run_control import RunControl, TrainerHooks
-from .runs.atomic import atomic_write_json
-from .envs.registry import make_env
-from .memory.layout import EVENTS_FILE
-from .runs.branch import (RERUN_FILE, BranchError, checkpoint_marker, create_branch,
-                          not_training, parent_record, person_edits_after)
-from .runs.folder import RunFolder, iteration_name
-from .training.trainer import Trainer
-from .training.update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
+from ..algo.losses import kl_penalty
+from ..config import load_config
+from ..envs.registry import make_env
+from ..memory.layout import EVENTS_FILE
+from ..runs.atomic import atomic_write_json
+from ..runs.folder import RunFolder, iteration_name
+from ..training.rollout import MEMORY_FREE, Episode, RolloutSettings, StepRecord, roll_out
+from ..training.run_control import RunControl, TrainerHooks
+from ..training.trainer import Trainer
+from ..training.update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
+from .branch import (RERUN_FILE, BranchError, checkpoint_marker, create_branch,
+                     not_training, parent_record, person_edits_after)
 
 DRY_RUNS = "dry-runs"
 UPDATE_MODE = OFF_POLICY

@@ -45,11 +45,11 @@ except ImportError:  # Windows: no advisory locks
 
 from ..memory.layout import EVENTS_FILE, KEYS_FILE
 from ..memory.records import is_person
-from .atomic import atomic_write_json, commit_folder, move_folder
-from .folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name
+from ..runs.atomic import atomic_write_json, commit_folder, move_folder
+from ..runs.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name
 
 PARENT_FILE = "parent.json"
-RERUN_FILE = "rerun.json"  # a branch's rerun: settings, progress, comparison (rerun.py)
+RERUN_FILE = "rerun.json"  # a branch's rerun: settings, progress, comparison (rerun/runner.py)
 STAGING = ".empo2-branching"  # under the root: branches being assembled
 TRASH = ".empo2-deleting"     # under the root: branches being deleted
 FORMAT = 1
