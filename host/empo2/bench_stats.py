@@ -1,8 +1,8 @@
 """The bench's statistics: learning-curve area, paired differences with a bootstrap CI, ratio.
 
 Pure functions of the per-run records that `empo2-host bench` writes (docs/bench/README.md
-declares the protocol), so the summary in docs/bench/results.json can be recomputed from its
-own `runs`:
+states the protocol), so the summary of any bench's results.json (docs/bench/b0/, b1/, ...) can
+be recomputed from its own `runs`:
 
     summary = paired_summary(runs, "EMPO²", "GRPO", metric="train_success")
 """

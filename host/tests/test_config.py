@@ -16,7 +16,7 @@ def test_presets_load_and_grpo_is_p_zero():
 
 
 def test_grpo_preset_is_the_papers_grpo():
-    """Defect 3 of issue 9: the GRPO baseline kept the novelty reward and the low-probability
+    """A fixed defect: the GRPO baseline kept the novelty reward and the low-probability
     mask. The paper's GRPO is p = 0, no intrinsic reward, no mask, and (nothing reads them) no
     tips written; the preset is the builtin preset with the bench's GRPO arm applied."""
     from empo2.arms import ARMS

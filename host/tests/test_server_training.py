@@ -135,7 +135,7 @@ def test_a_live_run_pause_edit_resume_concurrent_edits_pause_stop(tmp_path, tiny
             assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
         changes = [c for m in alice.notifications if m["method"] == "memory/changed" for c in m["params"]["changes"]]
         people = {(c["by"]["name"], c["by"]["connection"]) for c in changes if c["by"]["kind"] == "person"}
-        # An edit that names no author is by "you" (never the client program's name, issue 12).
+        # An edit that names no author is by "you" (never the client program's name).
         assert ("you", alice.connection_number) in people  # the pause-time edits
         assert people & {("Alice", alice.connection_number), ("Bob", bob.connection_number)}  # winners
         assert people <= {("you", alice.connection_number), ("Alice", alice.connection_number),

@@ -93,7 +93,7 @@ export const CHARTS: readonly ChartSpec[] = [
   },
   { id: 'tips', title: 'Tips in memory', series: [{ key: 'memory/tips', label: 'tips', color: '--vscode-charts-yellow' }] },
   { id: 'intrinsic', title: 'Intrinsic reward', unit: 'mean per step', series: [{ key: 'reward/intrinsic', label: 'intrinsic', color: '--vscode-charts-orange' }] },
-  // What explains learning (issue 9): each is written only by iterations that have it.
+  // What explains learning: each is written only by iterations that have it.
   {
     id: 'mode-success',
     title: 'Success by rollout mode',

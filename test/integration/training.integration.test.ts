@@ -79,8 +79,8 @@ describe('EMPO² Studio with the real training host', function () {
     const episodes = await children(groups[0]);
     assert.equal(episodes.length, 2, 'group_size 2: two rollouts per task');
     const description = String(api().trajectories.getTreeItem(episodes[0]).description);
-    // The row shows outcome, score and length; the modes moved to the tooltip (issue 12: labels
-    // that fit a default sidebar).
+    // The row shows outcome, score and length; the modes moved to the tooltip (labels that fit
+    // a default sidebar).
     assert.match(description, /^[✓✗] score .* · \d+ steps$/);
     const tip = api().trajectories.getTreeItem(episodes[0]).tooltip as vscode.MarkdownString | string | undefined;
     const tooltip = typeof tip === 'string' ? tip : tip?.value ?? '';

@@ -7,7 +7,7 @@ import { bucketOf, tokenTable } from '../../src/debug/tokenTable';
 import { turnScope } from '../../src/debug/turnScope';
 import type { DebugTurn } from '../../src/rpc/debugProtocol';
 
-// The breakpoint/watch language: the issue's own examples over a turn, Python and JS spellings,
+// The breakpoint/watch language: conditions over a turn's variables, Python and JS spellings,
 // and that nothing outside the turn's variables can be reached.
 
 function turn(overrides: Partial<DebugTurn> = {}): DebugTurn {
@@ -27,7 +27,7 @@ function turn(overrides: Partial<DebugTurn> = {}): DebugTurn {
 describe('debug expressions', () => {
   const scope = turnScope(turn());
 
-  it('evaluates the issue\'s examples over a turn', () => {
+  it('evaluates conditions on a turn\'s reward, action, log-probs and score', () => {
     assert.equal(evaluate('reward > 0', scope), true);
     assert.equal(evaluate("'open' in action", scope), true);
     assert.equal(evaluate("'close' in action", scope), false);

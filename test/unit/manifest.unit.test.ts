@@ -4,27 +4,28 @@ import * as path from 'node:path';
 import { TIPS_PANEL_COMMANDS } from '../../src/tips/tipsMessages';
 import { TIP_VARIABLE_CONTEXT } from '../../src/debug/tipVariables';
 
-// Checks package.json against what issue 4 asks for and against src/, without VS Code. The
+// Checks package.json against the commands the extension offers and against src/, without VS Code. The
 // integration tier checks the same commands are really registered in a running VS Code.
 
 const root = path.resolve(__dirname, '../../../..');
 const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 
-const ISSUE_4_COMMANDS = [
+/** The foundation: host, runs, trajectories and tips. */
+const CORE_COMMANDS = [
   'empo2.startHost', 'empo2.stopHost', 'empo2.restartHost', 'empo2.connectRemote', 'empo2.newRun',
   'empo2.pauseRun', 'empo2.resumeRun', 'empo2.stopRun', 'empo2.openRunFolder', 'empo2.showMetrics',
   'empo2.refresh', 'empo2.addTip', 'empo2.editTip', 'empo2.deleteTip', 'empo2.showTipHistory',
   'empo2.showHostLog',
 ];
 
-/** Issue 10: rerun the off-policy update, and the branch runs it makes. */
-const ISSUE_10_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo2.adoptBranch', 'empo2.deleteBranch'];
+/** Rerun the off-policy update, and the branch runs it makes. */
+const RERUN_COMMANDS = ['empo2.rerunUpdate', 'empo2.compareWithParent', 'empo2.adoptBranch', 'empo2.deleteBranch'];
 
-/** Issue 14: dial a host again after its link dropped. */
-const ISSUE_14_COMMANDS = ['empo2.reconnect'];
+/** Dial a host again after its link dropped. */
+const RECONNECT_COMMANDS = ['empo2.reconnect'];
 
-/** Issue 9: the metrics view overlays several runs (from the palette, and on runs in the tree). */
-const ISSUE_9_COMMANDS = ['empo2.compareMetrics'];
+/** The metrics view overlays several runs (from the palette, and on runs in the tree). */
+const COMPARE_COMMANDS = ['empo2.compareMetrics'];
 
 /** The episode debugger (src/debug/). */
 const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens', 'empo2.showTipInMemoryTips', 'empo2.scoreEpisodeLocally'];
@@ -45,8 +46,8 @@ function sourceFiles(dir: string): string[] {
 describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
-  it('contributes every command of issues 4, 9, 10 and 14 and the debugger, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...ISSUE_4_COMMANDS, ...ISSUE_9_COMMANDS, ...ISSUE_10_COMMANDS, ...ISSUE_14_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
+  it('contributes every command of the host, runs, tips, comparison, rerun, reconnect and the debugger, under the EMPO² category', () => {
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...CORE_COMMANDS, ...COMPARE_COMMANDS, ...RERUN_COMMANDS, ...RECONNECT_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);
@@ -109,7 +110,7 @@ describe('package.json', () => {
 
   it('only lets the tips panel run commands that exist', () => {
     for (const command of TIPS_PANEL_COMMANDS) {
-      assert.ok(ISSUE_4_COMMANDS.includes(command), command);
+      assert.ok(CORE_COMMANDS.includes(command), command);
     }
   });
 

@@ -7,7 +7,7 @@ import { aMetricsRecord } from '../builders/protocol';
 const root = path.resolve(__dirname, '../../../..');
 
 describe('metrics charts', () => {
-  it('draws every quantity the issue names', () => {
+  it('draws every quantity a person watches training by', () => {
     // In a chart's title or a series' label (the evaluation with memory is the memory-augmented one).
     const titles = CHARTS.flatMap((c) => [c.title, ...c.series.map((s) => s.label)]).join(' | ').toLowerCase();
     for (const quantity of ['score by rollout mode', 'memory-free', 'eval with memory', 'masked-token', 'importance ratio', 'clip fraction', 'entropy', 'kl', 'tip', 'intrinsic', 'throughput']) {

@@ -49,7 +49,7 @@ class BuiltinRecipe:
         "habit": 100, "stuck": 40, "wander": 40, "explore": 40, "tip-success": 500,
         "tip-failure": 120,
         # Not in the default: the reflection-only "linger" and "decoy" (demos.py). With 150 and
-        # 80 of them (the v8 builds of session 13) the writer stopped claiming false successes
+        # 80 of them (the recipe v8 builds) the writer stopped claiming false successes
         # but still named a near-random room, and the failure tip lost most of its pull
         # (docs/builtin.md).
     })

@@ -26,7 +26,7 @@ an instruct model would:
   imitated, never these actions: it teaches the writer that the tip names the room where the
   item was *taken*, which every other demonstration confounds with the last room searched (a
   trained policy's late episodes do search on after taking, and v7's writer then named the
-  wrong room; docs/bench/README.md, session 12).
+  wrong room; docs/bench/b1/RESULTS.md).
 - decoy (recipe v8; reflection only): the habitual search delivers the decoy and the target
   fails, and the episode ends a step or two later. v7's writer, which saw this only inside the
   long back-and-forth of `stuck`, wrote "it worked . score 100" after half of such episodes

@@ -4,7 +4,7 @@ A stand-in for what the built-in policy cannot do and the paper's 7B model can: 
 truthfully on an episode. The policy of the miniature (1.7 M parameters) writes its own tips
 badly: its warm start names the room an item was taken in 0% of the time after searching on,
 claims a success after the decoy in about half its tips, and under RL its writing decays into
-word salad that misleads every memory rollout (docs/bench/README.md, session 15). This writer
+word salad that misleads every memory rollout (docs/bench/b3/RESULTS.md). This writer
 replays the episode's executed actions in a fresh world and states what happened in the
 demonstrations' own tip format (`render_tip`): where the item was taken, or which containers
 were opened in vain, and the score. It is a documented deviation (docs/algorithm.md, item 18)

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The repository speaks of the product, not of how it was built (docs/STYLE: docs say what the
+product does, never who did what when).
+
+Scans every tracked file (text only; package-lock.json and the generated protocol types are
+skipped) for:
+
+- numbered work periods ("session 12", "sessions 6-8"; in prose also "this session", "the
+  session's machine") and issue numbers ("issue 9", "issue #9", ISSUE_4_...);
+- people who built it: helpers in prose, "the lead", "this workplace";
+- absolute paths of a build machine (/tmp/, /root/, /work/, /home/ but /home/ada/, the invented
+  user of the examples) in docs, markdown, test fixtures and recorded transcripts.
+
+A legitimate use (a debug session, `InferenceSession`, "test helpers") is listed in
+scripts/product-language-allow.txt: one regular expression per line, matched case-insensitively
+against the line; a finding inside such a match is allowed.
+
+    python3 scripts/check-product-language.py          # exit 1 and file:line: text per finding
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ALLOW_FILE = ROOT / "scripts" / "product-language-allow.txt"
+SKIP = re.compile(r"^(package-lock\.json|src/rpc/generated/|scripts/check-product-language\.py$"
+                  r"|scripts/product-language-allow\.txt$)")
+
+EVERYWHERE = [
+    ("a numbered work period", re.compile(r"\bsessions? ?#?[0-9]+", re.I)),
+    ("an issue number", re.compile(r"\bissues? #?[0-9]+|\bissue_[0-9]+", re.I)),
+    ("the people who built it", re.compile(r"\bthe lead\b|\bthis workplace\b"
+                                           r"|\bhelpers?(?: sessions?| agents?| engineers?|'s?\b)", re.I)),
+]
+# Prose and recorded data: here a helper is a person, and a machine path is the build machine's.
+PROSE = re.compile(r"(\.md|\.txt|\.jsonl|\.rst)$|^docs/|^test/fixtures/|^protocol/examples/")
+IN_PROSE = [
+    ("a helper (a person)", re.compile(r"\bhelpers?\b", re.I)),
+    ("a work period", re.compile(r"\b(?:this|next|previous) session\b|\bthe session's (?:machine|time)\b",
+                                 re.I)),
+    ("a build machine's path", re.compile(r"(?<![\w.~/-])/(?:tmp|root|work|home(?!/ada/))/")),
+]
+
+
+def tracked_files() -> list[str]:
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, check=True, capture_output=True).stdout
+    return sorted({f for f in out.decode().split("\0") if f and not SKIP.match(f)})
+
+
+def text_of(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):  # removed in the working tree, or a submodule
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def allowed_patterns() -> list[re.Pattern]:
+    lines = ALLOW_FILE.read_text(encoding="utf-8").splitlines() if ALLOW_FILE.exists() else []
+    return [re.compile(line, re.I) for line in lines if line.strip() and not line.startswith("#")]
+
+
+def findings(name: str, text: str, allow: list[re.Pattern]):
+    rules = EVERYWHERE + (IN_PROSE if PROSE.search(name) else [])
+    for number, line in enumerate(text.splitlines(), 1):
+        for what, rule in rules:
+            for hit in rule.finditer(line):
+                if not any(a.start() <= hit.start() and hit.end() <= a.end()
+                           for pattern in allow for a in pattern.finditer(line)):
+                    yield number, what, line.strip()
+
+
+def main() -> int:
+    allow = allowed_patterns()
+    bad = 0
+    files = tracked_files()
+    for name in files:
+        text = text_of(ROOT / name)
+        if text is None:
+            continue
+        for number, what, line in findings(name, text, allow):
+            bad += 1
+            shown = line if len(line) <= 160 else line[:157] + "..."
+            print(f"{name}:{number}: {shown}  [{what}]")
+    if bad:
+        print(f"{bad} line(s) speak of how the product was built, not of the product "
+              f"(allowed uses: {ALLOW_FILE.relative_to(ROOT)})", file=sys.stderr)
+        return 1
+    print(f"product language: OK ({len(files)} files)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
