@@ -107,7 +107,7 @@ def main() -> int:
 
     import torch
 
-    from empo2.onnx_export import export_onnx
+    from empo2.export.onnx import export_onnx
     from empo2.policy.model import load_policy
     from empo2.training.trainer import resolve_model
 

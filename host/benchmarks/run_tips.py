@@ -104,7 +104,7 @@ def invalid_actions_by_half(folder: RunFolder) -> dict[str, list[tuple[int, int]
 
 def rollouts(folder: RunFolder, config, repeats: int) -> None:
     from empo2.envs.registry import make_env
-    from empo2.export import plain_model_folder
+    from empo2.export.plain import plain_model_folder
     from empo2.memory.embedding import SentenceEmbedder
     from empo2.memory.store import MemoryStore
     from empo2.policy.model import load_policy

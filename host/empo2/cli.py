@@ -8,7 +8,7 @@
     empo2-host bench [--seeds 0,1,2,3,4]          EMPO² vs the paper's GRPO on the built-in worlds
     empo2-host rerun RUN [--dry-run] [..]         rerun the off-policy update on a branch (rerun/runner.py)
     empo2-host branch create|adopt|delete|list RUN  branch runs (rerun/branch.py)
-    empo2-host export-onnx SOURCE [--out DIR]     a policy as ONNX for local scoring (onnx_export.py)
+    empo2-host export-onnx SOURCE [--out DIR]     a policy as ONNX for local scoring (export/onnx.py)
     empo2-host serve [--port 0] [--run-root DIR]  the JSON-RPC host for EMPO² Studio (protocol/)
 
 A user's mistake (a bad config, a missing file or model) prints one sentence and exits with 2;
@@ -64,7 +64,7 @@ def _is_user_error(err: Exception) -> bool:
     from .policy.model import PolicyLoadError
     from .runs.folder import RunFolderError
 
-    from .export import ExportError
+    from .export.plain import ExportError
     from .training.plan import PlanError
 
     return isinstance(err, (UserError, ConfigError, PolicyLoadError, RunFolderError, ExportError, PlanError,
@@ -339,7 +339,7 @@ def cmd_eval(args) -> int:
         latest = folder.latest_checkpoint()
         scratch = None  # a sharded checkpoint is exported to a temporary folder first
         if latest and json.loads((latest[1] / "trainer.json").read_text()).get("has_model"):
-            from .export import plain_model_folder
+            from .export.plain import plain_model_folder
 
             model_path, scratch = plain_model_folder(latest[1])
         else:
@@ -382,7 +382,7 @@ def cmd_plan(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .export import export_checkpoint
+    from .export.plain import export_checkpoint
 
     out = export_checkpoint(Path(args.checkpoint), Path(args.out))
     print(json.dumps({"exported": str(out)}))
@@ -390,7 +390,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_export_onnx(args) -> int:
-    from .onnx_export import export_onnx
+    from .export.onnx import export_onnx
 
     if args.source == "builtin":
         _ensure_builtin_with_progress()

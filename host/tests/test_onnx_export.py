@@ -60,7 +60,7 @@ def exported(tiny_policy, tmp_path_factory):
 
 
 def test_a_model_folder_exports_next_to_itself_with_its_tokenizer(exported):
-    from empo2.onnx_export import MANIFEST_FILE
+    from empo2.export.onnx import MANIFEST_FILE
     from empo2.policy.model import load_tokenizer
 
     model, manifest = exported

@@ -164,7 +164,7 @@ def test_a_sharded_run_resumes_as_the_uninterrupted_one(tmp_path, tiny_policy, s
 def test_sharded_checkpoints_change_world_size_and_export(tmp_path, tiny_policy, straight):
     """2 -> 1 and 1 -> 2 resumes reproduce the uninterrupted 2-rank run: every episode samples
     from its own generator (trainer.py, choice 6), so a rank change plays the same episodes."""
-    from empo2.export import export_checkpoint
+    from empo2.export.plain import export_checkpoint
     from empo2.policy.model import load_policy
     from empo2.training.sharding import load_sharded
 

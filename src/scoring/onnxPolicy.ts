@@ -1,4 +1,4 @@
-// A policy exported by `empo2-host export-onnx` (host/empo2/onnx_export.py has the folder's
+// A policy exported by `empo2-host export-onnx` (host/empo2/export/onnx.py has the folder's
 // layout), run with onnxruntime-node on the CPU: per-token log-probabilities of responses given
 // their prompts, with no host. The rows are laid out exactly as the host's scoring pass lays them
 // out (generation.pad_layout: left-padded prompts, then right-padded responses; the graph derives

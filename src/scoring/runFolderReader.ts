@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { Episode, TrajectorySummary } from '../rpc/protocol';
 import { MANIFEST_FILE, ScoringError } from './onnxPolicy';
 
-/** Where export-onnx puts a run checkpoint's export (host/empo2/onnx_export.py ONNX_FOLDER). */
+/** Where export-onnx puts a run checkpoint's export (host/empo2/export/onnx.py ONNX_FOLDER). */
 export const ONNX_FOLDER = 'onnx';
 
 /** runs/folder.py `iteration_name`. */

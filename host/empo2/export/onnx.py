@@ -35,9 +35,9 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from .export import ExportError, checkpoint_of, plain_model_folder
-from .runs.atomic import atomic_write_json, commit_folder
-from .runs.folder import RunFolder
+from ..runs.atomic import atomic_write_json, commit_folder
+from ..runs.folder import RunFolder
+from .plain import ExportError, checkpoint_of, plain_model_folder
 
 ONNX_FOLDER = "onnx"
 MODEL_FILE = "model.onnx"
@@ -53,7 +53,7 @@ _INLINE_WEIGHTS_LIMIT = 1_500_000_000
 def default_out(source: str) -> Path:
     """Where `export-onnx SOURCE` writes without --out (the module docstring's rule)."""
     if source == "builtin":
-        from .training.trainer import resolve_model
+        from ..training.trainer import resolve_model
 
         return Path(resolve_model("builtin") + "-onnx")
     path = Path(source)
@@ -69,8 +69,8 @@ def _is_run_or_checkpoint(path: Path) -> bool:
 
 def _model_folder(source: str) -> tuple[str, dict, tempfile.TemporaryDirectory | None]:
     """(a folder load_policy reads, what the manifest says of the source, scratch to keep alive)."""
-    from .config import load_config
-    from .training.trainer import resolve_model
+    from ..config import load_config
+    from ..training.trainer import resolve_model
 
     if source == "builtin":
         return resolve_model("builtin"), {"source": "builtin", "run": None, "iteration": None,
@@ -114,7 +114,7 @@ def _logits_module(model):
 
 
 def _load_fp32(model_path: str):
-    from .policy.model import is_peft, load_policy
+    from ..policy.model import is_peft, load_policy
 
     model, tokenizer = load_policy(model_path, device="cpu", dtype="float32")
     if is_peft(model):

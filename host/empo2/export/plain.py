@@ -17,8 +17,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .config import load_config
-from .runs.folder import RunFolder, RunFolderError
+from ..config import load_config
+from ..runs.folder import RunFolder, RunFolderError
 
 
 class ExportError(ValueError):
@@ -46,9 +46,9 @@ def is_sharded_checkpoint(checkpoint: Path) -> bool:
 
 def export_checkpoint(path: Path, out: Path) -> Path:
     """Writes the checkpoint's policy to `out` (save_pretrained with its tokenizer); returns out."""
-    from .policy.model import LoraSettings, load_policy, load_tokenizer
-    from .training.sharding import load_sharded
-    from .training.trainer import resolve_model
+    from ..policy.model import LoraSettings, load_policy, load_tokenizer
+    from ..training.sharding import load_sharded
+    from ..training.trainer import resolve_model
 
     run, checkpoint = checkpoint_of(path)
     state = json.loads((checkpoint / "trainer.json").read_text())
