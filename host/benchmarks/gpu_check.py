@@ -4,7 +4,7 @@
     .venv/bin/python host/benchmarks/gpu_check.py --smoke      # CPU, tiny shape: the code path only
 
 Runs twice, once per dist.strategy (ddp, then fsdp2 at world size 1 with bf16 compute on fp32
-master shards), and prints both and their ratios, so one GPU session measures both strategies.
+master shards), and prints both and their ratios, so one run on a GPU machine measures both strategies.
 
 Needs PyTorch, transformers and peft, and nothing from the network or Java: the model's config is
 written here (Qwen2.5-0.5B's shape: 24 layers, hidden 896, 14 heads, 2 key/value heads, MLP 4864,

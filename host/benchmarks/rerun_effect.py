@@ -1,9 +1,9 @@
-"""Does editing a tip and rerunning the off-policy update teach the policy? (issue 10, item 8)
+"""Does editing a tip and rerunning the off-policy update teach the policy?
 
     .venv/bin/python host/benchmarks/rerun_effect.py [--seeds 0,1,2] [--parent-iterations 1]
         [--episodes 8] [--iterations 3] [--eval-episodes 8] [--variations 2]
-        [--out docs/bench/rerun.json]
-    .venv/bin/python host/benchmarks/rerun_effect.py --merge a.json b.json --out docs/bench/rerun.json
+        [--out docs/bench/rerun-effect/rerun.json]
+    .venv/bin/python host/benchmarks/rerun_effect.py --merge a.json b.json --out docs/bench/rerun-effect/rerun.json
 
 For every seed: train a parent on the built-in default (the `builtin` preset, `seed` set, the
 parent's evaluation off) for `--parent-iterations`; among the training variations its memory
@@ -114,7 +114,7 @@ def main() -> int:
     parser.add_argument("--eval-episodes", type=int, default=8)
     parser.add_argument("--variations", type=int, default=2, help="chosen variations per seed")
     parser.add_argument("--root", default=None, help="where the bench's run folders go")
-    parser.add_argument("--out", default="docs/bench/rerun.json")
+    parser.add_argument("--out", default="docs/bench/rerun-effect/rerun.json")
     parser.add_argument("--merge", nargs="+", metavar="PART",
                         help="instead of running: the rows of several runs' outputs (seeds run as "
                              "separate processes, one core each) written as one --out")

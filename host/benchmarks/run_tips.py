@@ -85,7 +85,7 @@ def tip_accuracy(folder: RunFolder) -> dict[str, list[tuple[int, int]]]:
 def memory_success_by_half(folder: RunFolder) -> list[float | None]:
     """Mean success of the memory rollouts (`rollout/memory/success`) over the first and the
     second half of the run's memory iterations (None: no memory iteration in that half). The
-    collapse of session 12: a fall to 0% in the second half while memory-free success rises."""
+    collapse that bench b1 measured: a fall to 0% in the second half while memory-free success rises."""
     rates = [m["rollout/memory/success"] for m in folder.metrics() if "rollout/memory/success" in m]
     halves = (rates[:len(rates) // 2], rates[len(rates) // 2:])  # an odd middle goes second
     return [sum(h) / len(h) if h else None for h in halves]

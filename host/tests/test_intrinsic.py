@@ -198,7 +198,7 @@ class OneHotEmbedder:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_permuting_a_groups_episodes_permutes_their_rewards_and_nothing_else(seed):
-    """Defect 2 of issue 9: scored one episode after another, the first episode of a group earned
+    """A fixed defect: scored one episode after another, the first episode of a group earned
     1.0 for a state and the others ½, ⅓, … for the same state; group normalisation made that an
     advantage for being first. Scored jointly, the rewards follow the episodes."""
     from empo2.training.rollout import add_intrinsic_rewards

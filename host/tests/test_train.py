@@ -89,7 +89,7 @@ def test_every_trainable_parameter_learns(tmp_path, tiny_policy, embedder):
 @pytest.mark.parametrize("write_tips", ["auto", "always"])
 def test_grpo_never_touches_memory_in_rollouts(tmp_path, tiny_policy, embedder, write_tips):
     """With p = 0 no rollout reads a tip, so by default (auto) the policy writes none: reflection
-    is skipped (defect 3 of issue 9); memory.write_tips=always writes them anyway."""
+    is skipped (the GRPO baseline used to write them); memory.write_tips=always writes them anyway."""
     trainer, folder = make_trainer(tmp_path, tiny_policy, embedder, iterations=2, **{
         "algo.p_memory": 0.0, "eval.every": 0, "memory.write_tips": write_tips})
     trainer.run()
@@ -106,7 +106,7 @@ def test_grpo_never_touches_memory_in_rollouts(tmp_path, tiny_policy, embedder, 
 
 @pytest.mark.parametrize("variant", ["off", "reference"])
 def test_intrinsic_variant_trains_memory_free_iterations(tmp_path, tiny_policy, embedder, variant):
-    """Defect 1 of issue 9: with algo.intrinsic=off or =reference every memory-free iteration
+    """A fixed defect: with algo.intrinsic=off or =reference every memory-free iteration
     raised (the rollout passed neither embeddings nor retrieval counts). Both pay 0 there."""
     trainer, folder = make_trainer(tmp_path, tiny_policy, embedder, iterations=2, **{
         "algo.p_memory": 0.0, "algo.intrinsic": variant, "eval.every": 0})

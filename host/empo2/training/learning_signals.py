@@ -1,4 +1,4 @@
-"""Per-iteration figures that explain whether and why a run learns (issue 9).
+"""Per-iteration figures that explain whether and why a run learns.
 
 The trainer adds them to each metrics record; the metrics view charts them:
 
