@@ -8,7 +8,7 @@ Several files are one experiment run in parts (a confirmation on fresh seeds run
 invocations): their runs are pooled, and the files must agree on what makes runs comparable
 (preset, overrides, policy, budget, evaluation episodes and temperature); a seed that two files
 both ran for one arm is refused rather than counted twice. Prints, per metric, the per-seed
-differences, the paired mean difference with its 95% bootstrap CI (`bench_stats`, the bench's
+differences, the paired mean difference with its 95% bootstrap CI (`empo2.bench.stats`, the bench's
 own), and the ratio of the means; `--json` also writes them.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from empo2.bench_stats import paired_summary  # noqa: E402
+from empo2.bench.stats import paired_summary  # noqa: E402
 
 # What two parts of one experiment must share; seeds and arms may differ (that is the point).
 COMPARABLE = ("preset", "overrides", "policy", "env_step_budget", "eval_episodes", "eval_temperature")

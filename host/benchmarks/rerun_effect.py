@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from empo2.bench_stats import bootstrap_ci  # noqa: E402
+from empo2.bench.stats import bootstrap_ci  # noqa: E402
 from empo2.config import load_config  # noqa: E402
 from empo2.policy.demos import render_tip  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402

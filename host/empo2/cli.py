@@ -399,7 +399,7 @@ def cmd_export_onnx(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import ResumeError, run_bench
+    from .bench.runner import ResumeError, run_bench
 
     def seeds_of(text: str, flag: str) -> list[int]:
         try:
@@ -419,7 +419,7 @@ def cmd_bench(args) -> int:
     overrides = list(args.overrides)
     if args.iterations:  # replaces the env-step budget: every run trains that many iterations
         overrides += [f"iterations={args.iterations}", "max_env_steps=0"]
-    from .bench import chosen_arms
+    from .bench.runner import chosen_arms
 
     arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms else None
     try:

@@ -9,10 +9,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from empo2.arms import ABLATIONS, ARMS
-from empo2.bench import bench_jobs, chosen_arms, run_bench
-from empo2.bench_stats import bootstrap_ci, curve_auc, paired_summary
-from empo2.bench_svg import learning_curves_svg, mean_curve
+from empo2.bench.arms import ABLATIONS, ARMS
+from empo2.bench.runner import bench_jobs, chosen_arms, run_bench
+from empo2.bench.stats import bootstrap_ci, curve_auc, paired_summary
+from empo2.bench.svg import learning_curves_svg, mean_curve
 from empo2.training.run_control import TrainerHooks
 from test_distributed import _metrics
 
@@ -127,7 +127,7 @@ def _stand_in_record(job, **values):
 
 
 def test_a_bench_stopped_early_keeps_its_finished_runs_on_disk(tmp_path, monkeypatch):
-    import empo2.bench as bench
+    import empo2.bench.runner as bench
 
     monkeypatch.setattr(bench, "_train_and_evaluate", _finish_the_warm_start_then_die)
     monkeypatch.setattr("empo2.training.trainer.resolve_model", lambda model: model)
@@ -154,7 +154,7 @@ def _ran(root: Path) -> list[str]:
 
 
 def test_a_resumed_bench_keeps_the_finished_runs_and_trains_only_the_new_ones(tmp_path, monkeypatch):
-    import empo2.bench as bench
+    import empo2.bench.runner as bench
 
     monkeypatch.setattr(bench, "_train_and_evaluate", _stand_in_worker)
     monkeypatch.setattr("empo2.training.trainer.resolve_model", lambda model: "/cache/policy-abc")
@@ -189,7 +189,7 @@ def test_a_resumed_bench_keeps_the_finished_runs_and_trains_only_the_new_ones(tm
 ])
 def test_a_bench_resumes_only_under_the_same_protocol_and_leaves_the_report_as_it_was(
         tmp_path, monkeypatch, change, message):
-    import empo2.bench as bench
+    import empo2.bench.runner as bench
 
     monkeypatch.setattr(bench, "_train_and_evaluate", _stand_in_worker)
     monkeypatch.setattr("empo2.training.trainer.resolve_model", lambda model: "/cache/policy-abc")
@@ -230,7 +230,7 @@ class _DieAfterFirstIteration(TrainerHooks):
 @pytest.mark.slow
 def test_a_resumed_bench_continues_a_run_it_left_half_trained_and_refuses_a_foreign_one(
         tmp_path, tiny_policy):
-    import empo2.bench as bench
+    import empo2.bench.runner as bench
     from empo2.config import load_config
     from empo2.runs.folder import RunFolder
     from empo2.training.trainer import Trainer

@@ -19,7 +19,7 @@ def test_grpo_preset_is_the_papers_grpo():
     """A fixed defect: the GRPO baseline kept the novelty reward and the low-probability
     mask. The paper's GRPO is p = 0, no intrinsic reward, no mask, and (nothing reads them) no
     tips written; the preset is the builtin preset with the bench's GRPO arm applied."""
-    from empo2.arms import ARMS
+    from empo2.bench.arms import ARMS
 
     grpo = load_config("builtin-grpo")
     assert (grpo.algo.p_memory, grpo.algo.intrinsic, grpo.algo.low_prob_mask) == (0.0, "off", "off")

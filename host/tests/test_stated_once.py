@@ -97,7 +97,7 @@ def test_one_mapping_turns_store_tips_and_their_history_into_protocol_objects(em
 
 
 def test_rollout_settings_come_from_the_config_whole():
-    """Every field of RolloutSettings is read from the config (bench.py once dropped four)."""
+    """Every field of RolloutSettings is read from the config (bench/runner.py once dropped four)."""
     import dataclasses
 
     from empo2.config import load_config

@@ -1,7 +1,7 @@
 """The EMPO² training loop (EMPO2.md §2), top to bottom in `Trainer.run`.
 
     empo2-host train --preset builtin                 # EMPO² on the built-in worlds
-    empo2-host train --preset builtin-grpo            # the paper's GRPO (empo2/arms.py)
+    empo2-host train --preset builtin-grpo            # the paper's GRPO (empo2/bench/arms.py)
 
 Follows "Exploratory Memory-Augmented LLM Agent via Hybrid On- and Off-Policy Optimization"
 (arXiv 2602.23008). Per iteration: draw B tasks, draw the rollout mode once (memory with p), roll

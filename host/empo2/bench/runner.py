@@ -1,7 +1,7 @@
 """`empo2-host bench`: EMPO² against the paper's GRPO on the built-in worlds, as declared in
 docs/bench/README.md (the protocol is fixed there before any numbers).
 
-For every seed, each arm (empo2/arms.py) trains the built-in policy from the same warm start
+For every seed, each arm (bench/arms.py) trains the built-in policy from the same warm start
 with the same environment-step budget and the same task sequence (the trainer draws tasks and
 modes from one generator seeded by the run's seed, with the same number of draws per iteration
 for every arm, so seed s gives every arm the same tasks in the same order). Then, per trained
@@ -37,13 +37,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from . import metric_keys as metric
+from .. import metric_keys as metric
+from ..config import load_config
+from ..envs.builtin.tasks import out_of_distribution_tasks
+from ..runs.atomic import atomic_write_text
 from .arms import ABLATIONS, ARMS
-from .bench_stats import curve_auc, paired_summary
-from .bench_svg import learning_curves_svg, mean_curve
-from .config import load_config
-from .envs.builtin.tasks import out_of_distribution_tasks
-from .runs.atomic import atomic_write_text
+from .stats import curve_auc, paired_summary
+from .svg import learning_curves_svg, mean_curve
 
 PRESET = "builtin-bench"
 WARM_START = "warm start (no RL)"
@@ -67,7 +67,7 @@ def _run_folder(path: Path, config: dict):
     run trained (or evaluated) left its folder under the root, and `--resume` continues that run
     from its last checkpoint, which reproduces the uninterrupted run. A folder made under another
     config is refused rather than mixed in."""
-    from .runs.folder import RunFolder
+    from ..runs.folder import RunFolder
 
     if not (path / "config.json").exists():
         return RunFolder.create(path.parent, path.name, config), False
@@ -83,11 +83,11 @@ def _train_and_evaluate(job: dict) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from .envs.registry import make_env
-    from .training.evaluation import memory_free_success, memory_trials
-    from .memory.embedding import SentenceEmbedder
-    from .training.rollout import MEMORY_FREE, RolloutSettings
-    from .training.trainer import Trainer, initial_tip_writer, resolve_model
+    from ..envs.registry import make_env
+    from ..training.evaluation import memory_free_success, memory_trials
+    from ..memory.embedding import SentenceEmbedder
+    from ..training.rollout import MEMORY_FREE, RolloutSettings
+    from ..training.trainer import Trainer, initial_tip_writer, resolve_model
 
     started = time.time()
     config = load_config(job["preset"], job["overrides"] + [f"seed={job['seed']}"])
@@ -108,7 +108,7 @@ def _train_and_evaluate(job: dict) -> dict:
         train_seconds = sum(m.get(metric.TIME_TOTAL, 0.0) for m in metrics)
         trainer.close()
     else:
-        from .policy.model import load_policy
+        from ..policy.model import load_policy
 
         model, tokenizer = load_policy(resolve_model(config.policy.model), device="cpu")
         iterations, env_steps, train_seconds = 0, 0, 0.0
@@ -218,7 +218,7 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
     main_arms = chosen_arms(arms)
     jobs = bench_jobs(list(seeds), list(ablation_seeds), preset, overrides, root, eval_episodes,
                       ood_trials, main_arms)
-    from .training.trainer import resolve_model
+    from ..training.trainer import resolve_model
 
     # Build the shared policy once, before workers race; its folder names the recipe it came from.
     policy = Path(resolve_model(config.policy.model)).name
