@@ -11,7 +11,10 @@ import pytest
 
 from empo2.bench.arms import ABLATIONS, ARMS
 from empo2.bench.runner import bench_jobs, chosen_arms, run_bench
-from empo2.bench.stats import bootstrap_ci, curve_auc, paired_summary
+from empo2.bench.stats import (
+    bca_ci, bootstrap_ci, claimed, curve_auc, paired_summary, student_t_cdf, student_t_quantile,
+    t_interval,
+)
 from empo2.bench.svg import learning_curves_svg, mean_curve
 from empo2.training.run_control import TrainerHooks
 from test_distributed import _metrics
@@ -29,6 +32,48 @@ def test_bootstrap_ci_brackets_the_mean_and_shrinks_to_a_point_for_equal_differe
     assert low < 0.3 < high and 0.1 <= low and high <= 0.5
     assert bootstrap_ci([0.2] * 5) == pytest.approx([0.2, 0.2])
     assert bootstrap_ci([0.1, -0.3, 0.2]) == bootstrap_ci([0.1, -0.3, 0.2])  # seeded
+
+
+@pytest.mark.parametrize("df, quantile", [(1, 12.7062), (2, 4.3027), (4, 2.7764), (9, 2.2622), (29, 2.0452)])
+def test_the_t_quantile_is_the_tables(df, quantile):
+    assert student_t_quantile(0.975, df) == pytest.approx(quantile, abs=1e-4)
+    assert student_t_cdf(0.0, df) == pytest.approx(0.5)
+    assert student_t_cdf(-quantile, df) == pytest.approx(0.025, abs=2e-5)  # the table rounds t
+
+
+def test_the_t_interval_is_mean_plus_minus_t_times_the_standard_error():
+    differences = [0.1, -0.3, 0.2, 0.5, -0.05]
+    n = len(differences)
+    mean = sum(differences) / n
+    sd = (sum((d - mean) ** 2 for d in differences) / (n - 1)) ** 0.5
+    low, high = t_interval(differences)
+    assert (low, high) == pytest.approx((mean - 2.7764 * sd / n ** 0.5, mean + 2.7764 * sd / n ** 0.5), abs=1e-4)
+    # At five seeds it is wider than the percentile bootstrap, which under-covers there.
+    boot = bootstrap_ci(differences)
+    assert low < boot[0] and boot[1] < high
+    assert all(x != x for x in t_interval([0.3]))  # nan with one pair
+
+
+def test_bca_brackets_the_mean_moves_with_skew_and_shrinks_to_a_point():
+    skewed = [0.0, 0.0, 0.0, 0.05, 0.9]
+    low, high = bca_ci(skewed)
+    mean = sum(skewed) / 5
+    assert low < mean < high
+    assert (low, high) != tuple(bootstrap_ci(skewed))  # corrected, not the percentile interval
+    assert bca_ci([0.2] * 5) == pytest.approx([0.2, 0.2])
+
+
+def test_a_difference_is_claimed_only_when_the_t_interval_excludes_zero():
+    assert claimed([0.01, 0.4]) and claimed([-0.4, -0.01])
+    assert not claimed([-0.01, 0.4]) and not claimed([float("nan"), float("nan")])
+    runs = [{"method": m, "seed": s, "m": v} for s in range(10) for m, v in (("A", 0.5 + 0.01 * s), ("B", 0.2))]
+    summary = paired_summary(runs, "A", "B", "m")
+    assert summary["claimed"] and summary["t95"][0] > 0
+    noisy = [{"method": "A", "seed": s, "m": 0.2 + (0.5 if s % 2 else -0.45)} for s in range(5)]
+    noisy += [{"method": "B", "seed": s, "m": 0.2} for s in range(5)]
+    summary = paired_summary(noisy, "A", "B", "m")
+    assert summary["ci95"][0] > 0 or not summary["claimed"]  # the bootstrap alone may not claim it
+    assert not summary["claimed"]
 
 
 def test_paired_summary_pairs_by_seed_and_skips_unpaired_runs():
@@ -105,7 +150,7 @@ def test_a_tiny_bench_writes_paired_records_curves_and_a_summary(tmp_path, tiny_
 
 
 def _summaries(path):
-    from empo2.runs.folder import RunFolder
+    from empo2.run_folder.folder import RunFolder
 
     return list(RunFolder.open(path).trajectory_summaries())
 
@@ -232,7 +277,7 @@ def test_a_resumed_bench_continues_a_run_it_left_half_trained_and_refuses_a_fore
         tmp_path, tiny_policy):
     import empo2.bench.runner as bench
     from empo2.config import load_config
-    from empo2.runs.folder import RunFolder
+    from empo2.run_folder.folder import RunFolder
     from empo2.training.trainer import Trainer
 
     overrides = [f"policy.model={tiny_policy}", "max_env_steps=40", "algo.batch_tasks=2",

@@ -7,9 +7,10 @@ modes from one generator seeded by the run's seed, with the same number of draws
 for every arm, so seed s gives every arm the same tasks in the same order). Then, per trained
 policy and for the warm start:
 
-- primary: memory-free success on the training variations (`train_success`), at least
-  `eval_episodes` episodes at the evaluation temperature (0.4);
-- secondary: memory-free success on held-out variations of the same kind (`held_out_success`);
+- primary (`primary_metric`, default as the paper reports): memory-free success on held-out
+  variations of the same kind (`held_out_success`), at least `eval_episodes` episodes at the
+  evaluation temperature (0.4);
+- secondary: memory-free success on the training variations (`train_success`);
 - the learning curve: memory-free rollout success of the training iterations against env
   steps (temperature 1.0), and its area (`auc`, the mean success over the budget);
 - out-of-distribution: the held-out kind, memory on, no weight updates, `ood_trials` trials
@@ -17,7 +18,8 @@ policy and for the warm start:
 
 Evaluation episodes use seeds that depend on the run's seed only, so the arms of one seed are
 also evaluated on the same episodes. OUT/results.json holds one record per run and a `summary`
-(paired mean difference with a 95% bootstrap CI over seeds, and the ratio); OUT/results.md the
+(paired mean difference with its 95% paired t-interval — a difference is claimed only when it
+excludes zero — the BCa and percentile bootstrap CIs, and the ratio); OUT/results.md the
 tables, OUT/learning-curves.svg the curves. Runs go to `workers` processes of one thread each:
 the built-in model's matrices are too small to keep two threads busy.
 
@@ -38,9 +40,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from .. import metric_keys as metric
+from ..atomic import atomic_write_text
 from ..config import load_config
 from ..envs.builtin.tasks import out_of_distribution_tasks
-from ..runs.atomic import atomic_write_text
 from .arms import ABLATIONS, ARMS
 from .stats import curve_auc, paired_summary
 from .svg import learning_curves_svg, mean_curve
@@ -48,6 +50,7 @@ from .svg import learning_curves_svg, mean_curve
 PRESET = "builtin-bench"
 WARM_START = "warm start (no RL)"
 PRIMARY, BASELINE = "EMPO²", "GRPO"
+PRIMARY_METRICS = ("held_out_success", "train_success")
 # What a resumed bench must share with the report it extends; seeds and arms may grow.
 SAME_PROTOCOL = ("preset", "overrides", "policy", "env_step_budget", "eval_episodes",
                  "eval_temperature", "ood_trials", "primary_metric", "tasks")
@@ -67,7 +70,7 @@ def _run_folder(path: Path, config: dict):
     run trained (or evaluated) left its folder under the root, and `--resume` continues that run
     from its last checkpoint, which reproduces the uninterrupted run. A folder made under another
     config is refused rather than mixed in."""
-    from ..runs.folder import RunFolder
+    from ..run_folder.folder import RunFolder
 
     if not (path / "config.json").exists():
         return RunFolder.create(path.parent, path.name, config), False
@@ -207,12 +210,15 @@ def reusable_runs(report_path: Path, protocol: dict, jobs: list[dict]) -> tuple[
 def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_seeds: list[int] = (),
               preset: str = PRESET, overrides: list[str] = (), eval_episodes: int = 240,
               ood_trials: int = 10, workers: int | None = None, bar_factory=None,
-              arms: list[str] | None = None, resume: bool = False) -> dict:
+              arms: list[str] | None = None, resume: bool = False,
+              primary_metric: str = "held_out_success") -> dict:
     """Runs the bench and writes its report. The report is rewritten after every finished run
     (`finished_runs` of `planned_runs`, `complete` false until the last), so a bench stopped
     early keeps the runs it finished, and their paired summary, on disk; with `resume` those
     runs are kept and only the others are trained."""
     root = root or Path(".empo2") / "bench" / time.strftime("%Y%m%d-%H%M%S")
+    if primary_metric not in PRIMARY_METRICS:
+        raise ValueError(f"the primary metric is one of {', '.join(PRIMARY_METRICS)}, not {primary_metric!r}")
     overrides = list(overrides)
     config = load_config(preset, overrides)  # a bad preset or override fails here, before any run
     main_arms = chosen_arms(arms)
@@ -226,7 +232,7 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
                 "arms": list(main_arms), "ablation_seeds": list(ablation_seeds),
                 "env_step_budget": config.max_env_steps, "eval_episodes": eval_episodes,
                 "eval_temperature": config.policy.eval_temperature, "ood_trials": ood_trials,
-                "primary_metric": "train_success", "tasks": config.env.tasks}
+                "primary_metric": primary_metric, "tasks": config.env.tasks}
     runs, earlier = reusable_runs(out / "results.json", protocol, jobs) if resume else ([], [])
     kept = {r["name"] for r in runs}
     todo = [job for job in jobs if job["name"] not in kept]
@@ -239,7 +245,8 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
         report = {"protocol": protocol, "root": str(root), "seconds": round(time.time() - started, 1),
                   "planned_runs": len(jobs), "finished_runs": len(done),
                   "complete": len(done) == len(jobs),
-                  "runs": done, "table": summary_table(done), "summary": summarise(done)}
+                  "runs": done, "table": summary_table(done),
+                  "summary": summarise(done, primary_metric)}
         if earlier:  # the invocations whose runs this report kept (root, time, runs)
             report["earlier"] = earlier
         return report
@@ -259,22 +266,27 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
     return report_now()
 
 
-def summarise(runs: list[dict]) -> dict:
-    """The paired comparisons: EMPO² against GRPO on the primary and secondary metrics and the
-    curve's area; every other arm against GRPO; EMPO² against each ablation."""
+def summarise(runs: list[dict], primary_metric: str = "train_success") -> dict:
+    """The paired comparisons: EMPO² against GRPO on the primary metric, on each success metric
+    (`train`, `held_out`) and the curve's area; every other arm against GRPO and EMPO² against
+    each ablation, on the primary metric. The default is the metric of the benches recorded
+    before held-out success became the primary one (their results.json say which)."""
     trained = [r for r in runs if r["method"] != WARM_START]
     methods = list(dict.fromkeys(r["method"] for r in trained))
     summary = {
-        "primary": paired_summary(trained, PRIMARY, BASELINE, "train_success"),
+        "primary": paired_summary(trained, PRIMARY, BASELINE, primary_metric),
+        "train": paired_summary(trained, PRIMARY, BASELINE, "train_success"),
         "held_out": paired_summary(trained, PRIMARY, BASELINE, "held_out_success"),
         "auc": paired_summary([r for r in trained if r["auc"] is not None], PRIMARY, BASELINE, "auc"),
-        "arms_vs_grpo": [paired_summary(trained, m, BASELINE, "train_success")
+        "arms_vs_grpo": [paired_summary(trained, m, BASELINE, primary_metric)
                          for m in methods if m in ARMS and m not in (PRIMARY, BASELINE)],
-        "empo2_vs_ablations": [paired_summary(trained, PRIMARY, m, "train_success")
+        "empo2_vs_ablations": [paired_summary(trained, PRIMARY, m, primary_metric)
                                for m in methods if m in ABLATIONS],
     }
     summary["ratio"] = summary["primary"]["ratio"]
     summary["ci95"] = summary["primary"]["ci95"]
+    summary["t95"] = summary["primary"]["t95"]
+    summary["claimed"] = summary["primary"]["claimed"]
     return summary
 
 
@@ -337,15 +349,24 @@ def markdown(report: dict) -> str:
             f"{_pct(row['train_success'])} ± {100 * row['train_success_sd']:.1f} | "
             f"{_pct(row['held_out_success'])} ± {100 * row['held_out_success_sd']:.1f} | "
             f"{_pct(row['auc'])} | {_pct(row['ood_first'])} | {_pct(row['ood_last'])} |")
-    lines += ["", "| comparison (paired by seed) | metric | mean difference, points | 95% bootstrap CI | ratio |",
-              "|---|---|---|---|---|"]
+    lines += ["", "| comparison (paired by seed) | metric | mean difference, points | 95% paired t-interval | "
+              "claimed | 95% BCa bootstrap | 95% percentile bootstrap | ratio |",
+              "|---|---|---|---|---|---|---|---|"]
     s = report["summary"]
-    for c in [s["primary"], s["held_out"], s["auc"], *s["arms_vs_grpo"], *s["empo2_vs_ablations"]]:
-        ci = c["ci95"]
+    secondary = [s[k] for k in ("train", "held_out") if k in s and s[k]["metric"] != s["primary"]["metric"]]
+    for c in [s["primary"], *secondary, s["auc"], *s["arms_vs_grpo"], *s["empo2_vs_ablations"]]:
         ratio = "–" if c["ratio"] is None else f"{c['ratio']:.2f}"
         lines.append(f"| {c['method']} − {c['baseline']} ({len(c['seeds'])} seeds) | {c['metric']} | "
-                     f"{_points(c['mean_difference'])} | [{_points(ci[0])}, {_points(ci[1])}] | {ratio} |")
+                     f"{_points(c['mean_difference'])} | {_interval(c.get('t95'))} | "
+                     f"{'yes' if c.get('claimed') else 'no'} | {_interval(c.get('bca95'))} | "
+                     f"{_interval(c['ci95'])} | {ratio} |")
     return "\n".join(lines)
+
+
+def _interval(interval: list[float] | None) -> str:
+    if not interval or any(math.isnan(x) for x in interval):
+        return "–"
+    return f"[{_points(interval[0])}, {_points(interval[1])}]"
 
 
 def write_report(report: dict, out: Path, quiet: bool = False) -> None:
