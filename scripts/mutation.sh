@@ -33,7 +33,7 @@ run_host() {
   if [ -n "${MUTATION_FILES:-}" ]; then
     echo "== host: mutmut on $MUTATION_FILES"
   else
-    echo "== host: mutmut on $(grep -A3 '^only_mutate' host/pyproject.toml | tr -d '\n ' )"
+    echo "== host: mutmut on $(sed -n '/^only_mutate/,/^]/p' host/pyproject.toml | tr -d '\n ' )"
   fi
   (
     cd host

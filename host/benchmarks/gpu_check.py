@@ -43,7 +43,7 @@ from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
 from empo2.policy.builtin import vocabulary_corpus  # noqa: E402
 from empo2.policy.demos import PromptShape  # noqa: E402
 from empo2.policy.tokenizer import build_word_tokenizer  # noqa: E402
-from empo2.runs.folder import RunFolder  # noqa: E402
+from empo2.run_folder.folder import RunFolder  # noqa: E402
 from empo2.training.trainer import Trainer  # noqa: E402
 
 QWEN25_05B = dict(hidden_size=896, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,

@@ -39,7 +39,7 @@ from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
 from empo2.memory.store import MemoryStore  # noqa: E402
 from empo2.rerun.runner import RerunSettings, evaluate_pairs, rerun  # noqa: E402
 from empo2.rerun.branch import create_branch  # noqa: E402
-from empo2.runs.folder import RunFolder  # noqa: E402
+from empo2.run_folder.folder import RunFolder  # noqa: E402
 from empo2.training.trainer import Trainer  # noqa: E402
 
 CONDITIONS = ("correct", "wrong", "none")

@@ -35,7 +35,7 @@ from typing import Iterator
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.config import ConfigError, load_config  # noqa: E402
-from empo2.runs.folder import RunFolder, RunFolderError  # noqa: E402
+from empo2.run_folder.folder import RunFolder, RunFolderError  # noqa: E402
 
 
 def taken_in(steps: list[dict]) -> str | None:

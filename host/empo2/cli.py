@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _is_user_error(err: Exception) -> bool:
     from .policy.model import PolicyLoadError
-    from .runs.folder import RunFolderError
+    from .run_folder.folder import RunFolderError
 
     from .export.plain import ExportError
     from .training.plan import PlanError
@@ -229,7 +229,7 @@ def cmd_build_policy(args) -> int:
 
 def cmd_train(args) -> int:
     from .training.distributed import Dist
-    from .runs.folder import RunFolder
+    from .run_folder.folder import RunFolder
 
     preset = args.preset or (None if args.config else "builtin")
     config = load_config(args.config or preset, args.overrides)
@@ -254,7 +254,7 @@ def cmd_config(args) -> int:
 
 def cmd_resume(args) -> int:
     from .training.distributed import Dist
-    from .runs.folder import RunFolder
+    from .run_folder.folder import RunFolder
 
     folder = RunFolder.open(Path(args.run))
     config = load_config(folder.config(), args.overrides)
@@ -275,7 +275,7 @@ def _ensure_builtin_with_progress() -> str:
 
 def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
     from .training.distributed import SINGLE
-    from .runs.folder import RunLockedError
+    from .run_folder.folder import RunLockedError
     from .training.run_control import TrainerHooks
     from .training.trainer import Trainer
 
@@ -326,7 +326,7 @@ def cmd_eval(args) -> int:
     from .training.evaluation import memory_trials
     from .memory.embedding import SentenceEmbedder
     from .policy.model import load_policy
-    from .runs.folder import RunFolder
+    from .run_folder.folder import RunFolder
     from .training.rollout import RolloutSettings
     from .training.trainer import initial_tip_writer, resolve_model
     from .envs.registry import make_env
@@ -438,7 +438,7 @@ def cmd_bench(args) -> int:
 
 def cmd_rerun(args) -> int:
     from .rerun.runner import RerunSettings, rerun
-    from .runs.folder import RunFolder
+    from .run_folder.folder import RunFolder
 
     folder = RunFolder.open(Path(args.run))
     given = {k: v for k, v in (("checkpoint", args.checkpoint), ("episodes", args.episodes),
@@ -456,7 +456,7 @@ def cmd_rerun(args) -> int:
 
 def cmd_branch(args) -> int:
     from .rerun.branch import adopt_branch, branches_of, create_branch, delete_branch
-    from .runs.folder import RunFolder
+    from .run_folder.folder import RunFolder
 
     folder = RunFolder.open(Path(args.run))
     if args.action == "create":

@@ -120,7 +120,7 @@ def train_tiny_run(root: Path, name: str, tiny_policy, embedder, iterations: int
     """Trains the tiny built-in policy for `iterations` (no evaluation) into root/name with the
     real trainer; returns (its RunFolder, its config)."""
     from empo2.config import load_config
-    from empo2.runs.folder import RunFolder
+    from empo2.run_folder.folder import RunFolder
     from empo2.training.trainer import Trainer
 
     config = load_config(tiny_run_overrides(tiny_policy, iterations=iterations, **{"eval.every": 0}))

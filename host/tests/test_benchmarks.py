@@ -79,7 +79,7 @@ def test_run_tips_measures_a_real_run_and_refuses_a_folder_that_is_not_one(tmp_p
     both halves' tip accuracy and the six rollout conditions; a plain folder gets one sentence."""
     from conftest import tiny_run_overrides
     from empo2.config import load_config
-    from empo2.runs.folder import RunFolder
+    from empo2.run_folder.folder import RunFolder
     from empo2.training.trainer import Trainer
 
     config = load_config(tiny_run_overrides(tiny_policy, iterations=2, **{"eval.every": 0}))

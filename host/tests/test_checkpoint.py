@@ -27,7 +27,7 @@ from empo2.memory.store import MemoryStore
 from empo2.policy.model import LoraSettings, load_policy
 from empo2.training import checkpoint as checkpoint_module
 from empo2.training.checkpoint import load_checkpoint, save_checkpoint
-from empo2.runs.folder import RunFolder
+from empo2.run_folder.folder import RunFolder
 from empo2.training.sharding import has_sharded
 
 

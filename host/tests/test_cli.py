@@ -108,7 +108,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 @pytest.mark.slow
 def test_a_run_being_trained_refuses_a_second_writer_and_is_left_as_it_was(tmp_path, tiny_policy):
-    from empo2.runs.folder import RunFolder
+    from empo2.run_folder.folder import RunFolder
 
     config_path = tmp_path / "config.json"
     config_path.write_text(json.dumps(tiny_run_overrides(tiny_policy, iterations=1)))

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "empo2"
 FORBIDDEN = {
     "empo2.envs": ("empo2.policy", "empo2.training.trainer", "empo2.training.rollout", "empo2.server"),
     "empo2.memory": ("empo2.policy", "empo2.training.trainer", "empo2.training.rollout", "empo2.server"),
-    "empo2.runs": ("empo2.training.trainer", "empo2.server"),
+    "empo2.run_folder": ("empo2.training.trainer", "empo2.server"),
     "empo2.algo": ("empo2.policy", "empo2.training.trainer", "empo2.server"),
 }
 

@@ -43,7 +43,7 @@ def test_a_folder_that_is_no_model_is_one_sentence(tmp_path):
 
 
 def test_a_run_without_checkpoints_is_one_sentence(tmp_path):
-    from empo2.runs.folder import RunFolder
+    from empo2.run_folder.folder import RunFolder
 
     RunFolder.create(tmp_path, "r", {"name": "r"})
     assert_one_sentence(run([str(tmp_path / "r")], tmp_path), "has no checkpoint yet")

@@ -24,7 +24,7 @@ from empo2.memory.store import MemoryStore
 from empo2.rerun.runner import RERUN_FILE, RerunError, RerunSettings, rerun
 from empo2.rerun.branch import (PARENT_FILE, STAGING, BranchError, adopt_branch, branches_of,
                                 create_branch, delete_branch, parent_record)
-from empo2.runs.folder import RunFolder, RunLockedError
+from empo2.run_folder.folder import RunFolder, RunLockedError
 from empo2.training.trainer import Trainer
 from server_support import train_tiny_run
 

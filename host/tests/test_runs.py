@@ -13,13 +13,13 @@ import pytest
 from empo2.memory.store import MemoryStore
 from empo2.policy.prompting import with_tips
 from empo2.training.rollout import Episode, StepRecord
-from empo2.runs import folder as folder_module
-from empo2.runs.atomic import (append_jsonl, atomic_write_json, dumps_line, encode_lines, intact_length,
-                               iter_jsonl, repair_jsonl, truncate_synced)
+from empo2.run_folder import folder as folder_module
+from empo2.atomic import (append_jsonl, atomic_write_json, dumps_line, encode_lines, intact_length,
+                          iter_jsonl, repair_jsonl, truncate_synced)
 from empo2.rerun.branch import (PARENT_FILE, RERUN_FILE, STAGING, TRASH, BranchError, adopt_branch,
                                 branches_of, create_branch, delete_branch, parent_record,
                                 person_edits_after, rerun_status)
-from empo2.runs.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError
+from empo2.run_folder.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError
 from empo2.training.records import episode_record, episode_summary
 
 
@@ -326,7 +326,7 @@ def test_a_branch_whose_rerun_finished_reads_finished_not_stopped(tmp_path):
     """The tree showed a finished rerun's branch as stopped (red): run.json said so. A branch
     that an earlier host left `stopped` after its rerun finished is reported finished; one whose
     rerun was stopped stays stopped (a rerun on it continues); a run without a rerun is as stored."""
-    from empo2.server.runs import stored_state
+    from empo2.server.run_manager import stored_state
 
     folder = RunFolder.create(tmp_path, "branch", {"iterations": 3})
     folder.set_state("stopped", iteration=4)

@@ -105,7 +105,7 @@ def test_the_instructions_carry_the_paper_prompt_s_content(sciworld):
 
 def test_a_training_run_on_scienceworld_keeps_its_simulators_and_budget(tmp_path, tiny_policy, embedder):
     from conftest import tiny_run_overrides
-    from empo2.runs.folder import RunFolder
+    from empo2.run_folder.folder import RunFolder
     from empo2.training.trainer import Trainer
 
     config = load_config(tiny_run_overrides(tiny_policy, iterations=2, **{

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import tiny_run_overrides
-from empo2.runs.folder import RunFolder
+from empo2.run_folder.folder import RunFolder
 from empo2.server.client import HostClient, HostError
 from empo2.server.protocol import error_codes
 from empo2.server.protocol import protocol_version

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from empo2.config import load_config
-from empo2.runs.folder import RunFolder
+from empo2.run_folder.folder import RunFolder
 from empo2.server.client import HostClient
 from server_support import TOKEN, SchemaCheck
 from test_server_process import Served

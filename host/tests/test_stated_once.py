@@ -56,7 +56,7 @@ def test_every_key_a_training_run_writes_is_declared(tmp_path, tiny_policy, embe
     """A real run (memory and memory-free iterations, a KL term, evaluation) writes only
     declared keys: a key added to the trainer without a declaration fails here."""
     from empo2.config import load_config
-    from empo2.runs.folder import RunFolder
+    from empo2.run_folder.folder import RunFolder
     from empo2.training.trainer import Trainer
 
     overrides = tiny_run_overrides(tiny_policy, **{"iterations": 2, "algo.p_memory": 0.5,

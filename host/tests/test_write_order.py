@@ -1,4 +1,4 @@
-"""The order of every crash-safe write (runs/atomic.py), call by call.
+"""The order of every crash-safe write (atomic.py), call by call.
 
 A dropped fsync or a rename before the data is on disk passes every functional test (the page
 cache hides it) and loses data only on a power cut, so the order is checked directly:
@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from empo2.memory.persistence import EventLog
-from empo2.runs import atomic
-from empo2.runs.atomic import (
+from empo2 import atomic
+from empo2.atomic import (
     append_jsonl, atomic_write_json, commit_folder, iter_jsonl, move_folder, repair_jsonl,
     rewrite_jsonl,
 )
-from empo2.runs.folder import RunFolder
+from empo2.run_folder.folder import RunFolder
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/fd")
 
@@ -188,8 +188,8 @@ def test_a_new_memory_folder_is_fsynced_once_and_a_reopen_fsyncs_nothing(tmp_pat
 
 def test_every_writer_uses_the_one_kit():
     """No module but the kit fsyncs, replaces or renames by itself (memory/persistence.py and
-    runs/atomic.py were two kits)."""
-    root = Path(atomic.__file__).parents[1]
+    atomic.py were two kits)."""
+    root = Path(atomic.__file__).parent  # the package
     offenders = []
     for path in root.rglob("*.py"):
         if path == Path(atomic.__file__):

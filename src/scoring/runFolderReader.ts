@@ -1,7 +1,7 @@
 // What local scoring reads of a run folder on disk, with no host: the episode list
 // (trajectories/index.jsonl), one episode's full record (trajectories/iter-NNNNNN.jsonl), and the
 // ONNX exports that `empo2-host export-onnx` wrote into it (onnx/iter-NNNNNN/). The layout is
-// host/empo2/runs/folder.py's (docs/run-folder.md). Read-only; a torn last line (a run killed
+// host/empo2/run_folder/folder.py's (docs/run-folder.md). Read-only; a torn last line (a run killed
 // mid-write) is skipped, as the host's own reader skips it. No `vscode` import.
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { MANIFEST_FILE, ScoringError } from './onnxPolicy';
 /** Where export-onnx puts a run checkpoint's export (host/empo2/export/onnx.py ONNX_FOLDER). */
 export const ONNX_FOLDER = 'onnx';
 
-/** runs/folder.py `iteration_name`. */
+/** run_folder/folder.py `iteration_name`. */
 export function iterationName(iteration: number): string {
   return `iter-${String(iteration).padStart(6, '0')}`;
 }

@@ -1,5 +1,5 @@
 // Writes synthetic run folders in the host's own format (docs/run-folder.md,
-// host/empo2/runs/folder.py), for tests that need a run bigger than a CPU trains in minutes:
+// host/empo2/run_folder/folder.py), for tests that need a run bigger than a CPU trains in minutes:
 //   writeTrajectoryRun   10,000+ episodes (paper batch: 16 tasks × 8 rollouts per iteration), each
 //                        with full steps, so `run.open` then trajectory.list/get work as on a real run;
 //   writeMetricsRun      100,000 iterations of metrics.jsonl (the charts' stress test).

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import TrainConfig, load_config
-from ..runs.folder import RunFolder, iteration_name
+from ..run_folder.folder import RunFolder, iteration_name
 from .session import DebugSession, SessionSpec
 
 MODES = ("memory-free", "memory")

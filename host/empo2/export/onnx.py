@@ -9,7 +9,7 @@ Where it goes (`--out` overrides): a run's checkpoint goes into the run folder, 
 `onnx/iter-NNNNNN/` (so a run folder copied off a GPU box carries it, and the extension finds
 the export of the checkpoint that played an episode by its iteration); a model folder, or the
 built-in policy, goes next to it as `<folder>-onnx/`. The folder is filled under a temporary name
-and renamed into place (runs/atomic.py), so it is complete or absent.
+and renamed into place (atomic.py), so it is complete or absent.
 
 What it holds, read by the extension's scorer (src/scoring/onnxPolicy.ts):
     model.onnx          inputs input_ids (B, S) int64 and attention_mask (B, S) int64, 1 on real
@@ -35,8 +35,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from ..runs.atomic import atomic_write_json, commit_folder
-from ..runs.folder import RunFolder
+from ..atomic import atomic_write_json, commit_folder
+from ..run_folder.folder import RunFolder
 from .plain import ExportError, checkpoint_of, plain_model_folder
 
 ONNX_FOLDER = "onnx"

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from ..config import load_config
-from ..runs.folder import RunFolder, RunFolderError
+from ..run_folder.folder import RunFolder, RunFolderError
 
 
 class ExportError(ValueError):

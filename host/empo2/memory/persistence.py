@@ -9,7 +9,7 @@ A store folder holds two files:
                 number), so reopening never re-embeds.
 
 Writes: keys first, then the event lines, each flushed and fsynced, one write per logical
-operation, through the run folder's one crash-safe kit (runs/atomic.py). A kill -9 can therefore leave only (a) a torn last line, (b) a partial last key row,
+operation, through the run folder's one crash-safe kit (atomic.py). A kill -9 can therefore leave only (a) a torn last line, (b) a partial last key row,
 (c) key rows that no event references yet. `EventLog.open` cuts all three away; everything before
 is intact, so replaying the log gives exactly the state before the crash. Evict lines are derived
 (an add's evictions follow from the state), written for people and tools reading the log; replay
@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..runs.atomic import encode_lines, fsync_dir, intact_length, truncate_synced, write_synced
+from ..atomic import encode_lines, fsync_dir, intact_length, truncate_synced, write_synced
 from .layout import EVENTS_FILE, KEYS_FILE
 from .records import CorruptMemory, MemoryStoreError, is_person
 

@@ -46,8 +46,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..atomic import atomic_write_json
 from ..config import MemoryConfig
-from ..runs.atomic import atomic_write_json
 from .buffer import VariationBuffer, rank
 from .edits import PersonEdits, check_edit_id
 from .persistence import FORMAT, EventLog, person_events_after

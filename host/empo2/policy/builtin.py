@@ -22,12 +22,12 @@ from typing import Callable
 
 import torch
 
+from ..atomic import commit_folder
 from ..envs.builtin.env import BuiltinEnv
 from ..envs.builtin.tasks import (
     CONTAINER_POOL, DECOY_WORD, DEMO_VARIATION_BASE, DISTRACTOR_ITEMS, ROOM_POOL, TASK_KINDS,
     TEST_VARIATIONS, TRAIN_VARIATIONS,
 )
-from ..runs.atomic import commit_folder
 from . import prompting
 from .demos import PromptShape, demonstration_examples, render_tip
 from .imitation import imitate, steps_per_epoch

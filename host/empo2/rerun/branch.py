@@ -43,10 +43,10 @@ try:
 except ImportError:  # Windows: no advisory locks
     fcntl = None
 
+from ..atomic import atomic_write_json, commit_folder, move_folder
 from ..memory.layout import EVENTS_FILE, KEYS_FILE
 from ..memory.records import is_person
-from ..runs.atomic import atomic_write_json, commit_folder, move_folder
-from ..runs.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name
+from ..run_folder.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name
 
 PARENT_FILE = "parent.json"
 RERUN_FILE = "rerun.json"  # a branch's rerun: settings, progress, comparison (rerun/runner.py)

@@ -43,11 +43,11 @@ import numpy as np
 import torch
 
 from ..algo.losses import kl_penalty
+from ..atomic import atomic_write_json
 from ..config import load_config
 from ..envs.registry import make_env
 from ..memory.layout import EVENTS_FILE
-from ..runs.atomic import atomic_write_json
-from ..runs.folder import RunFolder, iteration_name
+from ..run_folder.folder import RunFolder, iteration_name
 from ..training.rollout import MEMORY_FREE, Episode, RolloutSettings, StepRecord, roll_out
 from ..training.run_control import RunControl, TrainerHooks
 from ..training.trainer import Trainer

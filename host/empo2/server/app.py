@@ -34,7 +34,7 @@ from .logs import LogForwarder
 from .memory_access import MemoryAccess
 from .methods import METHODS
 from .protocol import Validators, load_schema, notification_methods, protocol_version
-from .runs import RunManager
+from .run_manager import RunManager
 from .settings import Settings, is_loopback
 
 log = logging.getLogger("empo2.server")

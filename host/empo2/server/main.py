@@ -108,7 +108,7 @@ def serve_command(args) -> int:
 
 async def _serve(settings: Settings) -> int:
     # The server's own modules (jsonschema, websockets); the training stack (torch, transformers)
-    # loads only when a run starts (server/runs.py), so the ready line never waits for it.
+    # loads only when a run starts (server/run_manager.py), so the ready line never waits for it.
     from .app import HostServer
 
     server = HostServer(settings)

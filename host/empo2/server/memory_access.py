@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..memory.records import author_kind
-from ..runs.folder import RunFolder
+from ..run_folder.folder import RunFolder
 from .protocol import ProtocolError
 from .wire import tip_json
 

@@ -47,7 +47,7 @@ from ..memory.embedding import SentenceEmbedder
 from ..memory.store import MemoryStore
 from ..policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
 from ..policy.scripted_writer import ScriptedTipWriter
-from ..runs.folder import RunFolder
+from ..run_folder.folder import RunFolder
 from .checkpoint import load_checkpoint, save_checkpoint
 from .distributed import Dist
 from .learning_signals import learning_signals

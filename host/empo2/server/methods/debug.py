@@ -15,7 +15,7 @@ an idle host starts without it, and the import never stalls the loop.
 from __future__ import annotations
 
 from ..protocol import ProtocolError
-from ..runs import sentence
+from ..run_manager import sentence
 
 
 async def start(request, params: dict) -> dict:

@@ -7,9 +7,9 @@ RunBusy, and no orphan folder.
 from __future__ import annotations
 
 from ...config import ConfigError, load_config
-from ...runs.folder import RunFolder, RunFolderError
+from ...run_folder.folder import RunFolder, RunFolderError
 from ..protocol import ProtocolError
-from ..runs import sentence
+from ..run_manager import sentence
 
 async def start(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs

@@ -17,9 +17,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from ...runs.folder import RunFolder, RunFolderError, RunLockedError
+from ...run_folder.folder import RunFolder, RunFolderError, RunLockedError
 from ..protocol import ProtocolError
-from ..runs import sentence
+from ..run_manager import sentence
 
 log = logging.getLogger("empo2.server.update")
 

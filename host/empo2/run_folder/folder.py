@@ -16,7 +16,7 @@ Layout (docs/run-folder.md has the record formats):
 An iteration's records are written in a fixed order — trajectories, index, metrics, then the
 checkpoint — so after a kill the last checkpoint tells which iteration is complete; `rollback_to`
 removes what a later, unfinished iteration left behind. Every file is written through the one
-crash-safe kit (runs/atomic.py).
+crash-safe kit (atomic.py).
 
 There is no `checkpoints/LATEST` pointer: a checkpoint folder appears under its final name only
 when it is complete (`commit_folder`), so the newest `iter-*` folder with a `trainer.json` *is*
@@ -39,7 +39,7 @@ try:
 except ImportError:  # Windows: no advisory locks; one writer is then the user's care
     fcntl = None
 
-from .atomic import (
+from ..atomic import (
     append_jsonl, atomic_write_bytes, atomic_write_json, commit_folder, encode_lines, iter_jsonl,
     repair_jsonl, rewrite_jsonl,
 )

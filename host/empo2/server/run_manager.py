@@ -24,10 +24,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..atomic import iter_jsonl
 from ..config import ConfigError, TrainConfig, load_config, presets
-from ..runs.atomic import iter_jsonl
 from ..rerun.branch import PARENT_FILE, rerun_status
-from ..runs.folder import RunFolder, RunFolderError, RunLockedError
+from ..run_folder.folder import RunFolder, RunFolderError, RunLockedError
 from ..training.run_control import RunControl, TrainerHooks
 from .protocol import ProtocolError
 from .wire import to_wire

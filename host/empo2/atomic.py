@@ -1,9 +1,9 @@
 """The one crash-safe write kit: a `kill -9` (or a power cut) at any instant leaves every file of
 a run folder, its memory store included, whole or absent.
 
-Every writer of the run folder goes through these helpers (runs/folder.py, training/checkpoint.py,
-memory/persistence.py, memory/store.py); they sit here, beside the run folder that owns the
-rule, and the memory imports them.
+Every writer of the run folder goes through these helpers (run_folder/folder.py,
+training/checkpoint.py, memory/persistence.py, memory/store.py, export/onnx.py); they sit on the
+package's ground floor, below every writer, and import nothing of the package.
 
 The order of every write, which tests/test_write_order.py checks call by call:
 
