@@ -7,7 +7,8 @@
 // The types come from json-schema-to-typescript, one per schema definition, same names. What the
 // generator cannot say is added here, mechanically: definitions that only point at another one
 // become aliases (RunStartResult = RunResult), and the schema's constants become values (the
-// protocol version, every error code by its title, every string enum as a list).
+// protocol version, every error code by its title, every string enum as a list, and each
+// definition's property defaults: what the host takes for a field left out).
 import { compile } from 'json-schema-to-typescript';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -38,7 +39,9 @@ function aliases(defs) {
 /**
  * The schema as the generator should read it: references to an alias go to its target (one
  * name per type), nested titles dropped (the ErrorCode titles would otherwise become types), and a bare `{"type": "object"}` (a run's config, say)
- * left open instead of closed by the generator's default.
+ * left open instead of closed by the generator's default. Defaults are dropped too: they become
+ * values (below), and a `$ref` with a `default` beside it would be written out inline instead of
+ * by the referenced type's name.
  */
 function prepared(schema) {
   // An alias's references point at its target; the alias itself is written as `type A = B`.
@@ -53,6 +56,7 @@ function prepared(schema) {
       if (!top) {
         delete node.title;
       }
+      delete node.default;
       if (node.type === 'object' && !node.properties && !node.allOf && !('additionalProperties' in node)) {
         node.additionalProperties = true;
       }
@@ -69,7 +73,7 @@ function prepared(schema) {
 const snake = (name) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 const literal = (value) => (typeof value === 'string' ? `'${value.replaceAll("'", "\\'")}'` : String(value));
 
-/** The schema's constants as values: version, error codes, and each string enum as a list. */
+/** The schema's constants as values: version, error codes, each string enum as a list, defaults. */
 function values(schema) {
   const defs = schema.$defs;
   const lines = ['', '// -- values the schema fixes ------------------------------------------------------------------', ''];
@@ -86,6 +90,15 @@ function values(schema) {
     lines.push(`export const ${name} = [${options.map(literal).join(', ')}] as const satisfies readonly ${type}[];`);
   };
   for (const [name, def] of Object.entries(defs)) {
+    const defaults = Object.entries(def.properties ?? {}).filter(([, sub]) => 'default' in sub);
+    if (defaults.length) {
+      lines.push('', `/** What the host takes for a field of ${name} that is left out. */`);
+      lines.push(`export const ${snake(name)}_DEFAULTS = {`);
+      for (const [property, sub] of defaults) {
+        lines.push(`  ${property}: ${literal(sub.default)},`);
+      }
+      lines.push(`} as const satisfies Partial<${name}>;`);
+    }
     if (Array.isArray(def.enum) && def.enum.every((v) => typeof v === 'string')) {
       enumList(`${snake(name)}S`, name, def.enum);
     }

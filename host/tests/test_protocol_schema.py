@@ -3,6 +3,7 @@ line of every example transcript valid against it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -13,7 +14,7 @@ from jsonschema import Draft202012Validator
 from empo2.server.fanout import MERGE_FIELDS
 from empo2.server.methods import METHODS
 from empo2.server.protocol import (Validators, error_codes, load_schema, notification_methods,
-                                   protocol_version, request_methods, schema_path)
+                                   param_defaults, protocol_version, request_methods, schema_path)
 
 PROTOCOL = schema_path().parent
 SERVER = Path(__file__).resolve().parents[1] / "empo2" / "server"
@@ -66,6 +67,17 @@ def test_error_codes_are_unique_and_every_name_the_host_raises_exists():
     for source in SERVER.rglob("*.py"):
         raised |= set(re.findall(r'ProtocolError\(\s*"([A-Za-z]+)"', source.read_text()))
     assert raised and raised <= set(error_codes()), raised - set(error_codes())
+
+
+def test_update_rerun_defaults_in_the_schema_are_the_ones_the_rerun_applies():
+    """What the extension offers (the schema's `default`s) is what RerunSettings applies to a
+    param the request leaves out."""
+    from empo2.rerun.runner import RerunSettings  # imports torch
+    from empo2.server.methods.update import PARAM_FIELDS
+
+    applied = {f.name: f.default for f in dataclasses.fields(RerunSettings)
+               if f.default is not dataclasses.MISSING and f.default is not None}
+    assert {PARAM_FIELDS[name]: value for name, value in param_defaults("UpdateRerunParams").items()} == applied
 
 
 def test_the_readme_documents_every_method_notification_and_error():

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { CommandBase } from '../common/command';
 import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
+import { DEBUG_START_PARAMS_DEFAULTS, ROLLOUT_MODES } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
 import type { TrajectoryModel } from '../trajectories/trajectoryModel';
 import type { TrajectoryNode } from '../trajectories/trajectoryNodes';
@@ -13,6 +14,9 @@ import { TokenView } from './tokenView';
 // episode documents (one line per turn, breakpoints in their gutter) and "EMPO²: Debug Episode…".
 
 export const DEBUG_TYPE = 'empo2';
+
+/** A new episode's seed, and its rollout mode unless the person picks one: the host's defaults. */
+const { seed: DEFAULT_SEED, mode: DEFAULT_MODE } = DEBUG_START_PARAMS_DEFAULTS;
 
 /** The read-only `empo2-episode:` documents the adapters write. */
 export class EpisodeDocuments extends Disposable implements vscode.TextDocumentContentProvider, EpisodeView {
@@ -64,8 +68,8 @@ function defaultConfiguration(runId: string | undefined): vscode.DebugConfigurat
     ...(runId ? { runId } : { policyPath: 'builtin' }),
     task: 'power-device',
     variation: 0,
-    seed: 0,
-    mode: 'memory-free',
+    seed: DEFAULT_SEED,
+    mode: DEFAULT_MODE,
     stopOnEntry: true,
   };
 }
@@ -87,7 +91,7 @@ export class DebugEpisodeCommand extends CommandBase<{ runs: RunsModel; trajecto
     if (node?.kind === 'taskGroup') {
       const group = this.services.trajectories.group(node);
       if (group) {
-        return { ...base, name: `${group.task}/${group.variation}`, runId: node.runId, task: group.task, variation: group.variation, seed: 0, mode: 'memory-free' };
+        return { ...base, name: `${group.task}/${group.variation}`, runId: node.runId, task: group.task, variation: group.variation, seed: DEFAULT_SEED, mode: DEFAULT_MODE };
       }
     }
     const runs = this.services.runs.list();
@@ -104,11 +108,12 @@ export class DebugEpisodeCommand extends CommandBase<{ runs: RunsModel; trajecto
     if (!match) {
       return undefined;
     }
-    const mode = await vscode.window.showQuickPick(['memory-free', 'memory'], { title: 'Rollout mode' });
+    const modes = [DEFAULT_MODE, ...ROLLOUT_MODES.filter((m) => m !== DEFAULT_MODE)];
+    const mode = await vscode.window.showQuickPick(modes, { title: 'Rollout mode' });
     if (!mode) {
       return undefined;
     }
-    return { ...base, name: `${match[1]}/${match[2]}`, runId: run.info.runId, task: match[1], variation: Number(match[2]), seed: 0, mode };
+    return { ...base, name: `${match[1]}/${match[2]}`, runId: run.info.runId, task: match[1], variation: Number(match[2]), seed: DEFAULT_SEED, mode };
   }
 }
 

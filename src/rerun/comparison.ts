@@ -1,54 +1,8 @@
-// What a rerun or dry run reports (the host's rerun.json / dry-runs record, in the run folder's
-// snake_case; docs/run-folder.md), and the rows the comparison view shows. No vscode import:
-// the unit tests and the webview use these functions as they are.
+import type { RerunResult, RerunTipEdit } from '../rpc/protocol';
 
-export interface VariationOutcome {
-  readonly variation: string;
-  readonly chosen: boolean;
-  readonly before: number;
-  readonly after: number | null;
-  readonly score_before?: number;
-  readonly score_after?: number | null;
-}
-
-export interface EpisodeOutcome {
-  readonly id: string;
-  readonly variation: string;
-  readonly success: boolean;
-  readonly return: number;
-  readonly tip_guided_steps: number;
-  readonly tokens: number;
-  readonly logprob_before: number | null;
-  readonly logprob_after?: number | null;
-}
-
-export interface TipEdit {
-  readonly tip_id: string;
-  readonly kind: string;
-  readonly variation_key: string | null;
-  readonly before: string | null;
-  readonly after: string | null;
-}
-
-/** A rerun's result (`update/finished`, `update.compare`) or a dry run's report. */
-export interface RerunRecord {
-  readonly dry_run: boolean;
-  readonly status?: string;
-  readonly branch?: string;
-  readonly parent?: string;
-  readonly run?: string;
-  readonly checkpoint: number;
-  readonly variations: readonly string[];
-  readonly comparison?: readonly VariationOutcome[];
-  readonly before?: Readonly<Record<string, { readonly success: number; readonly score: number }>>;
-  readonly episodes?: readonly EpisodeOutcome[];
-  readonly tips?: readonly TipEdit[];
-  readonly updates?: readonly Readonly<Record<string, number>>[];
-  readonly kl_to_checkpoint?: number | null;
-  readonly loss?: number | null;
-  readonly masked_fraction?: number | null;
-  readonly ratios?: readonly { readonly episode: string; readonly ratios: readonly number[] }[];
-}
+// The rows the comparison view shows of what a rerun or dry run reports (RerunResult, in the
+// run folder's snake_case; docs/run-folder.md). No vscode import: the unit tests and the webview
+// use these functions as they are.
 
 export interface ComparisonRow {
   readonly variation: string;
@@ -76,28 +30,28 @@ export interface ComparisonView {
   readonly checkpoint: number;
   readonly rows: readonly ComparisonRow[];
   readonly episodes: readonly EpisodeRow[];
-  readonly tips: readonly TipEdit[];
+  readonly tips: readonly RerunTipEdit[];
   /** Name → value lines under the table: loss, masked fraction, KL, ratios. */
   readonly facts: readonly (readonly [string, string])[];
 }
 
-export function comparisonView(record: RerunRecord): ComparisonView {
-  const rows: ComparisonRow[] = record.comparison
-    ? record.comparison.map((c) => ({
-        variation: c.variation,
-        chosen: c.chosen,
-        before: c.before,
-        after: c.after,
-        change: c.after === null ? null : c.after - c.before,
-      }))
-    : Object.entries(record.before ?? {}).map(([variation, v]) => ({
+export function comparisonView(record: RerunResult): ComparisonView {
+  const rows: ComparisonRow[] = record.dry_run
+    ? Object.entries(record.before).map(([variation, v]) => ({
         variation,
         chosen: record.variations.includes(variation),
         before: v.success,
         after: null,
         change: null,
+      }))
+    : record.comparison.map((c) => ({
+        variation: c.variation,
+        chosen: c.chosen,
+        before: c.before,
+        after: c.after,
+        change: c.after === null ? null : c.after - c.before,
       }));
-  const episodes: EpisodeRow[] = (record.episodes ?? []).map((e) => ({
+  const episodes: EpisodeRow[] = record.episodes.map((e) => ({
     id: e.id,
     variation: e.variation,
     success: e.success,
@@ -105,36 +59,35 @@ export function comparisonView(record: RerunRecord): ComparisonView {
     before: e.logprob_before,
     after: e.logprob_after ?? null,
   }));
-  const source = record.dry_run ? record.run : record.branch;
   return {
-    title: record.dry_run ? `Dry run of ${source ?? 'the run'} at checkpoint ${record.checkpoint}` : `${source ?? 'Branch'} vs ${record.parent ?? 'parent'} at checkpoint ${record.checkpoint}`,
+    title: record.dry_run ? `Dry run of ${record.run} at checkpoint ${record.checkpoint}` : `${record.branch} vs ${record.parent} at checkpoint ${record.checkpoint}`,
     dryRun: record.dry_run,
-    status: record.status ?? (record.dry_run ? 'finished' : 'unknown'),
+    status: record.dry_run ? 'finished' : record.status,
     checkpoint: record.checkpoint,
     rows,
     episodes,
-    tips: record.tips ?? [],
+    tips: record.tips,
     facts: facts(record),
   };
 }
 
-function facts(record: RerunRecord): [string, string][] {
+function facts(record: RerunResult): [string, string][] {
   const out: [string, string][] = [];
-  if (record.loss !== undefined && record.loss !== null) {
+  if (record.dry_run && record.loss !== null) {
     out.push(['loss (no step taken)', record.loss.toFixed(4)]);
   }
-  if (record.masked_fraction !== undefined && record.masked_fraction !== null) {
+  if (record.dry_run && record.masked_fraction !== null) {
     out.push(['masked tokens', percent(record.masked_fraction)]);
   }
-  const ratios = (record.ratios ?? []).flatMap((r) => r.ratios);
+  const ratios = record.dry_run ? record.ratios.flatMap((r) => r.ratios) : [];
   if (ratios.length) {
     out.push(['importance ratio π(a|s,u) / π(a|s,u,tips)', `mean ${mean(ratios).toFixed(3)}, min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)} over ${ratios.length} tokens`]);
   }
-  if (record.updates?.length) {
+  if (!record.dry_run && record.updates.length) {
     const last = record.updates[record.updates.length - 1];
     out.push(['updates', `${record.updates.length} iteration(s), last loss ${fixed(last.loss)}, masked ${last.masked_fraction === undefined ? '—' : percent(last.masked_fraction)}`]);
   }
-  if (record.kl_to_checkpoint !== undefined && record.kl_to_checkpoint !== null) {
+  if (record.kl_to_checkpoint !== null) {
     out.push(['KL to the checkpoint', record.kl_to_checkpoint.toExponential(2)]);
   }
   return out;

@@ -3,7 +3,8 @@ import { renderWebviewHtml, webviewOptions } from '../common/html';
 import { Disposable, disposeAll, type IDisposable } from '../common/lifecycle';
 import { MessageEndpoint } from '../common/messageEndpoint';
 import { webviewPort } from '../common/webviewPort';
-import { comparisonView, type ComparisonView, type RerunRecord } from './comparison';
+import type { RerunResult } from '../rpc/protocol';
+import { comparisonView, type ComparisonView } from './comparison';
 import { CompareNotifications } from './compareMessages';
 
 /**
@@ -26,7 +27,7 @@ export class ComparisonPanel extends Disposable {
     return this.panel ? this.view : undefined;
   }
 
-  show(record: RerunRecord): ComparisonView {
+  show(record: RerunResult): ComparisonView {
     const view = comparisonView(record);
     this.view = view;
     if (this.panel) {

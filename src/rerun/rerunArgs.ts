@@ -2,24 +2,14 @@
 // (unit-tested as it is). Sources: the palette (nothing), the Memory Tips view's context menu
 // (the tip card's `data-vscode-context`: tipId, variationKey, runId, and the keys of every
 // selected tip), the Trajectories tree (a task-group node: runId and groupKey "g:task/variation",
-// or a run node), or a script/test passing a full request.
+// or a run node), or a script/test passing a full request (update.rerun's params).
 
-/** update.rerun's params (protocol 1.1.0). */
-export interface RerunRequest {
-  readonly runId: string;
-  readonly checkpoint?: number;
-  readonly variations?: readonly string[];
-  readonly episodes?: number;
-  readonly iterations?: number;
-  readonly evalEpisodes?: number;
-  readonly dryRun?: boolean;
-  readonly name?: string;
-}
+import type { UpdateRerunParams } from '../rpc/protocol';
 
 export interface RerunArgs {
   readonly runId: string | undefined;
   /** Prefilled answers of the quick picks. */
-  readonly request: Partial<RerunRequest>;
+  readonly request: Partial<UpdateRerunParams>;
   /** True when the request needs no questions (a script passed `episodes`, `iterations` and `dryRun`). */
   readonly complete: boolean;
 }
@@ -55,7 +45,7 @@ export function rerunArgs(arg: unknown, more?: unknown): RerunArgs {
     ];
     return { runId, request: { variations: [...new Set(keys)] }, complete: false };
   }
-  const request: Partial<RerunRequest> = {
+  const request: Partial<UpdateRerunParams> = {
     ...(typeof arg.checkpoint === 'number' ? { checkpoint: arg.checkpoint } : {}),
     ...(Array.isArray(arg.variations) ? { variations: arg.variations.filter((k): k is string => typeof k === 'string') } : {}),
     ...(typeof arg.episodes === 'number' ? { episodes: arg.episodes } : {}),

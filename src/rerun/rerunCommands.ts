@@ -4,19 +4,17 @@ import type { HostApi } from '../host/hostApi';
 import { showFailure } from '../host/notices';
 import { describeError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
+import { UPDATE_RERUN_PARAMS_DEFAULTS, type RerunResult, type UpdateRerunParams } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
-import type { RerunRecord } from './comparison';
+import { POLICY_AUTHOR } from '../tips/tipRules';
 import type { ComparisonPanel } from './comparisonPanel';
 import { RerunJobs } from './rerunJobs';
-import { rerunArgs, type RerunRequest } from './rerunArgs';
+import { rerunArgs } from './rerunArgs';
 
 // "EMPO²: Rerun Off-Policy Update…" and the branch commands. The rerun asks, in quick picks, for
 // the checkpoint, the variations, N, K and dry run or not; the host does the rest (update.rerun)
 // and reports progress, which a cancellable notification shows. Cancel stops the rerun between
 // iterations and leaves a branch that "Rerun" on it continues.
-
-const DEFAULT_EPISODES = 8;
-const DEFAULT_ITERATIONS = 1;
 
 interface Pick<T> extends vscode.QuickPickItem {
   readonly value: T;
@@ -35,10 +33,10 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
 
   /**
    * From the palette (no argument), the tips view (a tip or tips: their variations), the
-   * trajectory tree (a variation or run node), or a script/test (a full RerunRequest, which
-   * skips every pick).
+   * trajectory tree (a variation or run node), or a script/test (update.rerun's params in full,
+   * which skip every pick).
    */
-  execute(arg?: unknown, more?: unknown): Promise<RerunRecord | undefined> {
+  execute(arg?: unknown, more?: unknown): Promise<RerunResult | undefined> {
     const { jobs, panel } = this.services;
     return performAction({
       target: () => this.request(arg, more),
@@ -49,7 +47,7 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
   }
 
   /** The full request: the argument's, the rest picked; undefined when something is missing. */
-  private async request(arg: unknown, more: unknown): Promise<RerunRequest | undefined> {
+  private async request(arg: unknown, more: unknown): Promise<UpdateRerunParams | undefined> {
     if (!this.services.host.current) {
       void vscode.window.showInformationMessage('EMPO²: rerunning the off-policy update needs the training host; run "EMPO²: Start Host" first.');
       return undefined;
@@ -63,7 +61,7 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
     return given.complete ? { ...given.request, runId } : this.pick(runId, given.request);
   }
 
-  private async pick(runId: string, preset: Partial<RerunRequest>): Promise<RerunRequest | undefined> {
+  private async pick(runId: string, preset: Partial<UpdateRerunParams>): Promise<UpdateRerunParams | undefined> {
     const title = 'EMPO²: Rerun Off-Policy Update';
     const { checkpoints } = await this.services.host.request(Requests.checkpointList, { runId });
     if (!checkpoints.length) {
@@ -81,11 +79,11 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
     if (!variations) {
       return undefined;
     }
-    const episodes = await askNumber(`${title} (3/4): N, rollouts per variation`, preset.episodes ?? DEFAULT_EPISODES, 1, 256);
+    const episodes = await askNumber(`${title} (3/4): N, rollouts per variation`, preset.episodes ?? UPDATE_RERUN_PARAMS_DEFAULTS.episodes, 1, 256);
     if (episodes === undefined) {
       return undefined;
     }
-    const iterations = await askNumber(`${title} (4/4): K, update iterations`, preset.iterations ?? DEFAULT_ITERATIONS, 1, 1000);
+    const iterations = await askNumber(`${title} (4/4): K, update iterations`, preset.iterations ?? UPDATE_RERUN_PARAMS_DEFAULTS.iterations, 1, 1000);
     if (iterations === undefined) {
       return undefined;
     }
@@ -107,7 +105,7 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
   private async pickVariations(runId: string, given: readonly string[] | undefined, title: string): Promise<string[] | undefined> {
     const { items } = await this.services.host.request(Requests.memoryList, { runId, limit: 500 });
     const keys = [...new Set(items.map((t) => t.variationKey))].sort();
-    const edited = new Set(items.filter((t) => t.author !== 'policy' || t.version > 1).map((t) => t.variationKey));
+    const edited = new Set(items.filter((t) => t.author !== POLICY_AUTHOR || t.version > 1).map((t) => t.variationKey));
     const picks = await vscode.window.showQuickPick(
       keys.map((key): Pick<string> => ({
         label: key,
@@ -144,11 +142,11 @@ function branchOf(arg: unknown, runs: RunsModel): string | undefined {
 export class CompareWithParentCommand extends CommandBase<RerunServices> {
   static readonly id = 'empo2.compareWithParent';
 
-  execute(arg?: unknown): Promise<RerunRecord | undefined> {
+  execute(arg?: unknown): Promise<RerunResult | undefined> {
     const { host, runs, panel } = this.services;
     return performAction({
       target: () => branchOf(arg, runs) ?? noTarget('EMPO²: select a branch run (made by a rerun) to compare with its parent.'),
-      request: async (runId) => (await host.request(Requests.updateCompare, { runId })).result as unknown as RerunRecord,
+      request: async (runId) => (await host.request(Requests.updateCompare, { runId })).result,
       report: (record) => panel.show(record),
       failed: (error) => showFailure('Comparing with the parent', error),
     });

@@ -2,10 +2,8 @@ import * as vscode from 'vscode';
 import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
 import { Notifications, Requests } from '../rpc/methods';
-import type { UpdateFinishedEvent } from '../rpc/protocol';
+import type { RerunResult, UpdateFinishedEvent, UpdateRerunParams } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
-import type { RerunRecord } from './comparison';
-import type { RerunRequest } from './rerunArgs';
 
 /**
  * Runs one rerun or dry run on the host and shows its progress in a cancellable notification
@@ -40,8 +38,8 @@ export class RerunJobs extends Disposable {
   }
 
   /** The result, or undefined when cancelled; throws a failure's sentence. */
-  async run(request: RerunRequest): Promise<RerunRecord | undefined> {
-    const job = await this.host.request(Requests.updateRerun, { ...request, variations: request.variations ? [...request.variations] : undefined });
+  async run(request: UpdateRerunParams): Promise<RerunResult | undefined> {
+    const job = await this.host.request(Requests.updateRerun, request);
     if (job.branchId) {
       void this.runs.reload();
     }
@@ -75,6 +73,6 @@ export class RerunJobs extends Disposable {
       );
       return undefined;
     }
-    return event.result as unknown as RerunRecord;
+    return event.result;
   }
 }

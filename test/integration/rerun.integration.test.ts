@@ -1,9 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
-import type { RerunRecord } from '../../src/rerun/comparison';
 import { Requests } from '../../src/rpc/methods';
-import type { RunInfo } from '../../src/rpc/protocol';
+import type { RerunResult, RunInfo } from '../../src/rpc/protocol';
 import type { TreeElement } from '../../src/trajectories/trajectoryTreeProvider';
 import { api, EXTENSION_ID } from '../builders/extension';
 import { eventually as waitFor } from '../builders/wait';
@@ -40,7 +39,7 @@ describe('Rerun of the off-policy update from the editor', function () {
   it('edits a tip, dry-runs the update and shows its loss without touching the run', async () => {
     const { items } = await api().host.request(Requests.memoryList, { runId: parent.runId, limit: 1 });
     await api().host.request(Requests.memoryUpdate, { runId: parent.runId, tipId: items[0].id, text: 'the battery was in the drawer in the kitchen . it worked . score 100', expectedVersion: items[0].version });
-    const record = await vscode.commands.executeCommand<RerunRecord>('empo2.rerunUpdate', { runId: parent.runId, episodes: 2, iterations: 1, evalEpisodes: 1, dryRun: true });
+    const record = await vscode.commands.executeCommand<RerunResult>('empo2.rerunUpdate', { runId: parent.runId, episodes: 2, iterations: 1, evalEpisodes: 1, dryRun: true });
     assert.ok(record?.dry_run && typeof record.loss === 'number');
     assert.deepEqual(record.variations, [items[0].variationKey]);
     const shown = api().comparison.shown!;
@@ -48,8 +47,9 @@ describe('Rerun of the off-policy update from the editor', function () {
   });
 
   it('reruns on a branch that appears under its parent, and compares before and after', async () => {
-    const record = await vscode.commands.executeCommand<RerunRecord>('empo2.rerunUpdate', { runId: parent.runId, episodes: 2, iterations: 1, evalEpisodes: 1, dryRun: false, name: 'what-if' });
-    assert.equal(record?.status, 'finished');
+    const record = await vscode.commands.executeCommand<RerunResult>('empo2.rerunUpdate', { runId: parent.runId, episodes: 2, iterations: 1, evalEpisodes: 1, dryRun: false, name: 'what-if' });
+    assert.ok(record && !record.dry_run);
+    assert.equal(record.status, 'finished');
     const shown = api().comparison.shown!;
     assert.equal(shown.rows.length, 1);
     assert.ok(shown.rows[0].after !== null && shown.tips[0].after);
@@ -59,8 +59,9 @@ describe('Rerun of the off-policy update from the editor', function () {
     const branchNode = (await children(parentNode)).find((n) => n.kind === 'run' && n.runId === 'what-if');
     assert.ok(branchNode, 'the branch sits under its parent');
     assert.match(String(api().trajectories.getTreeItem(branchNode!).contextValue), /\.branch$/);
-    const compared = await vscode.commands.executeCommand<RerunRecord>('empo2.compareWithParent', { runId: 'what-if' });
-    assert.deepEqual(compared?.comparison, record.comparison);
+    const compared = await vscode.commands.executeCommand<RerunResult>('empo2.compareWithParent', { runId: 'what-if' });
+    assert.ok(compared && !compared.dry_run);
+    assert.deepEqual(compared.comparison, record.comparison);
   });
 
   it('adopts the branch, then deletes it (the parent stays)', async () => {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { Notifications, Requests } from '../../src/rpc/methods';
 import { ErrorCodes, PROTOCOL_VERSION } from '../../src/rpc/protocol';
 import { anInitializeResult } from '../builders/fakeHost';
-import { aMetricsRecord, anEpisode, aRunInfo, aRunStatus, aSummary, aTip, aTipVersion } from '../builders/protocol';
+import { aBranchRerunResult, aMetricsRecord, anEpisode, aRunInfo, aRunStatus, aSummary, aTip, aTipVersion } from '../builders/protocol';
 import { aDebugSession, aDebugTurn, aDebugTurnResult } from '../builders/debug';
 import { schema, schemaErrors, schemaNotificationMethods, schemaRequestMethods } from '../builders/schema';
 
@@ -75,7 +75,7 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
     result: { jobId: 'job-1', runId: 'run-1', branchId: null, dryRun: true },
   },
   updateCancel: { params: [{ jobId: 'job-1' }], result: { cancelled: true } },
-  updateCompare: { params: [{ runId: 'what-if' }], result: { result: { dry_run: false, status: 'finished', variations: ['power-device/3'], comparison: [] } } },
+  updateCompare: { params: [{ runId: 'what-if' }], result: { result: aBranchRerunResult() } },
   branchAdopt: { params: [{ runId: 'what-if' }], result: { run: aRunInfo({ runId: 'what-if', parent: { runId: 'run-1', checkpoint: 2, adopted: true } }) } },
   branchDelete: { params: [{ runId: 'what-if' }], result: { deleted: 'what-if' } },
 };

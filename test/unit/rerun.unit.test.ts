@@ -1,8 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { chartData, comparisonView, percent, points, type RerunRecord } from '../../src/rerun/comparison';
+import { chartData, comparisonView, percent, points } from '../../src/rerun/comparison';
 import { rerunArgs } from '../../src/rerun/rerunArgs';
+import type { RerunResult } from '../../src/rpc/protocol';
 
 // The comparison view and the rerun command's arguments. The records are the results of a real
 // rerun and dry run by the host's own code (protocol/examples/rerun.jsonl carries them), so the
@@ -10,11 +11,11 @@ import { rerunArgs } from '../../src/rerun/rerunArgs';
 
 const root = path.resolve(__dirname, '../../../..');
 
-function finishedResults(): { dryRun: RerunRecord; rerun: RerunRecord } {
+function finishedResults(): { dryRun: RerunResult; rerun: RerunResult } {
   const lines = readFileSync(path.join(root, 'protocol', 'examples', 'rerun.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as { message: { method?: string; params?: { dryRun: boolean; status: string; result?: RerunRecord } } });
+    .map((l) => JSON.parse(l) as { message: { method?: string; params?: { dryRun: boolean; status: string; result?: RerunResult } } });
   const finished = lines.map((l) => l.message).filter((m) => m.method === 'update/finished' && m.params?.status === 'finished');
   const dryRun = finished.find((m) => m.params!.dryRun)!.params!.result!;
   const rerun = finished.find((m) => !m.params!.dryRun)!.params!.result!;

@@ -63,7 +63,7 @@ export function groupByVariation(tips: readonly Tip[]): VariationGroup[] {
 
 /** How an author reads: the policy, or the person by name ("you" when the client named no one). */
 export function authorName(author: string): string {
-  return author === 'policy' ? 'the policy' : author;
+  return author === POLICY_AUTHOR ? 'the policy' : author;
 }
 
 /** The current version's author (`versionAuthor`; hosts before protocol 1.1.0 send only `author`). */

@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..memory.layout import EVENTS_FILE
 from ..memory.records import author_kind
 from ..run_folder.folder import RunFolder
 from .protocol import ProtocolError
@@ -142,7 +143,7 @@ CHANGES = {"add": "added", "update": "updated", "delete": "deleted", "evict": "e
 
 
 def _has_memory(folder: RunFolder) -> bool:
-    return (folder.memory_path / "events.jsonl").is_file()
+    return (folder.memory_path / EVENTS_FILE).is_file()
 
 
 def _capacity(folder: RunFolder) -> int | None:

@@ -50,6 +50,14 @@ def protocol_version() -> str:
 
 
 @functools.cache
+def param_defaults(name: str) -> dict:
+    """What a handler takes for a field its params (the definition `name`) leave out: each
+    property's `default` in the schema."""
+    properties = load_schema()["$defs"][name]["properties"]
+    return {field: p["default"] for field, p in properties.items() if "default" in p}
+
+
+@functools.cache
 def error_codes() -> dict[str, int]:
     """Error name (the schema's title) → code."""
     return {c["title"]: c["const"] for c in load_schema()["$defs"]["ErrorCode"]["oneOf"]}

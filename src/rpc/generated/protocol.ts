@@ -460,6 +460,10 @@ export type UpdateFinishedNotification = NotificationMessage & {
   method?: 'update/finished';
   params?: UpdateFinishedEvent;
 };
+/**
+ * What a rerun or a dry run reports (`update/finished`, `update.compare`), in the run folder's snake_case (docs/run-folder.md): a rerun's before/after comparison on its branch, or a dry run's loss without a step. `dry_run` tells them apart.
+ */
+export type RerunResult = BranchRerunResult | DryRunResult;
 export type Path = string;
 /**
  * Everything a client shows about one run.
@@ -724,16 +728,39 @@ export interface DebugStopParams {
 }
 export interface UpdateRerunParams {
   runId: RunId;
+  /**
+   * Iteration of the run's checkpoint to branch from (default: the latest).
+   */
   checkpoint?: number;
   /**
+   * Variation keys `task/variation` (default: those whose tips people edited since the checkpoint).
+   *
    * @maxItems 100
    */
   variations?: string[];
+  /**
+   * N: rollouts per variation and iteration (one GRPO group per variation).
+   */
   episodes?: number;
+  /**
+   * K: rollout-and-update iterations.
+   */
   iterations?: number;
+  /**
+   * Memory-free evaluation episodes per variation, before and after (same seeds).
+   */
   evalEpisodes?: number;
+  /**
+   * Also evaluate this many held-out variations of each chosen variation's task.
+   */
   heldOut?: number;
+  /**
+   * Seed of the before/after evaluation.
+   */
   seed?: number;
+  /**
+   * Roll out and compute the loss, no optimizer step; writes only a dry-run record.
+   */
   dryRun?: boolean;
   /**
    * The branch's folder name (default: RUN-branch-N).
@@ -998,12 +1025,189 @@ export interface UpdateFinishedEvent {
   result?: RerunResult;
 }
 /**
- * A rerun's or dry run's result as rerun.py writes it (snake_case, docs/run-folder.md `rerun.json`, `dry-runs/`): `status`, `variations`, `comparison` (per variation: memory-free success `before` and `after`), `episodes` (no-tip log-probability of the tip-guided actions before and after), `tips` (texts before and after the edit), `updates`, `kl_to_checkpoint`; a dry run has `loss`, `masked_fraction`, `ratios`.
+ * A rerun on a branch: its rerun.json as a comparison (no token arrays).
  */
-export interface RerunResult {
-  status?: string;
-  dry_run: boolean;
+export interface BranchRerunResult {
+  /**
+   * Version of the record's layout.
+   */
+  format: number;
+  dry_run: false;
+  /**
+   * `stopped`: cancelled, and a rerun on the branch continues it; `running`: still running, or killed (it continues the same way).
+   */
+  status: 'running' | 'stopped' | 'finished';
+  branch: RunId;
+  /**
+   * The branch's folder.
+   */
+  path: string;
+  parent: RunId;
+  /**
+   * The parent's checkpoint the branch starts from.
+   */
+  checkpoint: number;
+  /**
+   * The branch's iteration now.
+   */
+  iteration: number;
+  /**
+   * The rerun's variations, `task/variation`.
+   */
   variations: string[];
+  settings: RerunSettings;
+  /**
+   * Per evaluated variation (the chosen ones, then held-out ones), before and after.
+   */
+  comparison: VariationComparison[];
+  episodes: RerunEpisode[];
+  tips: RerunTipEdit[];
+  /**
+   * One per update iteration so far.
+   */
+  updates: UpdateStatistics[];
+  /**
+   * Token mean of the configured KL estimator between the rerun's weights and the checkpoint's, on the first iteration's tip-guided actions without tips; null until the rerun finished.
+   */
+  kl_to_checkpoint: number | null;
+}
+/**
+ * What a rerun or dry run ran with: `update.rerun`'s params in snake_case, defaults applied, checkpoint and variations resolved.
+ */
+export interface RerunSettings {
+  checkpoint: number;
+  variations: string[];
+  episodes: number;
+  iterations: number;
+  eval_episodes: number;
+  held_out: number;
+  seed: number;
+  dry_run: boolean;
+}
+/**
+ * One variation's memory-free success and score before and after the rerun (after: null until it finished).
+ */
+export interface VariationComparison {
+  variation: string;
+  /**
+   * One of the rerun's variations (false: a held-out one).
+   */
+  chosen: boolean;
+  before: number;
+  after: number | null;
+  score_before: number;
+  score_after: number | null;
+}
+/**
+ * One episode of the first rerun iteration: the log-probability of its tip-guided actions without tips, at the checkpoint and after (the quantity the update raises).
+ */
+export interface RerunEpisode {
+  id: EpisodeId;
+  variation: string;
+  success: boolean;
+  return: number;
+  tip_guided_steps: number;
+  tokens: number;
+  /**
+   * Null without a tip-guided token.
+   */
+  logprob_before: number | null;
+  /**
+   * Absent until the rerun finished, and in a dry run.
+   */
+  logprob_after?: number | null;
+}
+/**
+ * A person's edit of the parent's memory after the checkpoint (one the branch was made with), with the tip's text before and after.
+ */
+export interface RerunTipEdit {
+  tip_id: TipId;
+  kind: 'add' | 'update' | 'delete';
+  variation_key: string | null;
+  author: string;
+  at: string | null;
+  before: string | null;
+  after: string | null;
+}
+/**
+ * One rerun iteration's update statistics (`loss`, `masked_fraction`, `ratio_*`, ...: the metrics' `update/*` without the prefix).
+ */
+export interface UpdateStatistics {
+  iteration: number;
+  [k: string]: number;
+}
+/**
+ * A dry run: the first iteration's rollouts and loss, no optimizer step (its record in the run's `dry-runs/`, and where that is).
+ */
+export interface DryRunResult {
+  /**
+   * Version of the record's layout.
+   */
+  format: number;
+  dry_run: true;
+  run: RunId;
+  checkpoint: number;
+  /**
+   * The dry run's variations, `task/variation`.
+   */
+  variations: string[];
+  settings: RerunSettings;
+  tips: RerunTipEdit[];
+  /**
+   * The update's loss (null without a tip-guided sample).
+   */
+  loss: number | null;
+  /**
+   * The loss's statistics (`pg_loss`, `clip_fraction`, `masked_fraction`, `ratio_*`, ...).
+   */
+  stats: {
+    [k: string]: number;
+  };
+  /**
+   * Share of the action tokens the low-probability mask drops.
+   */
+  masked_fraction: number | null;
+  /**
+   * 0 by construction: the weights are the checkpoint's.
+   */
+  kl_to_checkpoint: number | null;
+  ratios: SampleRatios[];
+  episodes: RerunEpisode[];
+  /**
+   * Memory-free evaluation at the checkpoint, by `task/variation`.
+   */
+  before: {
+    [k: string]: VariationEvaluation;
+  };
+  /**
+   * Unix time.
+   */
+  created: number;
+  /**
+   * The file the dry run wrote.
+   */
+  record: string;
+}
+/**
+ * One sample's per-token importance ratios π_θ(a|s,u) / π_old(a|s,u,tips).
+ */
+export interface SampleRatios {
+  episode: EpisodeId;
+  ratios: number[];
+}
+/**
+ * Memory-free evaluation of one variation (eval temperature, fixed seeds).
+ */
+export interface VariationEvaluation {
+  /**
+   * Share of successful episodes.
+   */
+  success: number;
+  /**
+   * Mean final score.
+   */
+  score: number;
+  episodes: number;
 }
 export interface VersionConflictData {
   tip: Tip;
@@ -1686,8 +1890,31 @@ export const MEMORY_CHANGE_CHANGES = ['added', 'updated', 'deleted', 'evicted'] 
 /** Every value of LogEntry['level'], in the schema's order. */
 export const LOG_ENTRY_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const satisfies readonly LogEntry['level'][];
 
+/** What the host takes for a field of DebugStartParams that is left out. */
+export const DEBUG_START_PARAMS_DEFAULTS = {
+  seed: 0,
+  mode: 'memory-free',
+  device: 'auto',
+} as const satisfies Partial<DebugStartParams>;
+
 /** Every value of DebugStepParams['unit'], in the schema's order. */
 export const DEBUG_STEP_PARAMS_UNITS = ['token', 'turn'] as const satisfies readonly DebugStepParams['unit'][];
+
+/** Every value of BranchRerunResult['status'], in the schema's order. */
+export const BRANCH_RERUN_RESULT_STATUSS = ['running', 'stopped', 'finished'] as const satisfies readonly BranchRerunResult['status'][];
+
+/** Every value of RerunTipEdit['kind'], in the schema's order. */
+export const RERUN_TIP_EDIT_KINDS = ['add', 'update', 'delete'] as const satisfies readonly RerunTipEdit['kind'][];
+
+/** What the host takes for a field of UpdateRerunParams that is left out. */
+export const UPDATE_RERUN_PARAMS_DEFAULTS = {
+  episodes: 8,
+  iterations: 1,
+  evalEpisodes: 8,
+  heldOut: 0,
+  seed: 0,
+  dryRun: false,
+} as const satisfies Partial<UpdateRerunParams>;
 
 /** Every value of UpdateFinishedEvent['status'], in the schema's order. */
 export const UPDATE_FINISHED_EVENT_STATUSS = ['finished', 'stopped', 'failed'] as const satisfies readonly UpdateFinishedEvent['status'][];

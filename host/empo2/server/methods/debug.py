@@ -14,7 +14,7 @@ an idle host starts without it, and the import never stalls the loop.
 
 from __future__ import annotations
 
-from ..protocol import ProtocolError
+from ..protocol import ProtocolError, param_defaults
 from ..run_manager import sentence
 
 
@@ -40,7 +40,8 @@ async def start(request, params: dict) -> dict:
             raise ProtocolError("InvalidParams", "name a run (params.runId) or a policy folder "
                                 "(params.policyPath) to debug.", {"field": "params.runId"})
         run = record_run  # replaying with the checkpoint of the episode's own run
-    mode = params.get("mode", "memory-free")
+    defaults = param_defaults("DebugStartParams")
+    mode = params.get("mode", defaults["mode"])
     memory_run = params.get("memoryRunId") or (run.run_id if run else None) or \
         (record_run.run_id if record_run else None)
     if mode == "memory" and record is None and memory_run is None:
@@ -52,8 +53,8 @@ async def start(request, params: dict) -> dict:
     launching = await host.load("empo2.debug.launch")
     Launch, LaunchError = launching.Launch, launching.LaunchError
 
-    launch = Launch(task=params.get("task"), variation=params.get("variation"), seed=params.get("seed", 0),
-                    mode=mode, temperature=params.get("temperature"), device=params.get("device", "auto"),
+    launch = Launch(task=params.get("task"), variation=params.get("variation"), seed=params.get("seed", defaults["seed"]),
+                    mode=mode, temperature=params.get("temperature"), device=params.get("device", defaults["device"]),
                     run=run, checkpoint=params.get("checkpoint"), policy_path=policy, record=record,
                     record_run=record_run)
     try:
