@@ -66,7 +66,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const settings = new Settings();
   const hostLog = new HostLog();
   const hostState = new HostStateModel();
-  const trust = new WorkspaceTrustGuard(vscode.workspace, vscode.window, vscode.commands);
+  const trust = new WorkspaceTrustGuard(vscode.workspace, vscode.window, vscode.commands, ConnectRemoteCommand.id);
   const host = new HostManager(hostState, hostLog, settings, {
     extensionVersion: version,
     projectRoot: context.extensionUri.fsPath,
@@ -116,7 +116,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     comparison,
     rerunJobs,
     new HostStatusBar(host, runs),
-    new ConnectionNotices(host.health, host.reconnector, hostLog),
+    new ConnectionNotices(host.health, host.reconnector, hostLog, host.onDidFail),
     new RunProgressReporter(runs),
     vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, { webviewOptions: { retainContextWhenHidden: true } }),
     host.on(Notifications.hostResync, ({ reason, dropped }) => {
@@ -178,7 +178,7 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings)
   const run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
   if (run) {
     await vscode.commands.executeCommand('workbench.view.extension.empo2');
-    await vscode.commands.executeCommand('empo2.showMetrics', run.runId);
+    await vscode.commands.executeCommand(ShowMetricsCommand.id, run.runId);
   }
 }
 

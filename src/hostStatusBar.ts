@@ -1,7 +1,9 @@
 import * as vscode from 'vscode';
 import { Disposable } from './common/lifecycle';
 import { describeHealth } from './host/connectionHealth';
+import { ReconnectCommand, RestartHostCommand, StartHostCommand } from './host/hostCommands';
 import type { HostManager } from './host/hostManager';
+import { ShowHostLogCommand } from './host/showHostLog';
 import type { RunsModel } from './runs/runsModel';
 import { deviceLabel, statusText } from './statusText';
 
@@ -38,13 +40,13 @@ export class HostStatusBar extends Disposable {
     this.item.text = statusText({ state, health, device: session?.init.serverInfo.device, remote: session?.remote, run });
     if (health.kind === 'reconnecting' || health.kind === 'lost') {
       const lost = health.kind === 'lost';
-      this.item.command = health.remote || !lost ? 'empo2.reconnect' : 'empo2.restartHost';
+      this.item.command = health.remote || !lost ? ReconnectCommand.id : RestartHostCommand.id;
       this.item.tooltip = `EMPO²: ${describeHealth(health)}${health.reason ? ` (${health.reason})` : ''}.\n${health.remote ? `The host at ${health.url} keeps training on its own. ` : ''}Click to ${health.remote || !lost ? 'reconnect now' : 'restart the host'}`;
       this.item.backgroundColor = new vscode.ThemeColor(lost ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
       return;
     }
     const up = state === 'running' || state === 'starting';
-    this.item.command = up ? 'empo2.showHostLog' : 'empo2.startHost';
+    this.item.command = up ? ShowHostLogCommand.id : StartHostCommand.id;
     const device = deviceLabel(session?.init.serverInfo.device);
     this.item.tooltip = up
       ? `EMPO² training host${session ? ` ${session.init.serverInfo.version} at ${session.url}` : ''}${device ? ` on ${device}` : ''}${run ? `\nRun ${run.info.runId}: ${run.info.state}` : ''}\nClick to show its log`

@@ -1,15 +1,20 @@
 import * as vscode from 'vscode';
+import type { Event } from '../common/event';
 import { Disposable } from '../common/lifecycle';
 import { describeHealth, type ConnectionHealthModel } from './connectionHealth';
+import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand } from './hostCommands';
 import type { HostLog } from './hostLog';
+import type { HostFailure } from './hostManager';
 import { describeTarget, type Reconnector, type ReconnectTarget } from './reconnector';
+import { CONNECT_REMOTE } from './workspaceTrust';
 
 // What a person is told when the link to the host drops: nothing for a blip (the status bar and
 // the views show "reconnecting…" at once); a progress notification once it has been down for a
 // few seconds, which closes by itself when the link is back; and, once the fast retries are
 // spent, a message with the way out that fits the host: Reconnect or Connect to Another Host for
 // a remote host (it keeps training on its own; nothing here offers to install a local one),
-// Restart Host for the host this window spawned.
+// Restart Host for the host this window spawned. And when a spawned host dies or does not start:
+// the last lines of its log, with Restart Host.
 
 /** A link down this long gets a notification. */
 export const LOST_NOTICE_MS = 5_000;
@@ -27,6 +32,7 @@ export class ConnectionNotices extends Disposable {
     private readonly health: ConnectionHealthModel,
     reconnector: Reconnector,
     private readonly log: HostLog,
+    failures: Event<HostFailure>,
   ) {
     super();
     this._register(
@@ -40,6 +46,7 @@ export class ConnectionNotices extends Disposable {
       }),
     );
     this._register(reconnector.onDidLose((target) => void this.offerWayOut(target)));
+    this._register(failures((failure) => void this.reportFailure(failure)));
     this._register({ dispose: () => clearTimeout(this.noticeTimer) });
   }
 
@@ -83,11 +90,26 @@ export class ConnectionNotices extends Disposable {
     const actions = target.remote ? [RECONNECT, CONNECT_ANOTHER, SHOW_LOG] : [RESTART, SHOW_LOG];
     const choice = await vscode.window.showWarningMessage(message, ...actions);
     if (choice === RECONNECT) {
-      await vscode.commands.executeCommand('empo2.reconnect');
+      await vscode.commands.executeCommand(ReconnectCommand.id);
     } else if (choice === CONNECT_ANOTHER) {
-      await vscode.commands.executeCommand('empo2.connectRemote');
+      await vscode.commands.executeCommand(ConnectRemoteCommand.id);
     } else if (choice === RESTART) {
-      await vscode.commands.executeCommand('empo2.restartHost');
+      await vscode.commands.executeCommand(RestartHostCommand.id);
+    } else if (choice === SHOW_LOG) {
+      this.log.show();
+    }
+  }
+
+  /** An error message with the last lines of the host's log, and the action that helps. */
+  private async reportFailure({ what, stderrTail, remote }: HostFailure): Promise<void> {
+    const lastLines = stderrTail.trim().split('\n').filter(Boolean).slice(-3).join(' ⏎ ');
+    const message = `EMPO²: ${what}.${lastLines ? ` Last lines of its log: ${lastLines}` : ''}`;
+    const actions = remote ? [CONNECT_REMOTE, SHOW_LOG] : [RESTART, SHOW_LOG];
+    const choice = await vscode.window.showErrorMessage(message, ...actions);
+    if (choice === RESTART) {
+      await vscode.commands.executeCommand(RestartHostCommand.id);
+    } else if (choice === CONNECT_REMOTE) {
+      await vscode.commands.executeCommand(ConnectRemoteCommand.id);
     } else if (choice === SHOW_LOG) {
       this.log.show();
     }

@@ -9,7 +9,7 @@ import { Notifications, Requests, type NotificationType, type RequestType } from
 import { ConnectionHealthModel } from './connectionHealth';
 import type { HostLog } from './hostLog';
 import { HostProcess, HostStartError } from './hostProcess';
-import { openHostSession, reportHostFailure, type HostSession, type HostTarget } from './hostSession';
+import { openHostSession, type HostSession, type HostTarget } from './hostSession';
 import type { HostStateModel } from './hostState';
 import { findHostInterpreter } from './interpreterDialogs';
 import { ReconnectSchedule } from './reconnectSchedule';
@@ -20,9 +20,18 @@ import { RunRoots } from './runRoots';
 
 // The one training host this window talks to: spawned here (`empo2-host serve`) or remote
 // (Connect to Remote Host). It owns the process and the connection, keeps the connection health
-// model current, redials when the link drops (reconnector.ts), reports a crash with the tail of
-// the host's stderr and a Restart action, and re-wires every notification listener to each new
-// connection, so views subscribe once (on()) and survive restarts.
+// model current, redials when the link drops (reconnector.ts), announces a crash with the tail of
+// the host's stderr (onDidFail; connectionNotices.ts offers Restart), and re-wires every
+// notification listener to each new connection, so views subscribe once (on()) and survive
+// restarts.
+
+/** A host this window spawned that died or did not start (connectionNotices.ts tells the person). */
+export interface HostFailure {
+  readonly what: string;
+  /** The last lines of its stderr. */
+  readonly stderrTail: string;
+  readonly remote: boolean;
+}
 
 export class HostNotRunningError extends Error {
   constructor(what: string, reconnecting = false) {
@@ -83,6 +92,8 @@ export class HostManager extends Disposable {
   readonly onDidConnect = this._onDidConnect.event;
   private readonly _onDidDisconnect = this._register(new Emitter<void>());
   readonly onDidDisconnect = this._onDidDisconnect.event;
+  private readonly _onDidFail = this._register(new Emitter<HostFailure>());
+  readonly onDidFail = this._onDidFail.event;
 
   constructor(
     readonly state: HostStateModel,
@@ -184,7 +195,7 @@ export class HostManager extends Disposable {
           this.process = undefined;
           this.health.set({ kind: 'none' });
           this.state.set('crashed');
-          void this.reportFailure(`the training host did not start: ${describeError(error)}`, tail);
+          this.reportFailure(`the training host did not start: ${describeError(error)}`, tail);
           return false;
         } finally {
           cancelled.dispose();
@@ -290,12 +301,12 @@ export class HostManager extends Disposable {
     this.session = undefined;
     this.state.set(code === 0 ? 'stopped' : 'crashed');
     if (code !== 0) {
-      void this.reportFailure(`the training host ${how}`, host.stderrTail());
+      this.reportFailure(`the training host ${how}`, host.stderrTail());
     }
   }
 
-  private reportFailure(what: string, stderrTail: string): Promise<void> {
-    return reportHostFailure(what, stderrTail, this.target?.remote ?? false, this.log);
+  private reportFailure(what: string, stderrTail: string): void {
+    this._onDidFail.fire({ what, stderrTail, remote: this.target?.remote ?? false });
   }
 
   // -- stopping -----------------------------------------------------------------------------------

@@ -1,13 +1,11 @@
-import * as vscode from 'vscode';
 import { RpcClient } from '../rpc/client';
 import { Requests } from '../rpc/methods';
 import { PROTOCOL_VERSION, type InitializeResult } from '../rpc/protocol';
 import { KEEPALIVE_DEFAULTS } from '../rpc/keepalive';
 import { connectWebSocket } from '../rpc/wsTransport';
-import type { HostLog } from './hostLog';
 
 // One connection to a host: dial, wire notifications, `initialize`. HostManager decides when
-// (start, reconnect, remote); this file knows how, and how a lost host is reported.
+// (start, reconnect, remote); this file knows how.
 
 /** Where a host listens, and whether it runs here. */
 export interface HostTarget {
@@ -61,24 +59,5 @@ export async function openHostSession(
   } catch (error) {
     client.dispose();
     throw error;
-  }
-}
-
-const RESTART = 'Restart Host';
-const SHOW_LOG = 'Show Host Log';
-const CONNECT_REMOTE = 'Connect to Remote Host';
-
-/** An error message with the last lines of the host's log, and the action that helps. */
-export async function reportHostFailure(what: string, stderrTail: string, remote: boolean, log: HostLog): Promise<void> {
-  const lastLines = stderrTail.trim().split('\n').filter(Boolean).slice(-3).join(' ⏎ ');
-  const message = `EMPO²: ${what}.${lastLines ? ` Last lines of its log: ${lastLines}` : ''}`;
-  const actions = remote ? [CONNECT_REMOTE, SHOW_LOG] : [RESTART, SHOW_LOG];
-  const choice = await vscode.window.showErrorMessage(message, ...actions);
-  if (choice === RESTART) {
-    await vscode.commands.executeCommand('empo2.restartHost');
-  } else if (choice === CONNECT_REMOTE) {
-    await vscode.commands.executeCommand('empo2.connectRemote');
-  } else if (choice === SHOW_LOG) {
-    log.show();
   }
 }

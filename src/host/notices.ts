@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { describeError } from '../rpc/errors';
+import { ReconnectCommand, StartHostCommand } from './hostCommands';
 import type { HostManager } from './hostManager';
 import type { WorkspaceTrustGuard } from './workspaceTrust';
 
@@ -21,7 +22,7 @@ export async function showHostRequired(what: string, host: HostManager): Promise
       RECONNECT_NOW,
     );
     if (choice === RECONNECT_NOW) {
-      await vscode.commands.executeCommand('empo2.reconnect');
+      await vscode.commands.executeCommand(ReconnectCommand.id);
     }
     return;
   }
@@ -30,7 +31,7 @@ export async function showHostRequired(what: string, host: HostManager): Promise
     START_HOST,
   );
   if (choice === START_HOST) {
-    await vscode.commands.executeCommand('empo2.startHost');
+    await vscode.commands.executeCommand(StartHostCommand.id);
   }
 }
 

@@ -22,6 +22,8 @@ export class WorkspaceTrustGuard {
     private readonly workspace: TrustedWorkspace,
     private readonly window: WarningPrompter,
     private readonly commands: CommandRunner,
+    /** The id of "Connect to Remote Host" (ConnectRemoteCommand.id, which is VS Code-bound). */
+    private readonly connectRemoteCommand: string,
   ) {}
 
   /**
@@ -41,7 +43,7 @@ export class WorkspaceTrustGuard {
     if (choice === MANAGE_TRUST) {
       await this.commands.executeCommand('workbench.trust.manage');
     } else if (choice === CONNECT_REMOTE) {
-      await this.commands.executeCommand('empo2.connectRemote');
+      await this.commands.executeCommand(this.connectRemoteCommand);
     }
     return false;
   }

@@ -5,7 +5,7 @@ import { ensureHost, showFailure } from '../host/notices';
 import { isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { ErrorCodes, type RunStatus } from '../rpc/protocol';
-import type { RunServices } from './runCommands';
+import { ShowMetricsCommand, type RunServices } from './runCommands';
 
 const ADD_ROOT = 'Restart Host with This Root';
 const METRICS_ONLY = 'Show Its Metrics Only';
@@ -73,7 +73,7 @@ export class OpenRunFolderCommand extends CommandBase<RunServices> {
       METRICS_ONLY,
     );
     if (choice === METRICS_ONLY) {
-      await vscode.commands.executeCommand('empo2.showMetrics', folder);
+      await vscode.commands.executeCommand(ShowMetricsCommand.id, folder);
     } else if (choice === ADD_ROOT) {
       await this.services.host.runRoots.add(parent);
       await this.services.host.stop();

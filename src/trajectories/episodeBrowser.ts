@@ -5,7 +5,7 @@ import { describeError } from '../rpc/errors';
 import type { RunsModel } from '../runs/runsModel';
 import type { EpisodePanel } from './episodePanel';
 import type { TrajectoryModel } from './trajectoryModel';
-import type { TreeElement } from './trajectoryTreeProvider';
+import type { TreeElement } from './trajectoryNodes';
 
 /**
  * Connects the Trajectories tree to the episode view: a click on an episode (or one of its steps)

@@ -8,6 +8,17 @@ export const PAGE_SIZE = 200;
 
 export type TrajectoryNode = RunNode | RangeNode | IterationNode | GroupNode | EpisodeNode | StepNode | MoreNode;
 
+/** A row that says why a node has no children (the host is gone, a request failed). */
+export interface MessageNode {
+  readonly kind: 'message';
+  readonly id: string;
+  readonly parent: TrajectoryNode | undefined;
+  readonly text: string;
+}
+
+/** Every row of the tree. */
+export type TreeElement = TrajectoryNode | MessageNode;
+
 interface NodeBase {
   readonly id: string;
   readonly parent: TrajectoryNode | undefined;

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { OpenEpisodeCommand } from './openEpisode';
 import type { NodePresentation } from './presentation';
 
 /**
@@ -26,7 +27,7 @@ export class TrajectoryTreeItem extends vscode.TreeItem {
     }
     if (presentation.open) {
       const { runId, episodeId, step } = presentation.open;
-      this.command = { command: 'empo2.openEpisode', title: 'Open Episode', arguments: [runId, episodeId, step] };
+      this.command = { command: OpenEpisodeCommand.id, title: 'Open Episode', arguments: [runId, episodeId, step] };
     }
   }
 }

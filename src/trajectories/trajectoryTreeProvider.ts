@@ -3,18 +3,10 @@ import { Disposable } from '../common/lifecycle';
 import { describeError } from '../rpc/errors';
 import { present } from './presentation';
 import { TrajectoryModel } from './trajectoryModel';
-import type { TrajectoryNode } from './trajectoryNodes';
+import type { TreeElement } from './trajectoryNodes';
 import { TrajectoryTreeItem } from './trajectoryTreeItem';
 
-/** A row that says why a node has no children (the host is gone, a request failed). */
-interface MessageNode {
-  readonly kind: 'message';
-  readonly id: string;
-  readonly parent: TrajectoryNode | undefined;
-  readonly text: string;
-}
-
-export type TreeElement = TrajectoryNode | MessageNode;
+export type { TreeElement };
 
 /**
  * The Trajectories tree: Run → Iteration → Task group → Episode → Step, from TrajectoryModel.

@@ -22,6 +22,7 @@ function aGuard(fields: { isTrusted?: boolean; answer?: string } = {}) {
         return undefined;
       },
     },
+    'connect-remote',
   );
   return { guard, warnings, executed };
 }
@@ -52,6 +53,6 @@ describe('workspace trust guard', () => {
   it('offers a remote host instead', async () => {
     const { guard, executed } = aGuard({ answer: CONNECT_REMOTE });
     await guard.ensureTrusted('Starting a training run');
-    assert.deepEqual(executed, ['empo2.connectRemote']);
+    assert.deepEqual(executed, ['connect-remote']);
   });
 });
