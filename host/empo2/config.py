@@ -120,8 +120,9 @@ class AlgoConfig:
     mask_log_delta: float = -5.0
     """log δ: tokens less likely than this are masked."""
     mask_scope: str = "all"
-    """Which updates are masked: 'all' (every update mode) or 'memory' (only updates of memory
-    rollouts, off-policy and on-policy-with-tips, as the reference code: where tips are in use)."""
+    """Which updates are masked: 'all' (every update mode, the reference code's scope when its
+    mask is on) or 'memory' (only updates of memory rollouts, off-policy and on-policy-with-tips,
+    where tips are in use: our variant, docs/algorithm.md deviation 23)."""
     mask_logprob: str = "current_no_tips"
     """Which log-prob masking tests: 'current_no_tips' (paper Eq. 2) or 'behaviour' (reference)."""
     intrinsic: str = "paper"
@@ -145,7 +146,8 @@ class AlgoConfig:
     grad_clip: float = 1.0
     """Gradient-norm clip."""
     minibatches: int = 2
-    """Optimizer steps per iteration (the batch is split); later ones see ratios away from 1."""
+    """Optimizer steps per iteration (the batch is split); later ones see ratios away from 1.
+    The reference takes one step per mini-batch of 16 prompts' rows (docs/algorithm.md 22)."""
     ppo_epochs: int = 1
     """Passes over the batch per iteration."""
     micro_batch: int = 64
