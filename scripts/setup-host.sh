@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates the project-local Python virtual environment (.venv) and installs the training host
-# into it with its pinned dependencies. Idempotent: a second run only checks. Nothing is
-# installed globally.
+# into it from the lock file (host/requirements.lock: every package pinned, with hashes).
+# Idempotent: a second run only checks. Nothing is installed globally.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
@@ -15,12 +15,16 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "empo2: creating $venv" >&2
   "$python" -m venv "$venv"
 fi
-# The stamp records what was installed, so an unchanged pyproject skips pip entirely.
+# The stamp records what was installed, so an unchanged lock and pyproject skip pip entirely.
 stamp="$venv/.empo2-host-installed"
-want="$(sha256sum "$root/host/pyproject.toml" | cut -d' ' -f1)"
+want="$(cat "$root/host/requirements.lock" "$root/host/pyproject.toml" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "empo2: installing the host and its pinned dependencies into .venv (first time: a few minutes)" >&2
+  echo "empo2: installing the host's locked environment into .venv (first time: a few minutes)" >&2
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip>=24"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root/host[test]"
+  # Every package at the version and hash CI tested (host/requirements.lock), then the host
+  # itself without resolving anything again.
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
+    -r "$root/host/requirements.lock"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e "$root/host"
   echo "$want" > "$stamp"
 fi

@@ -1,15 +1,109 @@
 #!/usr/bin/env bash
-# Runs every test of the project from a fresh clone: creates the project's virtual environment
-# (.venv) and installs the host into it when needed, then runs the host's test suite.
-set -euo pipefail
+# Runs every test of the project from a fresh clone, every tier even when one fails, and ends
+# with one table (tier, passed, failed, skipped, minutes) and the line "N passed, N failed".
+# Exits non-zero when any tier failed or reported nothing.
+#
+#   ./scripts/test.sh           every tier: the repository check, the host's pytest suite, the
+#                               extension's unit, integration (real VS Code) and e2e (Chromium)
+#   ./scripts/test.sh --quick   the inner loop: the repository check, the host tests not marked
+#                               slow, the extension's unit tier (about 3 minutes)
+#   ./scripts/test.sh -- ARGS   extra pytest arguments for the host tier (e.g. -- -k memory)
+#
+# Installs what it needs first: the host's locked Python environment (scripts/setup-host.sh),
+# npm ci, and, for the full run, code-server and Chromium (scripts/vscode-install.sh).
+set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-bash scripts/setup-host.sh
+quick=0
+pytest_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --) shift; pytest_args=("$@"); break ;;
+    *) echo "test.sh: unknown argument '$1' (use --quick, or -- followed by pytest arguments)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+out="$root/test-output"
+mkdir -p "$out"
+rm -f "$out"/*-summary.json "$out"/host-junit.xml "$out"/tiers.tsv
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 EMPO2_NO_PROGRESS=1
 
-echo "== host tests (pytest)"
-(cd host && ../.venv/bin/python -m pytest -q -p no:cacheprovider "$@")
+# tier NAME passed failed skipped seconds [note]: one row of the closing table.
+record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$out/tiers.tsv"; }
+now() { date +%s; }
 
-echo "== extension tests (unit, integration in a real VS Code, browser end to end)"
-bash scripts/vscode-test.sh
+# --- the repository speaks of the product ------------------------------------------------------
+started=$(now)
+echo "== repository check (product language)"
+if python3 scripts/check-product-language.py; then record check 1 0 0 $(( $(now) - started ));
+else record check 0 1 0 $(( $(now) - started )); fi
+
+# --- host: pytest ---------------------------------------------------------------------------
+started=$(now)
+echo "== host tests (pytest)"
+if ! bash scripts/setup-host.sh; then
+  record host 0 1 0 $(( $(now) - started )) "setup-host.sh failed"
+else
+  markers=()
+  [ "$quick" = 1 ] && markers=(-m "not slow and not crash")
+  (cd host && ../.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25 \
+      --junitxml="$out/host-junit.xml" ${markers[@]+"${markers[@]}"} ${pytest_args[@]+"${pytest_args[@]}"})
+  status=$?
+  if [ -f "$out/host-junit.xml" ]; then
+    read -r tests failures errors skipped < <(python3 - "$out/host-junit.xml" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suite = root if root.tag == "testsuite" else root.find("testsuite")
+print(*(suite.get(k, "0") for k in ("tests", "failures", "errors", "skipped")))
+EOF
+)
+    failed=$(( failures + errors ))
+    passed=$(( tests - failed - skipped ))
+    note=""
+    if [ "$status" != 0 ] && [ "$failed" = 0 ]; then failed=1; note="pytest exited $status"; fi
+    record host "$passed" "$failed" "$skipped" $(( $(now) - started )) "$note"
+  else
+    record host 0 1 0 $(( $(now) - started )) "pytest exited $status and reported nothing"
+  fi
+fi
+
+# --- extension: unit, integration, e2e (each reports its own summary file) ------------------------
+started=$(now)
+tiers=(unit integration e2e)
+[ "$quick" = 1 ] && tiers=(unit)
+echo "== extension tests (${tiers[*]})"
+EMPO2_TIERS="${tiers[*]}" bash scripts/vscode-test.sh
+status=$?
+tier_seconds=0
+for tier in "${tiers[@]}"; do
+  summary="$out/$tier-summary.json"
+  if [ -f "$summary" ]; then
+    read -r passes failures pending seconds < <(node -e '
+      const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+      console.log(s.passes ?? 0, s.failures ?? 0, s.pending ?? 0, Math.round(s.seconds ?? 0));' "$summary")
+    tier_seconds=$(( tier_seconds + seconds ))
+    record "$tier" "$passes" "$failures" "$pending" "$seconds"
+  else
+    record "$tier" 0 1 0 0 "did not run (scripts/vscode-test.sh exited $status before it)"
+  fi
+done
+record "ext-setup" - - - $(( $(now) - started - tier_seconds )) "npm ci, installs, type check, build"
+
+# --- one table -----------------------------------------------------------------------------------
+python3 - "$out/tiers.tsv" <<'EOF'
+import sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+print("\n=== summary ===")
+print(f"{'tier':<12} {'passed':>7} {'failed':>7} {'skipped':>8} {'minutes':>8}  note")
+total_passed = total_failed = 0
+for tier, passed, failed, skipped, seconds, note in (r + [""] * (6 - len(r)) for r in rows):
+    print(f"{tier:<12} {passed:>7} {failed:>7} {skipped:>8} {int(seconds) / 60:>8.1f}  {note}")
+    if passed != "-":
+        total_passed += int(passed); total_failed += int(failed)
+print(f"{'all':<12} {'':>7} {'':>7} {'':>8} {sum(int(r[4]) for r in rows) / 60:>8.1f}")
+print(f"{total_passed} passed, {total_failed} failed")
+sys.exit(1 if total_failed else 0)
+EOF

@@ -49,7 +49,11 @@ async function runMocha(page) {
     },
   });
   const dir = path.join(compiledTestsDir, 'e2e');
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.e2e.test.js')).sort()) {
+  // EMPO2_E2E_FILES: comma-separated prefixes of the files to run (scripts/stress-tests.sh runs
+  // 07-flaky-link alone); default every file.
+  const only = (process.env.EMPO2_E2E_FILES || '').split(',').filter(Boolean);
+  const wanted = (name) => only.length === 0 || only.some((prefix) => name.startsWith(prefix));
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.e2e.test.js') && wanted(name)).sort()) {
     mocha.addFile(path.join(dir, file));
   }
   await mocha.loadFilesAsync();
