@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { HostProcess } from '../../src/host/hostProcess';
 import { RpcClient } from '../../src/rpc/client';
-import { Requests } from '../../src/rpc/methods';
+import { Notifications, Requests, type NotificationType } from '../../src/rpc/methods';
 import { PROTOCOL_VERSION, type Tip } from '../../src/rpc/protocol';
 import { connectWebSocket } from '../../src/rpc/wsTransport';
 import { FlakyProxy } from '../tools/flakyProxy';
@@ -16,6 +16,11 @@ import { Workbench } from './workbench';
 // link during rollout, freezes it, cuts it in the middle of a tip save, and stays down longer
 // than the fast retries. Each step checks what the person sees, and the memory (read straight
 // from the host, past the proxy) holds every edit exactly once.
+//
+// Each test sets up what it needs (a workbench connected through the tunnel, a live run), so no
+// test fails because an earlier one did; and each waits on what the host says (a run/state or
+// run/progress event), not on a clock that a loaded machine outruns. The file's timeout is the
+// only clock for the slow parts (loading the model on a busy two-core machine).
 
 describe('A remote host behind a flaky link', function () {
   this.timeout(300_000);
@@ -38,6 +43,74 @@ describe('A remote host behind a flaky link', function () {
     return (Date.now() - started) / 1000;
   }
 
+  /** The next event `type` for which `pick` returns a value; checks `now` first, so an event
+   * that happened before the subscription is not waited for. No clock: the test's timeout is. */
+  function hostEvent<P, T>(type: NotificationType<P>, pick: (params: P) => T | undefined,
+    now: () => Promise<T | undefined>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const listening = direct.on(type, (params: P) => {
+        const value = pick(params);
+        if (value !== undefined) {
+          listening.dispose();
+          resolve(value);
+        }
+      });
+      now().then((value) => {
+        if (value !== undefined) {
+          listening.dispose();
+          resolve(value);
+        }
+      }, reject);
+    });
+  }
+
+  /** The run the host trains now: already live, or the first that goes live. */
+  function liveRunOnHost(): Promise<string> {
+    return hostEvent(Notifications.runState, (e) => (e.run.live ? e.run.runId : undefined),
+      async () => (await direct.request(Requests.runList, {})).runs.find((r) => r.live)?.runId);
+  }
+
+  /** The workbench is connected to the host through the tunnel (the status bar says live). */
+  async function connectedThroughTunnel(): Promise<void> {
+    if (await live().isVisible()) {
+      return;
+    }
+    await workbench.runCommand('EMPO²: Stop Host').catch(() => undefined);
+    await workbench.pickCommand('EMPO²: Connect to Remote Host');
+    const input = workbench.quickInput().locator('input');
+    await input.fill(proxy.url);
+    await input.press('Enter');
+    await workbench.quickInputTitle().filter({ hasText: 'token of' }).waitFor();
+    await input.fill(host.token);
+    await input.press('Enter');
+    await live().waitFor({ timeout: 120_000 });
+  }
+
+  /** A run that outlasts this file's tests (tiny.json's three iterations may finish before the
+   * freeze on a loaded machine): the same config with 40 iterations. */
+  function longConfig(): string {
+    const configs = path.join(e2eSession().workspace, '.empo2', 'configs');
+    const tiny = JSON.parse(readFileSync(path.join(configs, 'tiny.json'), 'utf8')) as { iterations: number };
+    const file = path.join(configs, 'flaky-long.json');
+    writeFileSync(file, JSON.stringify({ ...tiny, iterations: 40 }, null, 2));
+    return file;
+  }
+
+  /** A live run with tips: the one the first test started, or (when that test failed) one
+   * started straight on the host, which the workbench hears of through the tunnel. */
+  async function liveRunWithTips(): Promise<string> {
+    await connectedThroughTunnel();
+    const { run } = runId ? await direct.request(Requests.runStatus, { runId }) : { run: undefined };
+    if (!run?.live) {
+      const started = await direct.request(Requests.runStart, { configFile: longConfig() });
+      runId = started.run.runId;
+      await liveRunOnHost();
+    }
+    await hostEvent(Notifications.memoryChanged, (e) => (e.runId === runId ? true : undefined),
+      async () => ((await direct.request(Requests.memoryList, { runId, limit: 1 })).items.length > 0 ? true : undefined));
+    return runId;
+  }
+
   before(async () => {
     const { fixtures, workspace } = e2eSession();
     host = new HostProcess({
@@ -49,7 +122,7 @@ describe('A remote host behind a flaky link', function () {
     const ready = await host.ready;
     proxy = await FlakyProxy.start(fixtures.python, ready.port, 900);
     direct = new RpcClient(await connectWebSocket(`ws://127.0.0.1:${ready.port}`, host.token), { defaultTimeoutMs: 60_000 });
-    await direct.request(Requests.initialize, { protocolVersion: PROTOCOL_VERSION, clientInfo: { name: 'e2e-observer', version: '1' }, capabilities: { logMessages: false, progress: false } });
+    await direct.request(Requests.initialize, { protocolVersion: PROTOCOL_VERSION, clientInfo: { name: 'e2e-observer', version: '1' }, capabilities: { logMessages: false, progress: true } });
   });
 
   after(async () => {
@@ -60,36 +133,19 @@ describe('A remote host behind a flaky link', function () {
   });
 
   it('connects to the remote host through the tunnel and starts a run', async () => {
-    await workbench.runCommand('EMPO²: Stop Host').catch(() => undefined);
-    await workbench.pickCommand('EMPO²: Connect to Remote Host');
-    const input = workbench.quickInput().locator('input');
-    await input.fill(proxy.url);
-    await input.press('Enter');
-    await workbench.quickInputTitle().filter({ hasText: 'token of' }).waitFor();
-    await input.fill(host.token);
-    await input.press('Enter');
-    await waitLive(60_000);
-    // A run that outlasts this file's tests (tiny.json's three iterations may finish before the
-    // freeze on a loaded machine): the same config with 40 iterations, picked from the palette.
-    const configs = path.join(e2eSession().workspace, '.empo2', 'configs');
-    const tiny = JSON.parse(readFileSync(path.join(configs, 'tiny.json'), 'utf8')) as { iterations: number };
-    writeFileSync(path.join(configs, 'flaky-long.json'), JSON.stringify({ ...tiny, iterations: 40 }, null, 2));
+    await connectedThroughTunnel();
+    longConfig();
     await workbench.pickCommand('EMPO²: New Training Run');
     await workbench.quickInputRows().filter({ hasText: '.empo2/configs/flaky-long.json' }).first().click();
     await workbench.quickInput().waitFor({ state: 'hidden' });
-    const runs = await direct.request(Requests.runList, {});
-    runId = await workbench.eventually('the run to be live on the host', async () => {
-      const { runs: now } = await direct.request(Requests.runList, {});
-      return now.find((r) => r.live)?.runId;
-    }, 120_000);
-    assert.ok(runs);
+    runId = await liveRunOnHost();
+    assert.match(runId, /\S/);
   });
 
   it('a cut during rollout: reconnects within about a second, and the tree and tips carry on', async () => {
-    await workbench.eventually('a rollout on the host', async () => {
-      const { run } = await direct.request(Requests.runStatus, { runId });
-      return run?.progress?.phase === 'rollout' ? true : undefined;
-    }, 180_000);
+    await liveRunWithTips();
+    await hostEvent(Notifications.runProgress, (e) => (e.runId === runId && e.progress.phase === 'rollout' ? true : undefined),
+      async () => ((await direct.request(Requests.runStatus, { runId })).run?.progress?.phase === 'rollout' ? true : undefined));
     const cutAt = Date.now();
     await proxy.cut();
     await live().waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
@@ -103,6 +159,7 @@ describe('A remote host behind a flaky link', function () {
   });
 
   it('a freeze: noticed within a few seconds, views say reconnecting, the tips stay (greyed)', async () => {
+    await liveRunWithTips();
     await workbench.openViewContainer('EMPO²');
     await (await workbench.waitForTreeRow(runId)).click(); // the run the tips view shows (an earlier file opened another)
     const frame = await tipsFrame();
@@ -143,6 +200,9 @@ describe('A remote host behind a flaky link', function () {
   });
 
   it('a cut during a save: the draft survives, the save is retried, applied once, no error', async () => {
+    await liveRunWithTips();
+    await workbench.openViewContainer('EMPO²');
+    await (await workbench.waitForTreeRow(runId)).click();
     const frame = await tipsFrame();
     // Pinned by id: the run keeps writing tips, newest first, so `.first()` would move on to a
     // newer card while this one is edited (seen in CI on a loaded machine).
@@ -169,6 +229,7 @@ describe('A remote host behind a flaky link', function () {
   });
 
   it('an outage longer than the retries: Reconnect and Connect to Another Host, never a local install', async () => {
+    await liveRunWithTips();
     await proxy.refuse();
     await proxy.cut();
     const lost = workbench.notification(/cannot reach the remote host/);
