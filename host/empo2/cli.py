@@ -60,15 +60,20 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+# User errors raised by modules that import torch: named, not imported, so that a mistake in a
+# config is reported before (and without) the seconds torch takes to load. An error of one of
+# these classes can only come from its module, which is then loaded already.
+_LATE_USER_ERRORS = (
+    ("empo2.policy.model", "PolicyLoadError"), ("empo2.run_folder.folder", "RunFolderError"),
+    ("empo2.export.plain", "ExportError"), ("empo2.training.plan", "PlanError"),
+)
+
+
 def _is_user_error(err: Exception) -> bool:
-    from .policy.model import PolicyLoadError
-    from .run_folder.folder import RunFolderError
-
-    from .export.plain import ExportError
-    from .training.plan import PlanError
-
-    return isinstance(err, (UserError, ConfigError, PolicyLoadError, RunFolderError, ExportError, PlanError,
-                            FileNotFoundError, NotADirectoryError, PermissionError))
+    if isinstance(err, (UserError, ConfigError, FileNotFoundError, NotADirectoryError, PermissionError)):
+        return True
+    return any(isinstance(err, getattr(sys.modules[module], name))
+               for module, name in _LATE_USER_ERRORS if module in sys.modules)
 
 
 def _sentence(err: Exception) -> str:
@@ -135,6 +140,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--arms", default=None,
                    help="comma-separated main arms to run (default: all; EMPO² and GRPO must be among them)")
     p.add_argument("--workers", type=int, default=None, help="runs at once (default: up to 2)")
+    p.add_argument("--primary-metric", choices=["held_out_success", "train_success"],
+                   default="held_out_success",
+                   help="the metric the verdict rests on (default: memory-free success on held-out "
+                        "variations, as the paper reports)")
     p.add_argument("--out", default="docs/bench", help="folder for results.json, results.md, the SVG")
     p.add_argument("--root", default=None, help="where the bench's run folders go")
     p.add_argument("--resume", action="store_true",
@@ -213,13 +222,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_build_policy(args) -> int:
-    from .policy.builtin import BuiltinRecipe, build_builtin_policy, builtin_policy_path
+    from .policy.builtin import BuiltinRecipe, build_builtin_policy, builtin_policy_path, find_builtin_policy
 
     recipe = BuiltinRecipe(seed=args.seed, size=args.size)
-    path = builtin_policy_path(recipe)
-    if (path / "empo2_build.json").exists() and not args.force:
-        print(json.dumps({"path": str(path), "cached": True}))
+    found = find_builtin_policy(recipe)
+    if found is not None and not args.force:
+        print(json.dumps({"path": str(found), "cached": True}))
         return 0
+    path = builtin_policy_path(recipe)  # --force rebuilds into the cache (the shipped copy stays)
     bar = _bar("building the built-in policy", unit="batch")
     report = build_builtin_policy(recipe, path, progress=_imitation_progress(bar))
     bar.close()
@@ -228,11 +238,12 @@ def cmd_build_policy(args) -> int:
 
 
 def cmd_train(args) -> int:
+    preset = args.preset or (None if args.config else "builtin")
+    config = load_config(args.config or preset, args.overrides)  # a bad config fails before torch loads
+
     from .training.distributed import Dist
     from .run_folder.folder import RunFolder
 
-    preset = args.preset or (None if args.config else "builtin")
-    config = load_config(args.config or preset, args.overrides)
     if args.root:
         config.root = args.root
     dist = Dist.from_env()  # one process unless started by torchrun
@@ -253,19 +264,22 @@ def cmd_config(args) -> int:
 
 
 def cmd_resume(args) -> int:
-    from .training.distributed import Dist
     from .run_folder.folder import RunFolder
 
     folder = RunFolder.open(Path(args.run))
-    config = load_config(folder.config(), args.overrides)
+    config = load_config(folder.config(), args.overrides)  # both fail before torch loads
+
+    from .training.distributed import Dist
+
     return _train(config, folder, resume=True, dist=Dist.from_env())
 
 
 def _ensure_builtin_with_progress() -> str:
-    from .policy.builtin import BuiltinRecipe, builtin_policy_path, ensure_builtin_policy
+    from .policy.builtin import BuiltinRecipe, ensure_builtin_policy, find_builtin_policy
 
-    if (builtin_policy_path(BuiltinRecipe()) / "empo2_build.json").exists():
-        return str(builtin_policy_path(BuiltinRecipe()))
+    found = find_builtin_policy(BuiltinRecipe())
+    if found is not None:
+        return str(found)
     bar = _bar("building the built-in policy (once)", unit="batch")
     try:
         return str(ensure_builtin_policy(progress=_imitation_progress(bar)))
@@ -323,18 +337,20 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
 
 
 def cmd_eval(args) -> int:
-    from .training.evaluation import memory_trials
-    from .memory.embedding import SentenceEmbedder
-    from .policy.model import load_policy
     from .run_folder.folder import RunFolder
-    from .training.rollout import RolloutSettings
-    from .training.trainer import initial_tip_writer, resolve_model
-    from .envs.registry import make_env
 
     if args.trials < 1 or args.variations < 1:
         raise UserError("--trials and --variations must be at least 1")
-    if args.run:
-        folder = RunFolder.open(Path(args.run))
+    folder = RunFolder.open(Path(args.run)) if args.run else None  # fails before torch loads
+
+    from .envs.registry import make_env
+    from .memory.embedding import SentenceEmbedder
+    from .policy.model import load_policy
+    from .training.evaluation import memory_trials
+    from .training.rollout import RolloutSettings
+    from .training.trainer import initial_tip_writer, resolve_model
+
+    if folder is not None:
         config = load_config(folder.config())
         latest = folder.latest_checkpoint()
         scratch = None  # a sharded checkpoint is exported to a temporary folder first
@@ -430,17 +446,19 @@ def cmd_bench(args) -> int:
         run_bench(seeds, Path(args.out), Path(args.root) if args.root else None, ablation_seeds,
                   preset=args.preset, overrides=overrides, eval_episodes=args.eval_episodes,
                   ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar, arms=arms,
-                  resume=args.resume)
+                  resume=args.resume, primary_metric=args.primary_metric)
     except ResumeError as error:
         raise UserError(str(error)) from None
     return 0
 
 
 def cmd_rerun(args) -> int:
-    from .rerun.runner import RerunSettings, rerun
     from .run_folder.folder import RunFolder
 
-    folder = RunFolder.open(Path(args.run))
+    folder = RunFolder.open(Path(args.run))  # fails before torch loads
+
+    from .rerun.runner import RerunSettings, rerun
+
     given = {k: v for k, v in (("checkpoint", args.checkpoint), ("episodes", args.episodes),
                                 ("iterations", args.iterations), ("eval_episodes", args.eval_episodes))
              if v is not None}

@@ -46,11 +46,12 @@ def is_sharded_checkpoint(checkpoint: Path) -> bool:
 
 def export_checkpoint(path: Path, out: Path) -> Path:
     """Writes the checkpoint's policy to `out` (save_pretrained with its tokenizer); returns out."""
+    run, checkpoint = checkpoint_of(path)  # a wrong path fails before torch loads
+
     from ..policy.model import LoraSettings, load_policy, load_tokenizer
     from ..training.sharding import load_sharded
     from ..training.trainer import resolve_model
 
-    run, checkpoint = checkpoint_of(path)
     state = json.loads((checkpoint / "trainer.json").read_text())
     if not state.get("has_model"):
         raise ExportError(f"checkpoint {checkpoint.name} is the configured model itself (iteration 0); "
