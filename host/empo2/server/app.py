@@ -5,9 +5,10 @@
     port = await server.start()          # bound; port 0 picks a free one
     await server.serve_until_shutdown()  # a `shutdown` request or a signal ends it
 
-Wiring, by hand: Hub (notifications) ← RunManager (the training run) and MemoryAccess (tip
-stores) → Dispatcher (the method table) → one Connection per client. Blocking work of handlers
-(reading run folders, memory operations) runs in a small thread pool, never on the event loop.
+Wiring, by hand: Hub (notifications) ← RunManager (the training run, and the MemoryAccess it
+hands tip stores to) → Dispatcher (the method table) → one Connection per client. Blocking work
+of handlers (reading run folders, memory operations) runs in a small thread pool, never on the
+event loop.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from .device import DeviceProbe
 from .dispatch import Dispatcher
 from .fanout import Hub
 from .logs import LogForwarder
-from .memory_access import MemoryAccess
 from .methods import METHODS
 from .protocol import Validators, load_schema, notification_methods, protocol_version
 from .run_manager import RunManager
@@ -61,10 +61,8 @@ class HostServer:
         self.hub = Hub(self.loop)
         self.device = DeviceProbe(self.loop)  # in the background: the ready line does not wait
         self.validators = Validators(load_schema())
-        self.memory = MemoryAccess(self.hub, self.blocking, self.embedder)
-        self.runs = RunManager(self.settings.roots, self.hub, self.loop, self.memory, self.embedder,
-                               self.blocking)
-        self.memory.runs = self.runs
+        self.runs = RunManager(self.settings.roots, self.hub, self.loop, self.embedder, self.blocking)
+        self.memory = self.runs.memory
         self.debug = DebugSessions()
         self.dispatcher = Dispatcher(METHODS, self.validators, self)
         self.log_forwarder = LogForwarder(self.hub, lambda: self.runs.live.run_id if self.runs.live else None)

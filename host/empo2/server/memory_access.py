@@ -29,6 +29,7 @@ from .wire import tip_json
 
 if TYPE_CHECKING:  # the store loads numpy: only when a run's memory is first opened
     from ..memory.store import MemoryStore
+    from .run_manager import RunManager
 
 log = logging.getLogger("empo2.server.memory")
 
@@ -36,11 +37,15 @@ STARTING_TIMEOUT_S = 300.0  # a first run may build the built-in policy before i
 
 
 class MemoryAccess:
-    def __init__(self, hub, blocking, embedder):
+    """Built by the RunManager it asks which run is live (run_manager.py): the manager decides
+    when a store passes between the host and a trainer, and calls `hand_over`, `attach_trainer`
+    and `take_back` when it does."""
+
+    def __init__(self, runs: RunManager, hub, blocking, embedder):
+        self.runs = runs
         self.hub = hub
         self.blocking = blocking
         self.embedder = embedder
-        self.runs = None  # the RunManager, wired after both exist
         self._stores: dict[Path, MemoryStore] = {}
         self._run_ids: dict[Path, str] = {}
         self._locks: dict[Path, asyncio.Lock] = {}
@@ -64,7 +69,7 @@ class MemoryAccess:
                 except asyncio.TimeoutError:
                     raise ProtocolError("RunBusy", f"run '{run_id}' is still starting; try again.",
                                         {"runId": run_id}) from None
-            store = getattr(live.trainer, "memory", None)
+            store = live.trainer_memory()
             if store is not None and self.runs.live is live:
                 return await self.blocking(self._call, fn, store, author)
         async with self._lock(folder.path):
@@ -104,13 +109,13 @@ class MemoryAccess:
 
     def attach_trainer(self, live) -> None:
         """Trainer thread, right after the trainer opened its store: listen to its changes."""
-        store = getattr(live.trainer, "memory", None)
+        store = live.trainer_memory()
         if store is not None:
             self._listen(store, live.run_id)
 
     def take_back(self, live) -> None:
         """On the loop when a run ended: the trainer's store becomes the host's copy."""
-        store = getattr(live.trainer, "memory", None)
+        store = live.trainer_memory()
         if store is not None:
             self._stores[live.folder.path] = store
 

@@ -23,14 +23,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from ..atomic import iter_jsonl
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..rerun.branch import PARENT_FILE, rerun_status
 from ..run_folder.folder import RunFolder, RunFolderError, RunLockedError
 from ..training.run_control import RunControl, TrainerHooks
+from .memory_access import MemoryAccess
 from .protocol import ProtocolError
 from .wire import to_wire
+
+if TYPE_CHECKING:  # the store loads numpy: the server names it without importing it
+    from ..memory.store import MemoryStore
 
 log = logging.getLogger("empo2.server.runs")
 
@@ -68,6 +73,14 @@ class ServerControl(RunControl):
         return super().wait_if_paused()
 
 
+class LiveTrainer(Protocol):
+    """What the host reads of its live run's trainer: training/trainer.py's `Trainer` (a
+    rerun's too, methods/update.py), named here without importing it (it loads torch)."""
+
+    iteration: int  # the last finished iteration
+    memory: MemoryStore | None  # the trainer's own store; None until it has opened it
+
+
 @dataclass
 class LiveRun:
     """The run this host trains. Mutated on the event loop only."""
@@ -80,12 +93,20 @@ class LiveRun:
     iteration: int = 0
     progress: dict | None = None
     error: str | None = None
-    trainer: object = None
+    trainer: LiveTrainer | None = None  # None until the trainer is built (the model loads first)
     control: ServerControl | None = None
     thread: threading.Thread | None = None
     memory_ready: asyncio.Event = field(default_factory=asyncio.Event)
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     work: object = None  # fn(live, hooks) run instead of training (a rerun: methods/update.py)
+
+    def trained_iteration(self, default: int = 0) -> int:
+        """The trainer's last finished iteration; `default` while there is no trainer yet."""
+        return self.trainer.iteration if self.trainer is not None else default
+
+    def trainer_memory(self) -> MemoryStore | None:
+        """The trainer's own tip store, once there is a trainer and it has opened it."""
+        return self.trainer.memory if self.trainer is not None else None
 
 
 class _Hooks(TrainerHooks):
@@ -117,14 +138,16 @@ class _Hooks(TrainerHooks):
 
 
 class RunManager:
-    def __init__(self, roots: list[Path], hub, loop: asyncio.AbstractEventLoop, memory,
-                 embedder_factory, blocking):
+    def __init__(self, roots: list[Path], hub, loop: asyncio.AbstractEventLoop, embedder_factory,
+                 blocking):
         self.roots = [Path(r).resolve() for r in roots]
         self.hub = hub
         self.loop = loop
-        self.memory = memory  # MemoryAccess (memory_access.py)
         self.embedder_factory = embedder_factory
         self.blocking = blocking  # async fn(callable, *args): runs it in the handler thread pool
+        # The tip stores' one writer: the manager says when a store passes between the host and
+        # a trainer, so it builds the MemoryAccess it hands them to (memory_access.py).
+        self.memory = MemoryAccess(self, hub, blocking, embedder_factory)
         self.live: LiveRun | None = None
         self.known: dict[str, Path] = {}
         self._summaries: dict[Path, tuple[tuple, list[dict]]] = {}
@@ -337,7 +360,7 @@ class RunManager:
         live.control = ServerControl(
             on_paused=lambda: self._control_paused(live),
             on_resumed=lambda: self.post(self._resumed, live),
-            iteration=lambda: getattr(live.trainer, "iteration", 0),
+            iteration=live.trained_iteration,
         )
         live.control.pause_after = pause_after
         live.work = work
@@ -365,7 +388,7 @@ class RunManager:
             log.error("run %s failed: %s", live.run_id, error, exc_info=True)
             try:
                 if not isinstance(err, RunLockedError):  # else another process's run: hands off
-                    iteration = getattr(live.trainer, "iteration", live.iteration)
+                    iteration = live.trained_iteration(live.iteration)
                     live.folder.set_state("failed", iteration=iteration, error=error)
             except Exception:  # noqa: BLE001 - the folder itself may be the problem
                 log.exception("could not record the failure of run %s", live.run_id)
@@ -393,7 +416,7 @@ class RunManager:
     def _control_paused(self, live: LiveRun) -> None:
         """Trainer thread, blocked between iterations: record and announce the pause."""
         try:
-            live.folder.set_state("paused", iteration=getattr(live.trainer, "iteration", 0))
+            live.folder.set_state("paused", iteration=live.trained_iteration())
         except OSError:
             log.exception("could not record the pause of run %s", live.run_id)
         self.post(self._paused, live)
@@ -563,4 +586,4 @@ def _configured_iterations(folder: RunFolder) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-__all__ = ["RunManager", "LiveRun", "ServerControl", "STATES", "INTERRUPTED", "sentence", "stored_state"]
+__all__ = ["RunManager", "LiveRun", "LiveTrainer", "ServerControl", "STATES", "INTERRUPTED", "sentence", "stored_state"]
