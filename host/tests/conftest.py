@@ -29,15 +29,16 @@ def embedder():
 
 
 @pytest.fixture(scope="session")
-def tiny_policy(tmp_path_factory) -> Path:
+def tiny_policy() -> Path:
     """A tiny built-in policy folder (save_pretrained), built by the real builder.
 
-    EMPO2_TEST_POLICY_CACHE names a folder that keeps the build between sessions (the mutation
-    run starts pytest once per mutant; scripts/mutation.sh sets it). The build is deterministic
-    from its recipe (test_builtin_policy.py), and the cache is keyed by the recipe, so a cached
-    folder is the one this session would build.
+    Kept in the product's own policy cache ($EMPO2_CACHE_DIR/policies, keyed by the recipe), the
+    one the extension's test tiers use too (test/harness/tinyPolicy.mjs): a test run builds it
+    once, and later runs find it. The build is deterministic from its recipe
+    (test_builtin_policy.py), so a cached folder is the one this session would build.
+    EMPO2_TEST_POLICY_CACHE names another folder for it (scripts/mutation.sh sets one).
     """
-    from empo2.policy.builtin import BuiltinRecipe, build_builtin_policy
+    from empo2.policy.builtin import BuiltinRecipe, build_builtin_policy, ensure_builtin_policy
 
     recipe = BuiltinRecipe(size="tiny", episodes=TINY_EPISODES, epochs=1, seed=0)
     cache = os.environ.get("EMPO2_TEST_POLICY_CACHE")
@@ -46,9 +47,7 @@ def tiny_policy(tmp_path_factory) -> Path:
         if not (path / "empo2_build.json").exists():
             build_builtin_policy(recipe, path)  # written under a temporary name, then renamed
         return path
-    path = tmp_path_factory.mktemp("policy") / "builtin-tiny"
-    build_builtin_policy(recipe, path)
-    return path
+    return ensure_builtin_policy(recipe)
 
 
 def tiny_run_overrides(policy: Path, **extra) -> dict:

@@ -69,12 +69,41 @@ class BuiltinRecipe:
         return hashlib.sha256(blob).hexdigest()[:12]
 
 
+# The default recipe's weights ship inside the package, so a fresh clone trains in seconds
+# instead of building for half an hour; `empo2-host build-policy --force` reproduces them, and
+# test_builtin_policy.py checks that the shipped files are the ones their build report records.
+SHIPPED_DIR = Path(__file__).parent / "shipped"
+BUILD_REPORT = "empo2_build.json"
+
+
 def cache_root() -> Path:
     return Path(os.environ.get("EMPO2_CACHE_DIR", Path.home() / ".cache" / "empo2"))
 
 
 def builtin_policy_path(recipe: BuiltinRecipe) -> Path:
+    """Where `build-policy` writes this recipe's weights (the cache)."""
     return cache_root() / "policies" / f"builtin-{recipe.size}-seed{recipe.seed}-{recipe.key()}"
+
+
+def shipped_policy_path(recipe: BuiltinRecipe) -> Path | None:
+    """The package's copy of this recipe's weights, if it ships one (the default recipe)."""
+    path = SHIPPED_DIR / builtin_policy_path(recipe).name
+    return path if (path / BUILD_REPORT).is_file() else None
+
+
+def find_builtin_policy(recipe: BuiltinRecipe) -> Path | None:
+    """The folder holding this recipe's weights without building: the cache (a local build
+    wins), else the shipped copy; None when neither has them."""
+    cached = builtin_policy_path(recipe)
+    if (cached / BUILD_REPORT).is_file():
+        return cached
+    return shipped_policy_path(recipe)
+
+
+def file_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file of a built policy but its build report, by name."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.iterdir()) if p.is_file() and p.name != BUILD_REPORT}
 
 
 def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
@@ -141,7 +170,8 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
-    (tmp / "empo2_build.json").write_text(json.dumps(report, indent=2) + "\n")
+    report["files"] = file_digests(tmp)
+    (tmp / BUILD_REPORT).write_text(json.dumps(report, indent=2) + "\n")
     destination.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(destination, ignore_errors=True)
     commit_folder(tmp, destination)
@@ -150,9 +180,11 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
 
 def ensure_builtin_policy(recipe: BuiltinRecipe | None = None,
                           progress: Callable[[int, int, int, float], None] | None = None) -> Path:
-    """The cached built-in policy's folder, built first if it is not there yet."""
+    """The built-in policy's folder: cached or shipped, else built into the cache first."""
     recipe = recipe or BuiltinRecipe()
+    found = find_builtin_policy(recipe)
+    if found is not None:
+        return found
     path = builtin_policy_path(recipe)
-    if not (path / "empo2_build.json").exists():
-        build_builtin_policy(recipe, path, progress)
+    build_builtin_policy(recipe, path, progress)
     return path
