@@ -10,6 +10,7 @@ name carries a hash of the recipe, so a changed recipe never reuses stale weight
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -180,11 +181,20 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
 
 def ensure_builtin_policy(recipe: BuiltinRecipe | None = None,
                           progress: Callable[[int, int, int, float], None] | None = None) -> Path:
-    """The built-in policy's folder: cached or shipped, else built into the cache first."""
+    """The built-in policy's folder: cached or shipped, else built into the cache first.
+
+    Processes that need the same recipe at once (two test workers, two editor windows) build it
+    once: the builder holds a lock file beside the folder, and a waiter finds the folder built
+    when it gets the lock. (The build itself replaces the folder, so two builders racing would
+    remove each other's result from under its readers.)"""
     recipe = recipe or BuiltinRecipe()
     found = find_builtin_policy(recipe)
     if found is not None:
         return found
     path = builtin_policy_path(recipe)
-    build_builtin_policy(recipe, path, progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also by a killed process
+        if not (path / BUILD_REPORT).is_file():
+            build_builtin_policy(recipe, path, progress)
     return path
