@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from empo2.bench.arms import ABLATIONS, ARMS
+from empo2.bench.arms import ABLATIONS, ARMS, DEFAULT_ARMS
 from empo2.bench.runner import bench_jobs, chosen_arms, run_bench
 from empo2.bench.stats import (
     bca_ci, bootstrap_ci, claimed, curve_auc, paired_summary, student_t_cdf, student_t_quantile,
@@ -90,7 +90,7 @@ def test_the_plan_runs_every_arm_on_every_seed_and_ablations_on_theirs(tmp_path)
     jobs = bench_jobs([0, 1, 2], [0], "builtin-bench", [], tmp_path, 240, 10)
     assert jobs[0]["method"] == "warm start (no RL)" and not jobs[0]["train"]
     trained = [(j["method"], j["seed"]) for j in jobs[1:]]
-    assert sorted(trained) == sorted([(m, s) for m in ARMS for s in (0, 1, 2)] + [(m, 0) for m in ABLATIONS])
+    assert sorted(trained) == sorted([(m, s) for m in DEFAULT_ARMS for s in (0, 1, 2)] + [(m, 0) for m in ABLATIONS])
     assert len({j["name"] for j in jobs}) == len(jobs)
     assert {j["budget"] for j in jobs} == {6000}
 
@@ -101,7 +101,7 @@ def test_a_subset_of_arms_runs_seed_by_seed_and_must_hold_the_primary_comparison
     jobs = bench_jobs([0, 1], [], "builtin-bench", [], tmp_path, 240, 10, arms)
     assert [(j["method"], j["seed"]) for j in jobs[1:]] == [
         ("EMPO²", 0), ("GRPO", 0), ("EMPO²", 1), ("GRPO", 1)]
-    assert chosen_arms(None) == ARMS
+    assert chosen_arms(None) == {m: ARMS[m] for m in DEFAULT_ARMS} and set(DEFAULT_ARMS) < set(ARMS)
     with pytest.raises(ValueError, match="unknown arm 'PPO'"):
         chosen_arms(["EMPO²", "GRPO", "PPO"])
     with pytest.raises(ValueError, match="must include EMPO² and GRPO"):
@@ -125,9 +125,9 @@ def test_a_tiny_bench_writes_paired_records_curves_and_a_summary(tmp_path, tiny_
                        eval_episodes=4, ood_trials=1, workers=1)
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["summary"]["ratio"] == report["summary"]["ratio"]
-    assert saved["complete"] and saved["finished_runs"] == saved["planned_runs"] == 1 + len(ARMS)
+    assert saved["complete"] and saved["finished_runs"] == saved["planned_runs"] == 1 + len(DEFAULT_ARMS)
     methods = [r["method"] for r in saved["runs"]]
-    assert methods == ["warm start (no RL)", *ARMS]
+    assert methods == ["warm start (no RL)", *DEFAULT_ARMS]
     for run in saved["runs"]:
         assert {"method", "seed", "env_steps", "train_success", "held_out_success"} <= set(run)
         assert run["train_episodes"] >= 4 and run["held_out_episodes"] >= 4
@@ -143,7 +143,7 @@ def test_a_tiny_bench_writes_paired_records_curves_and_a_summary(tmp_path, tiny_
         for s in _summaries(folder):
             by_iteration.setdefault(s["iteration"], []).append((s["task"], s["variation"]))
         tasks[folder.name] = [sorted(by_iteration[i]) for i in sorted(by_iteration)]
-    assert len(tasks) == len(ARMS)
+    assert len(tasks) == len(DEFAULT_ARMS)
     shortest = min(len(t) for t in tasks.values())
     assert shortest >= 3 and len({str(t[:shortest]) for t in tasks.values()}) == 1
     assert (tmp_path / "out" / "learning-curves.svg").read_text().startswith("<svg")

@@ -28,7 +28,16 @@ ARMS: dict[str, list[str]] = {
     # EMPO² showing at most as many tips as the built-in warm start's demonstrations did (one
     # success tip and up to three failure tips): ten (the paper's top_k) is a block it never saw.
     "EMPO² (3 tips)": ["memory.top_k=3"],
+    # The training regime (docs/bench/r1-regime/): updates at lr 2e-4 with no anchor may erode
+    # the warm start's tip reading. A KL anchor to the warm start, or a quarter of the lr.
+    "EMPO² (KL 0.05)": ["algo.kl_beta=0.05"],
+    "EMPO² (lr 5e-5)": ["algo.lr=5e-5"],
 }
+
+# What `empo2-host bench` runs when --arms names none: the arms of the benches of record. The
+# others run when named.
+DEFAULT_ARMS = ("EMPO²", "GRPO", "GRPO + novelty", "EMPO² (reference defaults)",
+                "EMPO² (frozen tip writer)", "EMPO² (scripted tip writer)", "EMPO² (3 tips)")
 
 # The paper's four ablations (§6); the bench may run them on fewer seeds.
 ABLATIONS: dict[str, list[str]] = {

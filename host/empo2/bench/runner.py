@@ -43,7 +43,7 @@ from .. import metric_keys as metric
 from ..atomic import atomic_write_text
 from ..config import load_config
 from ..envs.builtin.tasks import out_of_distribution_tasks
-from .arms import ABLATIONS, ARMS
+from .arms import ABLATIONS, ARMS, DEFAULT_ARMS
 from .stats import curve_auc, paired_summary
 from .svg import learning_curves_svg, mean_curve
 
@@ -152,10 +152,10 @@ def _train_and_evaluate(job: dict) -> dict:
 
 
 def chosen_arms(names: list[str] | None) -> dict[str, list[str]]:
-    """The main arms to run: all of ARMS, or the named ones (EMPO² and GRPO always among them,
-    since the summary compares them)."""
+    """The main arms to run: DEFAULT_ARMS, or the named ones of ARMS (EMPO² and GRPO always
+    among them, since the summary compares them)."""
     if not names:
-        return dict(ARMS)
+        return {m: ARMS[m] for m in DEFAULT_ARMS}
     unknown = [n for n in names if n not in ARMS]
     if unknown:
         raise ValueError(f"unknown arm {unknown[0]!r}; the arms are: {', '.join(ARMS)}")
@@ -175,7 +175,7 @@ def bench_jobs(seeds: list[int], ablation_seeds: list[int], preset: str, overrid
               "ood_trials": ood_trials, "budget": budget}
     jobs = [dict(common, method=WARM_START, seed=seeds[0], overrides=list(overrides), train=False,
                  name="warm-start")]
-    arms = ARMS if arms is None else arms
+    arms = chosen_arms(None) if arms is None else arms
     plan = [(m, o, seeds) for m, o in arms.items()] + [(m, o, ablation_seeds) for m, o in ABLATIONS.items()]
     for seed in seeds + [s for s in ablation_seeds if s not in seeds]:
         for method, arm, on in plan:
