@@ -110,6 +110,24 @@ def test_rerun_updates_the_branch_through_the_training_loss(parent, embedder, mo
     assert snapshot(folder.path) == before  # the parent: not a byte changed
 
 
+def test_held_out_variations_are_evaluated_before_and_after_beside_the_chosen_ones(parent, embedder):
+    """A rerun checks that it did not hurt what it was not aimed at: `held_out` test variations of
+    each chosen variation's task are evaluated before and after, on the same seeds, and reported
+    beside the chosen variation as not chosen."""
+    from empo2.envs.registry import make_env
+
+    folder, tip = parent
+    task = tip.variation_key.split("/")[0]
+    config = load_config(folder.config())
+    expected = [f"{task}/{v}" for v in make_env(config.env).variations(task, "test")[:2]]
+    result = rerun(folder, RerunSettings(held_out=2, **SMALL), embedder=embedder)
+    rows = {c["variation"]: c for c in result["comparison"]}
+    assert list(rows) == [tip.variation_key, *expected]
+    assert rows[tip.variation_key]["chosen"] and not any(rows[k]["chosen"] for k in expected)
+    assert all(rows[k]["before"] is not None and rows[k]["after"] is not None for k in expected)
+    assert result["variations"] == [tip.variation_key]  # trained on the chosen one only
+
+
 def test_dry_run_writes_only_its_record_and_keeps_the_weights(parent, embedder):
     folder, tip = parent
     before = snapshot(folder.path)

@@ -77,6 +77,13 @@ def test_a_client_of_another_major_version_is_refused(host, check):
     ({"Authorization": "Bearer wrong-token-wrong-token-wrong"}, None, 401),
     ({"Authorization": f"Basic {TOKEN}"}, None, 401),
     ({"Authorization": f"Bearer {TOKEN}x"}, None, 401),
+    ({"Authorization": f"Bearer {TOKEN[:-1]}"}, None, 401),  # a prefix of the token
+    ({"Authorization": f"Bearer {TOKEN[:1]}"}, None, 401),
+    ({"Authorization": "Bearer "}, None, 401),  # an empty credential
+    ({"Authorization": "Bearer"}, None, 401),
+    ({"Authorization": f"Bearer {TOKEN} {TOKEN}"}, None, 401),  # the token, whitespace, more
+    ({"Authorization": f"Bearer {TOKEN}\tx"}, None, 401),
+    ([("Authorization", f"Bearer {TOKEN}"), ("Authorization", f"Bearer {TOKEN}")], None, 401),  # two
     (HEADERS, "http://localhost:3000", 403),
     (HEADERS, "vscode-webview://abc", 403),
     ({}, "https://evil.example", 403),
