@@ -49,7 +49,10 @@ if ! bash scripts/setup-host.sh; then
 else
   markers=()
   [ "$quick" = 1 ] && markers=(-m "not slow and not crash")
-  (cd host && ../.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25 \
+  # Two workers (EMPO2_TEST_WORKERS), a file to a worker (module fixtures are built once), one
+  # torch thread each: the tests' models are too small to keep two threads busy.
+  (cd host && OMP_NUM_THREADS=1 ../.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25 \
+      -n "${EMPO2_TEST_WORKERS:-2}" --dist loadfile \
       --junitxml="$out/host-junit.xml" ${markers[@]+"${markers[@]}"} ${pytest_args[@]+"${pytest_args[@]}"})
   status=$?
   if [ -f "$out/host-junit.xml" ]; then
