@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const [python, policy, out] = process.argv.slice(2).map((arg) => path.resolve(arg));
   const root = mkdtempSync(path.join(os.tmpdir(), 'empo2-transcript-'));
   const lines: string[] = [];
-  const host = new HostProcess({ python, args: ['--run-root', path.join(root, 'runs')], cwd: root, env: { HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' } });
+  const host = new HostProcess({ python, args: ['--run-root', path.join(root, '.empo2', 'runs')], cwd: root, env: { HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' } });
   host.onStderrLine((line) => process.stderr.write(`[host] ${line}\n`));
   try {
     const ready = await host.ready;
@@ -64,7 +64,10 @@ async function main(): Promise<void> {
     await client.request(Requests.shutdown, {});
     await host.exited;
     mkdirSync(path.dirname(out), { recursive: true });
-    writeFileSync(out, lines.join('\n') + '\n');
+    // The recording machine's temporary folder never lands in the fixture: its paths read as an
+    // invented project's (the check in scripts/check-product-language.py refuses machine paths).
+    const project = '/home/ada/project';
+    writeFileSync(out, lines.map((line) => line.split(root).join(project)).join('\n') + '\n');
     console.log(`${lines.length} messages → ${out}`);
   } finally {
     await host.stop(5_000);
