@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import torch
 
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.envs.builtin.tasks import TASK_KINDS
-from empo2.policy.builtin import BuiltinRecipe, build_builtin_policy
+from empo2.policy.builtin import (
+    BUILD_REPORT, BuiltinRecipe, build_builtin_policy, builtin_policy_path, file_digests,
+    find_builtin_policy, shipped_policy_path,
+)
 from empo2.policy.model import load_policy
 from empo2.policy.prompting import step_messages
 from empo2.policy.tokenizer import encode_chat
@@ -48,3 +52,22 @@ def test_the_build_is_deterministic(tmp_path):
     model_b, _ = load_policy(str(tmp_path / "b"))
     for (name, pa), (_, pb) in zip(model_a.named_parameters(), model_b.named_parameters()):
         assert torch.equal(pa, pb), name
+
+
+def test_a_build_records_the_digest_of_every_file_it_wrote(tmp_path):
+    recipe = BuiltinRecipe(size="tiny", epochs=1, seed=3, episodes={"habit": 4, "tip-success": 4})
+    report = build_builtin_policy(recipe, tmp_path / "a")
+    assert report["files"] == file_digests(tmp_path / "a")
+    assert {"model.safetensors", "config.json"} <= set(report["files"])
+    assert json.loads((tmp_path / "a" / BUILD_REPORT).read_text())["files"] == report["files"]
+
+
+def test_the_cache_wins_over_the_shipped_copy_and_neither_means_a_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMPO2_CACHE_DIR", str(tmp_path))
+    recipe = BuiltinRecipe()
+    assert find_builtin_policy(recipe) == shipped_policy_path(recipe)  # None where none ships
+    local = builtin_policy_path(recipe)
+    local.mkdir(parents=True)
+    (local / BUILD_REPORT).write_text("{}")
+    assert find_builtin_policy(recipe) == local
+    assert find_builtin_policy(BuiltinRecipe(seed=99)) is None  # not shipped, not built
