@@ -75,6 +75,7 @@ export const Notifications = {
   runProgress: notification<P.RunProgressEvent>('run/progress', 'RunProgressEvent'),
   runMetrics: notification<P.RunMetricsEvent>('run/metrics', 'RunMetricsEvent'),
   trajectoryAdded: notification<P.TrajectoryAddedEvent>('trajectory/added', 'TrajectoryAddedEvent'),
+  trajectoryProgress: notification<P.TrajectoryProgressEvent>('trajectory/progress', 'TrajectoryProgressEvent'),
   memoryChanged: notification<P.MemoryChangedEvent>('memory/changed', 'MemoryChangedEvent'),
   logMessage: notification<P.LogMessageEvent>('log/message', 'LogMessageEvent'),
   hostResync: notification<P.ResyncEvent>('host/resync', 'ResyncEvent'),

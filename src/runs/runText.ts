@@ -11,7 +11,10 @@ export function isMoving(entry: RunEntry): boolean {
   return entry.info.live && MOVING_STATES.includes(entry.info.state);
 }
 
-/** "iteration 5/40: rollout 4/15" (long) or "iter 5/40 rollout" (short); paused and interrupted runs say so. */
+/**
+ * "iteration 5/40: rollout 4/15" (long) or "iter 5/40 rollout" (short); the one-step phases
+ * (reflection, update, evaluation) without a count; paused and interrupted runs say so.
+ */
 export function iterationText(entry: RunEntry, short = false): string {
   const { info, progress } = entry;
   const total = info.iterations ? `/${info.iterations}` : '';
@@ -20,7 +23,7 @@ export function iterationText(entry: RunEntry, short = false): string {
     const pausing = info.state === 'pausing' ? ' (pausing after it)' : '';
     return short
       ? `${word} ${progress.iteration}${total} ${progress.phase}${info.state === 'pausing' ? ', pausing' : ''}`
-      : `${word} ${progress.iteration}${total}: ${progress.phase} ${progress.done}/${progress.total}${pausing}`;
+      : `${word} ${progress.iteration}${total}: ${progress.phase}${progress.total > 1 ? ` ${progress.done}/${progress.total}` : ''}${pausing}`;
   }
   if (info.state === 'paused' || info.state === 'interrupted' || info.state === 'stopped') {
     return `${info.state} after ${word} ${info.iteration}${total}`;

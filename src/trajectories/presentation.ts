@@ -1,7 +1,8 @@
-import type { MetricsRecord, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
+import type { MetricsRecord, Progress, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
 import { formatReturn, SCORE, SCORE_SCALE } from '../common/quantities';
 import { runContextValue } from '../runs/runContext';
 import { inActiveState, latestReturn } from '../runs/runsModel';
+import type { LiveIteration } from './trajectoryData';
 import type { TrajectoryModel } from './trajectoryModel';
 import type { TrajectoryNode } from './trajectoryNodes';
 
@@ -85,6 +86,9 @@ export function present(node: TrajectoryNode, model: TrajectoryModel): NodePrese
     }
     case 'episode': {
       const summary = model.summary(node.runId, node.episodeId);
+      if (summary && model.isProvisional(node.runId, node.episodeId)) {
+        return presentEndedEpisode(summary);
+      }
       const open = { runId: node.runId, episodeId: node.episodeId };
       return summary ? { ...presentEpisode(summary), open } : { label: node.episodeId, collapsible: 'collapsed', contextValue: 'empo2.episode', open };
     }
@@ -163,6 +167,10 @@ function branchNext(state: RunState): string {
 }
 
 function presentIteration(runId: string, iteration: number, model: TrajectoryModel): NodePresentation {
+  const live = model.liveIteration(runId, iteration);
+  if (live) {
+    return presentLiveIteration(live, model.run(runId)?.progress ?? null);
+  }
   const metrics: MetricsRecord | undefined = model.iterationMetrics(runId, iteration);
   const data = model.iterationData(runId, iteration);
   const first = data?.summaries[0];
@@ -193,6 +201,36 @@ function presentIteration(runId: string, iteration: number, model: TrajectoryMod
     tooltip: `**Iteration ${iteration}**${parts.length ? `\n\n${parts.join(' · ')}` : ''}${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}${update ? `\n\nUpdate: ${updateLabel(update)}` : ''}${counts ? `\n\nSucceeded: ${counts.replace(' ✓', '')}` : ''}${ret !== undefined ? `\n\nMean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}`,
     collapsible: 'collapsed',
     contextValue: 'empo2.iteration',
+  };
+}
+
+/**
+ * The iteration a live run is playing, as its episodes end: "rollout 5/8 episodes", then the
+ * phase it is in once all have ended ("reflection · 8/8 episodes").
+ */
+export function presentLiveIteration(live: LiveIteration, progress: Progress | null): NodePresentation {
+  const phase = progress?.iteration === live.iteration ? progress.phase : 'rollout';
+  const counted = `${live.done}/${live.total} episodes`;
+  const successes = live.data.summaries.filter((e) => e.success).length;
+  const rollout = live.data.summaries[0]?.rollout_mode;
+  return {
+    label: `Iteration ${live.iteration}`,
+    description: `${phase === 'rollout' ? `rollout ${counted}` : `${phase} · ${counted}`} · ${successes}/${live.data.summaries.length} ✓`,
+    icon: { id: 'loading~spin' },
+    tooltip: `**Iteration ${live.iteration}** — in progress (${phase})${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}\n\n${live.done} of its ${live.total} episodes have ended; each is shown as it ends. Their steps, novelty rewards and tips open once the iteration is written.`,
+    collapsible: 'collapsed',
+    contextValue: 'empo2.liveIteration',
+  };
+}
+
+/** An episode of the iteration in progress, as it ended: no steps to open until the iteration is written. */
+export function presentEndedEpisode(summary: TrajectorySummary): NodePresentation {
+  const episode = presentEpisode(summary);
+  return {
+    ...episode,
+    tooltip: `${episode.tooltip}\n\n*Ended; its iteration is still training: its steps open once the iteration is written.*`,
+    collapsible: 'none',
+    contextValue: 'empo2.liveEpisode',
   };
 }
 

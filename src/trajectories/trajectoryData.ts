@@ -1,6 +1,6 @@
 import type { HostApi } from '../host/hostApi';
 import { Requests } from '../rpc/methods';
-import type { Episode, MetricsRecord, TrajectorySummary } from '../rpc/protocol';
+import type { Episode, MetricsRecord, TrajectoryProgressEvent, TrajectorySummary } from '../rpc/protocol';
 import { iterationId } from './trajectoryNodes';
 
 // What the Trajectories tree shows of each run, loaded from the host on demand and cached
@@ -10,6 +10,8 @@ import { iterationId } from './trajectoryNodes';
 //   an episode                trajectory.get (the full episode), the last 64 kept;
 //   a run's metrics           run.metrics (one small request), which label the iteration rows.
 // A live run's notifications add to what is already loaded; nothing else is fetched for them.
+// The iteration a live run is playing is held apart (trajectory/progress): its episodes as they
+// end, provisional, until the iteration's trajectory/added replaces them with the record.
 
 const LIST_LIMIT = 1000;
 const EPISODE_CACHE = 64;
@@ -18,6 +20,15 @@ const EPISODE_CACHE = 64;
 export interface IterationData {
   readonly summaries: TrajectorySummary[];
   readonly groups: Map<string, TaskGroup>;
+}
+
+/** The iteration a live run is playing: its episodes that have ended so far, provisional. */
+export interface LiveIteration {
+  readonly iteration: number;
+  /** Episodes of the iteration ended so far, and how many it plays (the host's counts). */
+  readonly done: number;
+  readonly total: number;
+  readonly data: IterationData;
 }
 
 export interface TaskGroup {
@@ -35,6 +46,8 @@ export class TrajectoryData {
   private readonly episodes = new Map<string, Episode>();
   private readonly metrics = new Map<string, Map<number, MetricsRecord>>();
   private readonly loadingMetrics = new Map<string, Promise<void>>();
+  /** Per run, the iteration in progress, until it is written. */
+  private readonly live = new Map<string, LiveIteration>();
 
   /** `changed`: an iteration's episodes or metrics arrived (its row's label may change). */
   constructor(
@@ -50,19 +63,35 @@ export class TrajectoryData {
     this.episodes.clear();
     this.metrics.clear();
     this.loadingMetrics.clear();
+    this.live.clear();
   }
 
   iterationMetrics(runId: string, iteration: number): MetricsRecord | undefined {
     return this.metrics.get(runId)?.get(iteration);
   }
 
-  /** The iteration's episodes if loaded (loadIteration loads them). */
+  /** The iteration's episodes if loaded (loadIteration loads them), or its ended ones while it plays. */
   iterationData(runId: string, iteration: number): IterationData | undefined {
-    return this.iterations.get(iterationId(runId, iteration));
+    return this.iterations.get(iterationId(runId, iteration)) ?? this.liveIteration(runId, iteration)?.data;
+  }
+
+  /** The run's iteration in progress (of that number, when given), until it is written. */
+  liveIteration(runId: string, iteration?: number): LiveIteration | undefined {
+    const live = this.live.get(runId);
+    return live && (iteration === undefined || live.iteration === iteration) ? live : undefined;
   }
 
   summary(runId: string, episodeId: string): TrajectorySummary | undefined {
-    return this.summaries.get(`${runId}/${episodeId}`);
+    return this.summaries.get(`${runId}/${episodeId}`) ?? this.liveSummary(runId, episodeId);
+  }
+
+  /** Whether the episode is known only as it ended (its iteration is not written yet). */
+  isProvisional(runId: string, episodeId: string): boolean {
+    return !this.summaries.has(`${runId}/${episodeId}`) && this.liveSummary(runId, episodeId) !== undefined;
+  }
+
+  private liveSummary(runId: string, episodeId: string): TrajectorySummary | undefined {
+    return this.live.get(runId)?.data.summaries.find((s) => s.id === episodeId);
   }
 
   /** The full episode if cached (episode() loads it). */
@@ -88,10 +117,10 @@ export class TrajectoryData {
     return episode;
   }
 
-  /** The iteration's episodes: cached, else one load however many ask at once. */
+  /** The iteration's episodes: cached (or, while it plays, those ended), else one load however many ask at once. */
   loadIteration(runId: string, iteration: number): Promise<IterationData> {
     const key = iterationId(runId, iteration);
-    const cached = this.iterations.get(key);
+    const cached = this.iterationData(runId, iteration);
     if (cached) {
       return Promise.resolve(cached);
     }
@@ -138,18 +167,58 @@ export class TrajectoryData {
     }
   }
 
-  /** trajectory/added of a live run: added to the iterations already loaded. */
+  /**
+   * trajectory/added of a live run: added to the iterations already loaded. An iteration shown
+   * in progress becomes the written one: a notification carries whole iterations, so its
+   * summaries replace the provisional ones without a request.
+   */
   trajectoriesAdded(runId: string, summaries: readonly TrajectorySummary[]): void {
     const byIteration = new Map<number, TrajectorySummary[]>();
     for (const summary of summaries) {
       byIteration.set(summary.iteration, [...(byIteration.get(summary.iteration) ?? []), summary]);
     }
     for (const [iteration, items] of byIteration) {
-      const data = this.iterations.get(iterationId(runId, iteration));
-      if (data && this.addSummaries(runId, data, items)) {
+      const key = iterationId(runId, iteration);
+      let data = this.iterations.get(key);
+      if (!data && this.liveIteration(runId, iteration)) {
+        data = { summaries: [], groups: new Map() };
+        this.iterations.set(key, data);
+      }
+      const wasLive = this.dropLive(runId, iteration);
+      if (data && (this.addSummaries(runId, data, items) || wasLive)) {
         this.changed(runId, iteration);
       }
     }
+  }
+
+  /**
+   * trajectory/progress: episodes of the iteration a live run plays, as they end. A later
+   * iteration replaces an earlier one still held; an iteration already written is left alone.
+   * Returns true when the iteration is new here (its row appears).
+   */
+  episodesEnded(event: TrajectoryProgressEvent): boolean {
+    const { runId, iteration } = event;
+    if (this.iterations.has(iterationId(runId, iteration))) {
+      return false;
+    }
+    const previous = this.live.get(runId);
+    if (previous && previous.iteration > iteration) {
+      return false;
+    }
+    const before = previous?.iteration === iteration ? previous.data.summaries : [];
+    const known = new Set(before.map((s) => s.id));
+    // In episode order, as the written iteration will list them: rows do not move when it comes.
+    const summaries = [...before, ...event.summaries.filter((s) => !known.has(s.id))].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const data: IterationData = { summaries: [], groups: new Map() };
+    summaries.forEach((summary) => addToGroups(data, summary));
+    this.live.set(runId, { iteration, done: Math.max(event.done, previous?.iteration === iteration ? previous.done : 0), total: event.total, data });
+    this.changed(runId, iteration);
+    return previous?.iteration !== iteration;
+  }
+
+  /** Forgets a run's iteration in progress (of that number, when given); true if one was held. */
+  dropLive(runId: string, iteration?: number): boolean {
+    return this.liveIteration(runId, iteration) !== undefined && this.live.delete(runId);
   }
 
   private async fetchIteration(runId: string, iteration: number): Promise<IterationData> {
@@ -180,17 +249,21 @@ export class TrajectoryData {
       }
       added = true;
       this.summaries.set(key, summary);
-      data.summaries.push(summary);
-      const groupKey = groupKeyOf(summary);
-      let group = data.groups.get(groupKey);
-      if (!group) {
-        group = { key: groupKey, task: summary.task, variation: summary.variation, group: summary.group, episodes: [] };
-        data.groups.set(groupKey, group);
-      }
-      group.episodes.push(summary);
+      addToGroups(data, summary);
     }
     return added;
   }
+}
+
+function addToGroups(data: IterationData, summary: TrajectorySummary): void {
+  data.summaries.push(summary);
+  const groupKey = groupKeyOf(summary);
+  let group = data.groups.get(groupKey);
+  if (!group) {
+    group = { key: groupKey, task: summary.task, variation: summary.variation, group: summary.group, episodes: [] };
+    data.groups.set(groupKey, group);
+  }
+  group.episodes.push(summary);
 }
 
 /** The N rollouts of one task: the trainer's group index, or task and variation. */

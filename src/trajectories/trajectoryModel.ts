@@ -2,9 +2,10 @@ import { Emitter } from '../common/event';
 import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
 import { Notifications } from '../rpc/methods';
-import type { Episode, MetricsRecord, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
+import type { Episode, MetricsRecord, TrajectoryProgressEvent, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
 import type { RunEntry, RunsModel } from '../runs/runsModel';
-import { groupKeyOf, TrajectoryData, type IterationData, type TaskGroup } from './trajectoryData';
+import { isMoving } from '../runs/runText';
+import { groupKeyOf, TrajectoryData, type IterationData, type LiveIteration, type TaskGroup } from './trajectoryData';
 import {
   PAGE_SIZE,
   TrajectoryNodes,
@@ -28,7 +29,9 @@ import {
 //              of more than PAGE_SIZE iterations shows ranges of PAGE_SIZE (fixed by number,
 //              so a growing run never moves an iteration); its metrics (run.metrics, one small
 //              request) label them with rollout and update mode;
-//   iteration  the iteration's episodes, in task groups;
+//   iteration  the iteration's episodes, in task groups; the iteration a live run is playing
+//              shows its episodes as they end (trajectory/progress, no request) until it is
+//              written, then the written ones;
 //   group      the group's episodes;
 //   episode    the full episode's steps.
 // Other long child lists (they only grow at the end) are paged (trajectoryNodes.ts), so no
@@ -54,6 +57,7 @@ export class TrajectoryModel extends Disposable {
     this._register(runs.onDidChangeRun((entry) => this.runChanged(entry)));
     // New iterations appear under the run (RunsModel raised trajectoryIteration; runChanged fires).
     this._register(host.on(Notifications.trajectoryAdded, ({ runId, summaries }) => this.data.trajectoriesAdded(runId, summaries)));
+    this._register(host.on(Notifications.trajectoryProgress, (event) => this.episodesEnded(event)));
     this._register(host.on(Notifications.runMetrics, ({ runId, records }) => this.data.metricsArrived(runId, records)));
     this._register(host.onDidConnect(() => this.clear()));
     let linkWasDown = host.health.isInterrupted;
@@ -124,6 +128,16 @@ export class TrajectoryModel extends Disposable {
     return this.data.iterationData(runId, iteration);
   }
 
+  /** The iteration a live run is playing, while it is not written yet. */
+  liveIteration(runId: string, iteration: number): LiveIteration | undefined {
+    return this.data.liveIteration(runId, iteration);
+  }
+
+  /** Whether the episode is known only as it ended: no steps to show until its iteration is written. */
+  isProvisional(runId: string, episodeId: string): boolean {
+    return this.data.isProvisional(runId, episodeId);
+  }
+
   group(node: GroupNode): TaskGroup | undefined {
     return this.data.iterationData(node.runId, node.iteration)?.groups.get(node.groupKey);
   }
@@ -162,8 +176,12 @@ export class TrajectoryModel extends Disposable {
 
   // -- children --------------------------------------------------------------------------------
 
-  /** Iterations the run has (completed, or with trajectories already written). */
+  /** Iterations the run has (completed, with trajectories already written, or playing with episodes ended). */
   iterationCount(runId: string): number {
+    return Math.max(this.writtenCount(runId), this.data.liveIteration(runId)?.iteration ?? 0);
+  }
+
+  private writtenCount(runId: string): number {
     const entry = this.runs.get(runId);
     return entry ? Math.max(entry.info.iteration, entry.trajectoryIteration) : 0;
   }
@@ -259,7 +277,26 @@ export class TrajectoryModel extends Disposable {
   // -- following a live run ---------------------------------------------------------------------
 
   private runChanged(entry: RunEntry): void {
+    // A run that stopped moving mid-iteration (it failed, its host went away) will not write
+    // the iteration it was playing: its provisional row goes.
+    if (!isMoving(entry)) {
+      this.data.dropLive(entry.info.runId);
+    }
     this.fireIfKnown(runNodeId(entry.info.runId));
+    const live = this.data.liveIteration(entry.info.runId);
+    if (live) {
+      this.fireIfKnown(iterationId(entry.info.runId, live.iteration)); // its row names the phase
+    }
+  }
+
+  private episodesEnded(event: TrajectoryProgressEvent): void {
+    const entry = this.runs.get(event.runId);
+    if (!entry || event.iteration <= this.writtenCount(event.runId)) {
+      return; // a run the tree does not list, or an iteration already written
+    }
+    if (this.data.episodesEnded(event)) {
+      this.fireIfKnown(runNodeId(event.runId)); // a new iteration row under the run
+    }
   }
 
   private fireIfKnown(id: string): void {

@@ -23,6 +23,21 @@ describe('status bar text', () => {
     assert.equal(iterationText(run), 'iteration 4/40: rollout 2/15', 'the progress item names the same iteration');
   });
 
+  it('names each phase of an iteration, counting only the rollout\'s steps', () => {
+    const run = {
+      info: aRunInfo({ runId: 'builtin-1', state: 'running', live: true, iteration: 3, iterations: 40 }),
+      progress: { iteration: 4, phase: 'rollout' as const, done: 2, total: 15 },
+      latestMetrics: null,
+      trajectoryIteration: 3,
+      config: undefined,
+    };
+    for (const phase of ['reflection', 'update', 'evaluation'] as const) {
+      const later = { ...run, progress: { iteration: 4, phase, done: 0, total: 1 } };
+      assert.equal(iterationText(later), `iteration 4/40: ${phase}`);
+      assert.equal(statusText({ state: 'running', run: later }), `$(sync~spin) EMPO²: host running · builtin-1 · iter 4/40 ${phase}`);
+    }
+  });
+
   it('shows a paused run paused: no spinner, the iteration it paused after', () => {
     const run = {
       info: aRunInfo({ runId: 'builtin-1', state: 'paused', live: true, iteration: 8, iterations: 40 }),

@@ -5,11 +5,11 @@ on the event loop thread (the trainer thread posts through `publish_threadsafe`)
 clients see the same order. Publishing never blocks: an outbox is a bounded queue, drained by
 that client's own writer task. For a slow client the outbox first merges: consecutive progress
 notifications of a run keep only the newest; consecutive list-carrying notifications (metrics
-records, trajectory summaries, memory changes, log entries) of one run are joined, up to
-`MERGE_LIMIT` items. When it still overflows, every queued notification is dropped and one
-`host/resync` takes their place: the client re-fetches state. Responses are never dropped (a
-pending request would hang); the connection stops reading requests while too many responses
-wait, which bounds them.
+records, trajectory summaries, episodes as they end, memory changes, log entries) of one run (and
+one iteration, where they name it) are joined, up to `MERGE_LIMIT` items. When it still
+overflows, every queued notification is dropped and one `host/resync` takes their place: the
+client re-fetches state. Responses are never dropped (a pending request would hang); the
+connection stops reading requests while too many responses wait, which bounds them.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ MERGE_FIELDS = {
     "update/progress": REPLACE,
     "run/metrics": "records",
     "trajectory/added": "summaries",
+    "trajectory/progress": "summaries",  # with the newer one's done/total, one iteration only
     "memory/changed": "changes",
     "log/message": "entries",
 }
@@ -91,7 +92,7 @@ class Outbox:
         if how is None or last.get("method") != method or "id" in last:
             return False
         old, new = last["params"], message["params"]
-        if old.get("runId") != new.get("runId"):
+        if old.get("runId") != new.get("runId") or old.get("iteration") != new.get("iteration"):
             return False
         if how == REPLACE:
             self._items[-1] = message

@@ -136,6 +136,10 @@ class _Hooks(TrainerHooks):
     def on_trajectories(self, iteration: int, summaries: list[dict]) -> None:
         self.manager.post(self.manager._trajectories, self.live, summaries)
 
+    def on_episode(self, iteration: int, summary: dict, done: int, total: int) -> None:
+        # Not throttled: one per episode, and a slow client's outbox joins them (fanout.py).
+        self.manager.post(self.manager._episode_ended, self.live, iteration, summary, done, total)
+
 
 class RunManager:
     def __init__(self, roots: list[Path], hub, loop: asyncio.AbstractEventLoop, embedder_factory,
@@ -519,6 +523,12 @@ class RunManager:
     def _trajectories(self, live: LiveRun, summaries: list[dict]) -> None:
         if summaries:
             self.hub.publish("trajectory/added", {"runId": live.run_id, "summaries": summaries})
+
+    def _episode_ended(self, live: LiveRun, iteration: int, summary: dict, done: int,
+                       total: int) -> None:
+        self.hub.publish("trajectory/progress", {
+            "runId": live.run_id, "iteration": int(iteration), "done": int(done),
+            "total": int(total), "summaries": [summary]})
 
     def _ended(self, live: LiveRun, error: str | None) -> None:
         if error is not None:

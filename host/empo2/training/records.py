@@ -10,11 +10,20 @@ from __future__ import annotations
 from ..policy.prompting import with_tips
 
 
-def episode_summary(ep, update_mode: str, iteration: int) -> dict:
+def ended_summary(ep, update_mode: str, iteration: int) -> dict:
+    """The summary as far as it is known the moment the episode ends, before the iteration's
+    novelty rewards and tips: what the trainer reports while the iteration still plays."""
     return {
         "id": ep.id, "iteration": iteration, "task": ep.task, "variation": ep.variation,
         "group": ep.group, "rollout_mode": ep.rollout_mode, "update_mode": update_mode,
         "return": ep.final_score, "success": ep.success, "steps": len(ep.steps),
+    }
+
+
+def episode_summary(ep, update_mode: str, iteration: int) -> dict:
+    """One line of trajectories/index.jsonl: the ended summary, its novelty reward and its tip."""
+    return {
+        **ended_summary(ep, update_mode, iteration),
         "intrinsic": sum(s.intrinsic for s in ep.steps), "tip_id": ep.tip_id,
     }
 

@@ -159,12 +159,15 @@ def roll_out(
     memory=None,
     on_step: Callable[[int, int], None] | None = None,
     timings: dict[str, float] | None = None,
+    on_episode_end: Callable[[int], None] | None = None,
 ) -> list[list[str]]:
     """Plays every episode to the end; returns each episode's observations after each step.
 
     envs[i] plays episodes[i]; `generator` is one for all, or one per episode (generator[i]
     samples episodes[i]'s actions). `memory` is None for memory-free rollouts. `timings`, when given,
     accumulates seconds spent in "generation", "environment", "retrieval" and "prompting".
+    `on_episode_end(i)` is called the moment episodes[i] ends (its last step recorded; the
+    episodes that end on one turn in index order), while the others play on.
     """
     clock = _Clock(timings)
     with clock("environment"):
@@ -217,6 +220,8 @@ def roll_out(
             observations[i] = obs
             if done:
                 ep.done, ep.final_score, ep.success = True, info.score, info.success
+                if on_episode_end is not None:
+                    on_episode_end(i)
         turn += 1
         if on_step is not None:
             on_step(turn, len(active))

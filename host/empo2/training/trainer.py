@@ -51,7 +51,7 @@ from ..run_folder.folder import RunFolder
 from .checkpoint import load_checkpoint, save_checkpoint
 from .distributed import Dist
 from .learning_signals import learning_signals
-from .records import episode_record, episode_summary
+from .records import ended_summary, episode_record, episode_summary
 from .rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards,
                       episode_generator, roll_out, write_tips)
 from .run_control import RunControl, TrainerHooks
@@ -233,7 +233,8 @@ class Trainer:
             update_mode = (OFF_POLICY if off_policy else ON_POLICY_WITH_TIPS) if memory_mode else ON_POLICY
 
             # 3–4. Roll out, let the policy write its tips, reward novelty.
-            episodes, after, timings, split = self.play(iteration, tasks, memory_mode)
+            episodes, after, timings, split = self.play(iteration, tasks, memory_mode,
+                                                        update_mode=update_mode)
 
             # 5–6. Update θ with the mode's ratio (Table 3), masking and dual clip.
             clock = time.perf_counter()
@@ -258,11 +259,13 @@ class Trainer:
     # -- pieces of an iteration ------------------------------------------------------------------
 
     def play(self, iteration: int, tasks: list[tuple[str, int]], memory_mode: bool,
-             group_size: int | None = None, tips: bool = True):
+             group_size: int | None = None, tips: bool = True, update_mode: str | None = None):
         """Steps 3–4 for `tasks`, `group_size` rollouts each: roll out in lockstep (tips retrieved
         every step in memory mode; with several ranks each plays its own groups), let the
         current policy write a tip per episode (unless `tips` is False), reward novelty.
-        Returns (episodes, observations after each step, timings, rollout split)."""
+        With `update_mode` (drawn before the rollout) each episode is reported to the hooks'
+        `on_episode` as it ends. Returns (episodes, observations after each step, timings,
+        rollout split)."""
         cfg, n = self.config, group_size or self.config.algo.group_size
         timings: dict[str, float] = {}
         clock = time.perf_counter()
@@ -280,11 +283,13 @@ class Trainer:
                                 self._settings(train=True), samplers,
                                 self.memory if memory_mode else None,
                                 on_step=lambda t, _: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
-                                timings=split)
+                                timings=split,
+                                on_episode_end=self._episode_reporter(iteration, my_episodes, update_mode))
             timings["rollout"] = self._lap(clock)
             # No tips where nothing will read them (memory.write_tips=auto with p = 0: the
             # paper's GRPO), nor where the caller asks for none (a rerun).
             if tips and (cfg.memory.write_tips == "always" or cfg.algo.p_memory > 0):
+                self.hooks.on_progress(iteration, "reflection", 0, 1)
                 with self._tip_writer() as writer:
                     write_tips(my_episodes, my_after, writer, self.tokenizer, self._settings(train=True),
                                cfg.policy.max_tip_tokens, samplers)
@@ -296,6 +301,23 @@ class Trainer:
             self._store_tip(ep, iteration, e)
         timings["tips"] += self._lap(clock, timings)
         return episodes, after, timings, split
+
+    def _episode_reporter(self, iteration: int, episodes: list[Episode], update_mode: str | None):
+        """roll_out's `on_episode_end`: episodes[i]'s summary to the hooks as it ends, or None
+        when there is nothing to report. With several ranks each rank plays only its own groups
+        and only rank 0 has hooks: its share would count up to its own total, never the
+        iteration's, so a distributed run reports its episodes when the iteration is written."""
+        if update_mode is None or self.dist.active:
+            return None
+        ended = 0
+
+        def report(i: int) -> None:
+            nonlocal ended
+            ended += 1
+            self.hooks.on_episode(iteration, ended_summary(episodes[i], update_mode, iteration),
+                                  ended, len(episodes))
+
+        return report
 
     @contextlib.contextmanager
     def _tip_writer(self):

@@ -6,7 +6,7 @@
 /**
  * The version of this protocol, semantic versioning. A host accepts a client whose major version equals its own; a minor version adds optional fields, methods or notifications only.
  */
-export type ProtocolVersion = '1.1.0';
+export type ProtocolVersion = '1.2.0';
 /**
  * Every message a client may send: one of the requests. (No client notifications are defined; a host ignores unknown ones.)
  */
@@ -373,6 +373,7 @@ export type Notification =
   | RunProgressNotification
   | RunMetricsNotification
   | TrajectoryAddedNotification
+  | TrajectoryProgressNotification
   | MemoryChangedNotification
   | LogMessageNotification
   | HostResyncNotification
@@ -424,6 +425,13 @@ export type RunMetricsNotification = NotificationMessage & {
 export type TrajectoryAddedNotification = NotificationMessage & {
   method?: 'trajectory/added';
   params?: TrajectoryAddedEvent;
+};
+/**
+ * An episode of the running iteration ended (since 1.2.0): the Trajectories view can show the iteration before it is written. Sent by single-process runs (a run spread over several processes sends only `trajectory/added`); consecutive ones of one iteration are joined for a slow client.
+ */
+export type TrajectoryProgressNotification = NotificationMessage & {
+  method?: 'trajectory/progress';
+  params?: TrajectoryProgressEvent;
 };
 /**
  * Tips added, edited or deleted, and by whom (the policy during training, or a person through a client).
@@ -867,7 +875,10 @@ export interface Progress {
    * The iteration in progress; 0 while `preparing` (building the built-in policy before the first run, once).
    */
   iteration: number;
-  phase: 'preparing' | 'rollout' | 'update' | 'evaluation';
+  /**
+   * What the iteration is doing: `rollout` (playing its episodes; done/total count steps), `reflection` (the policy writes a tip per episode; since 1.2.0), `update` (the optimizer steps), `evaluation`; `preparing` before the first iteration. A client shows a phase it does not know by its name.
+   */
+  phase: 'preparing' | 'rollout' | 'reflection' | 'update' | 'evaluation';
   done: number;
   total: number;
 }
@@ -910,6 +921,31 @@ export interface TrajectorySummary {
   steps: number;
   intrinsic?: number;
   tip_id?: TipId | null;
+}
+/**
+ * Episodes of the iteration in progress that have ended, as they end, before the iteration is written (since 1.2.0). Their summaries are provisional: known when the episode ends, so without `intrinsic` and `tip_id` (the novelty reward and the tip come after the rollout), and `trajectory.get` does not find them yet. The iteration's `trajectory/added` is the record and replaces them.
+ */
+export interface TrajectoryProgressEvent {
+  seq: Seq;
+  runId: RunId;
+  /**
+   * The iteration in progress; every summary is of it.
+   */
+  iteration: number;
+  /**
+   * The iteration's episodes that have ended so far, these included.
+   */
+  done: number;
+  /**
+   * The episodes the iteration plays.
+   */
+  total: number;
+  /**
+   * In the order the episodes ended (one, or several when merged).
+   *
+   * @minItems 1
+   */
+  summaries: TrajectorySummary[];
 }
 export interface MemoryChangedEvent {
   seq: Seq;
@@ -1835,7 +1871,7 @@ export type DebugReplayTurnResult = DebugTurnResult;
 // -- values the schema fixes ------------------------------------------------------------------
 
 /** The protocol version this client speaks ($defs.ProtocolVersion). */
-export const PROTOCOL_VERSION: ProtocolVersion = '1.1.0';
+export const PROTOCOL_VERSION: ProtocolVersion = '1.2.0';
 
 /** Every error code of the schema's ErrorCode, by its title. */
 export const ErrorCodes = {
@@ -1873,7 +1909,7 @@ export const ROLLOUT_MODES = ['memory', 'memory-free'] as const satisfies readon
 export const UPDATE_MODES = ['on-policy', 'on-policy-with-tips', 'off-policy'] as const satisfies readonly UpdateMode[];
 
 /** Every value of Progress['phase'], in the schema's order. */
-export const PROGRESS_PHASES = ['preparing', 'rollout', 'update', 'evaluation'] as const satisfies readonly Progress['phase'][];
+export const PROGRESS_PHASES = ['preparing', 'rollout', 'reflection', 'update', 'evaluation'] as const satisfies readonly Progress['phase'][];
 
 /** Every value of Author['kind'], in the schema's order. */
 export const AUTHOR_KINDS = ['policy', 'person', 'system'] as const satisfies readonly Author['kind'][];

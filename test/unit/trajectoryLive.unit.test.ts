@@ -1,0 +1,151 @@
+import * as assert from 'node:assert/strict';
+import { Notifications, Requests } from '../../src/rpc/methods';
+import type { TrajectoryListParams, TrajectorySummary } from '../../src/rpc/protocol';
+import { RunsModel } from '../../src/runs/runsModel';
+import { present } from '../../src/trajectories/presentation';
+import { TrajectoryModel } from '../../src/trajectories/trajectoryModel';
+import type { TrajectoryNode } from '../../src/trajectories/trajectoryNodes';
+import { FakeHost } from '../builders/fakeHost';
+import { anEpisodeId, aRunInfo, aSummary } from '../builders/protocol';
+
+// The iteration a live run is playing, in the Trajectories tree: its episodes appear as they end
+// (trajectory/progress), under a row that counts them, and the iteration's trajectory/added
+// replaces them with the written ones.
+
+const RUN = 'live';
+const TOTAL = 4;
+
+/** Iteration `iteration`'s episode `index` as written (tip and novelty reward known), in group index / 2. */
+function written(iteration: number, index: number): TrajectorySummary {
+  const group = Math.floor(index / 2);
+  return aSummary({ id: anEpisodeId(iteration, index), iteration, group, variation: group, success: index === 1, return: index === 1 ? 100 : 0, steps: 3, intrinsic: 0.5, tip_id: `t${iteration}${index}` });
+}
+
+/** The same episode as the host reports it when it ends: no novelty reward, no tip yet. */
+function ended(iteration: number, index: number): TrajectorySummary {
+  const { intrinsic: _intrinsic, tip_id: _tip, ...summary } = written(iteration, index);
+  return summary;
+}
+
+function aLiveRun() {
+  const listed: TrajectorySummary[] = [0, 1, 2, 3].map((index) => written(1, index));
+  const host = new FakeHost()
+    .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: RUN, state: 'running', live: true, iteration: 1, iterations: 5 })], roots: ['/tmp/runs'] }))
+    .handle(Requests.runMetrics, () => ({ records: [] }))
+    .handle(Requests.trajectoryList, (params: TrajectoryListParams) => {
+      const items = listed.filter((s) => s.iteration === params.filter?.iteration);
+      return { items, nextCursor: null, total: items.length };
+    });
+  const runs = new RunsModel(host);
+  const model = new TrajectoryModel(host, runs);
+  let seq = 10;
+  const episodeEnded = (iteration: number, index: number, done: number) =>
+    host.notify(Notifications.trajectoryProgress, { seq: seq++, runId: RUN, iteration, done, total: TOTAL, summaries: [ended(iteration, index)] });
+  const phase = (iteration: number, name: 'rollout' | 'reflection' | 'update') =>
+    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration, phase: name, done: 0, total: 1 } });
+  const iterationWritten = (iteration: number) => {
+    const summaries = [0, 1, 2, 3].map((index) => written(iteration, index));
+    listed.push(...summaries);
+    host.notify(Notifications.trajectoryAdded, { seq: seq++, runId: RUN, summaries });
+  };
+  return { host, runs, model, episodeEnded, phase, iterationWritten };
+}
+
+async function rows(model: TrajectoryModel, node: TrajectoryNode | undefined): Promise<TrajectoryNode[]> {
+  return model.getChildren(node);
+}
+
+async function episodesUnder(model: TrajectoryModel, iteration: TrajectoryNode): Promise<TrajectoryNode[]> {
+  const groups = await rows(model, iteration);
+  return (await Promise.all(groups.map((group) => rows(model, group)))).flat();
+}
+
+function idOf(node: TrajectoryNode): string | undefined {
+  return node.kind === 'episode' ? node.episodeId : undefined;
+}
+
+describe('TrajectoryModel, the iteration in progress', () => {
+  it('shows episodes under the running iteration as they end, counted, then the written ones in their place', async () => {
+    const { host, runs, model, episodeEnded, phase, iterationWritten } = aLiveRun();
+    await runs.reload();
+    const run = (await rows(model, undefined))[0];
+    assert.deepEqual((await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
+    const changed: Array<string | undefined> = [];
+    model.onDidChange((node) => changed.push(node?.id));
+
+    // Iteration 2 plays: episode 2 ends first, then episode 1.
+    phase(2, 'rollout');
+    episodeEnded(2, 2, 1);
+    assert.ok(changed.includes(run.id), 'the run node is refreshed: a new iteration row');
+    const iterations = await rows(model, run);
+    assert.deepEqual(iterations.map((n) => n.kind === 'iteration' && n.iteration), [2, 1]);
+    const live = iterations[0];
+    assert.equal(present(live, model).description, 'rollout 1/4 episodes · 0/1 ✓');
+    assert.equal(present(live, model).contextValue, 'empo2.liveIteration');
+    assert.deepEqual((await episodesUnder(model, live)).map(idOf), [anEpisodeId(2, 2)]);
+
+    changed.length = 0;
+    episodeEnded(2, 1, 2);
+    assert.ok(changed.includes(live.id), 'the iteration row is refreshed as an episode ends');
+    assert.equal(present(live, model).label, 'Iteration 2');
+    assert.equal(present(live, model).description, 'rollout 2/4 episodes · 1/2 ✓');
+    const provisional = await episodesUnder(model, live);
+    assert.deepEqual(provisional.map(idOf), [anEpisodeId(2, 1), anEpisodeId(2, 2)], 'in their task groups');
+    for (const episode of provisional) {
+      const shown = present(episode, model);
+      assert.equal(shown.contextValue, 'empo2.liveEpisode', 'no episode menus: it cannot be opened yet');
+      assert.equal(shown.collapsible, 'none');
+      assert.equal(shown.open, undefined);
+      assert.match(shown.description ?? '', /3 steps/);
+    }
+
+    episodeEnded(2, 0, 3);
+    episodeEnded(2, 3, 4);
+    changed.length = 0;
+    phase(2, 'reflection');
+    assert.ok(changed.includes(live.id), 'the iteration row is refreshed when the phase changes');
+    assert.equal(present(live, model).description, 'reflection · 4/4 episodes · 1/4 ✓');
+    assert.equal(host.callsOf('trajectory.list').length, 0, 'the episodes came with the notifications');
+
+    // The iteration is written: an ordinary row, the written episodes under the same nodes.
+    iterationWritten(2);
+    const after = await rows(model, run);
+    assert.equal(after[0], live, 'the same node: VS Code keeps its expansion');
+    assert.equal(present(live, model).contextValue, 'empo2.iteration');
+    assert.equal(present(live, model).description, '1/4 ✓ · score 25.0');
+    const final = await episodesUnder(model, live);
+    assert.deepEqual(final.map(idOf), [0, 1, 2, 3].map((index) => anEpisodeId(2, index)));
+    assert.ok(provisional.every((node) => final.includes(node)), 'an ended episode keeps its node');
+    for (const episode of final) {
+      const shown = present(episode, model);
+      assert.equal(shown.contextValue, 'empo2.episode');
+      assert.deepEqual(shown.open, { runId: RUN, episodeId: idOf(episode) });
+      assert.match(shown.tooltip ?? '', /Wrote tip t2/);
+    }
+    assert.equal(host.callsOf('trajectory.list').length, 0, 'the written episodes came with trajectory/added');
+
+    // A late report of a written iteration changes nothing.
+    episodeEnded(2, 3, 4);
+    assert.equal(present(live, model).contextValue, 'empo2.iteration');
+    assert.deepEqual(host.violations, []);
+  });
+
+  it('drops the row of an iteration that will not be written when its run stops moving', async () => {
+    const { host, runs, model, episodeEnded } = aLiveRun();
+    await runs.reload();
+    const run = (await rows(model, undefined))[0];
+    episodeEnded(2, 0, 1);
+    assert.equal((await rows(model, run)).length, 2);
+    host.notify(Notifications.runState, { seq: 99, run: aRunInfo({ runId: RUN, state: 'failed', live: false, iteration: 1, iterations: 5, error: 'out of memory' }) });
+    assert.deepEqual((await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
+    assert.deepEqual(host.violations, []);
+  });
+
+  it('ignores episodes of a run it does not list', async () => {
+    const { runs, model, episodeEnded } = aLiveRun();
+    episodeEnded(2, 0, 1); // before the run list is loaded
+    await runs.reload();
+    const run = (await rows(model, undefined))[0];
+    assert.deepEqual((await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
+  });
+});
