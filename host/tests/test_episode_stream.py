@@ -95,6 +95,8 @@ def test_the_server_sends_episodes_as_they_end_valid_and_before_trajectory_added
     check = SchemaCheck()
     host = make_host([tmp_path / "runs"], embedder)
     client = connect(host, check, "watcher")
+    quiet = connect(host, check, "script", initialize=False)
+    quiet.initialize("script", {"progress": False})
     try:
         config = tiny_run_overrides(tiny_policy, iterations=1, **{"eval.every": 0})
         client.request("run.start", {"config": config, "name": "stream"})
@@ -111,8 +113,13 @@ def test_the_server_sends_episodes_as_they_end_valid_and_before_trajectory_added
         assert_ended_in_order([s for _, p in progress for s in p["summaries"]], final)
         phases = [m["params"]["progress"]["phase"] for m in notes if m["method"] == "run/progress"]
         assert "reflection" in phases
+        # A client that turned progress off gets the record only.
+        quiet.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished")
+        assert any(m["method"] == "trajectory/added" for m in quiet.notifications)
+        assert not any(m["method"] in ("trajectory/progress", "run/progress") for m in quiet.notifications)
         check.assert_clean()
     finally:
+        quiet.close()
         client.close()
         host.stop()
 

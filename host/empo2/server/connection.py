@@ -125,7 +125,7 @@ class Connection(Subscriber):
     def wants(self, method: str) -> bool:
         if method == "log/message":
             return self.capabilities.get("logMessages", True) is not False
-        if method == "run/progress":
+        if method in ("run/progress", "trajectory/progress"):  # both are progress within an iteration
             return self.capabilities.get("progress", True) is not False
         return True
 

@@ -522,7 +522,7 @@ export interface ClientCapabilities {
    */
   logMessages?: boolean;
   /**
-   * Send `run/progress` notifications (default true).
+   * Send `run/progress` and `trajectory/progress` (since 1.2.0) notifications (default true).
    */
   progress?: boolean;
 }
