@@ -35,6 +35,7 @@ from typing import Iterator
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.config import ConfigError, load_config  # noqa: E402
+from empo2.modes import ROLLOUT_MODES  # noqa: E402
 from empo2.run_folder.folder import RunFolder, RunFolderError  # noqa: E402
 
 
@@ -99,7 +100,7 @@ def invalid_actions_by_half(folder: RunFolder) -> dict[str, list[tuple[int, int]
         last = max(last, episode["iteration"])
         invalid[episode["rollout_mode"]][episode["iteration"]] += [
             step["action"] != step["executed_action"] for step in episode["steps"]]
-    return {mode: _halves(invalid[mode], last) for mode in ("memory", "memory-free")}
+    return {mode: _halves(invalid[mode], last) for mode in ROLLOUT_MODES}
 
 
 def rollouts(folder: RunFolder, config, repeats: int) -> None:

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import TrainConfig, load_config
+from ..modes import MEMORY, MEMORY_FREE
 from ..run_folder.folder import RunFolder, iteration_name
 from .session import DebugSession, SessionSpec
 
-MODES = ("memory-free", "memory")
+MODES = (MEMORY_FREE, MEMORY)  # the order a person is offered them
 
 
 class LaunchError(Exception):

@@ -26,6 +26,7 @@ import torch
 
 from ..algo.losses import group_advantages, low_probability_mask
 from ..config import TrainConfig
+from ..modes import MEMORY_FREE, OFF_POLICY
 from ..policy.generation import sequence_alternatives
 from ..training.rollout import Episode, StepRecord
 from ..training.update import episode_returns
@@ -37,7 +38,7 @@ SCORING_BATCH = 16
 def episode_from_record(record: dict) -> Episode:
     """The rollout's Episode back from its run-folder record (training/records.py writes it)."""
     ep = Episode(id=record["id"], task=record["task"], variation=record["variation"],
-                 group=record.get("group", 0), rollout_mode=record.get("rollout_mode", "memory-free"),
+                 group=record.get("group", 0), rollout_mode=record.get("rollout_mode", MEMORY_FREE),
                  description=record.get("description", ""), final_score=record.get("return", 0.0),
                  success=bool(record.get("success")), tip=record.get("tip", ""), done=True)
     for s in record.get("steps", []):
@@ -114,7 +115,7 @@ def score_recording(model, tokenizer, record: dict, temperature: float, config: 
 
 def _update_view(tokens, behaviour: list[float], update_mode: str, algo) -> None:
     """Each token's importance ratio and mask as the update of `update_mode` would see them."""
-    numerator = torch.tensor([t.logprob_no_tips if update_mode == "off-policy" else t.logprob for t in tokens])
+    numerator = torch.tensor([t.logprob_no_tips if update_mode == OFF_POLICY else t.logprob for t in tokens])
     old = torch.tensor(behaviour)
     ratio = torch.exp(numerator - old)
     tested = old if algo.mask_logprob == "behaviour" else torch.tensor([t.logprob_no_tips for t in tokens])

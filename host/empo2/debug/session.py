@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..modes import MEMORY
 from ..policy.generation import generate_from_ids, sequence_alternatives
 from ..policy.prompting import with_tips
 from ..policy.tokenizer import encode_response
@@ -100,7 +101,7 @@ class SessionSpec:
     task: str
     variation: int
     seed: int
-    mode: str                      # "memory" or "memory-free"
+    mode: str                      # one of modes.ROLLOUT_MODES
     settings: RolloutSettings
     record: dict | None = None     # the recorded episode to replay
     replay_scores: list[dict] | None = None
@@ -209,7 +210,7 @@ class DebugSession:
         if self.replaying and forced is None:
             return self._recorded_turn(index)
         retrieve = None
-        if self.spec.mode == "memory" and store is not None:
+        if self.spec.mode == MEMORY and store is not None:
             s = self.spec.settings
 
             def retrieve(user_text):
@@ -277,7 +278,7 @@ class DebugSession:
         this episode's earlier states. Training scores an iteration's states jointly, so a
         state other episodes of the same batch also reached pays less there than here."""
         embeddings = self.embedder.encode([observation]) if getattr(self.intrinsic, "needs_embeddings", False) else None
-        retrieved = np.array([n_tips]) if self.spec.mode == "memory" else None
+        retrieved = np.array([n_tips]) if self.spec.mode == MEMORY else None
         return float(self.intrinsic.rewards(self.variation_key, embeddings=embeddings, n_retrieved=retrieved,
                                             steps=np.array([step], dtype=np.int64))[0])
 

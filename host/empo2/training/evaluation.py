@@ -33,7 +33,7 @@ def memory_free_success(model, tokenizer, env_config, pairs: list[tuple[str, int
     tips are written (nothing reads them)."""
     generator = torch.Generator().manual_seed(seed)
     pool = EnvPool(lambda: make_env(env_config), workers=settings.workers)
-    episodes = [Episode(id=f"eval-{k}", task=t, variation=v, group=k, rollout_mode="memory-free")
+    episodes = [Episode(id=f"eval-{k}", task=t, variation=v, group=k, rollout_mode=MEMORY_FREE)
                 for k, (t, v) in enumerate(pairs * episodes_per_pair)]
     roll_out(pool.take(len(episodes)), episodes, model, tokenizer, settings, generator, None)
     pool.close()

@@ -32,8 +32,7 @@ from ..policy.scripted_writer import ScriptedTipWriter
 from ..policy.tokenizer import encode_chat
 
 # The rollout modes (the strings of the protocol's RolloutMode).
-MEMORY, MEMORY_FREE = "memory", "memory-free"
-ROLLOUT_MODES = (MEMORY, MEMORY_FREE)
+from ..modes import MEMORY, MEMORY_FREE, ROLLOUT_MODES  # noqa: F401 - re-exported
 
 
 def episode_generator(*key: int) -> torch.Generator:

@@ -38,8 +38,7 @@ from .distributed import SINGLE, Dist
 from .rollout import Episode
 
 # The update modes of EMPO2.md Table 3 (the strings of the protocol's UpdateMode).
-ON_POLICY, ON_POLICY_WITH_TIPS, OFF_POLICY = "on-policy", "on-policy-with-tips", "off-policy"
-UPDATE_MODES = (ON_POLICY, ON_POLICY_WITH_TIPS, OFF_POLICY)
+from ..modes import ON_POLICY, ON_POLICY_WITH_TIPS, OFF_POLICY, UPDATE_MODES  # noqa: F401 - re-exported
 
 
 @dataclass
@@ -217,7 +216,7 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
 
 def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update_mode,
                algo: AlgoConfig, pad_id):
-    if algo.low_prob_mask == "off" or (algo.mask_scope == "memory" and update_mode == "on-policy"):
+    if algo.low_prob_mask == "off" or (algo.mask_scope == "memory" and update_mode == ON_POLICY):
         return None  # scope 'memory': plain GRPO updates of memory-free rollouts are not masked
     if algo.mask_logprob == "behaviour":
         tested = behaviour

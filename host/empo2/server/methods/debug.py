@@ -14,6 +14,7 @@ an idle host starts without it, and the import never stalls the loop.
 
 from __future__ import annotations
 
+from ...modes import MEMORY
 from ..protocol import ProtocolError, param_defaults
 from ..run_manager import sentence
 
@@ -44,7 +45,7 @@ async def start(request, params: dict) -> dict:
     mode = params.get("mode", defaults["mode"])
     memory_run = params.get("memoryRunId") or (run.run_id if run else None) or \
         (record_run.run_id if record_run else None)
-    if mode == "memory" and record is None and memory_run is None:
+    if mode == MEMORY and record is None and memory_run is None:
         raise ProtocolError("InvalidParams", "memory mode needs a run whose tips to read "
                             "(params.memoryRunId).", {"field": "params.memoryRunId"})
     if memory_run is not None:
@@ -113,7 +114,7 @@ async def _act(request, params: dict, fn) -> dict:
 
     async with entry.lock:
         store = None
-        if entry.session.spec.mode == "memory" and entry.memory_run is not None:
+        if entry.session.spec.mode == MEMORY and entry.memory_run is not None:
             # The run's one store (the trainer's while it trains); retrieval only reads it.
             store = await host.memory.use(entry.memory_run, lambda s: s)
         try:
