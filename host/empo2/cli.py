@@ -88,6 +88,18 @@ def _config_source(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--config", help="a JSON config file")
 
 
+def _rerun_defaults():
+    """' (N)' after a rerun flag's help: the protocol's default for it, or nothing where the
+    schema cannot be read (an installed host without its source tree)."""
+    try:
+        from .server.protocol import param_defaults
+
+        defaults = param_defaults("UpdateRerunParams")
+    except Exception:  # noqa: BLE001 - help text only
+        defaults = {}
+    return lambda name: f" ({defaults[name]})" if name in defaults else ""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="empo2-host", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command")
@@ -161,12 +173,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", type=int, help="iteration of the checkpoint (default: latest)")
     p.add_argument("--variations", help="comma-separated task/variation keys (default: those "
                                         "whose tips people edited since the checkpoint)")
-    p.add_argument("--episodes", type=int, help="N: rollouts per variation and iteration (8)")
-    p.add_argument("--iterations", type=int, help="K: rollout-and-update iterations (1)")
-    p.add_argument("--eval-episodes", type=int, help="memory-free evaluation episodes per variation (8)")
-    p.add_argument("--held-out", type=int, default=0, help="also evaluate this many held-out "
-                                                           "variations of each task")
-    p.add_argument("--seed", type=int, default=0, help="seed of the before/after evaluation")
+    # Unset flags take RerunSettings' defaults, which test_protocol_schema.py holds equal to the
+    # protocol's; the help quotes the protocol's (read lazily: rerun.runner loads torch).
+    shown = _rerun_defaults()
+    p.add_argument("--episodes", type=int,
+                   help=f"N: rollouts per variation and iteration{shown('episodes')}")
+    p.add_argument("--iterations", type=int, help=f"K: rollout-and-update iterations{shown('iterations')}")
+    p.add_argument("--eval-episodes", type=int,
+                   help=f"memory-free evaluation episodes per variation{shown('evalEpisodes')}")
+    p.add_argument("--held-out", type=int,
+                   help=f"also evaluate this many held-out variations of each task{shown('heldOut')}")
+    p.add_argument("--seed", type=int, help=f"seed of the before/after evaluation{shown('seed')}")
     p.add_argument("--name", help="the branch's folder name (default: RUN-branch-N)")
     p.add_argument("--dry-run", action="store_true",
                    help="roll out and compute the loss without a step; writes only a dry-run record")
@@ -460,11 +477,11 @@ def cmd_rerun(args) -> int:
     from .rerun.runner import RerunSettings, rerun
 
     given = {k: v for k, v in (("checkpoint", args.checkpoint), ("episodes", args.episodes),
-                                ("iterations", args.iterations), ("eval_episodes", args.eval_episodes))
+                                ("iterations", args.iterations), ("eval_episodes", args.eval_episodes),
+                                ("held_out", args.held_out), ("seed", args.seed))
              if v is not None}
     variations = [v.strip() for v in (args.variations or "").split(",") if v.strip()]
-    settings = RerunSettings(variations=variations, held_out=args.held_out, seed=args.seed,
-                             dry_run=args.dry_run, **given)
+    settings = RerunSettings(variations=variations, dry_run=args.dry_run, **given)
     if _builtin_model(folder):
         _ensure_builtin_with_progress()
     result = rerun(folder, settings, hooks=_StderrProgress(), branch_name=args.name)
