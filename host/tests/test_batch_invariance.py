@@ -106,13 +106,22 @@ def test_the_cosine_is_symmetric_and_a_unit_row_scores_one_with_itself():
     assert np.allclose(np.diag(cosine(a, a)), 1.0, atol=5e-6)
 
 
-@pytest.mark.parametrize("bad, says", [
-    (np.ones((2, 4), dtype=np.float32), "L2-normalised"),
-    (np.ones(4, dtype=np.float32), "(rows, dim)"),
+@pytest.mark.parametrize("queries, keys, says", [
+    (np.ones((2, 4)), np.eye(4)[:1], "cosine takes L2-normalised rows; a row is longer than 1.5"),
+    (np.eye(4)[:1], [[1.6, 0.0, 0.0, 0.0]], "cosine takes L2-normalised rows; a row is longer than 1.5"),
+    (np.ones(4), np.eye(4)[:1], "cosine takes (rows, dim) arrays, got shape (4,)"),
+    (np.eye(3)[:1], np.eye(4)[:2], "queries have 3 dimensions, keys 4"),
 ])
-def test_the_cosine_refuses_what_it_cannot_make_exact(bad, says):
-    with pytest.raises(ValueError, match=says.replace("(", r"\(").replace(")", r"\)")):
-        cosine(bad, np.eye(4, dtype=np.float32)[:1])
+def test_the_cosine_refuses_what_it_cannot_make_exact_in_one_sentence(queries, keys, says):
+    """Rows much longer than unit could push a partial sum past 2**53, where sums stop being exact."""
+    with pytest.raises(ValueError) as refused:
+        cosine(np.asarray(queries), np.asarray(keys))
+    assert str(refused.value) == says
+
+
+def test_rows_up_to_the_bound_are_taken():
+    edge = np.array([[1.5, 0.0]])  # norm 1.5 exactly: the bound itself is allowed
+    assert cosine(edge, edge)[0, 0] == 2.25
 
 
 @settings(max_examples=25, deadline=None)
