@@ -128,6 +128,10 @@ class Trainer:
         self.model_path = resolve_model(config.policy.model)
         p = config.policy
         lora = LoraSettings(p.lora_rank, p.lora_alpha, p.lora_dropout, tuple(p.lora_targets)) if p.lora_rank else None
+        # New LoRA adapters draw their initial weights from torch's global generator: seeded by
+        # the run's seed, so two runs of one config start from the same adapters whatever the
+        # process did before (a resumed run then loads its own from the checkpoint).
+        torch.manual_seed(config.seed)
         self.model, self.tokenizer = load_policy(self.model_path, device=str(self.device), dtype=p.dtype,
                                                  gradient_checkpointing=p.gradient_checkpointing, lora=lora)
         self.model.eval()
