@@ -8,7 +8,7 @@ venv="$root/.venv"
 python="${EMPO2_PYTHON:-python3}"
 
 if ! command -v "$python" >/dev/null 2>&1; then
-  echo "empo2: no Python interpreter '$python' found; install Python 3.10+ or set EMPO2_PYTHON." >&2
+  echo "empo2: no Python interpreter '$python' found; install Python 3.11+ or set EMPO2_PYTHON." >&2
   exit 1
 fi
 if [ ! -x "$venv/bin/python" ]; then
