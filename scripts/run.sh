@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job on the built-in default: trains the built-in policy with EMPO² on the built-in
-# worlds, visible in VS Code. It installs what is missing, builds the built-in policy once
-# (cached, progress on this terminal), then opens VS Code with EMPO² Studio (scripts/vscode-open.sh:
-# code-server on 127.0.0.1 with its URL printed, or the local `code`), where the extension starts
+# worlds, visible in VS Code. It installs what is missing, finds the built-in policy (shipped in
+# the package; built once into the cache only for another recipe), then opens VS Code with
+# EMPO² Studio (scripts/vscode-open.sh: code-server on 127.0.0.1 with its URL printed, or the
+# local `code`), where the extension starts
 # the host and the run: the trajectory tree fills, the metrics move, the tips appear.
 #
 #   scripts/run.sh [--headless] [OVERRIDE ...]
@@ -24,7 +25,7 @@ if $headless; then
   exec .venv/bin/empo2-host train --preset builtin "$@"
 fi
 
-.venv/bin/empo2-host build-policy >/dev/null  # once; later runs find it cached
+.venv/bin/empo2-host build-policy >/dev/null  # the shipped weights; a build only for another recipe
 run="builtin"
 if [ $# -gt 0 ]; then
   # The extension starts a preset or a config file: the overrides become one (a bad override is

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import asdict
 
 import torch
 
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.envs.builtin.tasks import TASK_KINDS
 from empo2.policy.builtin import (
-    BUILD_REPORT, BuiltinRecipe, build_builtin_policy, builtin_policy_path, file_digests,
+    BUILD_REPORT, SHIPPED_DIR, BuiltinRecipe, build_builtin_policy, builtin_policy_path, file_digests,
     find_builtin_policy, shipped_policy_path,
 )
 from empo2.policy.model import load_policy
@@ -62,10 +63,23 @@ def test_a_build_records_the_digest_of_every_file_it_wrote(tmp_path):
     assert json.loads((tmp_path / "a" / BUILD_REPORT).read_text())["files"] == report["files"]
 
 
+def test_the_shipped_default_policy_is_the_one_its_recipe_builds():
+    """The package ships the default recipe's weights (a fresh clone trains without the build):
+    the folder is named by the current recipe's key, its report records that recipe, and every
+    file is the one the build wrote (`empo2-host build-policy --force` reproduces it)."""
+    recipe = BuiltinRecipe()
+    shipped = shipped_policy_path(recipe)
+    assert shipped is not None, f"no weights shipped for the default recipe in {SHIPPED_DIR}"
+    report = json.loads((shipped / BUILD_REPORT).read_text())
+    assert report["recipe_key"] == recipe.key() and report["recipe"] == asdict(recipe)
+    assert report["files"] == file_digests(shipped)
+    assert sorted(p.name for p in SHIPPED_DIR.iterdir()) == [shipped.name]  # no stale recipe left
+
+
 def test_the_cache_wins_over_the_shipped_copy_and_neither_means_a_build(tmp_path, monkeypatch):
     monkeypatch.setenv("EMPO2_CACHE_DIR", str(tmp_path))
     recipe = BuiltinRecipe()
-    assert find_builtin_policy(recipe) == shipped_policy_path(recipe)  # None where none ships
+    assert find_builtin_policy(recipe) == shipped_policy_path(recipe) is not None
     local = builtin_policy_path(recipe)
     local.mkdir(parents=True)
     (local / BUILD_REPORT).write_text("{}")
