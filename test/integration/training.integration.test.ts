@@ -29,6 +29,12 @@ async function children(element?: TreeElement): Promise<TreeElement[]> {
   return api().trajectories.getChildren(element);
 }
 
+/** The written iteration `n` (the row of an iteration in progress has the same label, and its
+ * episodes have no steps to open until the iteration is written). */
+async function writtenIteration(runNode: TreeElement, n: number): Promise<TreeElement | undefined> {
+  return (await children(runNode)).find((e) => label(e) === `Iteration ${n}` && api().trajectories.getTreeItem(e).contextValue !== 'empo2.liveIteration');
+}
+
 function label(element: TreeElement): string {
   const item = api().trajectories.getTreeItem(element);
   return typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
@@ -71,7 +77,7 @@ describe('EMPO² Studio with the real training host', function () {
     assert.ok(run, 'run.start answered');
     assert.equal(run.live, true);
     const runNode = await eventually('the run in the tree', async () => (await children()).find((n) => n.kind === 'run' && n.runId === run.runId));
-    const iteration1 = await eventually('iteration 1 in the tree', async () => (await children(runNode)).find((n) => label(n) === 'Iteration 1'), 180_000);
+    const iteration1 = await eventually('iteration 1 written in the tree', () => writtenIteration(runNode, 1), 180_000);
     // The run is still live (it pauses after iteration 1): the tree filled during training.
     assert.equal(api().runs.get(run.runId)?.info.live, true);
     const groups = await children(iteration1);
@@ -92,7 +98,7 @@ describe('EMPO² Studio with the real training host', function () {
 
   it('opens an episode in the read-only episode view', async () => {
     const runNode = (await children()).find((n) => n.kind === 'run' && n.runId === run.runId)!;
-    const iteration1 = (await children(runNode)).find((n) => label(n) === 'Iteration 1')!;
+    const iteration1 = (await writtenIteration(runNode, 1))!;
     const episode = (await children((await children(iteration1))[0]))[0];
     assert.equal(episode.kind, 'episode');
     await api().episodes.open(run.runId, episode.kind === 'episode' ? episode.episodeId : '');
@@ -123,7 +129,7 @@ describe('EMPO² Studio with the real training host', function () {
 
     await vscode.commands.executeCommand('empo2.resumeRun');
     const runNode = (await children()).find((n) => n.kind === 'run' && n.runId === run.runId)!;
-    const iteration2 = await eventually('iteration 2 in the tree', async () => (await children(runNode)).find((n) => label(n) === 'Iteration 2'), 180_000);
+    const iteration2 = await eventually('iteration 2 written in the tree', () => writtenIteration(runNode, 2), 180_000);
     const shown: Array<[string, string]> = [];
     for (const group of await children(iteration2)) {
       for (const episode of await children(group)) {
