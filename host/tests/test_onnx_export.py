@@ -102,3 +102,13 @@ def test_the_graph_has_dynamic_axes_and_the_policys_logits(exported):
 def test_an_export_is_never_written_over(exported):
     model, manifest = exported
     assert_one_sentence(run([str(model), "--out", manifest["path"]], model.parent), "exists and is not empty")
+
+
+def test_the_builtin_policy_exports_into_the_cache_never_beside_the_shipped_copy(tmp_path, monkeypatch):
+    from empo2.export.onnx import default_out
+    from empo2.policy.builtin import SHIPPED_DIR
+
+    monkeypatch.setenv("EMPO2_CACHE_DIR", str(tmp_path))
+    out = default_out("builtin")
+    assert out.is_relative_to(tmp_path / "policies") and out.name.endswith("-onnx")
+    assert not out.is_relative_to(SHIPPED_DIR.parent)

@@ -7,8 +7,9 @@
 
 Where it goes (`--out` overrides): a run's checkpoint goes into the run folder, as
 `onnx/iter-NNNNNN/` (so a run folder copied off a GPU box carries it, and the extension finds
-the export of the checkpoint that played an episode by its iteration); a model folder, or the
-built-in policy, goes next to it as `<folder>-onnx/`. The folder is filled under a temporary name
+the export of the checkpoint that played an episode by its iteration); a model folder goes next
+to it as `<folder>-onnx/`, and the built-in policy next to its place in the policy cache (even when
+its weights come from the package's shipped copy, which is never written). The folder is filled under a temporary name
 and renamed into place (atomic.py), so it is complete or absent.
 
 What it holds, read by the extension's scorer (src/scoring/onnxPolicy.ts):
@@ -52,10 +53,11 @@ _INLINE_WEIGHTS_LIMIT = 1_500_000_000
 
 def default_out(source: str) -> Path:
     """Where `export-onnx SOURCE` writes without --out (the module docstring's rule)."""
-    if source == "builtin":
-        from ..training.trainer import resolve_model
+    if source == "builtin":  # beside the policy in the cache, never inside the package's shipped copy
+        from ..policy.builtin import BuiltinRecipe, builtin_policy_path
 
-        return Path(resolve_model("builtin") + "-onnx")
+        path = builtin_policy_path(BuiltinRecipe())
+        return path.with_name(path.name + "-onnx")
     path = Path(source)
     if _is_run_or_checkpoint(path):
         run, checkpoint = checkpoint_of(path)
