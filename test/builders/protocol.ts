@@ -123,7 +123,7 @@ export function aBranchRerunResult(fields: Partial<BranchRerunResult> = {}): Bra
     dry_run: false,
     status: 'finished',
     branch: 'what-if',
-    path: '/tmp/runs/what-if',
+    path: '/home/ada/project/.empo2/runs/what-if',
     parent: 'run-1',
     checkpoint: 2,
     iteration: 3,

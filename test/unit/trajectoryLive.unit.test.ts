@@ -30,7 +30,7 @@ function ended(iteration: number, index: number): TrajectorySummary {
 function aLiveRun() {
   const listed: TrajectorySummary[] = [0, 1, 2, 3].map((index) => written(1, index));
   const host = new FakeHost()
-    .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: RUN, state: 'running', live: true, iteration: 1, iterations: 5 })], roots: ['/tmp/runs'] }))
+    .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: RUN, state: 'running', live: true, iteration: 1, iterations: 5 })], roots: ['/home/ada/project/.empo2/runs'] }))
     .handle(Requests.runMetrics, () => ({ records: [] }))
     .handle(Requests.trajectoryList, (params: TrajectoryListParams) => {
       const items = listed.filter((s) => s.iteration === params.filter?.iteration);
