@@ -132,6 +132,7 @@ def paired_summary(runs: list[dict], method: str, baseline: str, metric: str) ->
     theirs = [by_seed[(baseline, s)] for s in seeds]
     differences = [a - b for a, b in zip(ours, theirs)]
     base_mean = statistics.fmean(theirs) if theirs else 0.0
+    t95 = t_interval(differences)
     return {
         "method": method, "baseline": baseline, "metric": metric, "seeds": seeds,
         "method_mean": statistics.fmean(ours) if ours else None,
@@ -139,9 +140,9 @@ def paired_summary(runs: list[dict], method: str, baseline: str, metric: str) ->
         "differences": differences,
         "mean_difference": statistics.fmean(differences) if differences else None,
         "ci95": bootstrap_ci(differences),
-        "t95": t_interval(differences),
+        "t95": t95,
         "bca95": bca_ci(differences),
-        "claimed": claimed(t_interval(differences)),
+        "claimed": claimed(t95),
         "ratio": (statistics.fmean(ours) / base_mean) if theirs and base_mean > 0 else None,
     }
 
