@@ -54,7 +54,8 @@ class EnvConfig:
 @dataclass
 class PolicyConfig:
     model: str = "builtin"
-    """'builtin' for the cached built-in policy, else a Hugging Face folder or hub id."""
+    """'builtin' for the cached built-in policy, 'builtin:<size>' for another size of it (tiny,
+    default, large: policy/model.py), else a Hugging Face folder or hub id."""
     dtype: str = "auto"
     """'auto' (bf16 on CUDA, fp32 on CPU), 'float32', 'bfloat16', or 'mixed-bfloat16' (fp32
     master weights, bf16 compute: a full fine-tune at the paper's lr 1e-6 needs it)."""
@@ -250,11 +251,23 @@ CHOICES = {
     "env.step_limits": ("fixed", "per-task"),
     "dist.strategy": ("ddp", "fsdp2"),
 }
+# The built-in policy's sizes (policy/model.py's TINY_SIZES, a test holds them equal), named in
+# policy.model as 'builtin:<size>'; plain 'builtin' is the default size.
+BUILTIN_SIZES = ("tiny", "default", "large")
 PROBABILITIES = ("algo.p_memory", "algo.q_off_policy")
 POSITIVE = ("iterations", "algo.batch_tasks", "algo.group_size", "env.max_steps",
             "policy.max_action_tokens", "policy.max_tip_tokens", "algo.minibatches",
             "algo.ppo_epochs", "memory.capacity", "memory.top_k", "keep_checkpoints",
             "checkpoint_every", "env.workers", "algo.micro_batch", "policy.generation_batch")
+
+
+def builtin_size(model: str) -> str | None:
+    """The built-in size that a policy.model names ('builtin' → 'default'), None for any other
+    model."""
+    if model == "builtin":
+        return "default"
+    prefix, sep, size = model.partition(":")
+    return size if sep and prefix == "builtin" else None
 
 
 def presets() -> dict[str, Path]:
@@ -379,6 +392,9 @@ def _validate(config: TrainConfig) -> None:
         raise ConfigError("config key 'memory.tip_writer' can be 'scripted' only with env.name=builtin "
                           "(it replays the built-in worlds to state what an episode did)")
     p = config.policy
+    if builtin_size(p.model) not in (None, *BUILTIN_SIZES):
+        raise ConfigError(f"config key 'policy.model' names no built-in size: {p.model!r} "
+                          f"(sizes: {', '.join(BUILTIN_SIZES)})")
     if p.reflection_observation_words < 0:
         raise ConfigError("config key 'policy.reflection_observation_words' must be at least 0 (0: whole observations)")
     if p.max_sequence_tokens < 0 or p.lora_rank < 0 or not 0.0 <= p.lora_dropout < 1.0:

@@ -56,6 +56,10 @@ TINY_SIZES: dict[str, TinySize] = {
     "tiny": TinySize(hidden=96, layers=2, heads=4, kv_heads=2, intermediate=256),
     # ~1.9M: the built-in policy that learns the built-in worlds on a laptop CPU.
     "default": TinySize(hidden=192, layers=4, heads=4, kv_heads=2, intermediate=512),
+    # ~9.5M (5.7× default): the same recipe and demonstrations at twice the width and 1.5× the
+    # depth, to test whether the default is too small to read and write tips
+    # (`policy.model=builtin:large`; its build is about five times the default's).
+    "large": TinySize(hidden=384, layers=6, heads=6, kv_heads=2, intermediate=1024),
 }
 
 
@@ -63,10 +67,23 @@ def build_tiny_model(
     tokenizer: PreTrainedTokenizerBase, size: str = "default", seed: int = 0
 ) -> PreTrainedModel:
     """A freshly initialised Qwen2ForCausalLM sized by name; same seed, same weights."""
+    config = tiny_config(tokenizer, size)
+    # Initialisation draws from torch's global generator; fork it so building a model does not
+    # shift the random stream of whoever called us.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Qwen2ForCausalLM(config)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    return model
+
+
+def tiny_config(tokenizer: PreTrainedTokenizerBase, size: str = "default") -> Qwen2Config:
+    """The transformers config of a built-in size with this tokenizer's vocabulary."""
     if size not in TINY_SIZES:
         raise ValueError(f"unknown model size '{size}'; choose one of {sorted(TINY_SIZES)}")
     shape = TINY_SIZES[size]
-    config = Qwen2Config(
+    return Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=shape.hidden,
         num_hidden_layers=shape.layers,
@@ -79,14 +96,6 @@ def build_tiny_model(
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
     )
-    # Initialisation draws from torch's global generator; fork it so building a model does not
-    # shift the random stream of whoever called us.
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = Qwen2ForCausalLM(config)
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    return model
 
 
 MIXED_BF16 = "mixed-bfloat16"

@@ -40,7 +40,7 @@ import torch
 
 from .. import metric_keys as metric
 from ..algo.intrinsic import make_intrinsic_reward
-from ..config import ConfigError, TrainConfig
+from ..config import ConfigError, TrainConfig, builtin_size
 from ..envs.pool import EnvPool
 from ..envs.registry import make_env
 from ..memory.embedding import SentenceEmbedder
@@ -72,10 +72,13 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
 
 
 def resolve_model(name: str, progress=None) -> str:
-    if name == "builtin":
-        from ..policy.builtin import ensure_builtin_policy
+    """The folder of a policy.model: 'builtin' or 'builtin:<size>' is the built-in policy of that
+    size (built into the cache when missing), anything else is itself."""
+    size = builtin_size(name)
+    if size is not None:
+        from ..policy.builtin import BuiltinRecipe, ensure_builtin_policy
 
-        return str(ensure_builtin_policy(progress=progress))
+        return str(ensure_builtin_policy(BuiltinRecipe(size=size), progress=progress))
     return name
 
 

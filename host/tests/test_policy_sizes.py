@@ -1,0 +1,57 @@
+"""The built-in policy's sizes: `large` is the test of whether the default is too small.
+
+Counted on torch's meta device (shapes, no weights), so no test builds the large policy.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import Qwen2ForCausalLM
+
+from empo2.config import BUILTIN_SIZES, ConfigError, builtin_size, load_config
+from empo2.policy.builtin import BuiltinRecipe, shipped_policy_path
+from empo2.policy.model import TINY_SIZES, load_tokenizer, tiny_config
+from empo2.training import trainer
+
+
+def parameters(size: str) -> int:
+    """Parameters of a built-in size with the default recipe's vocabulary (tied embeddings once)."""
+    tokenizer = load_tokenizer(str(shipped_policy_path(BuiltinRecipe())))
+    with torch.device("meta"):
+        model = Qwen2ForCausalLM(tiny_config(tokenizer, size))
+    return sum(p.numel() for p in model.parameters())
+
+
+def test_the_large_policy_has_at_least_four_times_the_default_parameters():
+    default, large = parameters("default"), parameters("large")
+    assert 1.5e6 < default < 2.5e6  # the ~1.9M the docs state
+    assert large >= 4 * default
+
+
+def test_the_config_names_the_sizes_the_model_module_builds():
+    assert BUILTIN_SIZES == tuple(TINY_SIZES)
+
+
+@pytest.mark.parametrize("model,size", [("builtin", "default"), ("builtin:large", "large"),
+                                         ("builtin:tiny", "tiny"), ("Qwen/Qwen2.5-7B-Instruct", None),
+                                         ("./builtin", None), ("my-builtin:large", None)])
+def test_policy_model_names_a_builtin_size(model, size):
+    assert builtin_size(model) == size
+
+
+def test_builtin_large_is_a_config_choice_and_an_unknown_size_is_one_sentence():
+    assert load_config("builtin", ["policy.model=builtin:large"]).policy.model == "builtin:large"
+    with pytest.raises(ConfigError, match="'policy.model' names no built-in size: 'builtin:huge'"):
+        load_config("builtin", ["policy.model=builtin:huge"])
+
+
+def test_resolving_builtin_large_builds_the_large_recipe(monkeypatch, tmp_path):
+    asked = []
+    monkeypatch.setattr("empo2.policy.builtin.ensure_builtin_policy",
+                        lambda recipe, progress=None: asked.append(recipe) or tmp_path)
+    assert trainer.resolve_model("builtin:large") == str(tmp_path)
+    assert trainer.resolve_model("builtin") == str(tmp_path)
+    # The large recipe differs from the default in its size alone: same demonstrations, epochs, lr.
+    assert asked == [BuiltinRecipe(size="large"), BuiltinRecipe()]
+    assert trainer.resolve_model("some/folder") == "some/folder"
