@@ -6,24 +6,33 @@ import { describeError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { resumeRun } from '../runs/runCommands';
 import type { RunsModel } from '../runs/runsModel';
-import { NOW, PAUSE_FIRST, RESUME, resumeDecision, stopQuestion, type ResumeSetting } from './runGuardText';
+import { ResumeAfterRestart } from './resumeAfterRestart';
+import { NOW, PAUSE_FIRST, RESUME, stopQuestion, type ResumeSetting } from './runGuardText';
 
 // Stop Host and Restart Host while a run trains: ask first (pause after this iteration, or now,
 // or cancel), and when a restarted host is back, resume the run it interrupted or offer to (the
 // empo2.resumeAfterRestart setting decides). A host shutdown never loses a run: the host ends
 // it `interrupted` and it resumes from its last checkpoint; this only saves the person from
-// being surprised by it.
+// being surprised by it. resumeAfterRestart.ts decides when: on the new host, once it lists the run.
 
 export class RunGuard extends Disposable {
-  /** The run a Stop/Restart Host of ours interrupted: offered or resumed when a host is back. */
-  private interrupted: string | undefined;
+  /** Offers or resumes the run a Stop/Restart Host of ours interrupted, when a host is back. */
+  private readonly resumer: ResumeAfterRestart;
 
   constructor(
     private readonly host: HostManager,
     private readonly runs: RunsModel,
   ) {
     super();
-    this._register(runs.onDidChangeRuns(() => void this.afterReconnect()));
+    this.resumer = this._register(
+      new ResumeAfterRestart(host, runs, {
+        setting: () => vscode.workspace.getConfiguration('empo2').get<ResumeSetting>('resumeAfterRestart', 'resume'),
+        ask: async (runId, iteration) =>
+          (await vscode.window.showInformationMessage(`EMPO²: ${runId} was interrupted when the host stopped, after iteration ${iteration}. Resume training it?`, RESUME)) === RESUME,
+        resume: (runId) => resumeRun(host, runs, runId),
+        failed: (runId, error) => void vscode.window.showErrorMessage(`EMPO²: cannot resume ${runId}: ${describeError(error)}`),
+      }),
+    );
   }
 
   readonly beforeStop: BeforeHostStop = async (action) => {
@@ -33,12 +42,12 @@ export class RunGuard extends Disposable {
       return { now: false };
     }
     if (question.alreadyPaused) {
-      this.interrupted = live.info.runId; // paused at a boundary: it stops at once, nothing lost
+      this.resumer.interrupted(live.info.runId); // paused at a boundary: it stops at once, nothing lost
       return { now: false };
     }
     const choice = await vscode.window.showWarningMessage(question.message, { modal: true, detail: question.detail }, PAUSE_FIRST, NOW);
     if (choice === NOW) {
-      this.interrupted = live.info.runId;
+      this.resumer.interrupted(live.info.runId);
       return { now: true };
     }
     if (choice !== PAUSE_FIRST) {
@@ -48,7 +57,7 @@ export class RunGuard extends Disposable {
     if (!paused) {
       return undefined;
     }
-    this.interrupted = live.info.runId;
+    this.resumer.interrupted(live.info.runId);
     return { now: false };
   };
 
@@ -80,32 +89,5 @@ export class RunGuard extends Disposable {
           check();
         }),
     );
-  }
-
-  private async afterReconnect(): Promise<void> {
-    const runId = this.interrupted;
-    if (!runId || !this.host.current) {
-      return;
-    }
-    const entry = this.runs.get(runId);
-    const setting = vscode.workspace.getConfiguration('empo2').get<ResumeSetting>('resumeAfterRestart', 'resume');
-    const decision = resumeDecision(entry, setting);
-    if (decision === 'wait') {
-      return;
-    }
-    this.interrupted = undefined;
-    if (decision === 'ask') {
-      const ok = await vscode.window.showInformationMessage(`EMPO²: ${runId} was interrupted when the host stopped, after iteration ${entry!.info.iteration}. Resume training it?`, RESUME);
-      if (ok !== RESUME) {
-        return;
-      }
-    } else if (decision !== 'resume') {
-      return;
-    }
-    try {
-      await resumeRun(this.host, this.runs, runId);
-    } catch (error) {
-      void vscode.window.showErrorMessage(`EMPO²: cannot resume ${runId}: ${describeError(error)}`);
-    }
   }
 }

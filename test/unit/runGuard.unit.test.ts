@@ -3,8 +3,13 @@ import { ellipsize } from '../../src/common/text';
 import { runContext, runContextValue } from '../../src/runs/runContext';
 import type { RunEntry } from '../../src/runs/runsModel';
 import { resumeQuestion } from '../../src/runs/runText';
+import { Notifications, Requests } from '../../src/rpc/methods';
+import { RunsModel } from '../../src/runs/runsModel';
+import { ResumeAfterRestart } from '../../src/runGuard/resumeAfterRestart';
 import { resumeDecision, stopQuestion } from '../../src/runGuard/runGuardText';
+import { FakeHost } from '../builders/fakeHost';
 import { aRunInfo } from '../builders/protocol';
+import { eventually } from '../builders/wait';
 
 function anEntry(state: RunEntry['info']['state'], live: boolean, iteration = 4): RunEntry {
   return {
@@ -40,6 +45,66 @@ describe('stopping or restarting a host while a run trains', () => {
     assert.equal(resumeDecision(undefined, 'resume'), 'wait', 'not listed yet');
     assert.equal(resumeDecision(anEntry('running', true), 'resume'), 'leave', 'already resumed');
     assert.equal(resumeDecision(anEntry('finished', false), 'resume'), 'leave');
+  });
+});
+
+describe('resuming the run a Restart Host interrupted', () => {
+  function aRestart() {
+    const host = new FakeHost();
+    let listed = aRunInfo({ runId: 'builtin-1', state: 'paused', live: true, iteration: 4, iterations: 40 });
+    host.handle(Requests.runList, () => ({ runs: [listed], roots: ['/tmp/runs'] }));
+    host.handle(Requests.runStatus, () => ({ run: null }));
+    const runs = new RunsModel(host);
+    const resumedOn: unknown[] = [];
+    const failures: string[] = [];
+    const resumer = new ResumeAfterRestart(host, runs, {
+      setting: () => 'resume',
+      ask: async () => true,
+      resume: async (runId) => {
+        if (!host.current) {
+          throw new Error('the client was disposed');
+        }
+        resumedOn.push(host.current);
+        return runId;
+      },
+      failed: (runId, error) => failures.push(`${runId}: ${String(error)}`),
+    });
+    const interrupt = (): void => {
+      listed = { ...listed, state: 'interrupted', live: false };
+      host.notify(Notifications.runState, { seq: 1, run: listed });
+    };
+    return { host, runs, resumer, resumedOn, failures, interrupt };
+  }
+
+  it('sends the resume to the host that comes back, not to the one shutting down', async () => {
+    const { host, runs, resumer, resumedOn, failures, interrupt } = aRestart();
+    await runs.reload();
+    const old = host.current;
+    resumer.interrupted('builtin-1');
+    // The old host ends the run "interrupted" while its connection is still open ("host stopping…").
+    interrupt();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(resumedOn, [], 'nothing sent to the host that is going away');
+    host.disconnect();
+    host.connect();
+    await eventually('the resume', () => resumedOn.length > 0);
+    assert.notEqual(resumedOn[0], old);
+    assert.equal(resumedOn[0], host.current, 'sent to the new host');
+    assert.deepEqual(failures, []);
+    // Once: a later change of the run list does not resume it again.
+    await runs.reload();
+    assert.equal(resumedOn.length, 1);
+  });
+
+  it('leaves the run when the setting says never, and forgets it', async () => {
+    const { host, runs, resumedOn } = aRestart();
+    const resumer = new ResumeAfterRestart(host, runs, { setting: () => 'never', ask: async () => true, resume: async () => resumedOn.push('x'), failed: () => undefined });
+    await runs.reload();
+    resumer.interrupted('builtin-1');
+    host.disconnect();
+    host.connect();
+    await runs.reload();
+    assert.deepEqual(resumedOn, []);
   });
 });
 
