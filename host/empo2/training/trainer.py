@@ -73,12 +73,17 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
 
 def resolve_model(name: str, progress=None) -> str:
     """The folder of a policy.model: 'builtin' or 'builtin:<size>' is the built-in policy of that
-    size (built into the cache when missing), anything else is itself."""
+    size (built into the cache when missing), a packaged model's name (policy/pretrained.py) its
+    conversion in the cache (converted when missing), anything else is itself."""
     size = builtin_size(name)
     if size is not None:
         from ..policy.builtin import BuiltinRecipe, ensure_builtin_policy
 
         return str(ensure_builtin_policy(BuiltinRecipe(size=size), progress=progress))
+    from ..policy.pretrained import ensure_packaged_policy, is_packaged_model
+
+    if is_packaged_model(name):
+        return str(ensure_packaged_policy(name))
     return name
 
 
