@@ -520,3 +520,22 @@ def test_rank_puts_the_newer_of_two_exact_ties_first():
     scores = np.array([1.0, 0.0, 1.0, 1.0, 9.0, 1.0])
     [rows] = rank(sims, scores, threshold=0.2, top_k=4)  # row 4 sits on the threshold: out
     assert rows.tolist() == [5, 3, 2, 0]
+
+
+def test_a_tip_text_already_live_in_the_variation_is_not_stored_twice_and_the_first_wins(embedder):
+    """Two episodes that end in the same advice: one tip, the first one whole (its id, score,
+    provenance); another variation, an edit, or a deleted tip's text still make their own."""
+    store = MemoryStore.open(None, embedder)
+    first = store.add_episode_tip(VK, "Flip the switch.", [(BULB, "look")], 20.0, {"iteration": 1})
+    again = store.add_episode_tip(VK, "  Flip the switch. ", [(UNRELATED, "sell")], 90.0, {"iteration": 7})
+    assert again.id == first.id and again.score == 20.0 and again.provenance["iteration"] == 1
+    assert store.add_tip(VK, "Flip the switch.", None, author="ada").id == first.id
+    tips, total = store.list_tips(VK)
+    assert total == 1 and [e["action"] for e in store.entries(VK)] == ["look"]
+    assert store.add_episode_tip("other/1", "Flip the switch.", [(BULB, "look")], 5.0).id != first.id
+    other = store.add_episode_tip(VK, "Read the room.", [(BULB_NEAR, "look")], 5.0)
+    store.update(other.id, "Flip the switch.", expected_version=1, author="ada")
+    assert store.count(VK) == 2  # an edit asked for the same text: both stay
+    store.delete(first.id, expected_version=1)
+    store.delete(other.id, expected_version=2)
+    assert store.add_episode_tip(VK, "Flip the switch.", [(BULB, "look")], 5.0).id not in (first.id, other.id)

@@ -69,6 +69,10 @@ class VariationBuffer:
         owners = self._owners.get((key_text, action, tip_text))
         return owners[0] if owners else None
 
+    def tip_with_text(self, tip_text: str) -> int | None:
+        """The first-stored live tip here whose current text is exactly this one, or None."""
+        return next((tip for tip, text in self._tip_text.items() if text == tip_text), None)
+
     def _own(self, triple: Triple, tip: int) -> None:
         self._owners.setdefault(triple, []).append(tip)
 

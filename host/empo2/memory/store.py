@@ -31,6 +31,12 @@ Deviations and additions (numbered, see also EMPO2.md §7):
    raises EditAlreadyApplied instead of applying twice (for an update or delete the version check
    alone would already refuse the duplicate, but as a conflict the client could not tell from
    someone else's edit).
+9. A tip is not stored twice in one variation: an add (the policy's or a person's) whose text is
+   exactly the current text of a live tip there returns that tip and stores nothing. The tip
+   stored first wins whole: its id (what episodes and edits refer to), score, provenance and
+   history stay, since they describe the episode that wrote it; the later add's steps are not
+   added to it. Texts made identical by a person's edit stay side by side (the edit was asked
+   for), and a deleted or evicted tip's text can be stored again.
 
 Threading: one RLock guards all state; embedding (slow) happens outside it, so a person's edit
 never waits for the model and is visible to the next retrieval. on_change runs under the lock,
@@ -232,7 +238,8 @@ class MemoryStore(PersonEdits):
         """Store the policy's tip about one episode: one entry per step (key text, action).
 
         provenance: {run, iteration, episode, step, score}; score is filled in if missing.
-        Returns the new tip, or the existing tip when every entry was an exact duplicate.
+        Returns the new tip, or the existing tip when its text is already stored in the
+        variation (deviation 9) or every entry was an exact duplicate.
         """
         if not steps:
             raise ValueError("an episode tip needs at least one step to key it")
@@ -280,6 +287,9 @@ class MemoryStore(PersonEdits):
         if not isinstance(variation_key, str) or not variation_key:
             raise ValueError("variation_key must be a non-empty string")
         buf = self._buffers.get(variation_key)
+        same_text = buf.tip_with_text(text) if buf is not None else None
+        if same_text is not None:  # deviation 9
+            return self._tips[same_text].snapshot()
         keep: list[int] = []
         seen: set[tuple[str, str]] = set()
         duplicate_of: int | None = None
