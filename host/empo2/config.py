@@ -149,6 +149,11 @@ class AlgoConfig:
     minibatches: int = 2
     """Optimizer steps per iteration (the batch is split); later ones see ratios away from 1.
     The reference takes one step per mini-batch of 16 prompts' rows (docs/algorithm.md 22)."""
+    minibatch_prompts: int = 0
+    """0: `minibatches` optimizer steps per iteration, whatever the batch. N > 0: the reference's
+    mini-batching, one optimizer step per mini-batch of N prompts' rows (N × group_size samples,
+    each a step of an episode, as verl counts its mini-batch in prompts and multiplies it by the
+    rollouts per prompt), so the steps grow with the batch (reference: 16)."""
     ppo_epochs: int = 1
     """Passes over the batch per iteration."""
     micro_batch: int = 64
@@ -384,6 +389,8 @@ def _validate(config: TrainConfig) -> None:
     for key in POSITIVE:
         if _lookup(config, key) < 1:
             raise ConfigError(f"config key '{key}' must be at least 1")
+    if config.algo.minibatch_prompts < 0:
+        raise ConfigError("config key 'algo.minibatch_prompts' must be at least 0 (0: algo.minibatches steps per iteration)")
     if config.algo.group_size < 2:
         raise ConfigError("config key 'algo.group_size' must be at least 2 (GRPO compares rollouts of a group)")
     if not config.env.tasks:

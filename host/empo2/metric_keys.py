@@ -60,7 +60,7 @@ MEMORY_SUCCESS_TIP_SHARE = "memory/success_tip_share"
 REWARD_INTRINSIC_ADVANTAGE_SHARE = "reward/intrinsic_advantage_share"
 OFF_POLICY_PREFIX = "update/off_policy/"  # + an OFF_POLICY_STATS entry
 OFF_POLICY_STATS = ("masked_fraction", "ratio_mean", "ratio_std", "ratio_min", "ratio_max",
-                    "clip_fraction")
+                    "clip_fraction", "optimizer_steps")
 
 # -- time and throughput ------------------------------------------------------------------------
 TIME_TOTAL = "time/total"
@@ -115,6 +115,9 @@ UPDATE_STATS = {
     "grad_norm": "gradient norm before clipping, mean over optimizer steps",
     "update_samples": "number of (step, action) samples in the update",
     "advantage_abs_mean": "mean absolute group-normalised advantage over episodes",
+    "optimizer_steps": "optimizer steps of the update (algo.minibatches or algo.minibatch_prompts, "
+                       "times algo.ppo_epochs); summed over a run's off-policy iterations, its "
+                       "off-policy gradient steps",
 }
 
 

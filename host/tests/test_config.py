@@ -52,6 +52,7 @@ def test_overrides_are_typed():
     (["env.correct_actions=1"], "true or false"),
     (["nonsense"], "must look like key=value"),
     (["algo.group_size=1"], "at least 2"),
+    (["algo.minibatch_prompts=-1"], "'algo.minibatch_prompts' must be at least 0"),
 ])
 def test_mistakes_are_one_sentence(overrides, message):
     with pytest.raises(ConfigError, match=message) as caught:

@@ -10,6 +10,7 @@ is known exactly; how recorded actions are scored is in test_update_scoring.py.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -357,6 +358,49 @@ def test_minibatches_and_epochs_set_the_number_of_optimizer_steps(policy):
                             behaviour=-9.0, mask_logprob="behaviour")
     assert len(steps) == 8  # one sample per minibatch
     assert stats["masked_fraction"] == pytest.approx(1.0)  # the mean over the steps, each 1
+
+
+@pytest.mark.parametrize("prompts,group,epochs,expected", [
+    (1, 2, 1, 4),   # 2 rows per step: 8 samples (4 episodes × 2 steps) make 4 steps
+    (3, 2, 1, 2),   # 6 rows per step: 6 + 2
+    (1, 2, 2, 8),   # every epoch takes its own steps
+    (1, 8, 1, 1),   # the paper's group of 8: one prompt's rows hold the whole batch
+])
+def test_minibatch_prompts_takes_one_step_per_n_prompts_rows(policy, prompts, group, epochs, expected):
+    """The reference's mini-batching (algo.minibatch_prompts): the steps follow the batch's size,
+    not algo.minibatches, and the metrics line counts them."""
+    steps = []
+    stats = one_step_update(policy, OFF_POLICY, optimizer_steps=steps, minibatch_prompts=prompts,
+                            group_size=group, ppo_epochs=epochs, minibatches=5)
+    assert len(steps) == expected
+    assert stats["optimizer_steps"] == expected
+
+
+def test_the_fixed_minibatches_are_counted_too(policy):
+    steps = []
+    stats = one_step_update(policy, ON_POLICY, optimizer_steps=steps, minibatches=2, ppo_epochs=1)
+    assert len(steps) == stats["optimizer_steps"] == 2
+
+
+def test_an_update_of_many_small_minibatches_learns(policy):
+    """Off-policy updates of one prompt's rows per step move the weights, with a finite loss."""
+    model, tokenizer = policy
+    episodes = make_episodes(tokenizer, OFF_POLICY)
+    snapshot = {k: v.clone() for k, v in model.state_dict().items()}
+    algo = AlgoConfig(minibatch_prompts=1, group_size=2, lr=1e-3, low_prob_mask="off")
+    before = action_logprobs(policy, episodes, with_tips_prompt=False)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=algo.lr)
+    try:
+        stats = update_policy(model, optimizer, episodes, OFF_POLICY, algo, tokenizer.pad_token_id,
+                              torch.Generator().manual_seed(0))
+        after = action_logprobs(policy, episodes, with_tips_prompt=False)
+        changed = [k for k, v in model.state_dict().items() if not torch.equal(v, snapshot[k])]
+    finally:
+        model.load_state_dict(snapshot)
+        model.eval()
+    assert stats["optimizer_steps"] == 4 and changed
+    assert all(math.isfinite(stats[k]) for k in ("loss", "pg_loss", "grad_norm"))
+    assert torch.isfinite(after).all() and not torch.equal(after, before)
 
 
 def test_the_micro_batch_size_does_not_change_the_update(policy):

@@ -54,7 +54,7 @@ class TinySize:
 TINY_SIZES: dict[str, TinySize] = {
     # ~0.35M: fast unit tests.
     "tiny": TinySize(hidden=96, layers=2, heads=4, kv_heads=2, intermediate=256),
-    # ~1.9M: the built-in policy that learns the built-in worlds on a laptop CPU.
+    # ~1.7M: the built-in policy that learns the built-in worlds on a laptop CPU.
     "default": TinySize(hidden=192, layers=4, heads=4, kv_heads=2, intermediate=512),
     # ~9.5M (5.7× default): the same recipe and demonstrations at twice the width and 1.5× the
     # depth, to test whether the default is too small to read and write tips

@@ -125,13 +125,15 @@ def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, a
     row_adv = advantages[torch.tensor([s.episode for s in samples])]
 
     model.train()
+    optimizer_steps = 0
     for _ in range(algo.ppo_epochs):
         order = dist.broadcast(torch.randperm(len(samples), generator=generator).tolist())
-        size = math.ceil(len(samples) / algo.minibatches)
+        size = minibatch_rows(len(samples), algo)
         for start in range(0, len(order), size):
             rows = order[start:start + size]
             step = _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp,
                                    behaviour, row_adv, update_mode, algo, pad_id, micro_batch, dist)
+            optimizer_steps += 1
             for k, v in step.items():
                 stats.setdefault(k, []).append(v)
     model.eval()
@@ -142,7 +144,16 @@ def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, a
     result["ratio_min"] = min(stats["ratio_min"])
     result["update_samples"] = float(len(samples))
     result["advantage_abs_mean"] = float(advantages.abs().mean())
+    result["optimizer_steps"] = float(optimizer_steps)
     return result
+
+
+def minibatch_rows(samples: int, algo: AlgoConfig) -> int:
+    """Samples per optimizer step: the batch split into `algo.minibatches`, or, with
+    `algo.minibatch_prompts` N > 0, the reference's N prompts' rows (N × group_size)."""
+    if algo.minibatch_prompts > 0:
+        return algo.minibatch_prompts * algo.group_size
+    return math.ceil(samples / algo.minibatches)
 
 
 def _scored_everywhere(model, prompts, actions, pad_id, micro_batch, dist: Dist) -> torch.Tensor:
