@@ -110,6 +110,40 @@ def test_rerun_updates_the_branch_through_the_training_loss(parent, embedder, mo
     assert snapshot(folder.path) == before  # the parent: not a byte changed
 
 
+def test_the_comparison_shows_a_persons_edit_made_before_the_checkpoint(parent, embedder):
+    """The edit is in the memory the rerun uses however early it was made: here the run trained
+    on after it, so the chosen checkpoint already holds it (parent.json's tip_edits, the edits
+    after the checkpoint, are empty)."""
+    folder, tip = parent
+    trainer = Trainer(load_config(folder.config(), ["iterations=2"]), folder, embedder=embedder)
+    trainer.run(resume=True)
+    trainer.memory.close()
+    trainer.close()
+    assert folder.checkpoint_iterations()[-1] == 2
+    result = rerun(folder, RerunSettings(checkpoint=2, variations=[tip.variation_key], **SMALL), embedder=embedder)
+    assert parent_record(RunFolder(Path(result["path"])))["tip_edits"] == []
+    assert [(e["tip_id"], e["variation_key"], e["kind"], e["before"], e["after"]) for e in result["tips"]] == [
+        (tip.id, tip.variation_key, "update", tip.text, CORRECTED)]
+
+
+def test_the_edits_in_a_memory_leave_out_what_the_policy_rewrote_later(tmp_path):
+    from empo2.rerun.branch import person_edits_in
+
+    events = [
+        {"kind": "add", "tip": {"id": "t1", "author": "policy", "text": "a", "variation_key": "task/1"}},
+        {"kind": "add", "tip": {"id": "t2", "author": "policy", "text": "b", "variation_key": "task/2"}},
+        {"kind": "update", "tip_id": "t1", "author": "ada", "text": "a by ada"},
+        {"kind": "update", "tip_id": "t2", "author": "ada", "text": "b by ada"},
+        {"kind": "update", "tip_id": "t2", "author": "policy", "text": "b again"},
+        {"kind": "add", "tip": {"id": "t3", "author": "ada", "text": "c", "variation_key": "task/1"}},
+        {"kind": "delete", "tip_id": "t1", "author": "ada"},
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events) + '{"kind": "upd')  # torn last line
+    assert [(e["tip_id"], e["kind"], e["before"], e["after"]) for e in person_edits_in(path)] == [
+        ("t1", "update", "a", "a by ada"), ("t3", "add", None, "c"), ("t1", "delete", "a by ada", None)]
+
+
 def test_held_out_variations_are_evaluated_before_and_after_beside_the_chosen_ones(parent, embedder):
     """A rerun checks that it did not hurt what it was not aimed at: `held_out` test variations of
     each chosen variation's task are evaluated before and after, on the same seeds, and reported

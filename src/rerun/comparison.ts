@@ -30,6 +30,7 @@ export interface ComparisonView {
   readonly checkpoint: number;
   readonly rows: readonly ComparisonRow[];
   readonly episodes: readonly EpisodeRow[];
+  /** Every person's edit in the memory the rerun used, whenever it was made. */
   readonly tips: readonly RerunTipEdit[];
   /** Name → value lines under the table: loss, masked fraction, KL, ratios. */
   readonly facts: readonly (readonly [string, string])[];
@@ -66,7 +67,8 @@ export function comparisonView(record: RerunResult): ComparisonView {
     checkpoint: record.checkpoint,
     rows,
     episodes,
-    tips: record.tips,
+    // By variation; within one, in the order they were made (the sort is stable).
+    tips: [...record.tips].sort((a, b) => (a.variation_key ?? '').localeCompare(b.variation_key ?? '')),
     facts: facts(record),
   };
 }

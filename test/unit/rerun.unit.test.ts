@@ -43,6 +43,17 @@ describe('rerun comparison', () => {
     assert.equal(after[0], 100 * view.rows[0].after!);
   });
 
+  it('lists the tip edits by variation, each variation\'s in the order they were made', () => {
+    const { rerun } = finishedResults();
+    const edit = rerun.tips[0];
+    const tips = [
+      { ...edit, tip_id: 't9', variation_key: 'task/2' },
+      { ...edit, tip_id: 't1', variation_key: 'task/1' },
+      { ...edit, tip_id: 't5', variation_key: 'task/2' },
+    ];
+    assert.deepEqual(comparisonView({ ...rerun, tips }).tips.map((t) => t.tip_id), ['t1', 't9', 't5']);
+  });
+
   it('shows a dry run with its loss, masked tokens and ratios, and no "after"', () => {
     const { dryRun } = finishedResults();
     const view = comparisonView(dryRun);

@@ -159,12 +159,32 @@ def _copy_memory(source: Path, target: Path) -> int:
 def person_edits_after(events_path: Path, marker: dict | None) -> list[dict]:
     """People's adds, updates and deletes after the marker, each with the tip text before and
     after it (read from the log alone: no store is opened)."""
-    if not events_path.exists():
-        return []
     cut = int((marker or {}).get("events_bytes") or 0)
+    return [edit for end, edit in _tip_events(events_path) if end > cut and is_person(edit["author"])]
+
+
+def person_edits_in(events_path: Path) -> list[dict]:
+    """People's adds, updates and deletes that the memory of this log holds, whenever they were
+    made, oldest first. A branch's log, once its trainer has opened it, is the memory its rerun
+    uses: the checkpoint's (people's earlier edits included) with their later edits re-applied.
+    An edit whose tip the policy rewrote afterwards is no longer in that memory: left out."""
+    kept: dict[str, list[tuple[int, dict]]] = {}
+    for end, edit in _tip_events(events_path):
+        if is_person(edit["author"]):
+            kept.setdefault(edit["tip_id"], []).append((end, edit))
+        else:
+            kept.pop(edit["tip_id"], None)
+    return [edit for _, edit in sorted((e for edits in kept.values() for e in edits), key=lambda e: e[0])]
+
+
+def _tip_events(events_path: Path) -> Iterator[tuple[int, dict]]:
+    """Each add, update and delete of a memory log with the tip text before and after it, and
+    the byte offset where its line ends (read from the log alone: no store is opened)."""
+    if not events_path.exists():
+        return
     texts: dict[str, str] = {}
     keys: dict[str, str] = {}
-    edits, offset = [], 0
+    offset = 0
     with open(events_path, "rb") as f:
         for raw in f:
             offset += len(raw)
@@ -187,10 +207,8 @@ def person_edits_after(events_path: Path, marker: dict | None) -> list[dict]:
                 continue
             if after is not None:
                 texts[tip_id] = after
-            if offset > cut and is_person(author):
-                edits.append({"tip_id": tip_id, "kind": kind, "variation_key": keys.get(tip_id),
-                              "author": author, "at": ev.get("at"), "before": before, "after": after})
-    return edits
+            yield offset, {"tip_id": tip_id, "kind": kind, "variation_key": keys.get(tip_id),
+                           "author": author, "at": ev.get("at"), "before": before, "after": after}
 
 
 def adopt_branch(branch: RunFolder) -> dict:

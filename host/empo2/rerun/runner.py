@@ -53,7 +53,7 @@ from ..training.run_control import RunControl, TrainerHooks
 from ..training.trainer import Trainer
 from ..training.update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
 from .branch import (RERUN_FILE, BranchError, checkpoint_marker, create_branch,
-                     not_training, parent_record, person_edits_after)
+                     not_training, parent_record, person_edits_after, person_edits_in)
 
 DRY_RUNS = "dry-runs"
 UPDATE_MODE = OFF_POLICY
@@ -175,7 +175,10 @@ def _steps(trainer: Trainer, branch: RunFolder, parent: RunFolder, origin: dict,
     pairs = [_pair(k) for k in keys]
     record = {**record, "format": FORMAT, "parent": origin["run"], "branch": branch.run_id,
               "checkpoint": start, "settings": asdict(settings), "variations": keys,
-              "tips": [e for e in origin.get("tip_edits", []) if e["variation_key"] in keys],
+              # Every person's edit in the memory the rerun uses, made before the checkpoint
+              # or after it (parent.json's tip_edits has only the later ones).
+              "tips": [e for e in person_edits_in(branch.memory_path / EVENTS_FILE)
+                       if e["variation_key"] in keys],
               "status": "running", "updates": record.get("updates", [])}
     if not settings.dry_run:
         _save(branch, record)

@@ -77,13 +77,14 @@ export class CompareView extends LitElement {
   }
 
   private renderTips(view: ComparisonView): TemplateResult {
-    return html`<h3>Tips edited since the checkpoint</h3>
+    const how = { add: 'added', update: 'edited', delete: 'deleted' } as const;
+    return html`<h3>Tips people edited, in the memory the rerun used</h3>
       <table aria-label="tip texts before and after the edit">
-        <thead><tr><th>tip</th><th>variation</th><th>before</th><th>after</th></tr></thead>
+        <thead><tr><th>variation</th><th>tip</th><th>before</th><th>after</th></tr></thead>
         <tbody>
           ${view.tips.map(
-            (t) => html`<tr>
-              <td>${t.tip_id} (${t.kind})</td><td>${t.variation_key ?? ''}</td>
+            (t) => html`<tr data-tip-id=${t.tip_id}>
+              <td>${t.variation_key ?? ''}</td><td>${t.tip_id}, ${how[t.kind]} by ${t.author}</td>
               <td class="tip before">${t.before ?? ''}</td><td class="tip">${t.after ?? '(deleted)'}</td>
             </tr>`,
           )}
