@@ -169,6 +169,12 @@ class MemoryConfig:
     """Cosine a stored key must exceed to be retrieved."""
     top_k: int = 10
     """Entries retrieved per step, ranked by their episode's score."""
+    key: str = "step"
+    """What a tip is stored under: 'step', one entry per step of its episode keyed by that
+    step's user turn, with the step's action (EMPO2.md §4; the default, which every recorded
+    bench used); 'episode', one entry keyed by the episode's final conversation, with no action
+    (the final reference code; docs/algorithm.md, "Memory key"). Queries are each step's user
+    turn either way."""
     edited_tip_actions: str = "drop"
     """What the tip block shows for a tip whose current text a person wrote: 'drop', the text
     alone; 'keep', the text with its entry's action, as for any entry (EMPO2.md §4: entry = tip +
@@ -248,6 +254,7 @@ CHOICES = {
     "memory.write_tips": ("auto", "always"),
     "memory.edited_tip_actions": ("drop", "keep"),
     "memory.tip_writer": ("policy", "initial", "scripted"),
+    "memory.key": ("step", "episode"),
     "policy.dtype": ("auto", "float32", "bfloat16", "mixed-bfloat16"),
     "policy.history_action": ("executed", "raw"),
     "policy.device": ("auto", "cpu", "cuda"),

@@ -536,7 +536,7 @@ def test_every_rollout_setting_comes_from_its_config_key():
         "policy": {"max_action_tokens": 7, "temperature": 0.9, "eval_temperature": 0.3, "history_steps": 5,
                    "observation_words": 11, "max_sequence_tokens": 900, "generation_batch": 13,
                    "reflection_observation_words": 4, "history_action": "raw"},
-        "memory": {"similarity_threshold": 0.7, "top_k": 3, "edited_tip_actions": "keep"},
+        "memory": {"similarity_threshold": 0.7, "top_k": 3, "edited_tip_actions": "keep", "key": "episode"},
         "env": {"workers": 2},
     })
     train = RolloutSettings.from_config(config, BuiltinEnv(), train=True)
@@ -544,7 +544,7 @@ def test_every_rollout_setting_comes_from_its_config_key():
         max_action_tokens=7, temperature=0.9, history_steps=5, observation_words=11,
         similarity_threshold=0.7, top_k=3, keep_edited_tip_actions=True, system_prompt=SYSTEM_PROMPT,
         max_sequence_tokens=900, workers=2, generation_batch=13, reflection_observation_words=4,
-        raw_history_actions=True)
+        raw_history_actions=True, memory_key="episode")
     evaluation = RolloutSettings.from_config(config, BuiltinEnv(), train=False)
     assert evaluation == dataclasses.replace(train, temperature=0.3)
     default = RolloutSettings.from_config(load_config("builtin"), BuiltinEnv(), train=True)

@@ -17,7 +17,7 @@ import torch
 from ..envs.pool import EnvPool
 from ..envs.registry import make_env
 from ..memory.store import MemoryStore
-from .rollout import MEMORY, MEMORY_FREE, Episode, RolloutSettings, roll_out, write_tips
+from .rollout import MEMORY, MEMORY_FREE, Episode, RolloutSettings, roll_out, tip_entries, write_tips
 
 
 @dataclass
@@ -64,11 +64,11 @@ def memory_trials(model, tokenizer, env_config, pairs: list[tuple[str, int]], tr
         after = roll_out(pool.take(len(episodes)), episodes, model, tokenizer, settings, generator,
                          memory if trial > 1 else None)
         write_tips(episodes, after, writer or model, tokenizer, settings, max_tip_tokens, generator)
-        for ep in episodes:
+        for e, ep in enumerate(episodes):
             if ep.tip:
                 memory.add_episode_tip(
                     ep.variation_key, ep.tip,
-                    steps=[(s.user_text, s.executed_action) for s in ep.steps],
+                    steps=tip_entries(ep, after[e], settings),
                     score=ep.final_score,
                     provenance={"run": "eval", "iteration": 0, "episode": ep.id,
                                 "step": len(ep.steps), "score": ep.final_score},

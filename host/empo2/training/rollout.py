@@ -7,7 +7,7 @@ kept, since the update may score the action under either (paper Table 3).
 
 Sequence budget: with `max_sequence_tokens` set (paper: 4,500), a step's prompt plus its action
 must fit; the oldest history steps are dropped first, then the current observation is clipped,
-then the lowest-ranked tips are left out. The memory key is the fitted user turn. Environments
+then the lowest-ranked tips are left out. A query is the fitted user turn. Environments
 step one after another, or on `workers` threads when they wait on a simulator process (ScienceWorld's
 JVMs): the results are the same, in the same order.
 """
@@ -46,7 +46,8 @@ def episode_generator(*key: int) -> torch.Generator:
 @dataclass
 class StepRecord:
     observation: str          # what the agent saw when it chose the action
-    user_text: str            # the user turn without tips: also the memory key of the step
+    user_text: str            # the user turn without tips: the step's query and, with
+                              # memory.key=step, its memory key
     tips: list[str]           # tips shown in the prompt (memory mode), in rank order
     tip_ids: list[str]
     prompt_ids: list[int]     # the prompt the action was sampled from (with tips in memory mode)
@@ -107,6 +108,7 @@ class RolloutSettings:
     generation_batch: int     # prompts decoded together
     reflection_observation_words: int  # words per observation in the reflection; 0: whole
     raw_history_actions: bool  # history shows the policy's raw text, not the executed action
+    memory_key: str           # memory.key: 'step' or 'episode' (tip_entries)
 
     @classmethod
     def from_config(cls, config: TrainConfig, env, train: bool) -> RolloutSettings:
@@ -122,7 +124,23 @@ class RolloutSettings:
             workers=config.env.workers, generation_batch=p.generation_batch,
             reflection_observation_words=p.reflection_observation_words,
             raw_history_actions=p.history_action == "raw",
+            memory_key=m.key,
         )
+
+
+def tip_entries(ep: Episode, after: list[str], settings: RolloutSettings) -> list[tuple[str, str]]:
+    """The (key text, action) entries an episode's tip is stored under (memory.key).
+
+    'step': one per step, keyed by the step's user turn without tips, with the action it executed
+    (EMPO2.md §4). 'episode': one, keyed by the episode's final conversation — the user turn that
+    would follow its last step: the task, its last steps and the final observation, built as any
+    query is — with no action, since no one step's action is the whole episode's.
+    """
+    if settings.memory_key == "step":
+        return [(s.user_text, s.executed_action) for s in ep.steps]
+    final = step_user_text(ep.description, ep.turns(after, settings.raw_history_actions),
+                           after[-1], settings.history_steps, settings.observation_words)
+    return [(final, "")]
 
 
 def distinct_tips(retrieved) -> tuple[list[str], list[str]]:

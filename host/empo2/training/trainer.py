@@ -53,7 +53,7 @@ from .distributed import Dist
 from .learning_signals import learning_signals
 from .records import ended_summary, episode_record, episode_summary
 from .rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards,
-                      episode_generator, roll_out, write_tips)
+                      episode_generator, roll_out, tip_entries, write_tips)
 from .run_control import RunControl, TrainerHooks
 from .update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, update_policy
 
@@ -310,7 +310,7 @@ class Trainer:
         add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
         timings["intrinsic"] = self._lap(clock, timings)
         for e, ep in enumerate(episodes):  # the same tips, in the same order, on every rank
-            self._store_tip(ep, iteration, e)
+            self._store_tip(ep, after[e], iteration)
         timings["tips"] += self._lap(clock, timings)
         return episodes, after, timings, split
 
@@ -387,12 +387,12 @@ class Trainer:
         if self.dist.main:
             self.folder.set_state(state, iteration=iteration)
 
-    def _store_tip(self, ep: Episode, iteration: int, index: int) -> None:
+    def _store_tip(self, ep: Episode, after: list[str], iteration: int) -> None:
         if not ep.tip:
             return
         tip = self.memory.add_episode_tip(
             ep.variation_key, ep.tip,
-            steps=[(s.user_text, s.executed_action) for s in ep.steps],
+            steps=tip_entries(ep, after, self._settings(train=True)),
             score=ep.final_score,
             provenance={"run": self.folder.run_id, "iteration": iteration, "episode": ep.id,
                         "step": len(ep.steps), "score": ep.final_score},
