@@ -14,6 +14,7 @@ import { RefreshCommand } from './refresh';
 import { ComparisonPanel } from './rerun/comparisonPanel';
 import { AdoptBranchCommand, CompareWithParentCommand, DeleteBranchCommand, RerunUpdateCommand, type RerunServices } from './rerun/rerunCommands';
 import { RerunJobs } from './rerun/rerunJobs';
+import { branchRuns, HAS_BRANCH_CONTEXT } from './rerun/branches';
 import { Notifications } from './rpc/methods';
 import type { RunInfo } from './rpc/protocol';
 import { MetricsPanel } from './runs/metricsPanel';
@@ -124,6 +125,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       void refresh.execute();
     }),
     host.state.onDidChange((state) => void vscode.commands.executeCommand('setContext', 'empo2.hostState', state)),
+    // "Reconnect to Host" applies while the link is down (reconnecting, or lost after the retries).
+    host.health.onDidChange((health) => void vscode.commands.executeCommand('setContext', 'empo2.connection', health.kind)),
     runs.onDidChangeCurrent(() => setRunContext(runs)),
     runs.onDidChangeRun(() => setRunContext(runs)),
     runs.onDidChangeRuns(() => setRunContext(runs)),
@@ -142,6 +145,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
+  void vscode.commands.executeCommand('setContext', 'empo2.connection', host.health.health.kind);
   setRunContext(runs);
 
   hostLog.info(`EMPO² Studio ${version} is active. The training host is not running.`);
@@ -153,9 +157,11 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
 
 const runContextNow = new Map<string, string | boolean>();
 
-/** The context keys of package.json's `when` clauses (runContext.ts), set only when they change. */
+/** The context keys of package.json's `when` clauses (runContext.ts, rerun/branches.ts), set only
+ *  when they change. */
 function setRunContext(runs: RunsModel): void {
-  for (const [key, value] of Object.entries(runContext(runs.live, runs.current))) {
+  const keys = { ...runContext(runs.live, runs.current), [HAS_BRANCH_CONTEXT]: branchRuns(runs.list()).length > 0 };
+  for (const [key, value] of Object.entries(keys)) {
     if (runContextNow.get(key) !== value) {
       runContextNow.set(key, value);
       void vscode.commands.executeCommand('setContext', key, value);

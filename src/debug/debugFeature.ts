@@ -80,7 +80,13 @@ export class DebugEpisodeCommand extends CommandBase<{ runs: RunsModel; trajecto
 
   async execute(node?: unknown): Promise<boolean> {
     const config = await this.configuration(node as TrajectoryNode | undefined);
-    return config ? vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], config) : false;
+    if (!config || !(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], config))) {
+      return false;
+    }
+    // VS Code opens Run and Debug by itself only on a breakpoint, not on the stop on entry: the
+    // call stack, Variables and Watch are where this session is read.
+    await vscode.commands.executeCommand('workbench.view.debug');
+    return true;
   }
 
   private async configuration(node: TrajectoryNode | undefined): Promise<vscode.DebugConfiguration | undefined> {
@@ -123,7 +129,7 @@ export class ShowTokensCommand extends CommandBase<{ feature: DebugFeature }> {
 
   async execute(): Promise<boolean> {
     const { feature } = this.services;
-    const turn = feature.adapters.at(-1)?.turnInView;
+    const turn = feature.current?.turnInView;
     if (!turn) {
       void vscode.window.showInformationMessage('Start an EMPO² debug session and play a turn first: the token view shows the turn the debugger is on.');
       return false;
@@ -133,11 +139,21 @@ export class ShowTokensCommand extends CommandBase<{ feature: DebugFeature }> {
   }
 }
 
-/** Registers the debug type; `adapters` lets tests reach the live adapter. */
+/** The context key of "Show Tokens of the Current Turn": a running session stands on a turn. */
+export const DEBUG_TURN_CONTEXT = 'empo2.debugTurn';
+
+/**
+ * Registers the debug type; `adapters` lets tests reach every adapter made, `current` is the one
+ * of a session still running. When that session stops on another turn, an open token view
+ * follows it, and the `empo2.debugTurn` context key says whether there is a turn to show.
+ */
 export class DebugFeature extends Disposable {
   readonly documents = this._register(new EpisodeDocuments());
   readonly adapters: Empo2DebugAdapter[] = [];
   readonly tokens = this._register(new TokenView());
+  /** The adapters of the sessions that have not ended, by VS Code's session id. */
+  private readonly running = new Map<string, Empo2DebugAdapter>();
+  private hasTurn: boolean | undefined;
 
   constructor(host: HostApi, runs: RunsModel) {
     super();
@@ -145,14 +161,51 @@ export class DebugFeature extends Disposable {
     this._register(vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, new ConfigurationProvider(runs)));
     this._register(
       vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, {
-        createDebugAdapterDescriptor: () => {
+        createDebugAdapterDescriptor: (session) => {
           const adapter = new Empo2DebugAdapter(host, this.documents);
           this.adapters.push(adapter);
+          this.running.set(session.id, adapter);
+          adapter.onDidSendMessage((message) => isStop(message) && this.stopped(adapter)); // lives as long as the adapter
           return new vscode.DebugAdapterInlineImplementation(adapter);
         },
       }),
     );
+    this._register(
+      vscode.debug.onDidTerminateDebugSession((session) => {
+        this.running.delete(session.id);
+        this.updateContext();
+      }),
+    );
+    this._register(vscode.debug.onDidChangeActiveDebugSession(() => this.updateContext()));
+    this.updateContext();
   }
+
+  /** The adapter of the session in focus, else of the newest one running; never an ended one's. */
+  get current(): Empo2DebugAdapter | undefined {
+    const active = vscode.debug.activeDebugSession;
+    return (active && this.running.get(active.id)) ?? [...this.running.values()].at(-1);
+  }
+
+  private stopped(adapter: Empo2DebugAdapter): void {
+    this.updateContext();
+    const turn = adapter.turnInView;
+    if (turn && adapter === this.current) {
+      void this.tokens.follow(turn);
+    }
+  }
+
+  private updateContext(): void {
+    const hasTurn = this.current?.turnInView !== undefined;
+    if (hasTurn !== this.hasTurn) {
+      this.hasTurn = hasTurn;
+      void vscode.commands.executeCommand('setContext', DEBUG_TURN_CONTEXT, hasTurn);
+    }
+  }
+}
+
+function isStop(message: unknown): boolean {
+  const event = message as { type?: string; event?: string };
+  return event.type === 'event' && event.event === 'stopped';
 }
 
 export type { Empo2LaunchArguments };

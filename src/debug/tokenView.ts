@@ -2,7 +2,7 @@
 // side by side, each coloured by how likely the token was, plus the importance ratio and the
 // mask the off-policy update would apply (replayed training episodes). Editor decorations on a
 // read-only virtual document: no webview, and the text can be copied.
-// The table is tokenTable.ts; this draws it.
+// The table is tokenTable.ts; this draws it. Once open, it follows the debugger from turn to turn.
 
 import * as vscode from 'vscode';
 import type { DebugTurn } from '../rpc/debugProtocol';
@@ -26,12 +26,18 @@ export class TokenView extends Disposable implements vscode.TextDocumentContentP
     return this.texts.get(uri.path)?.text ?? '';
   }
 
-  async show(turn: DebugTurn): Promise<vscode.TextEditor> {
+  /** The debugger stopped on `turn`: a token view in sight shows it instead, where it is. */
+  async follow(turn: DebugTurn): Promise<vscode.TextEditor | undefined> {
+    const open = vscode.window.visibleTextEditors.find((editor) => editor.document.uri.scheme === TOKENS_SCHEME);
+    return open ? this.show(turn, open.viewColumn) : undefined;
+  }
+
+  async show(turn: DebugTurn, viewColumn: vscode.ViewColumn = vscode.ViewColumn.Beside): Promise<vscode.TextEditor> {
     const uri = vscode.Uri.from({ scheme: TOKENS_SCHEME, path: `/turn-${turn.index}.tokens` });
     const table = tokenTable(turn);
     this.texts.set(uri.path, table);
     this.changed.fire(uri);
-    const editor = await vscode.window.showTextDocument(uri, { preview: true, viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
+    const editor = await vscode.window.showTextDocument(uri, { preview: true, viewColumn, preserveFocus: true });
     this.decorations.forEach((decoration, bucket) =>
       editor.setDecorations(
         decoration,

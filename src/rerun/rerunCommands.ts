@@ -10,6 +10,7 @@ import { POLICY_AUTHOR } from '../tips/tipRules';
 import type { ComparisonPanel } from './comparisonPanel';
 import { RerunJobs } from './rerunJobs';
 import { rerunArgs } from './rerunArgs';
+import { branchPickItem, branchRuns, isBranch } from './branches';
 
 // "EMPO²: Rerun Off-Policy Update…" and the branch commands. The rerun asks, in quick picks, for
 // the checkpoint, the variations, N, K and dry run or not; the host does the rest (update.rerun)
@@ -128,15 +129,23 @@ async function askNumber(title: string, value: number, min: number, max: number)
   return text === undefined ? undefined : Number(text.trim());
 }
 
-/** A branch run id from a tree node (`{ runId }`) or a string; else the current run. */
-function branchOf(arg: unknown, runs: RunsModel): string | undefined {
+/** A branch run id from a tree node (`{ runId }`) or a string; else the current run when it is
+ *  a branch; else (the palette) one picked among the branches, or a sentence that there is none. */
+async function branchOf(arg: unknown, runs: RunsModel, title: string): Promise<string | undefined> {
   if (typeof arg === 'string') {
     return arg;
   }
   if (typeof arg === 'object' && arg !== null && typeof (arg as { runId?: unknown }).runId === 'string') {
     return (arg as { runId: string }).runId;
   }
-  return runs.current?.info.parent ? runs.current.info.runId : undefined;
+  if (runs.current && isBranch(runs.current)) {
+    return runs.current.info.runId;
+  }
+  const branches = branchRuns(runs.list());
+  if (!branches.length) {
+    return noTarget('EMPO²: there is no branch run; "EMPO²: Rerun Off-Policy Update…" makes one.');
+  }
+  return (await vscode.window.showQuickPick(branches.map(branchPickItem), { title: `EMPO²: ${title}`, placeHolder: 'Which branch run?' }))?.runId;
 }
 
 export class CompareWithParentCommand extends CommandBase<RerunServices> {
@@ -145,7 +154,7 @@ export class CompareWithParentCommand extends CommandBase<RerunServices> {
   execute(arg?: unknown): Promise<RerunResult | undefined> {
     const { host, runs, panel } = this.services;
     return performAction({
-      target: () => branchOf(arg, runs) ?? noTarget('EMPO²: select a branch run (made by a rerun) to compare with its parent.'),
+      target: () => branchOf(arg, runs, 'Compare with Parent'),
       request: async (runId) => (await host.request(Requests.updateCompare, { runId })).result,
       report: (record) => panel.show(record),
       failed: (error) => showFailure('Comparing with the parent', error),
@@ -159,7 +168,7 @@ export class AdoptBranchCommand extends CommandBase<RerunServices> {
   async execute(arg?: unknown): Promise<boolean> {
     const { host, runs } = this.services;
     const adopted = await performAction({
-      target: () => branchOf(arg, runs),
+      target: () => branchOf(arg, runs, 'Adopt Branch'),
       request: async (runId) => (await host.request(Requests.branchAdopt, { runId })).run,
       report: (run, runId) => {
         runs.absorbInfo(run);
@@ -179,7 +188,7 @@ export class DeleteBranchCommand extends CommandBase<RerunServices> {
     const { host, runs } = this.services;
     const confirmed = typeof arg === 'object' && arg !== null && (arg as { confirmed?: unknown }).confirmed === true;
     const deleted = await performAction({
-      target: () => branchOf(arg, runs),
+      target: () => branchOf(arg, runs, 'Delete Branch'),
       confirm: async (runId) => confirmed || (await confirmBranchDeletion(runId)),
       request: async (runId) => {
         await host.request(Requests.branchDelete, { runId });

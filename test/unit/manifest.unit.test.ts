@@ -3,6 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { TIPS_PANEL_COMMANDS } from '../../src/tips/tipsMessages';
 import { TIP_VARIABLE_CONTEXT } from '../../src/debug/tipVariables';
+import { HAS_BRANCH_CONTEXT } from '../../src/rerun/branches';
 
 // Checks package.json against the commands the extension offers and against src/, without VS Code. The
 // integration tier checks the same commands are really registered in a running VS Code.
@@ -96,6 +97,27 @@ describe('package.json', () => {
     assert.match(resume.when, /paused/);
     const inline: Array<{ command: string; when: string; group: string }> = manifest.contributes.menus['view/item/context'];
     assert.ok(inline.some((m) => m.command === 'empo2.resumeRun' && m.group.startsWith('inline') && /interrupted/.test(m.when)));
+  });
+
+  it('offers Reconnect, Show Tokens and the branch commands in the palette only where they apply', () => {
+    const palette = new Map<string, string>((manifest.contributes.menus.commandPalette ?? []).map((m: { command: string; when: string }) => [m.command, m.when]));
+    assert.equal(palette.get('empo2.reconnect'), 'empo2.connection =~ /^(reconnecting|lost)$/', 'not while connected');
+    assert.equal(palette.get('empo2.showTokens'), 'empo2.debugTurn', 'not once the debug session ended');
+    for (const command of ['empo2.compareWithParent', 'empo2.adoptBranch', 'empo2.deleteBranch']) {
+      assert.equal(palette.get(command), `empo2.hostState == running && ${HAS_BRANCH_CONTEXT}`, command);
+    }
+  });
+
+  it('reads in its when clauses only the context keys the extension sets', () => {
+    const source = sourceFiles(path.join(root, 'src')).map((file) => readFileSync(file, 'utf8')).join('\n');
+    const menus = Object.values<Array<{ when?: string }>>(manifest.contributes.menus).flat();
+    const clauses = [...menus.map((m) => m.when ?? ''), ...manifest.contributes.viewsWelcome.map((v: { when: string }) => v.when)];
+    // A key, not a value compared with one (view == empo2.trajectories) or a quoted or regex literal.
+    const keys = new Set(clauses.flatMap((when) => [...when.replace(/'[^']*'|\/[^/]*\//g, '').matchAll(/(?<![=~]\s*)\b(empo2\.[A-Za-z]+)\b/g)].map((m) => m[1])));
+    assert.ok(keys.size >= 7, [...keys].join(', '));
+    for (const key of keys) {
+      assert.ok(source.includes(`'${key}'`), `${key} is set by the extension`);
+    }
   });
 
   it('puts commands, views and settings under the empo2. prefix', () => {
