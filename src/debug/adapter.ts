@@ -339,7 +339,7 @@ export class Empo2DebugAdapter extends DebugSession {
         this.sendResponse(response);
         this.sendEvent(this.stopOn(turn) ?? new StoppedEvent(this.episode.done ? 'end' : 'step', THREAD));
       } catch (err) {
-        this.sendErrorResponse(response, 2, describeError(err));
+        this.consoleError(response, 2, describeError(err));
       }
       return;
     }
@@ -349,8 +349,14 @@ export class Empo2DebugAdapter extends DebugSession {
       response.body = { result: isObject ? JSON.stringify(value).slice(0, 2000) : show(value), variablesReference: isObject ? this.values.handle(value) : 0 };
       this.sendResponse(response);
     } catch (err) {
-      this.sendErrorResponse(response, 3, err instanceof ExpressionError ? err.message : describeError(err));
+      this.consoleError(response, 3, err instanceof ExpressionError ? err.message : describeError(err));
     }
+  }
+
+  /** An expression's error, for where it was typed (the Debug Console, a watch) and nowhere
+   *  else: the default `showUser` would raise each one as an error notification too. */
+  private consoleError(response: DebugProtocol.Response, id: number, message: string): void {
+    this.sendErrorResponse(response, { id, format: message, showUser: false });
   }
 
   // -- helpers ---------------------------------------------------------------------------------------
