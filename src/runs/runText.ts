@@ -31,6 +31,32 @@ export function iterationText(entry: RunEntry, short = false): string {
   return `${info.state}, ${word} ${info.iteration}${total}`;
 }
 
+/**
+ * What a run that trains waits for before its first iteration row can show, or undefined: it
+ * prepares the policy (run/progress "preparing", step of steps, while it builds the built-in
+ * one), loads it (state `starting`), or plays the first iteration's episodes, none ended yet
+ * (the first trajectory/progress brings the iteration's row). The Trajectories tree shows it as a
+ * row under the run, where the iteration in progress will show.
+ */
+export function waitingText(entry: RunEntry, iterations = Math.max(entry.info.iteration, entry.trajectoryIteration)): string | undefined {
+  const { info, progress } = entry;
+  if (!isMoving(entry) || iterations > 0) {
+    return undefined;
+  }
+  if (info.state === 'starting') {
+    // Built (done = total), the policy still loads before the run says `running`.
+    const building = progress?.phase === 'preparing' && progress.done < progress.total;
+    return building ? `Preparing the policy: step ${progress.done} of ${progress.total}…` : 'Loading the policy…';
+  }
+  // A `preparing` progress outlives the start (no progress comes until the rollout's first step).
+  const phase = progress && progress.phase !== 'preparing' ? progress : undefined;
+  if (phase && phase.phase !== 'rollout') {
+    return `Waiting for the first iteration (${phase.phase})…`;
+  }
+  const steps = phase && phase.total > 1 ? `: step ${phase.done} of ${phase.total}` : '';
+  return `Waiting for the first episode (rollout${steps})…`;
+}
+
 /** The codicon of a run's state in the status bar: only a moving run spins. */
 export function runIcon(entry: RunEntry): string {
   switch (entry.info.state) {

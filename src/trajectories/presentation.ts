@@ -2,6 +2,7 @@ import type { MetricsRecord, Progress, RolloutMode, RunState, TrajectorySummary,
 import { formatReturn, SCORE, SCORE_SCALE } from '../common/quantities';
 import { runContextValue } from '../runs/runContext';
 import { inActiveState, latestReturn } from '../runs/runsModel';
+import { waitingText } from '../runs/runText';
 import type { LiveIteration } from './trajectoryData';
 import type { TrajectoryModel } from './trajectoryModel';
 import type { TrajectoryNode } from './trajectoryNodes';
@@ -10,8 +11,11 @@ import type { TrajectoryNode } from './trajectoryNodes';
 // vscode), so unit tests check what a person sees; trajectoryTreeProvider.ts turns it into a
 // TreeItem. Icons are codicon ids; colours are theme colour ids.
 //
-// Episodes: the icon's shape is the rollout mode (lightbulb: with memory; circle: memory-free),
-// its colour the outcome (green success, red failure); the description names the update mode.
+// A row is read at a default sidebar width (about 300 px), where VS Code cuts the label and
+// description at the right edge: what a person scans for comes first and short, the rest (and
+// every number in full) is in the tooltip. Iterations and episodes: the icon's shape is the
+// rollout mode (lightbulb: with memory; circle: memory-free), an episode's colour its outcome
+// (green success, red failure); the tooltip says the mode in words and what the icon means.
 
 export interface NodePresentation {
   readonly label: string;
@@ -19,7 +23,8 @@ export interface NodePresentation {
   readonly icon?: { readonly id: string; readonly color?: string };
   /** Markdown. */
   readonly tooltip?: string;
-  readonly collapsible: 'none' | 'collapsed';
+  /** 'expanded' opens a row VS Code shows for the first time; it keeps a person's choice after. */
+  readonly collapsible: 'none' | 'collapsed' | 'expanded';
   readonly contextValue: string;
   /** A click opens this episode (at this step) in the episode view. */
   readonly open?: { readonly runId: string; readonly episodeId: string; readonly step?: number };
@@ -132,23 +137,26 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   const total = info.iterations && info.iterations >= info.iteration ? `/${info.iterations}` : '';
   const ret = latestReturn(entry.latestMetrics);
   // The state first (it is what changes), short: the description is cut at a default sidebar.
-  // While the link is down a run's last known state is shown, without a spinner that would
-  // claim it is moving. (The runs model clears `live` when the link drops, so the state says it.)
+  // A branch says so after it (it sits under its parent already). While the link is down a
+  // run's last known state is shown, without a spinner that would claim it is moving. (The runs
+  // model clears `live` when the link drops, so the state says it.)
   const unheard = model.linkDown && inActiveState(info);
   const parts = [info.state + (unheard ? ' (reconnecting…)' : ''), `${info.iteration}${total}`];
   if (info.parent) {
-    parts.unshift(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
+    parts.push(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
   }
   if (ret !== undefined) {
     parts.push(`${SCORE} ${formatReturn(ret)}`);
   }
+  const waiting = waitingText(entry, model.iterationCount(runId));
   const resumable = info.parent && !info.parent.adopted ? branchNext(info.state) : info.state === 'interrupted' ? '\n\nIts host stopped mid-run: **Resume Run** continues it from its last checkpoint.' : '';
   return {
     label: runId,
     description: parts.join(' · '),
     icon: unheard ? { id: 'debug-disconnect', color: 'disabledForeground' } : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
-    tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
-    collapsible: 'collapsed',
+    tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${info.parent ? `\n\n${info.parent.adopted ? 'Adopted branch' : 'Branch'} of ${info.parent.runId} at its checkpoint ${info.parent.checkpoint}` : ''}${waiting ? `\n\n${waiting}` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
+    // Open while it waits for its first episode, so the row that says what it waits for shows.
+    collapsible: waiting ? 'expanded' : 'collapsed',
     contextValue: runContextValue(entry),
   };
 }
@@ -176,32 +184,44 @@ function presentIteration(runId: string, iteration: number, model: TrajectoryMod
   const first = data?.summaries[0];
   const rollout = (metrics?.rollout_mode as RolloutMode | undefined) ?? first?.rollout_mode;
   const update = (metrics?.update_mode as UpdateMode | undefined) ?? first?.update_mode;
-  const parts: string[] = [];
-  if (rollout) {
-    parts.push(rolloutLabel(rollout));
-  }
-  if (update) {
-    parts.push(updateLabel(update));
-  }
   const ret = latestReturn(metrics ?? null) ?? (data?.summaries.length ? data.summaries.reduce((s, e) => s + e.return, 0) / data.summaries.length : undefined);
-  const counts = successText(metrics, data?.summaries);
-  // Short enough for a default sidebar: success count and score; the modes are in the icon
-  // (lightbulb: with memory) and the tooltip.
+  const share = successText(metrics, data?.summaries);
+  // Success and score first (what a person scans the iterations for), then the rollout mode in
+  // words; the icon shows the mode too, and the tooltip says what the icon means.
   const short: string[] = [];
-  if (counts) {
-    short.push(counts);
+  if (share) {
+    short.push(share);
   }
   if (ret !== undefined) {
     short.push(`${SCORE} ${formatReturn(ret)}`);
   }
+  if (rollout) {
+    short.push(rolloutLabel(rollout));
+  }
+  const counted = data?.summaries.length ? ` (${data.summaries.filter((e) => e.success).length} of ${data.summaries.length} episodes)` : '';
   return {
     label: `Iteration ${iteration}`,
     description: short.join(' · '),
-    icon: { id: rollout === 'memory' ? 'lightbulb' : 'circle-large-outline', color: rollout === 'memory' ? 'charts.yellow' : undefined },
-    tooltip: `**Iteration ${iteration}**${parts.length ? `\n\n${parts.join(' · ')}` : ''}${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}${update ? `\n\nUpdate: ${updateLabel(update)}` : ''}${counts ? `\n\nSucceeded: ${counts.replace(' ✓', '')}` : ''}${ret !== undefined ? `\n\nMean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}`,
+    icon: rolloutIcon(rollout),
+    tooltip:
+      `**Iteration ${iteration}**` +
+      (rollout ? `\n\nRollout: ${rolloutLabel(rollout)} (${rolloutLegend(rollout)})` : '') +
+      (update ? `\n\nUpdate: ${updateLabel(update)}` : '') +
+      (share ? `\n\nSucceeded: ${share.replace(' ✓', '')}${counted}` : '') +
+      (ret !== undefined ? `\n\nMean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''),
     collapsible: 'collapsed',
     contextValue: 'empo2.iteration',
   };
+}
+
+/** An iteration's icon: its rollout mode (the tooltip's legend says which is which). */
+function rolloutIcon(rollout: RolloutMode | undefined): NodePresentation['icon'] {
+  return rollout === 'memory' ? { id: 'lightbulb', color: 'charts.yellow' } : { id: 'circle-large-outline' };
+}
+
+/** The icon legend of a rollout mode, in the tooltips. */
+function rolloutLegend(rollout: RolloutMode): string {
+  return rollout === 'memory' ? 'the lightbulb icon; memory-free rollouts have a circle' : 'the circle icon; rollouts with memory have a lightbulb';
 }
 
 /**
@@ -213,11 +233,13 @@ export function presentLiveIteration(live: LiveIteration, progress: Progress | n
   const counted = `${live.done}/${live.total} episodes`;
   const successes = live.data.summaries.filter((e) => e.success).length;
   const rollout = live.data.summaries[0]?.rollout_mode;
+  // The share of the ended episodes, as every written iteration row says it (successText).
+  const share = successText(undefined, live.data.summaries);
   return {
     label: `Iteration ${live.iteration}`,
-    description: `${phase === 'rollout' ? `rollout ${counted}` : `${phase} · ${counted}`} · ${successes}/${live.data.summaries.length} ✓`,
+    description: [phase === 'rollout' ? `rollout ${counted}` : `${phase} · ${counted}`, ...(share ? [share] : []), ...(rollout ? [rolloutLabel(rollout)] : [])].join(' · '),
     icon: { id: 'loading~spin' },
-    tooltip: `**Iteration ${live.iteration}** — in progress (${phase})${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}\n\n${live.done} of its ${live.total} episodes have ended; each is shown as it ends. Their steps, novelty rewards and tips open once the iteration is written.`,
+    tooltip: `**Iteration ${live.iteration}** — in progress (${phase})${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}\n\n${live.done} of its ${live.total} episodes have ended (${successes} succeeded); each is shown as it ends. Their steps, novelty rewards and tips open once the iteration is written.`,
     collapsible: 'collapsed',
     contextValue: 'empo2.liveIteration',
   };
@@ -239,7 +261,8 @@ export function presentEpisode(summary: TrajectorySummary): NodePresentation {
   const outcome = summary.success ? 'succeeded' : 'failed';
   return {
     label: `Episode ${index}`,
-    description: `${summary.success ? '✓' : '✗'} ${SCORE} ${formatReturn(summary.return)} · ${summary.steps} steps`,
+    // Outcome and score: what fits beside the label four levels deep; steps and modes in the tooltip.
+    description: `${summary.success ? '✓' : '✗'} ${SCORE} ${formatReturn(summary.return)}`,
     icon: {
       id: summary.rollout_mode === 'memory' ? 'lightbulb' : 'circle-filled',
       color: summary.success ? 'testing.iconPassed' : 'testing.iconFailed',
@@ -247,20 +270,23 @@ export function presentEpisode(summary: TrajectorySummary): NodePresentation {
     tooltip:
       `**Episode ${summary.id}** — ${outcome}\n\n` +
       `Task ${summary.task}/${summary.variation}, ${SCORE} ${formatReturn(summary.return)} (${SCORE_SCALE})${summary.intrinsic !== undefined ? `, intrinsic ${formatReturn(summary.intrinsic)}` : ''}\n\n` +
-      `Rollout ${rolloutLabel(summary.rollout_mode)}, update ${updateLabel(summary.update_mode)}, ${summary.steps} steps` +
+      `Rollout ${rolloutLabel(summary.rollout_mode)}, update ${updateLabel(summary.update_mode)}, ${summary.steps} steps\n\n` +
+      `*Icon:* lightbulb, rollout with memory; dot, memory-free; green, succeeded; red, failed` +
       (summary.tip_id ? `\n\nWrote tip ${summary.tip_id}` : ''),
     collapsible: summary.steps > 0 ? 'collapsed' : 'none',
     contextValue: 'empo2.episode',
   };
 }
 
-/** An iteration's successes: counted from its summaries ("3/4 ✓"), else its metrics' share ("75% ✓"). */
+/**
+ * An iteration's successes as a share ("75% ✓"): from its metrics, else counted from its
+ * episodes. One form whether or not its episodes are loaded (expanding a row must not turn
+ * "9% ✓" into "3/32 ✓" beside rows that keep "13% ✓"); the counts are in the tooltip.
+ */
 export function successText(metrics: MetricsRecord | undefined, summaries: readonly TrajectorySummary[] | undefined): string | undefined {
-  if (summaries?.length) {
-    return `${summaries.filter((e) => e.success).length}/${summaries.length} ✓`;
-  }
-  const share = metrics?.['rollout/success'];
-  return typeof share === 'number' ? `${Math.round(100 * share)}% ✓` : undefined;
+  const recorded = metrics?.['rollout/success'];
+  const share = typeof recorded === 'number' ? recorded : summaries?.length ? summaries.filter((e) => e.success).length / summaries.length : undefined;
+  return share === undefined ? undefined : `${Math.round(100 * share)}% ✓`;
 }
 
 /** A task group's label, unique among its iteration's groups (one task variation may be drawn twice). */

@@ -4,7 +4,7 @@ import type { HostApi } from '../host/hostApi';
 import { Notifications } from '../rpc/methods';
 import type { Episode, MetricsRecord, TrajectoryProgressEvent, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
 import type { RunEntry, RunsModel } from '../runs/runsModel';
-import { isMoving } from '../runs/runText';
+import { isMoving, waitingText } from '../runs/runText';
 import { groupKeyOf, TrajectoryData, type IterationData, type LiveIteration, type TaskGroup } from './trajectoryData';
 import {
   PAGE_SIZE,
@@ -15,6 +15,7 @@ import {
   type EpisodeNode,
   type GroupNode,
   type IterationNode,
+  type MessageNode,
   type MoreNode,
   type RangeNode,
   type RunNode,
@@ -197,6 +198,17 @@ export class TrajectoryModel extends Disposable {
       .filter((entry) => entry.info.parent?.runId === node.runId)
       .map((entry) => this.nodes.run(entry.info.runId, node));
     return [...branches, ...this.runIterations(node)];
+  }
+
+  /**
+   * The row the tree shows first under a run that trains but has no iteration row yet, saying
+   * what it waits for; undefined otherwise. Its id stays while the text changes (step 120 of
+   * 3000…), and it goes when the first episode ends (its iteration's row comes instead).
+   */
+  waitingRow(node: TrajectoryNode): MessageNode | undefined {
+    const entry = node.kind === 'run' ? this.runs.get(node.runId) : undefined;
+    const text = entry && waitingText(entry, this.iterationCount(entry.info.runId));
+    return text ? { kind: 'message', id: `${node.id}/waiting`, parent: node, text, waiting: true } : undefined;
   }
 
   private runIterations(node: RunNode): TrajectoryNode[] {

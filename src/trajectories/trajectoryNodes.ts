@@ -8,12 +8,16 @@ export const PAGE_SIZE = 200;
 
 export type TrajectoryNode = RunNode | RangeNode | IterationNode | GroupNode | EpisodeNode | StepNode | MoreNode;
 
-/** A row that says why a node has no children (the host is gone, a request failed). */
+/**
+ * A row that says why a node has no children (the host is gone, a request failed), or, with
+ * `waiting`, what a run waits for before its first iteration shows (presentation.waitingText).
+ */
 export interface MessageNode {
   readonly kind: 'message';
   readonly id: string;
   readonly parent: TrajectoryNode | undefined;
   readonly text: string;
+  readonly waiting?: boolean;
 }
 
 /** Every row of the tree. */

@@ -2,6 +2,12 @@ import * as vscode from 'vscode';
 import { OpenEpisodeCommand } from './openEpisode';
 import type { NodePresentation } from './presentation';
 
+const COLLAPSIBLE: Record<NodePresentation['collapsible'], vscode.TreeItemCollapsibleState> = {
+  none: vscode.TreeItemCollapsibleState.None,
+  collapsed: vscode.TreeItemCollapsibleState.Collapsed,
+  expanded: vscode.TreeItemCollapsibleState.Expanded,
+};
+
 /**
  * One row of the Trajectories tree, built from its presentation. `contextValue`
  * (`empo2.run`, `empo2.episode`, …) selects its menus; the id keeps expansion and selection
@@ -11,7 +17,7 @@ export class TrajectoryTreeItem extends vscode.TreeItem {
   constructor(id: string, presentation: NodePresentation) {
     super(
       presentation.label,
-      presentation.collapsible === 'collapsed' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+      COLLAPSIBLE[presentation.collapsible],
     );
     this.id = id;
     this.description = presentation.description;

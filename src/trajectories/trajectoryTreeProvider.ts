@@ -29,8 +29,8 @@ export class TrajectoryTreeProvider extends Disposable implements vscode.TreeDat
     if (element.kind === 'message') {
       const item = new vscode.TreeItem(element.text, vscode.TreeItemCollapsibleState.None);
       item.id = element.id;
-      item.iconPath = new vscode.ThemeIcon('warning');
-      item.contextValue = 'empo2.message';
+      item.iconPath = new vscode.ThemeIcon(element.waiting ? 'loading~spin' : 'warning');
+      item.contextValue = element.waiting ? 'empo2.waiting' : 'empo2.message';
       return item;
     }
     return new TrajectoryTreeItem(element.id, present(element, this.model));
@@ -41,7 +41,9 @@ export class TrajectoryTreeProvider extends Disposable implements vscode.TreeDat
       return [];
     }
     try {
-      return await this.model.getChildren(element);
+      const children = await this.model.getChildren(element);
+      const waiting = element && this.model.waitingRow(element);
+      return waiting ? [waiting, ...children] : children;
     } catch (error) {
       return [{ kind: 'message', id: `${element?.id ?? 'root'}/error`, parent: element, text: `Cannot load: ${describeError(error)}` }];
     }

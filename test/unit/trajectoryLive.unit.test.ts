@@ -80,7 +80,7 @@ describe('TrajectoryModel, the iteration in progress', () => {
     const iterations = await rows(model, run);
     assert.deepEqual(iterations.map((n) => n.kind === 'iteration' && n.iteration), [2, 1]);
     const live = iterations[0];
-    assert.equal(present(live, model).description, 'rollout 1/4 episodes · 0/1 ✓');
+    assert.equal(present(live, model).description, 'rollout 1/4 episodes · 0% ✓ · memory-free');
     assert.equal(present(live, model).contextValue, 'empo2.liveIteration');
     assert.deepEqual((await episodesUnder(model, live)).map(idOf), [anEpisodeId(2, 2)]);
 
@@ -88,7 +88,7 @@ describe('TrajectoryModel, the iteration in progress', () => {
     episodeEnded(2, 1, 2);
     assert.ok(changed.includes(live.id), 'the iteration row is refreshed as an episode ends');
     assert.equal(present(live, model).label, 'Iteration 2');
-    assert.equal(present(live, model).description, 'rollout 2/4 episodes · 1/2 ✓');
+    assert.equal(present(live, model).description, 'rollout 2/4 episodes · 50% ✓ · memory-free');
     const provisional = await episodesUnder(model, live);
     assert.deepEqual(provisional.map(idOf), [anEpisodeId(2, 1), anEpisodeId(2, 2)], 'in their task groups');
     for (const episode of provisional) {
@@ -96,7 +96,7 @@ describe('TrajectoryModel, the iteration in progress', () => {
       assert.equal(shown.contextValue, 'empo2.liveEpisode', 'no episode menus: it cannot be opened yet');
       assert.equal(shown.collapsible, 'none');
       assert.equal(shown.open, undefined);
-      assert.match(shown.description ?? '', /3 steps/);
+      assert.match(shown.tooltip ?? '', /3 steps/);
     }
 
     episodeEnded(2, 0, 3);
@@ -104,7 +104,7 @@ describe('TrajectoryModel, the iteration in progress', () => {
     changed.length = 0;
     phase(2, 'reflection');
     assert.ok(changed.includes(live.id), 'the iteration row is refreshed when the phase changes');
-    assert.equal(present(live, model).description, 'reflection · 4/4 episodes · 1/4 ✓');
+    assert.equal(present(live, model).description, 'reflection · 4/4 episodes · 25% ✓ · memory-free');
     assert.equal(host.callsOf('trajectory.list').length, 0, 'the episodes came with the notifications');
 
     // The iteration is written: an ordinary row, the written episodes under the same nodes.
@@ -112,7 +112,7 @@ describe('TrajectoryModel, the iteration in progress', () => {
     const after = await rows(model, run);
     assert.equal(after[0], live, 'the same node: VS Code keeps its expansion');
     assert.equal(present(live, model).contextValue, 'empo2.iteration');
-    assert.equal(present(live, model).description, '1/4 ✓ · score 25.0');
+    assert.equal(present(live, model).description, '25% ✓ · score 25.0 · memory-free');
     const final = await episodesUnder(model, live);
     assert.deepEqual(final.map(idOf), [0, 1, 2, 3].map((index) => anEpisodeId(2, index)));
     assert.ok(provisional.every((node) => final.includes(node)), 'an ended episode keeps its node');
@@ -147,5 +147,53 @@ describe('TrajectoryModel, the iteration in progress', () => {
     await runs.reload();
     const run = (await rows(model, undefined))[0];
     assert.deepEqual((await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
+  });
+
+  it('says what a starting run waits for, in one row under it, until its first episode ends', async () => {
+    const host = new FakeHost()
+      .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: RUN, state: 'starting', live: true, iteration: 0, iterations: 5 })], roots: ['/home/ada/project/.empo2/runs'] }))
+      .handle(Requests.runStatus, () => ({ run: null }))
+      .handle(Requests.runMetrics, () => ({ records: [] }))
+      .handle(Requests.trajectoryList, () => ({ items: [], nextCursor: null, total: 0 }));
+    const runs = new RunsModel(host);
+    const model = new TrajectoryModel(host, runs);
+    await runs.reload();
+    const [run] = await rows(model, undefined);
+    const waiting = async () => {
+      await model.getChildren(run);
+      return model.waitingRow(run);
+    };
+    assert.equal((await waiting())?.text, 'Loading the policy…');
+    assert.equal(present(run, model).collapsible, 'expanded', 'open, so the row shows');
+
+    const changed: Array<string | undefined> = [];
+    model.onDidChange((node) => changed.push(node?.id));
+    let seq = 10;
+    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration: 0, phase: 'preparing', done: 120, total: 3000 } });
+    assert.ok(changed.includes(run.id), 'the run node is refreshed as the policy is prepared');
+    const preparing = await waiting();
+    assert.equal(preparing?.text, 'Preparing the policy: step 120 of 3000…');
+    assert.equal(preparing?.waiting, true);
+
+    host.notify(Notifications.runState, { seq: seq++, run: aRunInfo({ runId: RUN, state: 'running', live: true, iteration: 0, iterations: 5 }) });
+    assert.equal((await waiting())?.text, 'Waiting for the first episode (rollout)…');
+    assert.equal((await waiting())?.id, preparing?.id, 'one row whose text changes');
+    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration: 1, phase: 'rollout', done: 4, total: 480 } });
+    assert.equal((await waiting())?.text, 'Waiting for the first episode (rollout: step 4 of 480)…');
+
+    host.notify(Notifications.trajectoryProgress, { seq: seq++, runId: RUN, iteration: 1, done: 1, total: TOTAL, summaries: [ended(1, 0)] });
+    assert.equal(await waiting(), undefined, 'gone once the first episode ended');
+    const children = await model.getChildren(run);
+    assert.deepEqual(children.map((n) => n.kind === 'iteration' && n.iteration), [1]);
+    assert.equal(present(children[0], model).contextValue, 'empo2.liveIteration');
+    assert.equal(present(run, model).collapsible, 'collapsed');
+    assert.deepEqual(host.violations, []);
+  });
+
+  it('says nothing is awaited by a run that is not training', async () => {
+    const { runs, model } = aLiveRun();
+    await runs.reload();
+    const [run] = await rows(model, undefined);
+    assert.equal(model.waitingRow(run), undefined);
   });
 });

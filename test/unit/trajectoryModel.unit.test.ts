@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { Notifications, Requests } from '../../src/rpc/methods';
-import type { TrajectoryListParams, TrajectorySummary } from '../../src/rpc/protocol';
+import type { MetricsRecord, TrajectoryListParams, TrajectorySummary } from '../../src/rpc/protocol';
 import { RunsModel } from '../../src/runs/runsModel';
 import { successText, present } from '../../src/trajectories/presentation';
 import { TrajectoryModel } from '../../src/trajectories/trajectoryModel';
@@ -11,7 +11,7 @@ import { aMetricsRecord, anEpisode, anEpisodeId, aRunInfo, aStep, aSummary } fro
 // The Trajectories tree's data, against a fake host whose run has `iterations` × `tasks` ×
 // `rollouts` episodes; the host answers trajectory.list like the real one (filter, cursor, limit).
 
-function aRun(options: { iterations: number; tasks: number; rollouts: number; configured?: number; steps?: number }) {
+function aRun(options: { iterations: number; tasks: number; rollouts: number; configured?: number; steps?: number; metrics?: MetricsRecord[] }) {
   const summaries: TrajectorySummary[] = [];
   for (let iteration = 1; iteration <= options.iterations; iteration++) {
     let index = 0;
@@ -38,7 +38,7 @@ function aRun(options: { iterations: number; tasks: number; rollouts: number; co
       runs: [aRunInfo({ runId: 'big', iteration: options.iterations, iterations: options.configured ?? options.iterations })],
       roots: ['/tmp/runs'],
     }))
-    .handle(Requests.runMetrics, () => ({ records: [aMetricsRecord({ iteration: 1, rollout_mode: 'memory', update_mode: 'on-policy-with-tips', 'rollout/return': 0.5 })] }))
+    .handle(Requests.runMetrics, () => ({ records: options.metrics ?? [aMetricsRecord({ iteration: 1, rollout_mode: 'memory', update_mode: 'on-policy-with-tips', 'rollout/return': 0.5 })] }))
     .handle(Requests.trajectoryList, (params: TrajectoryListParams) => {
       const matching = summaries.filter((s) => params.filter?.iteration === undefined || s.iteration === params.filter.iteration);
       const start = params.cursor ? Number(params.cursor.slice(1)) : 0;
@@ -120,7 +120,7 @@ describe('TrajectoryModel', () => {
     assert.equal(newest[0].kind === 'iteration' && newest[0].iteration, 450);
   });
 
-  it('labels episodes with score and success, short enough for a default sidebar', async () => {
+  it('labels episodes with score and success, their essentials whole at a default sidebar width', async () => {
     const { runs, model } = aRun({ iterations: 4, tasks: 1, rollouts: 2 });
     await runs.reload();
     const run = await child(model, undefined, 0);
@@ -129,25 +129,43 @@ describe('TrajectoryModel', () => {
     const [winner, loser] = await model.getChildren(group);
     const won = present(winner, model);
     assert.equal(won.label, 'Episode 0000');
-    assert.equal(won.description, '✓ score 1.00 · 2 steps');
-    assert.match(won.tooltip ?? '', /with memory, update off-policy/i);
+    assert.equal(won.description, '✓ score 1.00');
+    assert.match(won.tooltip ?? '', /Rollout with memory, update off-policy, 2 steps/);
+    assert.match(won.tooltip ?? '', /lightbulb, rollout with memory; dot, memory-free/, 'the icon explained');
     assert.deepEqual(won.icon, { id: 'lightbulb', color: 'testing.iconPassed' });
     const lost = present(loser, model);
-    assert.match(lost.description ?? '', /✗ score 0\.00/);
+    assert.equal(lost.description, '✗ score 0.00');
     assert.equal(lost.icon?.color, 'testing.iconFailed');
     const row = present(iteration4, model);
-    assert.equal(row.description, '1/2 ✓ · score 0.50');
-    assert.match(row.tooltip ?? '', /with memory · off-policy/);
-    // Every description a sidebar of the default width (~300 px, ~34 characters beside an
-    // indented label) shows whole.
-    for (const shown of [won, lost, row]) {
-      assert.ok((shown.description ?? '').length <= 34, shown.description);
-    }
+    assert.equal(row.description, '50% ✓ · score 0.50 · with memory');
+    assert.match(row.tooltip ?? '', /Rollout: with memory \(the lightbulb icon; memory-free rollouts have a circle\)/);
+    assert.match(row.tooltip ?? '', /Update: off-policy/);
+    assert.match(row.tooltip ?? '', /Succeeded: 50% \(1 of 2 episodes\)/);
+    // What a default sidebar (300 px) shows of a row, label and description together, before
+    // VS Code cuts it: about 36 characters at the top level, 2 fewer per level of indent. The
+    // essential part (up to the first " · ") must fit: "Episode 0011 ✓ score 100 · 1…" was cut.
+    const fits = (shown: { label: string; description?: string }, depth: number) =>
+      assert.ok(`${shown.label} ${(shown.description ?? '').split(' · ')[0]}`.length <= 36 - 2 * depth, `${shown.label} ${shown.description}`);
+    fits(won, 3);
+    fits(lost, 3);
+    fits(row, 1);
+    assert.ok(`${won.label} ${won.description}`.length <= 36 - 2 * 3, 'an episode row whole');
   });
 
-  it('says the successes on every iteration row, from its metrics before its episodes are loaded', () => {
+  it('says the successes on every iteration row one way, whether its episodes are loaded or not', async () => {
     assert.equal(successText(aMetricsRecord({ iteration: 3, 'rollout/success': 0.25 }), undefined), '25% ✓');
-    assert.equal(successText(undefined, [aSummary({ success: true }), aSummary({ success: false })]), '1/2 ✓');
+    assert.equal(successText(undefined, [aSummary({ success: true }), aSummary({ success: false }), aSummary({ success: false })]), '33% ✓');
+    // A row labelled from the metrics reads the same once expanded (its episodes loaded).
+    const metrics = [1, 2].map((iteration) => aMetricsRecord({ iteration, rollout_mode: 'memory-free', update_mode: 'on-policy', 'rollout/return': 0.25, 'rollout/success': 0.25 }));
+    const { runs, model } = aRun({ iterations: 2, tasks: 1, rollouts: 4, metrics });
+    await runs.reload();
+    const run = await child(model, undefined, 0);
+    const [iteration2, iteration1] = await model.getChildren(run);
+    await settle(); // run.metrics answered
+    assert.equal(present(iteration2, model).description, '25% ✓ · score 0.25 · memory-free', 'from the metrics');
+    await model.getChildren(iteration2); // expanded: its 4 episodes (1 succeeded) are loaded
+    assert.equal(present(iteration2, model).description, '25% ✓ · score 0.25 · memory-free', 'as its neighbours say it, not "1/4 ✓"');
+    assert.equal(present(iteration1, model).description, '25% ✓ · score 0.25 · memory-free');
   });
 
   it('follows a live run: new episodes and iterations appear under the same nodes', async () => {
@@ -214,7 +232,9 @@ describe('TrajectoryModel', () => {
     const [finished, stopped] = (await model.getChildren(run)).map((node) => present(node, model));
     assert.equal(finished.label, 'big-branch-1');
     assert.deepEqual(finished.icon, { id: 'pass-filled', color: 'testing.iconPassed' });
-    assert.match(finished.description ?? '', /^branch of big at 3 · finished · 4( ·|$)/); // not "4/3": past the parent's total
+    // The state first (it is what a person scans for), then that it is a branch: not "4/3" (past the parent's total).
+    assert.match(finished.description ?? '', /^finished · 4 · branch of big at 3( ·|$)/);
+    assert.match(finished.tooltip ?? '', /Branch of big at its checkpoint 3/);
     assert.match(finished.tooltip ?? '', /Its rerun finished: \*\*Compare with Parent\*\*.*\*\*Adopt Branch\*\*.*\*\*Delete Branch\*\*/);
     assert.equal(stopped.label, 'big-branch-2');
     assert.match(stopped.tooltip ?? '', /Its rerun was stopped before it finished: \*\*Rerun Off-Policy Update…\*\* on this branch continues it/);
