@@ -9,6 +9,7 @@ import { describeError, isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { ErrorCodes, type RunInfo, type RunStartParams } from '../rpc/protocol';
 import type { MetricsPanel } from './metricsPanel';
+import { showPendingNotice } from './pendingNotice';
 import { pickRuns, type MetricsTarget } from './pickRuns';
 import { isActive, type RunEntry, type RunsModel } from './runsModel';
 import { resumeQuestion } from './runText';
@@ -177,7 +178,7 @@ abstract class LiveRunCommand extends CommandBase<RunServices> {
       request: async (runId) => (await host.request(method, { runId })).run,
       report: (run) => {
         runs.absorbInfo(run);
-        void vscode.window.setStatusBarMessage(`EMPO²: ${run.runId} ${done}`, 5_000);
+        showPendingNotice({ onDidChangeRun: runs.onDidChangeRun, show: (text, ms) => vscode.window.setStatusBarMessage(text, ms) }, run.runId, run.state, `EMPO²: ${run.runId} ${done}`);
       },
       failed: (error) => showFailure(`${doing} the run`, error),
     });
