@@ -118,7 +118,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     rerunJobs,
     new HostStatusBar(host, runs),
     new ConnectionNotices(host.health, host.reconnector, hostLog, host.onDidFail),
-    new RunProgressReporter(runs),
+    new RunProgressReporter(runs, (runId) => vscode.commands.executeCommand(StopRunCommand.id, runId)),
     vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, { webviewOptions: { retainContextWhenHidden: true } }),
     host.on(Notifications.hostResync, ({ reason, dropped }) => {
       hostLog.warn(`The host dropped ${dropped} notification(s) for this window (${reason}); reloading.`);

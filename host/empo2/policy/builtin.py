@@ -37,6 +37,15 @@ from .tokenizer import build_word_tokenizer
 
 RECIPE_VERSION = 7
 
+# progress(done, total, epoch, loss): after every optimiser step of a build, counted over the
+# whole build (every epoch), so a bar and its ETA cover all of it, not the current epoch.
+BuildProgress = Callable[[int, int, int, float], None]
+
+
+class BuildCancelled(Exception):
+    """Raised by a build's progress callback to stop the build. Nothing reaches the cache: the
+    weights are written (to a temporary folder, then renamed) only after the last step."""
+
 
 @dataclass
 class BuiltinRecipe:
@@ -146,8 +155,9 @@ def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
 
 
 def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
-                         progress: Callable[[int, int, int, float], None] | None = None) -> dict:
-    """Builds the policy into `destination` (atomically); returns the build report."""
+                         progress: BuildProgress | None = None) -> dict:
+    """Builds the policy into `destination` (atomically); returns the build report. A progress
+    callback that raises (BuildCancelled) stops it with nothing written."""
     started = time.time()
     torch.manual_seed(recipe.seed)
     shape = PromptShape(recipe.history_steps, recipe.observation_words)
@@ -157,10 +167,13 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
     corpus += [target for _, target in examples]
     tokenizer = build_word_tokenizer(corpus)
     model = build_tiny_model(tokenizer, recipe.size, recipe.seed)
+    steps = steps_per_epoch(len(examples), recipe.batch_size)
+    total = steps * recipe.epochs
+    per_step = None if progress is None else (
+        lambda epoch, step, _steps, loss: progress(epoch * steps + step + 1, total, epoch, loss))
     losses = imitate(model, tokenizer, examples, epochs=recipe.epochs, batch_size=recipe.batch_size,
-                     lr=recipe.lr, seed=recipe.seed, progress=progress,
-                     warmup_steps=round(recipe.warmup * steps_per_epoch(len(examples), recipe.batch_size)
-                                        * recipe.epochs))
+                     lr=recipe.lr, seed=recipe.seed, progress=per_step,
+                     warmup_steps=round(recipe.warmup * steps * recipe.epochs))
     model.eval()
     report = {
         "recipe": asdict(recipe), "recipe_key": recipe.key(), "examples": len(examples),
@@ -180,7 +193,7 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
 
 
 def ensure_builtin_policy(recipe: BuiltinRecipe | None = None,
-                          progress: Callable[[int, int, int, float], None] | None = None) -> Path:
+                          progress: BuildProgress | None = None) -> Path:
     """The built-in policy's folder: cached or shipped, else built into the cache first.
 
     Processes that need the same recipe at once (two test workers, two editor windows) build it

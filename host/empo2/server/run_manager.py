@@ -403,10 +403,18 @@ class RunManager:
         from ..training.trainer import Trainer
 
         if live.config.policy.model == "builtin":  # built once, minutes on a CPU: say so
-            from ..policy.builtin import ensure_builtin_policy
+            from ..policy.builtin import BuildCancelled, ensure_builtin_policy
 
-            ensure_builtin_policy(progress=lambda epoch, step, steps, loss:
-                                  hooks.on_progress(0, "preparing", step + 1, steps))
+            def building(done: int, total: int, _epoch: int, _loss: float) -> None:
+                if live.control.stop_requested:  # Cancel while it builds: nothing was written
+                    raise BuildCancelled()
+                hooks.on_progress(0, "preparing", done, total)
+            try:
+                ensure_builtin_policy(progress=building)
+            except BuildCancelled:
+                log.info("run %s stopped while the built-in policy was being built", live.run_id)
+                live.folder.set_state("stopped", iteration=0)
+                return
         live.trainer = Trainer(live.config, live.folder, hooks=hooks,
                                control=live.control, embedder=self.embedder_factory())
         # The loaded model and libraries are long-lived: exempt them from the cyclic GC, whose
