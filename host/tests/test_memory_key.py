@@ -4,19 +4,31 @@ default), or one entry per episode keyed by its final conversation (the final re
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import tiny_run_overrides
 from empo2.config import ConfigError, load_config
+from empo2.envs.builtin.env import BuiltinEnv
 from empo2.memory.store import MemoryStore
 from empo2.policy.model import load_policy
 from empo2.policy.prompting import clip_words
 from empo2.run_folder.folder import RunFolder
-from empo2.training.rollout import tip_entries
+from empo2.training.rollout import RolloutSettings, tip_entries
 from empo2.training.trainer import Trainer
 from test_rollout import TASK, KeyEmbedder, make_settings, play
+
+
+def selectivity_tool():
+    """host/benchmarks/memory_key_selectivity.py as a module."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import memory_key_selectivity
+
+    return memory_key_selectivity
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +93,12 @@ def test_a_run_with_the_episode_key_stores_one_entry_per_tip(tmp_path, tiny_poli
             steps = [(s["executed_action"], s["next_observation"]) for s in record["steps"]]
             assert [(e["key_text"], e["action"]) for e in entries] == [
                 (final_conversation(record["description"], steps), "")]
+        # The selectivity tool rebuilds the run's episodes and stores them as the run did.
+        settings = RolloutSettings.from_config(config, None, train=True)
+        [played] = selectivity_tool().recorded_iterations(folder, 0)
+        assert [tip_entries(ep, after, settings) for ep, after in played] == [
+            [(e["key_text"], e["action"]) for e in trainer.memory.entries(ep.variation_key)
+             if e["tip_id"] == r["tip_id"]] for (ep, _), r in zip(played, records)]
     finally:
         trainer.close()
     assert records and all(r["tip_id"] for r in records)
@@ -92,3 +110,24 @@ def test_the_memory_key_is_a_choice():
     with pytest.raises(ConfigError, match="'memory.key' must be one of step, episode"):
         load_config("builtin", ["memory.key=turn"])
 
+
+
+def test_the_selectivity_report_replays_episodes_into_one_memory_per_key(embedder):
+    """host/benchmarks/memory_key_selectivity.py on two rounds of scripted episodes: the step key
+    stores an entry per distinct step, the episode key one per tip; every figure is a share."""
+    tool = selectivity_tool()
+    config = load_config("builtin-bench", ["env.max_steps=6"])
+    iterations = tool.simulated_iterations(config, rounds=2, seed=0)
+    assert len(iterations) == 2 and all(ep.tip for played in iterations for ep, _ in played)
+    base = RolloutSettings.from_config(config, None, train=True)
+    report = {key: tool.selectivity(iterations, dataclasses.replace(base, memory_key=key), embedder,
+                                    capacity=1000) for key in tool.KEYS}
+    episodes = [ep for played in iterations for ep, _ in played]
+    assert report["episode"]["entries"] == report["episode"]["tips"] <= len(episodes)
+    assert report["step"]["entries"] > report["step"]["tips"]
+    for figures in report.values():
+        kept = list(figures["kept_by_threshold"].values())
+        assert kept == sorted(kept, reverse=True) and all(0 <= k <= 1 for k in kept)
+        variations = BuiltinEnv().variations("power-device", "train")
+        assert figures["same_variation"]["chance"] == pytest.approx(1 / len(variations))
+        assert 0 <= figures["retrieval"]["success_share"] <= 1
