@@ -117,7 +117,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     comparison,
     rerunJobs,
     new HostStatusBar(host, runs),
-    new ConnectionNotices(host.health, host.reconnector, hostLog, host.onDidFail),
+    new ConnectionNotices(host.health, host.reconnector, hostLog, host.onDidFail, host.state),
     new RunProgressReporter(runs, (runId) => vscode.commands.executeCommand(StopRunCommand.id, runId)),
     vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, { webviewOptions: { retainContextWhenHidden: true } }),
     host.on(Notifications.hostResync, ({ reason, dropped }) => {

@@ -2,9 +2,11 @@ import * as vscode from 'vscode';
 import type { Event } from '../common/event';
 import { Disposable } from '../common/lifecycle';
 import { describeHealth, type ConnectionHealthModel } from './connectionHealth';
-import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand } from './hostCommands';
+import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand, StartHostCommand } from './hostCommands';
 import type { HostLog } from './hostLog';
 import type { HostFailure } from './hostManager';
+import type { HostState, HostStateModel } from './hostState';
+import { HOST_STOPPED_MESSAGE, stoppedByItself } from './hostStopped';
 import { describeTarget, type Reconnector, type ReconnectTarget } from './reconnector';
 import { CONNECT_REMOTE } from './workspaceTrust';
 
@@ -14,7 +16,8 @@ import { CONNECT_REMOTE } from './workspaceTrust';
 // spent, a message with the way out that fits the host: Reconnect or Connect to Another Host for
 // a remote host (it keeps training on its own; nothing here offers to install a local one),
 // Restart Host for the host this window spawned. And when a spawned host dies or does not start:
-// the last lines of its log, with Restart Host.
+// the last lines of its log, with Restart Host; when it stops by itself (exit 0, not Stop Host:
+// Ctrl-C in its terminal), that it stopped and how to go on (hostStopped.ts).
 
 /** A link down this long gets a notification. */
 export const LOST_NOTICE_MS = 5_000;
@@ -22,6 +25,7 @@ export const LOST_NOTICE_MS = 5_000;
 export const RECONNECT = 'Reconnect';
 export const CONNECT_ANOTHER = 'Connect to Another Host';
 const RESTART = 'Restart Host';
+const START = 'Start Host';
 const SHOW_LOG = 'Show Host Log';
 
 export class ConnectionNotices extends Disposable {
@@ -33,8 +37,18 @@ export class ConnectionNotices extends Disposable {
     reconnector: Reconnector,
     private readonly log: HostLog,
     failures: Event<HostFailure>,
+    state: HostStateModel,
   ) {
     super();
+    let previous: HostState = state.state;
+    this._register(
+      state.onDidChange((next) => {
+        if (stoppedByItself(previous, next)) {
+          void this.reportStopped();
+        }
+        previous = next;
+      }),
+    );
     this._register(
       health.onDidChange((h) => {
         if (h.kind === 'reconnecting' && this.noticeTimer === undefined && !this.progressShown) {
@@ -95,6 +109,15 @@ export class ConnectionNotices extends Disposable {
       await vscode.commands.executeCommand(ConnectRemoteCommand.id);
     } else if (choice === RESTART) {
       await vscode.commands.executeCommand(RestartHostCommand.id);
+    } else if (choice === SHOW_LOG) {
+      this.log.show();
+    }
+  }
+
+  private async reportStopped(): Promise<void> {
+    const choice = await vscode.window.showWarningMessage(HOST_STOPPED_MESSAGE, START, SHOW_LOG);
+    if (choice === START) {
+      await vscode.commands.executeCommand(StartHostCommand.id);
     } else if (choice === SHOW_LOG) {
       this.log.show();
     }
