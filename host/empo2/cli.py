@@ -1,6 +1,7 @@
 """`empo2-host`: the training host's command line.
 
     empo2-host build-policy                      build (or find) the cached built-in policy
+    empo2-host build-policy --model NAME         convert a packaged model (smollm2-135m-instruct)
     empo2-host train [--preset builtin] [k=v ..] train; overrides like algo.p_memory=0
     empo2-host config [--preset builtin] [k=v ..] print the resolved config (a file train --config reads)
     empo2-host resume RUN_FOLDER                 continue a run from its last checkpoint
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from . import metric_keys as metric
 from .config import ConfigError, TrainConfig, load_config, presets
+from .policy.pretrained import PACKAGED_MODELS
 
 EXIT_USAGE = 2
 
@@ -104,7 +106,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="empo2-host", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command")
 
-    p = sub.add_parser("build-policy", help="build the built-in policy (cached)")
+    p = sub.add_parser("build-policy", help="build the built-in policy, or convert a packaged "
+                                            "model, into the cache (once)")
+    p.add_argument("--model", default="builtin", choices=("builtin", *PACKAGED_MODELS),
+                   help="'builtin' (default) or a pretrained model shipped in a Python package")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--size", default="default", choices=("default", "tiny"))
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
@@ -239,6 +244,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_build_policy(args) -> int:
+    if args.model != "builtin":
+        return _convert_packaged(args.model, args.force)
     from .policy.builtin import BuiltinRecipe, build_builtin_policy, builtin_policy_path, find_builtin_policy
 
     recipe = BuiltinRecipe(seed=args.seed, size=args.size)
@@ -248,8 +255,26 @@ def cmd_build_policy(args) -> int:
         return 0
     path = builtin_policy_path(recipe)  # --force rebuilds into the cache (the shipped copy stays)
     bar = _bar("building the built-in policy", unit="batch")
-    report = build_builtin_policy(recipe, path, progress=_imitation_progress(bar, recipe.epochs))
+    report = build_builtin_policy(recipe, path, progress=_imitation_progress(bar))
     bar.close()
+    print(json.dumps({"path": str(path), "cached": False, **report}))
+    return 0
+
+
+def _convert_packaged(name: str, force: bool) -> int:
+    from .policy.pretrained import (PACKAGED_MODELS, convert_packaged_model, find_packaged_policy,
+                                    packaged_policy_path, source_file)
+
+    found = find_packaged_policy(name)
+    if found is not None and not force:
+        print(json.dumps({"path": str(found), "cached": True}))
+        return 0
+    model = PACKAGED_MODELS[name]
+    source_file(model)  # a missing or damaged package says so before anything starts
+    print(f"empo2: converting {name} from the package {model.package} into the cache "
+          "(once; under a minute on a laptop CPU)", file=sys.stderr, flush=True)
+    path = packaged_policy_path(model)
+    report = convert_packaged_model(model, path)
     print(json.dumps({"path": str(path), "cached": False, **report}))
     return 0
 
@@ -294,13 +319,12 @@ def cmd_resume(args) -> int:
 def _ensure_builtin_with_progress() -> str:
     from .policy.builtin import BuiltinRecipe, ensure_builtin_policy, find_builtin_policy
 
-    recipe = BuiltinRecipe()
-    found = find_builtin_policy(recipe)
+    found = find_builtin_policy(BuiltinRecipe())
     if found is not None:
         return str(found)
     bar = _bar("building the built-in policy (once)", unit="batch")
     try:
-        return str(ensure_builtin_policy(recipe, progress=_imitation_progress(bar, recipe.epochs)))
+        return str(ensure_builtin_policy(progress=_imitation_progress(bar)))
     finally:
         bar.close()
 
@@ -380,7 +404,7 @@ def cmd_eval(args) -> int:
             model_path = resolve_model(config.policy.model)
     else:
         config = load_config("builtin")
-        model_path = _ensure_builtin_with_progress() if args.model == "builtin" else args.model
+        model_path = _ensure_builtin_with_progress() if args.model == "builtin" else resolve_model(args.model)
     tasks = args.tasks.split(",") if args.tasks else config.env.tasks
     env = make_env(config.env)
     for task in tasks:
@@ -557,14 +581,16 @@ def _bar(description: str, total: int | None = None, unit: str = "it", disable: 
                 disable=disable or os.environ.get("EMPO2_NO_PROGRESS") == "1")
 
 
-def _imitation_progress(bar, epochs: int):
-    """Progress of a built-in policy's build: one bar over every epoch (so tqdm's ETA is the
-    whole build's), saying which epoch of how many, with the latest loss."""
-    def update(done: int, total: int, epoch: int, loss: float) -> None:
-        if bar.total != total:
+def _imitation_progress(bar):
+    """Progress of the imitation warm start: one bar per epoch, with the latest loss."""
+    current = {"epoch": -1}
+
+    def update(epoch: int, step: int, total: int, loss: float) -> None:
+        if epoch != current["epoch"]:
+            current["epoch"] = epoch
             bar.reset(total=total)
-        bar.set_description(f"building the built-in policy (epoch {epoch + 1}/{epochs})", refresh=False)
-        bar.update(done - bar.n)
+            bar.set_description(f"building the built-in policy (epoch {epoch + 1})")
+        bar.update(1)
         bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
     return update
 

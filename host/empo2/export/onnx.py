@@ -37,6 +37,7 @@ import warnings
 from pathlib import Path
 
 from ..atomic import atomic_write_json, commit_folder
+from ..policy.pretrained import PACKAGED_MODELS, is_packaged_model, packaged_policy_path
 from ..run_folder.folder import RunFolder
 from .plain import ExportError, checkpoint_of, plain_model_folder
 
@@ -58,6 +59,9 @@ def default_out(source: str) -> Path:
 
         path = builtin_policy_path(BuiltinRecipe())
         return path.with_name(path.name + "-onnx")
+    if is_packaged_model(source):  # beside its conversion in the cache
+        path = packaged_policy_path(PACKAGED_MODELS[source])
+        return path.with_name(path.name + "-onnx")
     path = Path(source)
     if _is_run_or_checkpoint(path):
         run, checkpoint = checkpoint_of(path)
@@ -74,9 +78,9 @@ def _model_folder(source: str) -> tuple[str, dict, tempfile.TemporaryDirectory |
     from ..config import load_config
     from ..training.trainer import resolve_model
 
-    if source == "builtin":
-        return resolve_model("builtin"), {"source": "builtin", "run": None, "iteration": None,
-                                          "temperature": None}, None
+    if source == "builtin" or is_packaged_model(source):
+        return resolve_model(source), {"source": source, "run": None, "iteration": None,
+                                       "temperature": None}, None
     path = Path(source)
     if not path.exists():
         raise ExportError(f"there is no run, checkpoint or model folder at {path}")

@@ -85,10 +85,9 @@ def model_config(name: str):
     """The transformers config of a folder, a cached hub id, or a shipped copy."""
     from transformers import AutoConfig
 
-    if name == "builtin":
-        from .trainer import resolve_model
+    from .trainer import resolve_model
 
-        name = resolve_model(name)
+    name = resolve_model(name)  # the built-in and packaged models: their folder in the cache
     if Path(name, "config.json").is_file():
         return AutoConfig.from_pretrained(name)
     shipped = _shipped_config(name)
