@@ -120,6 +120,29 @@ describe('package.json', () => {
     }
   });
 
+  it('documents a launch.json whose every attribute the empo2 debug type declares, and the port setting the scripts read', () => {
+    const doc = readFileSync(path.join(root, 'docs', 'debugging.md'), 'utf8');
+    const example = /```jsonc\n([\s\S]*?)```/.exec(doc);
+    assert.ok(example, 'a launch.json example in docs/debugging.md');
+    const launch = JSON.parse(example[1].replace(/\/\/.*$/gm, '')) as { configurations: Array<Record<string, unknown>> };
+    const debuggerType = manifest.contributes.debuggers.find((d: { type: string }) => d.type === 'empo2');
+    const declared = new Set(['type', 'request', 'name', ...Object.keys(debuggerType.configurationAttributes.launch.properties)]);
+    assert.ok(launch.configurations.length >= 2);
+    for (const configuration of launch.configurations) {
+      assert.equal(configuration.type, 'empo2');
+      assert.equal(configuration.request, 'launch');
+      for (const key of Object.keys(configuration)) {
+        assert.ok(declared.has(key), `${key} is a declared launch attribute`);
+      }
+    }
+    for (const key of declared) {
+      assert.ok(doc.includes(`\`${key}\``) || ['type', 'request', 'name'].includes(key), `docs/debugging.md names ${key}`);
+    }
+    const script = readFileSync(path.join(root, 'scripts', 'vscode-open.sh'), 'utf8');
+    assert.match(script, /EMPO2_VSCODE_PORT:-8765/);
+    assert.match(readFileSync(path.join(root, 'README.md'), 'utf8'), /EMPO2_VSCODE_PORT=\d+ \.\/scripts\/run\.sh/);
+  });
+
   it('puts commands, views and settings under the empo2. prefix', () => {
     const views = manifest.contributes.views.empo2.map((v: { id: string }) => v.id);
     assert.deepEqual(views, ['empo2.trajectories', 'empo2.tips']);
