@@ -64,6 +64,25 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+# What a chat model puts around an action: a text game's prompt mark ("> go north"), a label
+# ("Action: go north"), quotes, backticks or bold, and sentence punctuation at the end.
+_LEADING_MARKS = re.compile(r"^(?:>+\s*|action\s*:\s*)+", re.IGNORECASE)
+_WRAPPING = " \t\"'`*"
+_TRAILING_PUNCTUATION = ".!?;:," + _WRAPPING
+
+
+def parse_action(text: str) -> str:
+    """The one action in what a policy wrote: its first non-empty line, without a leading
+    prompt mark or label, wrapping quotes and trailing punctuation, whitespace collapsed; ''
+    when nothing is left. Case is kept (each game decides). The built-in policy's own output
+    ("go to kitchen") comes back unchanged; anything else that is still no valid action stays
+    invalid, and correction (when on) replaces it as before.
+    """
+    line = next((line for line in text.splitlines() if line.strip()), "")
+    line = _LEADING_MARKS.sub("", line.strip(_WRAPPING)).strip(_WRAPPING)
+    return " ".join(line.rstrip(_TRAILING_PUNCTUATION).split())
+
+
 def correct_action(action: str, valid_actions: Sequence[str]) -> str:
     """The valid action with the highest word overlap (Jaccard) with `action`.
 

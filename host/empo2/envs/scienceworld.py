@@ -38,7 +38,7 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from .base import StepInfo
+from .base import StepInfo, parse_action
 from .text_game import CORRECTIONS, TextGameEnv
 
 log = logging.getLogger(__name__)
@@ -249,8 +249,8 @@ class ScienceWorldEnv(TextGameEnv):
             raise RuntimeError("step() before reset()")
         if self.done:
             return "The episode is over.", 0.0, True, self._info(False, None)
-        command = " ".join(action.split())
-        corrected = None
+        command = parse_action(action)
+        corrected = command if command != " ".join(action.split()) else None  # "> open door." ran as "open door"
         if self.corrects_listed and command not in self.valid_actions():
             corrected = self._replacement(command, self.valid_actions())
         observation = self._server.step(corrected or command)

@@ -32,7 +32,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .base import StepInfo
+from .base import StepInfo, parse_action
 from .text_game import CORRECTIONS, TextGameEnv
 
 log = logging.getLogger(__name__)
@@ -183,8 +183,8 @@ class TextWorldEnv(TextGameEnv):
             raise RuntimeError("step() before reset()")
         if self.done:
             return "The game is over.", 0.0, True, self._info(False, None)
-        command = " ".join(action.lower().split())
-        corrected = None
+        command = parse_action(action).lower()
+        corrected = command if command != " ".join(action.lower().split()) else None  # "> go east." ran as "go east"
         valid = self.valid_actions()
         if self.corrects_listed and command not in valid:
             corrected = self._replacement(command, valid)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .tasks import TASK_KINDS, TEST_VARIATIONS, TRAIN_VARIATIONS, START_ROOM
 from .world import World, generate_world
-from ..base import StepInfo, correct_action
+from ..base import StepInfo, correct_action, parse_action
 
 SCORE_TAKE, SCORE_PUT, SCORE_SUCCESS = 25.0, 25.0, 100.0
 DECOY_TAKE, DECOY_PUT, DECOY_PENALTY = 15.0, 15.0, 20.0
@@ -86,8 +86,9 @@ class BuiltinEnv:
         if self.done:
             return "the episode is over .", 0.0, True, self._info()
         valid = self.valid_actions()
-        corrected = None
-        command = " ".join(action.lower().split())
+        command = parse_action(action).lower()
+        # A parsed action ran: the history shows it, not the wrapping ("> go north.").
+        corrected = command if command in valid and command != " ".join(action.lower().split()) else None
         if command not in valid and self.correct_actions:
             corrected = correct_action(command, valid)
             command = corrected
