@@ -3,6 +3,7 @@ episode and to the first metrics line, on the built-in default, from a clean cac
 
     .venv/bin/python host/benchmarks/first_episode.py              # 2 runs
     .venv/bin/python host/benchmarks/first_episode.py --repeats 3
+    .venv/bin/python host/benchmarks/first_episode.py env.max_steps=3   # overrides, as train takes
 
 This is the path `scripts/run.sh` takes once its installs are done: the extension spawns the
 real host (`python -m empo2.cli serve`), connects, and starts the `builtin` preset. Each repeat
@@ -43,7 +44,7 @@ MARKS = {  # what the client sees first -> the name of its moment
 }
 
 
-def one_run(workdir: Path, timeout_s: float) -> dict:
+def one_run(workdir: Path, timeout_s: float, overrides: list[str]) -> dict:
     token = secrets.token_hex(32)
     cache = workdir / "cache"
     env = dict(os.environ, EMPO2_HOST_TOKEN=token, EMPO2_NO_PROGRESS="1", EMPO2_CACHE_DIR=str(cache),
@@ -62,7 +63,7 @@ def one_run(workdir: Path, timeout_s: float) -> dict:
             with HostClient(f"ws://127.0.0.1:{port}/", token) as client:
                 client.initialize("first-episode-benchmark")
                 name = "builtin-first-episode"
-                client.request("run.start", {"preset": "builtin", "name": name})
+                client.request("run.start", {"preset": "builtin", "overrides": overrides, "name": name})
                 result["run_started_s"] = time.perf_counter() - started
                 seen: dict[str, float] = {}
 
@@ -89,11 +90,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=2, help="runs, each from a clean cache")
     parser.add_argument("--timeout", type=float, default=900, help="seconds to wait for the marks")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides of the run")
     args = parser.parse_args()
     runs = []
     for _ in range(args.repeats):
         with tempfile.TemporaryDirectory(prefix="empo2-first-episode-") as scratch:
-            result = one_run(Path(scratch), args.timeout)
+            result = one_run(Path(scratch), args.timeout, args.overrides)
         runs.append(result)
         print(f"ready {result['ready_s']:5.1f} s  run started {result['run_started_s']:5.1f} s  "
               f"first episode {result['first_episode_s']:5.1f} s  first metrics "
@@ -107,7 +109,8 @@ def main() -> int:
           f"{median['first_iteration_written_s']:.1f} s after the host's spawn")
     print(f"first iteration written / first episode streamed: "
           f"{median['first_iteration_written_s'] / median['first_episode_s']:.1f}x")
-    print(json.dumps({"repeats": args.repeats, "median": median, "cpus": os.cpu_count(),
+    print(json.dumps({"repeats": args.repeats, "overrides": args.overrides, "median": median,
+                      "cache_after": runs[-1]["cache_after"], "cpus": os.cpu_count(),
                       "load_average": os.getloadavg()[0]}))
     return 0
 

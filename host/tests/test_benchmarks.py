@@ -32,6 +32,17 @@ def test_gpu_check_smoke_runs_the_whole_path_on_cpu():
     assert "fsdp2/ddp update_tokens_per_s" in result.stdout
 
 
+def test_first_episode_prints_the_seconds_to_the_first_episode_and_metrics_from_a_clean_cache():
+    result = _run([str(BENCH / "first_episode.py"), "--repeats", "1", "env.max_steps=3",
+                   "algo.batch_tasks=1", "algo.group_size=2", "eval.every=0"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    median = report["median"]
+    assert 0 < median["ready_s"] < median["first_episode_s"] <= median["first_metrics_s"]
+    assert report["cache_after"] == []  # the shipped policy served; nothing was built or written
+    assert "first iteration written / first episode streamed" in result.stdout
+
+
 def test_env_steps_prints_steps_per_second_for_each_adapter():
     result = _run([str(BENCH / "env_steps.py"), "--seconds", "0.5", "--env", "all"])
     assert result.returncode == 0, result.stderr[-3000:]
