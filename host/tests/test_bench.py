@@ -10,12 +10,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from empo2.bench.arms import ABLATIONS, ARMS, DEFAULT_ARMS
-from empo2.bench.runner import bench_jobs, chosen_arms, run_bench
+from empo2.bench.runner import bench_jobs, chosen_arms, markdown, run_bench, summarise
 from empo2.bench.stats import (
     bca_ci, bootstrap_ci, claimed, curve_auc, paired_summary, student_t_cdf, student_t_quantile,
     t_interval,
 )
 from empo2.bench.svg import learning_curves_svg, mean_curve
+from empo2.config import load_config
 from empo2.training.run_control import TrainerHooks
 from test_distributed import _metrics
 
@@ -106,6 +107,18 @@ def test_a_subset_of_arms_runs_seed_by_seed_and_must_hold_the_primary_comparison
         chosen_arms(["EMPO²", "GRPO", "PPO"])
     with pytest.raises(ValueError, match="must include EMPO² and GRPO"):
         chosen_arms(["EMPO²", "GRPO + novelty"])
+
+
+@pytest.mark.parametrize("method", sorted(ARMS) + sorted(ABLATIONS))
+def test_every_arm_is_a_valid_config_on_the_bench_preset(method):
+    overrides = {**ARMS, **ABLATIONS}[method]
+    config = load_config("builtin-bench", overrides)
+    for item in overrides:  # each override took, none was silently left at its default
+        key, _, value = item.partition("=")
+        node = config
+        for part in key.split("."):
+            node = getattr(node, part)
+        assert str(node) == value or node == float(value)
 
 
 def test_learning_curves_svg_is_well_formed():
@@ -309,3 +322,19 @@ def test_a_resumed_bench_continues_a_run_it_left_half_trained_and_refuses_a_fore
     (folder.path / "config.json").write_text(json.dumps(dict(folder.config(), seed=7)))
     with pytest.raises(bench.ResumeError, match="holds a run with another config"):
         bench._train_and_evaluate(half)
+
+
+@pytest.mark.parametrize("primary, marked, unmarked", [
+    ("held_out_success", "held-out success (primary)", "train success |"),
+    ("train_success", "train success (primary)", "held-out success |"),
+])
+def test_the_results_table_marks_the_protocols_primary_metric(primary, marked, unmarked):
+    row = {"method": "EMPO²", "seeds": 1, "env_steps": 6000, "train_success": 0.5,
+           "train_success_sd": 0.0, "held_out_success": 0.25, "held_out_success_sd": 0.0,
+           "auc": 0.4, "ood_first": None, "ood_last": None}
+    report = {"protocol": {"preset": "builtin-bench", "overrides": [], "seeds": [1],
+                           "ablation_seeds": [], "env_step_budget": 6000, "eval_episodes": 240,
+                           "eval_temperature": 0.4, "primary_metric": primary},
+              "seconds": 60, "table": [row], "summary": summarise([], primary)}
+    header = markdown(report).splitlines()[2]
+    assert marked in header and unmarked in header

@@ -32,6 +32,14 @@ ARMS: dict[str, list[str]] = {
     # the warm start's tip reading. A KL anchor to the warm start, or a quarter of the lr.
     "EMPO² (KL 0.05)": ["algo.kl_beta=0.05"],
     "EMPO² (lr 5e-5)": ["algo.lr=5e-5"],
+    # The memory key (docs/bench/r2-memory-key/): one entry per episode keyed by its final
+    # conversation, as the final reference code stores tips, instead of one per step.
+    "EMPO² (per-episode key)": ["memory.key=episode"],
+    # The update budget (docs/bench/r3-update-budget/): the reference takes one optimizer step
+    # per mini-batch of 16 prompts' rows, B·T/16 steps an iteration with its B = 16 tasks of T
+    # steps; one prompt's rows per step keeps that B/N = 1 at the bench's one task an iteration
+    # (about T steps instead of the fixed 2).
+    "EMPO² (1-prompt mini-batches)": ["algo.minibatch_prompts=1"],
 }
 
 # What `empo2-host bench` runs when --arms names none: the arms of the benches of record. The
