@@ -334,13 +334,17 @@ def _minutes(report: dict) -> str:
 
 def markdown(report: dict) -> str:
     p = report["protocol"]
+    # Benches recorded before the protocol named its primary metric used training success.
+    primary = p.get("primary_metric", "train_success")
+    mark = {m: " (primary)" if m == primary else "" for m in PRIMARY_METRICS}
     lines = [
         f"Preset `{p['preset']}` {' '.join(p['overrides'])}; seeds {p['seeds']} "
         f"(ablations: {p['ablation_seeds'] or 'none'}); budget {p['env_step_budget']:,} env steps; "
         f"{p['eval_episodes']} evaluation episodes per split at temperature {p['eval_temperature']}; "
         f"{_minutes(report)} on this machine.",
         "",
-        "| method | seeds | env steps | train success (primary) | held-out success | AUC | OOD trial 1 | OOD last trial |",
+        f"| method | seeds | env steps | train success{mark['train_success']} | held-out "
+        f"success{mark['held_out_success']} | AUC | OOD trial 1 | OOD last trial |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in report["table"]:
