@@ -14,7 +14,8 @@ import pytest
 
 from empo2.server.client import HostClient, HostError
 from empo2.server.protocol import error_codes
-from server_support import TOKEN, SchemaCheck, copy_run, finished_run, hash_tree, make_host
+from conftest import tiny_run_overrides
+from server_support import TOKEN, SchemaCheck, connect, copy_run, finished_run, hash_tree, make_host
 
 pytestmark = pytest.mark.slow
 CODES = error_codes()
@@ -118,3 +119,55 @@ def test_edit_dry_run_rerun_cancel_continue_compare_adopt_delete(tmp_path_factor
         host.stop()
     if os.environ.get("EMPO2_RECORD_TRANSCRIPT"):
         recorder.write(os.environ["EMPO2_RECORD_TRANSCRIPT"])
+
+
+def test_a_paused_run_is_dry_run_and_rerun_beside_it_and_stays_paused(tmp_path, tiny_policy, embedder):
+    """Pause, edit a tip, rerun: the loop reruns are for. The paused run stays the live run,
+    paused and untouched (the branch is a run folder of its own); it resumes once the rerun has
+    ended, and trains on."""
+    check = SchemaCheck()
+    root = tmp_path / "runs"
+    host = make_host([root], embedder)
+    client = connect(host, check, "studio")
+    try:
+        config = tiny_run_overrides(tiny_policy, iterations=2, **{"eval.every": 0})
+        client.request("run.start", {"config": config, "name": "live", "pauseAfterIteration": 1})
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "paused",
+                        timeout=600)
+        tip = client.request("memory.list", {"runId": "live", "limit": 1})["items"][0]
+        edited = client.request("memory.update", {"runId": "live", "tipId": tip["id"], "text": "open the drawer first",
+                                                  "expectedVersion": tip["version"]})["tip"]
+        before = {k: v for k, v in hash_tree(root / "live").items() if k != "host.log"}
+
+        job = client.request("update.rerun", {"runId": "live", "dryRun": True, **SMALL})
+        done = finished(client, job["jobId"])
+        assert done["status"] == "finished", done
+        assert done["result"]["variations"] == [edited["variationKey"]]
+
+        job = client.request("update.rerun", {"runId": "live", "name": "what-if", **SMALL})
+        assert job["branchId"] == "what-if" and not job["dryRun"]
+        busy = pytest.raises(HostError, client.request, "run.resume", {"runId": "live"}).value
+        assert busy.code == CODES["RunBusy"]
+        assert busy.message == ("a rerun on branch 'what-if' of run 'live' runs beside the paused run 'live'; "
+                                "it resumes once that has ended (or cancel it).")
+        result = finished(client, job["jobId"])
+        assert result["status"] == "finished", result
+        assert [c["variation"] for c in result["result"]["comparison"]] == [edited["variationKey"]]
+        assert [t["after"] for t in result["result"]["tips"]] == [edited["text"]]
+
+        status = client.request("run.status", {"runId": "live"})["run"]
+        assert (status["live"], status["state"], status["iteration"]) == (True, "paused", 1)
+        after = {k: v for k, v in hash_tree(root / "live").items() if k != "host.log"}
+        assert {k: v for k, v in after.items() if k in before} == before  # the parent: untouched
+        assert [k.split("/")[0] for k in set(after) - set(before)] == ["dry-runs"]
+        runs = {r["runId"]: r for r in client.request("run.list")["runs"]}
+        assert runs["what-if"]["parent"] == {"runId": "live", "checkpoint": 1, "adopted": False}
+        assert runs["what-if"]["state"] == "finished"
+
+        client.request("run.resume", {"runId": "live"})
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "live"
+                        and m["params"]["run"]["state"] == "finished", timeout=600)
+        check.assert_clean()
+    finally:
+        client.close()
+        host.stop()

@@ -10,10 +10,12 @@ import { POLICY_AUTHOR } from '../tips/tipRules';
 import type { ComparisonPanel } from './comparisonPanel';
 import { RerunJobs } from './rerunJobs';
 import { rerunArgs } from './rerunArgs';
+import { clearTheWayForRerun } from './rerunGateDialog';
 import { branchPickItem, branchRuns, isBranch } from './branches';
 
 // "EMPO²: Rerun Off-Policy Update…" and the branch commands. The rerun asks, in quick picks, for
-// the checkpoint, the variations, N, K and dry run or not; the host does the rest (update.rerun)
+// the checkpoint, the variations, N, K and dry run or not, once nothing is in the way (a training
+// run is paused or stopped first, if the person agrees: rerunGate.ts); the host does the rest (update.rerun)
 // and reports progress, which a cancellable notification shows. Cancel stops the rerun between
 // iterations and leaves a branch that "Rerun" on it continues.
 
@@ -59,7 +61,11 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
       void vscode.window.showInformationMessage('EMPO²: rerunning an update needs a run; open a run folder or select a run in the Trajectories view first.');
       return undefined;
     }
-    return given.complete ? { ...given.request, runId } : this.pick(runId, given.request);
+    if (given.complete) {
+      return { ...given.request, runId }; // a script's request: the host's answer says what is in the way
+    }
+    const { host, runs, jobs } = this.services;
+    return (await clearTheWayForRerun(host, runs, jobs)) ? this.pick(runId, given.request) : undefined;
   }
 
   private async pick(runId: string, preset: Partial<UpdateRerunParams>): Promise<UpdateRerunParams | undefined> {

@@ -14,6 +14,7 @@ export class RerunJobs extends Disposable {
   private readonly waiting = new Map<string, (event: UpdateFinishedEvent) => void>();
   private readonly early = new Map<string, UpdateFinishedEvent>();
   private readonly progress = new Map<string, (message: string) => void>();
+  private readonly requests = new Map<string, UpdateRerunParams>();
 
   constructor(
     private readonly host: HostApi,
@@ -37,9 +38,15 @@ export class RerunJobs extends Disposable {
     );
   }
 
+  /** A rerun or dry run this window has running, if any (the host runs one at a time). */
+  get running(): UpdateRerunParams | undefined {
+    return this.requests.values().next().value;
+  }
+
   /** The result, or undefined when cancelled; throws a failure's sentence. */
   async run(request: UpdateRerunParams): Promise<RerunResult | undefined> {
     const job = await this.host.request(Requests.updateRerun, request);
+    this.requests.set(job.jobId, request);
     if (job.branchId) {
       void this.runs.reload();
     }
@@ -61,6 +68,7 @@ export class RerunJobs extends Disposable {
     this.waiting.delete(job.jobId);
     this.early.delete(job.jobId);
     this.progress.delete(job.jobId);
+    this.requests.delete(job.jobId);
     if (job.branchId) {
       void this.runs.reload();
     }

@@ -3,8 +3,8 @@ import { Disposable } from '../common/lifecycle';
 import type { BeforeHostStop } from '../host/hostCommands';
 import type { HostManager } from '../host/hostManager';
 import { describeError } from '../rpc/errors';
-import { Requests } from '../rpc/methods';
 import { resumeRun } from '../runs/runCommands';
+import { pauseAndWait } from '../runs/liveRunWait';
 import type { RunsModel } from '../runs/runsModel';
 import { ResumeAfterRestart } from './resumeAfterRestart';
 import { NOW, PAUSE_FIRST, RESUME, stopQuestion, type ResumeSetting } from './runGuardText';
@@ -53,41 +53,11 @@ export class RunGuard extends Disposable {
     if (choice !== PAUSE_FIRST) {
       return undefined;
     }
-    const paused = await this.pauseAndWait(live.info.runId);
+    const paused = await pauseAndWait(this.host, this.runs, live.info.runId);
     if (!paused) {
       return undefined;
     }
     this.resumer.interrupted(live.info.runId);
     return { now: false };
   };
-
-  /** run.pause, then waits (cancellable) until the run is paused at its iteration boundary. */
-  private async pauseAndWait(runId: string): Promise<boolean> {
-    try {
-      await this.host.request(Requests.runPause, { runId });
-    } catch (error) {
-      void vscode.window.showErrorMessage(`EMPO²: cannot pause ${runId}: ${describeError(error)}`);
-      return false;
-    }
-    return vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `EMPO²: waiting for ${runId} to finish its iteration`, cancellable: true },
-      (_progress, token) =>
-        new Promise<boolean>((resolve) => {
-          const check = (): void => {
-            const entry = this.runs.get(runId);
-            if (!entry || !entry.info.live || entry.info.state === 'paused') {
-              done(true);
-            }
-          };
-          const subscription = this.runs.onDidChangeRun(check);
-          const cancelled = token.onCancellationRequested(() => done(false));
-          function done(value: boolean): void {
-            subscription.dispose();
-            cancelled.dispose();
-            resolve(value);
-          }
-          check();
-        }),
-    );
-  }
 }

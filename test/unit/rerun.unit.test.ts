@@ -3,7 +3,10 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { chartData, comparisonView, percent, points } from '../../src/rerun/comparison';
 import { rerunArgs } from '../../src/rerun/rerunArgs';
-import type { RerunResult } from '../../src/rpc/protocol';
+import { PAUSE_AND_RERUN, rerunObstacle, STOP_AND_RERUN } from '../../src/rerun/rerunGate';
+import type { RerunResult, RunInfo } from '../../src/rpc/protocol';
+import type { RunEntry } from '../../src/runs/runsModel';
+import { aRunInfo } from '../builders/protocol';
 
 // The comparison view and the rerun command's arguments. The records are the results of a real
 // rerun and dry run by the host's own code (protocol/examples/rerun.jsonl carries them), so the
@@ -96,5 +99,38 @@ describe('rerun command arguments', () => {
     assert.deepEqual(args.request, { variations: ['a/1'], episodes: 2, iterations: 1, dryRun: true });
     assert.equal(rerunArgs(undefined).runId, undefined);
     assert.equal(rerunArgs('demo').runId, 'demo');
+  });
+});
+
+describe('what stands in the way of a rerun, said before its first question', () => {
+  function aLiveRun(state: RunInfo['state'], live = true): RunEntry {
+    return {
+      info: aRunInfo({ runId: 'builtin-1', state, live, iteration: 12, iterations: 40 }),
+      progress: live ? { iteration: 13, phase: 'rollout', done: 3, total: 15 } : null,
+      latestMetrics: null,
+      trajectoryIteration: 12,
+      config: undefined,
+    };
+  }
+
+  it('lets a rerun go on while no run trains, and beside a paused run', () => {
+    assert.equal(rerunObstacle(undefined, undefined), undefined);
+    assert.equal(rerunObstacle(aLiveRun('paused'), undefined), undefined);
+    assert.equal(rerunObstacle(aLiveRun('interrupted', false), undefined), undefined);
+  });
+
+  it('offers to pause or stop a training run, saying what each does', () => {
+    const obstacle = rerunObstacle(aLiveRun('running'), undefined);
+    assert.equal(obstacle?.message, 'builtin-1 is training iteration 13. A rerun starts while no run trains, or beside a paused one.');
+    assert.deepEqual(obstacle?.wayOut, [PAUSE_AND_RERUN, STOP_AND_RERUN]);
+    assert.match(obstacle!.detail, /keeps builtin-1 paused, untouched, while the rerun runs on its own branch/);
+    assert.match(rerunObstacle(aLiveRun('pausing'), undefined)!.message, /^builtin-1 is finishing iteration 13 before it pauses\./);
+    assert.deepEqual(rerunObstacle(aLiveRun('stopping'), undefined)?.wayOut, []);
+  });
+
+  it('waits for a rerun already in progress (one at a time)', () => {
+    const obstacle = rerunObstacle(aLiveRun('paused'), { runId: 'builtin-1', dryRun: true, episodes: 2, iterations: 1 });
+    assert.equal(obstacle?.message, 'A dry run of builtin-1 is in progress; the host runs one at a time.');
+    assert.deepEqual(obstacle?.wayOut, []);
   });
 });

@@ -339,15 +339,24 @@ class RunManager:
         except RunFolderError as err:
             raise ProtocolError("RunExists", sentence(err)) from None
 
-    def check_idle(self) -> None:
-        if self.live is not None:
-            raise ProtocolError("RunBusy", f"the host already trains run '{self.live.run_id}'; "
-                                "stop it first.", {"runId": self.live.run_id})
-        for job in self.jobs.values():  # a dry run trains no run but holds a model all the same
-            if not getattr(job, "dry_run", False):
-                continue  # a rerun is the live run itself, checked above
-            raise ProtocolError("RunBusy", f"the host is dry-running an update of run '{job.run_id}'; "
+    def check_idle(self, beside_paused: bool = False) -> LiveRun | None:
+        """RunBusy unless the host may load a model now; with `beside_paused`, a live run paused
+        at its iteration boundary is no obstacle (a rerun runs beside it) and is returned."""
+        live = self.live
+        if live is not None and not (beside_paused and live.state == "paused"):
+            raise ProtocolError("RunBusy", f"the host already trains run '{live.run_id}'; "
+                                "pause or stop it first.", {"runId": live.run_id})
+        job = self.side_job()
+        if job is not None:  # trains no live run but holds a model all the same
+            doing = "dry-running" if job.dry_run else "rerunning"
+            raise ProtocolError("RunBusy", f"the host is {doing} an update of run '{job.run_id}'; "
                                 "wait for it or cancel it.", {"runId": job.run_id})
+        return live
+
+    def side_job(self):
+        """The rerun or dry run that runs in a thread of its own (methods/update.py), if any; a
+        rerun that is the live run is not one."""
+        return next((job for job in self.jobs.values() if getattr(job, "live", None) is None), None)
 
     async def launch(self, folder: RunFolder, config: TrainConfig, resume: bool,
                      pause_after: int | None, work=None) -> LiveRun:

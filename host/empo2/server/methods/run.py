@@ -39,6 +39,12 @@ async def resume(request, params: dict) -> dict:
         if "overrides" in params:
             raise ProtocolError("RunStateInvalid", f"run '{live.run_id}' is live; overrides apply "
                                 "only when resuming a run from its checkpoint.")
+        job = runs.side_job()
+        if job is not None and live.state == "paused":  # one model computes at a time
+            doing = "dry run" if job.dry_run else f"rerun on branch '{job.branch_id}'"
+            raise ProtocolError("RunBusy", f"a {doing} of run '{job.run_id}' runs beside the paused "
+                                f"run '{live.run_id}'; it resumes once that has ended (or cancel it).",
+                                {"runId": live.run_id})
         runs.resume_live(live)
         if "pauseAfterIteration" in params:
             live.control.pause_after = params["pauseAfterIteration"]

@@ -5,12 +5,17 @@ A rerun is a run of the branch it writes: it becomes the host's live run (its `w
 rerun instead of training), so RunBusy, `run/state`, `run/progress`, the memory hand-over and
 `run.stop` all apply to it as to training; `update.cancel` is `run.stop` of that branch. A dry
 run writes no branch: it runs in a thread of its own, and while it runs the host starts nothing
-else (one model at a time). rerun/runner.py imports torch, so it is imported inside the
-handlers: the idle server starts without it.
+else. A run paused at its iteration boundary (pause, edit a tip, rerun: the loop reruns are
+for) stays the live run, untouched: a rerun or dry run then runs beside it in a thread of its
+own too, reading the paused parent although its trainer holds the writer lock
+(branch.paused_here), and the paused run resumes only once that job has ended (one model
+computes at a time; two are loaded). rerun/runner.py imports torch, so it is imported inside
+the handlers: the idle server starts without it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import threading
@@ -91,24 +96,15 @@ async def rerun(request, params: dict) -> dict:
     reruns = await host.load("empo2.rerun.runner")
     settings = _settings(reruns, params)
     async with runs.launch_lock:
-        runs.check_idle()
+        paused = runs.check_idle(beside_paused=True)
         folder = runs.folder(params["runId"])
         job = Job(job_id=f"job-{next(_ids)}", run_id=params["runId"], branch_id=None,
                   dry_run=settings.dry_run)
-        if settings.dry_run:
-            from ...training.run_control import RunControl
-
-            await host.blocking(_checked, _validate, folder, settings)
-            job.control = RunControl()
-            runs.jobs[job.job_id] = job
-            threading.Thread(target=_dry_run, args=(host, job, folder, settings), daemon=True,
-                             name=f"empo2-dry-run-{job.job_id}").start()
-            return {"jobId": job.job_id, "runId": job.run_id, "branchId": None, "dryRun": True}
-        record = await host.blocking(reruns.rerun_record, folder)
-        if record is not None and record.get("status") != "finished":
-            branch = folder  # an unfinished rerun: continue it on its own branch
-        else:
-            branch = await host.blocking(_checked, reruns.prepare_branch, folder, settings, params.get("name"))
+        if settings.dry_run or paused is not None:
+            await _start_beside(host, reruns, job, folder, settings, params, paused)
+            return {"jobId": job.job_id, "runId": job.run_id, "branchId": job.branch_id,
+                    "dryRun": job.dry_run}
+        branch = await host.blocking(_branch, reruns, folder, settings, params)
         job.branch_id = runs.remember(branch)
         config = await host.blocking(_config, branch)
         job.live = await runs.launch(branch, config, resume=True, pause_after=None,
@@ -116,6 +112,47 @@ async def rerun(request, params: dict) -> dict:
         job.control = job.live.control
         runs.jobs[job.job_id] = job  # the thread's end pops it on the loop, after this
     return {"jobId": job.job_id, "runId": job.run_id, "branchId": job.branch_id, "dryRun": False}
+
+
+async def _start_beside(host, reruns, job: Job, folder: RunFolder, settings, params: dict,
+                        paused) -> None:
+    """A dry run, or a rerun beside a paused live run: checked (and the branch made) here, then
+    run in a thread of its own. Registered before the first wait, so the paused run cannot
+    resume from here on (methods/run.py)."""
+    from ...rerun.branch import paused_here
+    from ...training.run_control import RunControl
+
+    job.control = RunControl()
+    runs = host.runs
+    runs.jobs[job.job_id] = job
+    hold = (lambda: paused_here(paused.folder)) if paused is not None else contextlib.nullcontext
+    try:
+        if settings.dry_run:
+            await host.blocking(_held, hold, _checked, _validate, folder, settings)
+            target = folder
+        else:
+            target = await host.blocking(_held, hold, _branch, reruns, folder, settings, params)
+            job.branch_id = runs.remember(target)
+            settings = reruns.RerunSettings()  # the branch's rerun.json has them
+    except BaseException:
+        runs.jobs.pop(job.job_id, None)
+        raise
+    threading.Thread(target=_run_beside, args=(host, job, target, settings, hold), daemon=True,
+                     name=f"empo2-rerun-{job.job_id}").start()
+
+
+def _held(hold, fn, *args):
+    with hold():
+        return fn(*args)
+
+
+def _branch(reruns, folder: RunFolder, settings, params: dict) -> RunFolder:
+    """The branch a rerun writes: `folder` itself when it is a branch with an unfinished rerun
+    (that rerun continues), else a new branch of it (blocking)."""
+    record = reruns.rerun_record(folder)
+    if record is not None and record.get("status") != "finished":
+        return folder
+    return _checked(reruns.prepare_branch, folder, settings, params.get("name"))
 
 
 def _checked(fn, *args):
@@ -163,15 +200,19 @@ def _rerun_work(host, job: Job, live, hooks) -> None:
         raise
 
 
-def _dry_run(host, job: Job, folder: RunFolder, settings) -> None:
+def _run_beside(host, job: Job, folder: RunFolder, settings, hold) -> None:
+    """A dry run of `folder`, or the rerun of the branch `folder`, in its own thread."""
     from ...rerun.runner import rerun as run_rerun
 
     try:
-        result = run_rerun(folder, settings, hooks=_JobHooks(host, job), control=job.control,
-                           embedder=host.runs.embedder_factory())
-        _finished(host, job, "stopped" if job.control.stop_requested else "finished", result=result)
-    except BaseException as err:  # noqa: BLE001 - a failed dry run must not kill the host
-        log.error("dry run of %s failed: %s", job.run_id, sentence(err), exc_info=True)
+        with hold():
+            result = run_rerun(folder, settings, hooks=_JobHooks(host, job), control=job.control,
+                               embedder=host.runs.embedder_factory())
+        status = "stopped" if job.control.stop_requested else result.get("status", "finished")
+        _finished(host, job, status, result=result)
+    except BaseException as err:  # noqa: BLE001 - a failed rerun must not kill the host
+        log.error("%s of %s failed: %s", "dry run" if job.dry_run else "rerun", job.run_id,
+                  sentence(err), exc_info=True)
         _finished(host, job, "failed", error=sentence(err))
 
 
