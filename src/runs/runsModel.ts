@@ -46,8 +46,10 @@ export class RunsModel extends Disposable {
           }
         }
         this._onDidChangeRuns.fire();
+        this.announceHostGone();
       }),
     );
+    this._register(host.health.onDidChange((health) => health.kind === 'none' && this.announceHostGone()));
     this._register(host.on(Notifications.runState, ({ run }) => this.upsert(run, { progress: isActive(run) ? undefined : null })));
     this._register(host.on(Notifications.runProgress, ({ runId, progress }) => this.update(runId, { progress })));
     this._register(
@@ -108,6 +110,23 @@ export class RunsModel extends Disposable {
       return run ? this.absorbStatus(run) : undefined;
     } catch {
       return undefined; // A run the host no longer knows keeps what we had.
+    }
+  }
+
+  /**
+   * The host is gone (stopped, or it exited by itself), not just the link for a moment: each run
+   * it was training, as last heard, changes for its views, so what they showed as live (a
+   * provisional iteration row, "● live", a progress item) goes. A link that is being restored
+   * keeps them, greyed. Called on both events, in whichever order they come, once both are in.
+   */
+  private announceHostGone(): void {
+    if (this.host.health.health.kind !== 'none') {
+      return;
+    }
+    for (const entry of this.runs.values()) {
+      if (!entry.info.live && inActiveState(entry.info)) {
+        this._onDidChangeRun.fire(entry);
+      }
     }
   }
 

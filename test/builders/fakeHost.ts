@@ -69,10 +69,11 @@ export class FakeHost implements HostApi {
     this._onDidConnect.fire(this.current);
   }
 
-  /** The link drops: the host manager says reconnecting, then fires onDidDisconnect. */
-  disconnect(): void {
+  /** The link drops: the host manager says reconnecting, then fires onDidDisconnect. With
+   *  `gone`, the host process has exited already: no host is meant to be connected any more. */
+  disconnect(gone = false): void {
     this.current = undefined;
-    this.health.set({ kind: 'reconnecting', since: Date.now(), remote: false, url: 'ws://fake', attempts: 0 });
+    this.health.set(gone ? { kind: 'none' } : { kind: 'reconnecting', since: Date.now(), remote: false, url: 'ws://fake', attempts: 0 });
     this._onDidDisconnect.fire();
   }
 

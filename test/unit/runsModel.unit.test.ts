@@ -277,6 +277,26 @@ describe('RunsModel', () => {
   });
 });
 
+describe('RunsModel when the host is gone', () => {
+  it('changes each run it was training for its views (they drop what they showed as live), in either order of the events; a dropped link does not', async () => {
+    for (const goneFirst of [false, true]) {
+      const live = aRunInfo({ runId: 'live', live: true, state: 'running' });
+      const { host, model, events } = setup([live, aRunInfo({ runId: 'done' })], { live: aRunStatus(live) });
+      await model.reload();
+      events.run.length = 0;
+      if (goneFirst) {
+        host.disconnect(true); // the process exited before the socket closed
+      } else {
+        host.disconnect(); // the socket closed first: "reconnecting" for a moment
+        assert.deepEqual(ids(events.run), [], 'a link being restored keeps what the views show');
+        host.health.set({ kind: 'none' });
+      }
+      assert.deepEqual([...new Set(ids(events.run))], ['live']);
+      assert.equal(events.run.at(-1)?.info.live, false);
+    }
+  });
+});
+
 describe('run states', () => {
   const active = ['starting', 'running', 'pausing', 'paused', 'stopping'] as const;
   const settled = ['created', 'stopped', 'interrupted', 'finished', 'failed'] as const;
