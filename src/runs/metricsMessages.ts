@@ -13,6 +13,8 @@ export interface MetricsSource {
   readonly state?: string;
   /** The run's folder, when known (it tells two runs of one id in two run roots apart). */
   readonly path?: string;
+  /** A branch (a host run): its parent and the checkpoint it starts from; its line joins the parent's when both are shown. */
+  readonly parent?: { readonly runId: string; readonly checkpoint: number };
 }
 
 /** What tells shown runs apart: a host run by its id, a folder read from disk by its path. */

@@ -38,6 +38,8 @@ export interface OverlayRun {
   /** How the legend names the run (its run id). */
   readonly label: string;
   readonly columns: MetricsColumns;
+  /** A branch whose parent is shown too: the parent's index among the runs, and the checkpoint iteration the branch starts from. */
+  readonly branchOf?: { readonly run: number; readonly checkpoint: number };
 }
 
 /** Aligned columns, and which of them have a value (a chart leaves out the runs without). */
@@ -71,7 +73,7 @@ export function chartData(runs: readonly OverlayRun[], axis: XAxis): ChartData {
   }
   const keys = [...new Set(CHARTS.flatMap((chart) => chart.series.map((s) => s.key)))];
   const columns = alignRuns(
-    runs.map((run) => run.columns),
+    runs.map((run) => joinedToParent(run, runs)),
     axis,
     keys,
   );
@@ -101,6 +103,34 @@ export function overlayCharts(runs: readonly OverlayRun[], columns: AlignedColum
       return [{ ...chart, id: `${chart.id}/${s.key}`, title, series }];
     }),
   );
+}
+
+/** Keys drawn as points only (evaluations): a branch's line starts at its parent's, its points do not. */
+const POINT_KEYS: ReadonlySet<string> = new Set(CHARTS.flatMap((chart) => chart.series.filter((s) => s.points).map((s) => s.key)));
+
+/**
+ * A branch's columns beginning with its parent's row at the checkpoint it starts from, so its
+ * line leaves the parent's line where the branch did (a one-iteration branch is a segment from
+ * that point, not a lone dot). Lines only (and the x of either axis): an evaluation the branch
+ * did not make is not drawn as its point. Other runs, and a branch whose parent has no row at
+ * the checkpoint, as they are. A new object: the branch's own columns grow in place.
+ */
+export function joinedToParent(run: OverlayRun, runs: readonly OverlayRun[]): MetricsColumns {
+  if (!run.branchOf) {
+    return run.columns;
+  }
+  const { checkpoint } = run.branchOf;
+  const parent = runs[run.branchOf.run]?.columns;
+  const row = parent ? parent.iterations.lastIndexOf(checkpoint) : -1;
+  const first = run.columns.iterations[0];
+  if (!parent || row < 0 || (first !== undefined && first <= checkpoint)) {
+    return run.columns;
+  }
+  const series: Record<string, (number | null)[]> = {};
+  for (const [key, values] of Object.entries(run.columns.series)) {
+    series[key] = [POINT_KEYS.has(key) ? null : (parent.series[key]?.[row] ?? null), ...values];
+  }
+  return { iterations: [checkpoint, ...run.columns.iterations], series };
 }
 
 /** Run `index`'s series of one key: its colour, and its dash unless the key is drawn as points. */

@@ -9,7 +9,7 @@ import { Notifications, Requests } from '../rpc/methods';
 import { appendRecords, emptyColumns, parseMetricsJsonl } from './metricsCharts';
 import { MetricsNotifications, MetricsRequests, sourceKey, type MetricsSource, type ShownRun } from './metricsMessages';
 import { pickRuns, type MetricsTarget } from './pickRuns';
-import { isActive, type RunsModel } from './runsModel';
+import { inActiveState, isActive, type RunsModel } from './runsModel';
 
 /**
  * The live metrics panel (a webview panel in the editor area). It shows the current run, or
@@ -42,7 +42,8 @@ export class MetricsPanel extends SingleWebviewPanel {
     this._register(
       runs.onDidChangeRun((entry) => {
         const live = isActive(entry.info);
-        const state = entry.info.state;
+        // A run the host was training when the host went away: its last heard state is not true.
+        const state = !live && inActiveState(entry.info) && !this.host.current ? 'host stopped' : entry.info.state;
         const shown = this.hostRun(entry.info.runId);
         if (this.endpoint && shown && (shown.source.live !== live || shown.source.state !== state)) {
           this.replace(shown, { ...shown, source: { ...shown.source, live, state } });
@@ -108,7 +109,14 @@ export class MetricsPanel extends SingleWebviewPanel {
     const { records } = await this.host.request(Requests.runMetrics, { runId }, { timeoutMs: 120_000 });
     const entry = this.runs.get(runId);
     const source: MetricsSource = entry
-      ? { runId, live: isActive(entry.info), origin: 'host', state: entry.info.state, path: entry.info.path }
+      ? {
+          runId,
+          live: isActive(entry.info),
+          origin: 'host',
+          state: entry.info.state,
+          path: entry.info.path,
+          ...(entry.info.parent ? { parent: { runId: entry.info.parent.runId, checkpoint: entry.info.parent.checkpoint } } : {}),
+        }
       : { runId, live: false, origin: 'host' };
     return { source, columns: appendRecords(emptyColumns(), records) };
   }

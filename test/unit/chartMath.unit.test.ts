@@ -18,6 +18,9 @@ import {
   showPoints,
   spanRange,
   tickLabels,
+  valueRange,
+  axisWidth,
+  Y_AXIS_WIDTH,
 } from '../../webview/metrics/metrics-chart/chartMath';
 import { aMetricsRecord } from '../builders/protocol';
 
@@ -29,6 +32,14 @@ describe('metrics chart maths', () => {
       assert.deepEqual(spanRange(1, 1), [0.9, 1.1]);
       assert.deepEqual(spanRange(0, 0), [-1, 1]);
       assert.deepEqual(spanRange(1, 5), [1, 5]);
+    });
+
+    it('gets a y axis around it too: flat, and 0 in the middle of −1..1', () => {
+      assert.deepEqual(valueRange(0, 0), [-1, 1]);
+      const [low, high] = valueRange(25, 25);
+      assert.ok(low < 25 && high > 25 && Math.abs((low + high) / 2 - 25) < 1e-9);
+      assert.deepEqual(valueRange(1, 5), [1, 5], 'real spread is drawn as it is');
+      assert.deepEqual(valueRange(-1e-13, 2e-13), [-1, 1], 'float noise around 0 is 0');
     });
 
     it('is drawn as a marker, however wide the chart (a line through one point draws nothing)', () => {
@@ -55,6 +66,28 @@ describe('metrics chart maths', () => {
         const labels = tickLabels(splits, step);
         assert.equal(new Set(labels).size, labels.length, `${start} + k·${step}: ${labels.join(', ')}`);
       }
+    });
+
+    it('draw floating-point noise flat, with short labels that are not cut', () => {
+      // The masked-token fraction of two iterations whose float sums differ by 1e-11.
+      const values = [0.012345678900233, 0.012345678910233];
+      const [low, high] = valueRange(Math.min(...values), Math.max(...values));
+      assert.ok(low <= values[0] && high >= values[1]);
+      const drawn = (values[1] - values[0]) / (high - low);
+      assert.ok(drawn < 1e-6, `the noise takes ${drawn} of the plot's height: it reads as flat`);
+      // uPlot's ticks: about 5 over the axis, at 1, 2 or 5 × 10^k.
+      const rough = (high - low) / 5;
+      const decade = 10 ** Math.floor(Math.log10(rough));
+      const step = [1, 2, 5, 10].map((m) => m * decade).find((candidate) => candidate >= rough)!;
+      const splits = Array.from({ length: 6 }, (_, i) => Math.ceil(low / step) * step + i * step).filter((v) => v <= high);
+      const labels = tickLabels(splits, step);
+      assert.ok(labels.every((label) => label.length <= 7), labels.join(', '));
+      assert.equal(new Set(labels).size, labels.length);
+      // An axis as wide as its widest label (here 6.5 px a character): nothing cut, whatever the labels.
+      const perChar = (label: string) => 6.5 * label.length;
+      assert.equal(axisWidth(labels, perChar), Y_AXIS_WIDTH, 'short labels keep the usual width, so plots line up');
+      const long = ['1.2345678900233e-4', '1.2345678900234e-4'];
+      assert.ok(axisWidth(long, perChar) >= perChar(long[0]) + 15, 'a long label gets the room it needs');
     });
 
     it('write whole steps without decimals and no "-0"', () => {

@@ -175,4 +175,28 @@ describe('metrics overlay', () => {
     assert.ok(declared.includes(X_AXES.envSteps.key));
     assert.ok(emptyColumns().series[X_AXES.envSteps.key], 'the webview receives the env steps of each run');
   });
+
+  it('starts a branch\'s line from its parent\'s point at the checkpoint, not as a lone dot', () => {
+    const parent = steadyRun(5, 10, (i) => (i % 5 === 0 ? { [EVAL]: 0.5 } : {}));
+    // A rerun at checkpoint 3: one iteration of its own, 4.
+    const branch = runOf([{ iteration: 4, env_steps: 40, [RETURN]: 99 }]);
+    const runs = [
+      { label: 'parent', columns: parent },
+      { label: 'parent-branch-1', columns: branch, branchOf: { run: 0, checkpoint: 3 } },
+    ];
+    const data = chartData(runs, X_AXES.iteration);
+    assert.deepEqual(data.columns.iterations, [1, 2, 3, 4, 5]);
+    assert.deepEqual(data.columns.series[overlayKey(1, RETURN)], [null, null, 30, 99, null], 'a segment from the parent\'s 30 at iteration 3');
+    assert.deepEqual(data.columns.series[overlayKey(0, RETURN)], [10, 20, 30, 40, 50]);
+    assert.ok(!data.columns.series[overlayKey(1, EVAL)]?.some((v) => v !== null), 'no evaluation point the branch did not make');
+    assert.deepEqual(branch.iterations, [4], 'the branch\'s own columns are left as they are (they grow in place)');
+    // On environment steps too: the joined row carries the parent's x on that axis.
+    const onSteps = chartData(runs, X_AXES.envSteps);
+    const at = onSteps.columns.iterations.indexOf(30);
+    assert.equal(onSteps.columns.series[overlayKey(1, RETURN)][at], 30);
+    // Without its parent shown, or from a checkpoint the parent has no row at: as it is.
+    assert.deepEqual(chartData([runs[1], { label: 'other', columns: steadyRun(2, 10) }], X_AXES.iteration).columns.series[overlayKey(0, RETURN)].filter((v) => v !== null), [99]);
+    const unknown = chartData([runs[0], { ...runs[1], branchOf: { run: 0, checkpoint: 7 } }], X_AXES.iteration);
+    assert.deepEqual(unknown.columns.series[overlayKey(1, RETURN)].filter((v) => v !== null), [99]);
+  });
 });

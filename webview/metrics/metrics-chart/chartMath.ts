@@ -7,13 +7,48 @@ import type { ChartSpec, MetricsColumns } from '../../../src/runs/metricsCharts'
 export type Range = readonly [min: number, max: number];
 type Values = ArrayLike<number | null | undefined>;
 
-/** A one-value axis (one iteration, or a flat series) gets a band around the value, not a 0-wide range. */
+/** A one-value x axis (one iteration) gets a band around the value, not a 0-wide range. */
 export function spanRange(min: number, max: number): Range {
   if (min === max) {
     const pad = min === 0 ? 1 : Math.abs(min) * 0.1;
     return [min - pad, max + pad];
   }
   return [min, max];
+}
+
+/**
+ * The narrowest y axis, as a share of its values' size. Values closer together than that (a
+ * masked-token fraction whose sums differ by 1e-11 from one iteration to the next) are drawn in
+ * a band this wide around their middle, so floating-point noise reads as a flat line, not as a
+ * steep slope; and tick labels need no more than three or four significant digits.
+ */
+export const LEAST_SPAN_SHARE = 0.05;
+/** Values all smaller than this are 0 to a chart (float noise around 0): the axis is −1..1. */
+const NEGLIGIBLE = 1e-9;
+
+/** The y range of values from `min` to `max`: the data, widened to the least span around it. */
+export function valueRange(min: number, max: number): Range {
+  const size = Math.max(Math.abs(min), Math.abs(max));
+  if (size < NEGLIGIBLE) {
+    return [-1, 1];
+  }
+  const least = LEAST_SPAN_SHARE * size;
+  if (max - min >= least) {
+    return [min, max];
+  }
+  const middle = (min + max) / 2;
+  return [middle - least / 2, middle + least / 2];
+}
+
+/** The least width of the y axis (CSS px), so the plots of charts side by side line up. */
+export const Y_AXIS_WIDTH = 56;
+/** Room beside a tick label for the tick and the gap to it (uPlot's defaults, 10 + 5), and a pixel. */
+const TICK_ROOM = 16;
+
+/** The y axis' width that shows its widest tick label whole (`measure`: the label's width in CSS px). */
+export function axisWidth(labels: readonly (string | null)[], measure: (label: string) => number): number {
+  const widest = Math.max(0, ...labels.map((label) => (label ? measure(label) : 0)));
+  return Math.max(Y_AXIS_WIDTH, Math.ceil(widest + TICK_ROOM));
 }
 
 /**

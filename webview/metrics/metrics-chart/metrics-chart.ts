@@ -3,6 +3,7 @@ import { customElement, property } from 'lit/decorators.js';
 import uPlot from 'uplot';
 import { CHARTS, type ChartSpec, type MetricsColumns, type SeriesSpec } from '../../../src/runs/metricsCharts';
 import {
+  axisWidth,
   beyondAxis,
   clipNote,
   formatValue,
@@ -16,6 +17,7 @@ import {
   showPoints,
   spanRange,
   tickLabels,
+  valueRange,
   type Range,
   type Readings,
 } from './chartMath';
@@ -181,6 +183,12 @@ export class MetricsChart extends LitElement {
     const font = `11px ${themeColor('--vscode-font-family', 'sans-serif')}`;
     const axis: uPlot.Axis = { stroke: foreground, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font };
     const ticks = (_u: uPlot, splits: number[], _axis: number, _space: number, step: number) => tickLabels(splits, step);
+    const measure = document.createElement('canvas').getContext('2d');
+    if (measure) {
+      measure.font = font;
+    }
+    // As wide as its widest tick label, so none is cut ("…233e-4").
+    const yAxisSize = (_u: uPlot, labels: string[] | null) => axisWidth(labels ?? [], (label) => measure?.measureText(label).width ?? 7 * label.length);
     this.plot = new uPlot(
       {
         width: Math.max(200, container.clientWidth || this.clientWidth - 16),
@@ -200,11 +208,12 @@ export class MetricsChart extends LitElement {
         scales: {
           // One iteration sits mid-axis, rather than on an axis 0 wide that draws nothing.
           x: { time: false, range: (_u, min, max) => [...spanRange(min, max)] },
-          // A flat series (every score 0 early on) gets a narrow band around it, not 0..100; a
-          // chart with outliers is clipped at its robust range.
+          // A flat series (every score 0 early on) gets a narrow band around it, not 0..100, and
+          // one that differs by float noise reads flat in it; a chart with outliers is clipped at
+          // its robust range.
           y: {
             range: (_u, min, max) => {
-              const [low, high] = this.clip ?? spanRange(min, max);
+              const [low, high] = this.clip ?? valueRange(min, max);
               return uPlot.rangeNum(low, high, 0.1, true);
             },
           },
@@ -212,7 +221,7 @@ export class MetricsChart extends LitElement {
         // Iterations are whole numbers: no tick at 1.25. No two tick labels read the same.
         axes: [
           { ...axis, incrs: WHOLE_STEPS, values: ticks },
-          { ...axis, size: 56, values: ticks },
+          { ...axis, size: yAxisSize, values: ticks },
         ],
         series: [
           { label: this.xLabel, value: (_u, v) => (v === null || v === undefined ? '–' : String(v)) },

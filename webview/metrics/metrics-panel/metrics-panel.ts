@@ -182,9 +182,16 @@ export class MetricsPanel extends LitElement {
   private compute(): ChartData {
     const labels = runLabels(this.sources);
     return chartData(
-      this.columns.map((columns, i) => ({ label: labels[i], columns })),
+      this.columns.map((columns, i) => ({ label: labels[i], columns, ...this.branchOf(this.sources[i]) })),
       X_AXES[this.axis],
     );
+  }
+
+  /** A shown branch whose parent (of the same host) is shown too: its line starts from the parent's. */
+  private branchOf(source: MetricsSource): { branchOf?: { run: number; checkpoint: number } } {
+    const parent = source.parent;
+    const run = parent && source.origin === 'host' ? this.sources.findIndex((other) => other.origin === 'host' && other.runId === parent.runId) : -1;
+    return parent && run >= 0 ? { branchOf: { run, checkpoint: parent.checkpoint } } : {};
   }
 
   private redraw(): void {
