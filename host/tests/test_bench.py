@@ -148,6 +148,9 @@ def test_a_tiny_bench_writes_paired_records_curves_and_a_summary(tmp_path, tiny_
             assert run["env_steps"] >= 60
         if run["method"].startswith("GRPO"):  # every iteration memory-free: a point each
             assert len(run["curve"]) == run["iterations"] and run["auc"] is not None
+            assert run["off_policy_optimizer_steps"] == 0
+        # The fixed algo.minibatches=2 a trained iteration; the off-policy ones among them.
+        assert run["optimizer_steps"] == 2 * run["iterations"] >= run["off_policy_optimizer_steps"]
     assert saved["summary"]["primary"]["seeds"] == [0]
     # Paired seeds: every arm of seed 0 trained on the same tasks in the same order.
     tasks = {}

@@ -40,6 +40,8 @@ ARMS: dict[str, list[str]] = {
     # steps; one prompt's rows per step keeps that B/N = 1 at the bench's one task an iteration
     # (about T steps instead of the fixed 2).
     "EMPO² (1-prompt mini-batches)": ["algo.minibatch_prompts=1"],
+    # The paper's GRPO at the same update budget: what more gradient steps buy without memory.
+    "GRPO (1-prompt mini-batches)": PAPER_GRPO + ["algo.minibatch_prompts=1"],
 }
 
 # What `empo2-host bench` runs when --arms names none: the arms of the benches of record. The

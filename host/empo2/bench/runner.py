@@ -90,7 +90,7 @@ def _train_and_evaluate(job: dict) -> dict:
     from ..training.evaluation import memory_free_success, memory_trials
     from ..memory.embedding import SentenceEmbedder
     from ..training.rollout import MEMORY_FREE, RolloutSettings
-    from ..training.trainer import Trainer, initial_tip_writer, resolve_model
+    from ..training.trainer import Trainer, initial_tip_writer, resolve_device, resolve_model
 
     started = time.time()
     config = load_config(job["preset"], job["overrides"] + [f"seed={job['seed']}"])
@@ -109,12 +109,17 @@ def _train_and_evaluate(job: dict) -> dict:
         # The run's own training time over every invocation that trained it (a resumed run's
         # wall clock below counts only the last one).
         train_seconds = sum(m.get(metric.TIME_TOTAL, 0.0) for m in metrics)
+        # Gradient steps of the run, and those of its off-policy iterations (the distillation).
+        steps = metric.UPDATE_PREFIX + "optimizer_steps"
+        optimizer_steps = [int(sum(m.get(key, 0) for m in metrics))
+                           for key in (steps, metric.OFF_POLICY_PREFIX + "optimizer_steps")]
         trainer.close()
     else:
         from ..policy.model import load_policy
 
-        model, tokenizer = load_policy(resolve_model(config.policy.model), device="cpu")
-        iterations, env_steps, train_seconds = 0, 0, 0.0
+        model, tokenizer = load_policy(resolve_model(config.policy.model),
+                                       device=str(resolve_device(config.policy.device)))
+        iterations, env_steps, train_seconds, optimizer_steps = 0, 0, 0.0, [0, 0]
     model.eval()
     env = make_env(config.env)
     settings = RolloutSettings.from_config(config, env, train=False)
@@ -142,6 +147,7 @@ def _train_and_evaluate(job: dict) -> dict:
     return {
         "method": job["method"], "seed": job["seed"], "overrides": job["overrides"],
         "iterations": iterations, "env_steps": env_steps,
+        "optimizer_steps": optimizer_steps[0], "off_policy_optimizer_steps": optimizer_steps[1],
         "train_success": train_success.success, "train_episodes": train_success.episodes,
         "held_out_success": held_out.success, "held_out_episodes": held_out.episodes,
         # Over the declared budget; with --iterations (no budget) over the run's own steps.
