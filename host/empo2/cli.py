@@ -28,7 +28,7 @@ import traceback
 from pathlib import Path
 
 from . import metric_keys as metric
-from .config import ConfigError, TrainConfig, load_config, presets
+from .config import BUILTIN_SIZES, ConfigError, TrainConfig, load_config, presets
 from .policy.pretrained import PACKAGED_MODELS
 
 EXIT_USAGE = 2
@@ -111,7 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="builtin", choices=("builtin", *PACKAGED_MODELS),
                    help="'builtin' (default) or a pretrained model shipped in a Python package")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--size", default="default", choices=("default", "tiny"))
+    p.add_argument("--size", default="default", choices=BUILTIN_SIZES,
+                   help="the built-in policy's size (default: %(default)s; 'large' for the size test)")
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
     p.set_defaults(handler=cmd_build_policy)
 

@@ -55,3 +55,13 @@ def test_resolving_builtin_large_builds_the_large_recipe(monkeypatch, tmp_path):
     # The large recipe differs from the default in its size alone: same demonstrations, epochs, lr.
     assert asked == [BuiltinRecipe(size="large"), BuiltinRecipe()]
     assert trainer.resolve_model("some/folder") == "some/folder"
+
+
+def test_build_policy_builds_the_size_it_is_asked_for(monkeypatch, tmp_path, capsys):
+    from empo2.cli import main
+
+    asked = []
+    monkeypatch.setattr("empo2.policy.builtin.find_builtin_policy",
+                        lambda recipe: asked.append(recipe) or tmp_path)  # found: nothing is built
+    assert main(["build-policy", "--size", "large"]) == 0
+    assert asked == [BuiltinRecipe(size="large")] and str(tmp_path) in capsys.readouterr().out
