@@ -52,10 +52,11 @@ THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9)
 GOLD_SHARE = 0.25  # simulated episodes that take the gold path (succeed)
 
 
-def _step(user_text: str, observation: str, executed: str) -> StepRecord:
+def _step(user_text: str, observation: str, executed: str, raw: str | None = None) -> StepRecord:
+    """What tip_entries reads of a step (the raw text: for policy.history_action=raw)."""
     return StepRecord(observation=observation, user_text=user_text, tips=[], tip_ids=[],
-                      prompt_ids=[], prompt_ids_no_tips=[], action=executed, executed_action=executed,
-                      action_ids=[], behaviour_logprobs=[])
+                      prompt_ids=[], prompt_ids_no_tips=[], action=raw or executed,
+                      executed_action=executed, action_ids=[], behaviour_logprobs=[])
 
 
 def recorded_iterations(folder: RunFolder, limit: int) -> list[list[tuple[Episode, list[str]]]]:
@@ -69,8 +70,8 @@ def recorded_iterations(folder: RunFolder, limit: int) -> list[list[tuple[Episod
             ep = Episode(id=r["id"], task=r["task"], variation=r["variation"], group=r["group"],
                          rollout_mode=r["rollout_mode"], description=r["description"],
                          final_score=r["return"], success=r["success"], tip=r.get("tip") or "",
-                         steps=[_step(s["prompt_no_tips"], s["observation"], s["executed_action"])
-                                for s in r["steps"]])
+                         steps=[_step(s["prompt_no_tips"], s["observation"], s["executed_action"],
+                                      s["action"]) for s in r["steps"]])
             if ep.tip and ep.steps:
                 played.append((ep, [s["next_observation"] for s in r["steps"]]))
         iterations.append(played)
