@@ -110,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
                                             "model, into the cache (once)")
     p.add_argument("--model", default="builtin", choices=("builtin", *PACKAGED_MODELS),
                    help="'builtin' (default) or a pretrained model shipped in a Python package")
+    p.add_argument("--warm-start", action="store_true",
+                   help="with --model NAME: also fine-tune it on the built-in worlds' "
+                        "demonstrations (policy/chat_warm_start.py; slow on a CPU)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--size", default="default", choices=BUILTIN_SIZES,
                    help="the built-in policy's size (default: %(default)s; 'large' for the size test)")
@@ -246,7 +249,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def cmd_build_policy(args) -> int:
     if args.model != "builtin":
-        return _convert_packaged(args.model, args.force)
+        return _warm_start(args.model) if args.warm_start else _convert_packaged(args.model, args.force)
+    if args.warm_start:
+        raise UserError("--warm-start is for a packaged model (--model NAME); the built-in policy "
+                        "is warm-started by its own build")
     from .policy.builtin import BuiltinRecipe, build_builtin_policy, builtin_policy_path, find_builtin_policy
 
     recipe = BuiltinRecipe(seed=args.seed, size=args.size)
@@ -277,6 +283,25 @@ def _convert_packaged(name: str, force: bool) -> int:
     path = packaged_policy_path(model)
     report = convert_packaged_model(model, path)
     print(json.dumps({"path": str(path), "cached": False, **report}))
+    return 0
+
+
+def _warm_start(name: str) -> int:
+    from .policy.chat_warm_start import ensure_warm_start
+
+    _convert_packaged(name, force=False)  # its own line: the converted folder
+    bar = _bar(f"warm start of {name}", unit="batch")
+
+    def update(done: int, total: int, loss: float) -> None:
+        if bar.total != total:
+            bar.reset(total=total)
+        bar.update(done - bar.n)
+        bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+    try:
+        path = ensure_warm_start(name, progress=update)
+    finally:
+        bar.close()
+    print(json.dumps({"path": str(path), **json.loads((path / "empo2_build.json").read_text())}))
     return 0
 
 

@@ -56,6 +56,10 @@ def test_a_damaged_or_other_model_file_is_refused_naming_the_package(monkeypatch
     assert not list(tmp_path.rglob("*.safetensors"))  # nothing was converted
 
 
+def test_the_warm_start_flag_is_for_a_packaged_model(capsys):
+    assert "is for a packaged model" in _one_sentence(capsys, "build-policy", "--warm-start")
+
+
 def test_the_pinned_package_holds_the_pinned_file():
     assert importlib.metadata.version(SMOLLM2.package) == SMOLLM2.version
     assert source_file(SMOLLM2).name == "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -182,3 +186,34 @@ def test_the_setup_script_installs_the_pinned_package_at_a_hash():
 
     setup = (Path(__file__).resolve().parents[2] / "scripts" / "setup-host.sh").read_text()
     assert f"{SMOLLM2.package}=={SMOLLM2.version} --hash=sha256:" in setup
+
+
+@pytest.mark.slow
+def test_the_warm_start_fine_tunes_the_model_on_the_demonstrations_in_its_chat_format(smollm2, tmp_path):
+    """Two optimizer steps on one tip-following episode: the weights move, the demonstrations'
+    answers become likelier, and the progress counts every step."""
+    from empo2.policy.chat_warm_start import ChatWarmStartRecipe, build_warm_start
+    from empo2.policy.demos import PromptShape, demonstration_examples
+    from empo2.policy.generation import sequence_logprobs
+    from empo2.policy.tokenizer import encode_chat, encode_response
+
+    recipe = ChatWarmStartRecipe(episodes={"tip-success": 1}, epochs=2, batch_size=8, lr=1e-4, warmup=0.0)
+    examples = demonstration_examples(recipe.episodes, recipe.seed,
+                                      PromptShape(recipe.history_steps, recipe.observation_words),
+                                      recipe.max_steps)
+
+    def mean_logprob(folder) -> float:
+        model, tokenizer = load_policy(str(folder))
+        prompts = [encode_chat(tokenizer, m) for m, _ in examples]
+        answers = [encode_response(tokenizer, a) for _, a in examples]
+        with torch.no_grad():
+            logp, _, mask = sequence_logprobs(model, prompts, answers, with_entropy=False,
+                                              pad_id=tokenizer.pad_token_id)
+        return float(logp.sum() / mask.sum())
+
+    seen = []
+    report = build_warm_start(SMOLLM2.name, recipe, tmp_path / "sft", progress=lambda *a: seen.append(a))
+    assert report["examples"] == len(examples) and report["optimizer_steps"] == 2
+    assert [(done, total) for done, total, _ in seen] == [(1, 2), (2, 2)]
+    assert report["files"] == builtin.file_digests(tmp_path / "sft")
+    assert mean_logprob(tmp_path / "sft") > mean_logprob(smollm2)
