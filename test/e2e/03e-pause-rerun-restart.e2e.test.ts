@@ -35,10 +35,14 @@ describe('Pausing a training run to rerun its update, then restarting the host',
     await workbench.quickInputRows().filter({ hasText: '.empo2/configs/long.json' }).first().click();
     await workbench.quickInput().waitFor({ state: 'hidden' });
     await workbench.openViewContainer('EMPO²');
-    const live = workbench.treeRow(/^run-/).first(); // the live run is listed first
-    await workbench.expandRow(live);
-    await workbench.treeRow('Iteration 1').first().waitFor({ timeout: 180_000 });
+    // Earlier files leave finished runs, some expanded: only this run's rows are shown open.
+    await workbench.collapseTree();
+    const live = workbench.treeRow(/^run-/).filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') }).first();
+    await live.waitFor({ timeout: 120_000 });
     runId = (await live.locator('.label-name').innerText()).trim();
+    await workbench.expandRow(runRow());
+    // Its first iteration has episodes: the run trains (a pause now leaves a checkpoint).
+    await workbench.treeRow('Iteration 1').first().waitFor({ timeout: 180_000 });
 
     await workbench.pickCommand('EMPO²: Rerun Off-Policy Update…');
     const dialog = workbench.page.locator('.monaco-dialog-box');
