@@ -21,6 +21,7 @@ import {
   Thread,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
+import { Emitter } from '../common/event';
 import { describeError } from '../rpc/errors';
 import type { RequestType } from '../rpc/methods';
 import type { DebugTurn, DebugTurnResult } from '../rpc/debugProtocol';
@@ -53,6 +54,10 @@ export class Empo2DebugAdapter extends DebugSession {
   private markConfigured!: () => void;
   private readonly values = new VariableValues();
   private nextBreakpointId = 1;
+  private readonly stopped = new Emitter<void>();
+  /** The debugger stopped (on a turn, a token, the entry): the token view follows it. Not
+   *  onDidSendMessage, which holds one listener only, VS Code's. */
+  readonly onDidStop = this.stopped.event;
   private path = '';
   private totalLines = 30;
 
@@ -205,6 +210,9 @@ export class Empo2DebugAdapter extends DebugSession {
       this.values.clear();
     }
     super.sendEvent(event);
+    if (event.event === 'stopped') {
+      this.stopped.fire();
+    }
   }
 
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {

@@ -165,7 +165,7 @@ export class DebugFeature extends Disposable {
           const adapter = new Empo2DebugAdapter(host, this.documents);
           this.adapters.push(adapter);
           this.running.set(session.id, adapter);
-          adapter.onDidSendMessage((message) => isStop(message) && this.stopped(adapter)); // lives as long as the adapter
+          adapter.onDidStop(() => this.stopped(adapter)); // lives as long as the adapter
           return new vscode.DebugAdapterInlineImplementation(adapter);
         },
       }),
@@ -203,9 +203,5 @@ export class DebugFeature extends Disposable {
   }
 }
 
-function isStop(message: unknown): boolean {
-  const event = message as { type?: string; event?: string };
-  return event.type === 'event' && event.event === 'stopped';
-}
 
 export type { Empo2LaunchArguments };

@@ -3,9 +3,10 @@ import { Workbench } from './workbench';
 
 // Debugging one recorded episode in VS Code's own debugger, as a person does it, on the run
 // 03-training trained: "Debug Episode…" from the episode's context menu in the tree replays it
-// (stopped on entry, its document open, one line per turn), a breakpoint set in the document's
-// gutter with F9, F5 runs to it, and the Variables view shows that turn; a retrieved tip would
-// offer "Show Tip in Memory Tips" there (unit-tested: this replay is memory-free).
+// (stopped on entry, Run and Debug open, its document open, one line per turn), a breakpoint set
+// in the document's gutter with F9, F5 runs to it, and the Variables view shows that turn; a
+// retrieved tip would offer "Show Tip in Memory Tips" there (unit-tested: this replay is
+// memory-free).
 
 describe('Debugging an episode in VS Code\'s debugger, as a person does it', function () {
   this.timeout(600_000); // loading the checkpoint and replaying takes minutes on a loaded machine
@@ -31,8 +32,12 @@ describe('Debugging an episode in VS Code\'s debugger, as a person does it', fun
       await page.keyboard.press('Enter');
     }
 
-    // Stopped on entry: the debug toolbar, and the episode's document with a line per turn.
+    // Stopped on entry: the debug toolbar, Run and Debug open in the side bar (VS Code itself
+    // opens it only on a breakpoint), and the episode's document with a line per turn.
     await page.locator('.debug-toolbar').waitFor({ timeout: 300_000 });
+    const pane = (title: string) => page.locator('.part.sidebar .pane').filter({ has: page.locator('.pane-header', { hasText: title }) });
+    await pane('Call Stack').waitFor({ timeout: 30_000 });
+    await workbench.screenshot('20a-debug-stopped-on-entry');
     await page.locator('.tabs-container .tab', { hasText: '.empo2-episode' }).waitFor({ timeout: 60_000 });
     const editor = page.locator('.editor-instance .monaco-editor').first();
     const line2 = editor.locator('.view-line').nth(1);
@@ -46,7 +51,6 @@ describe('Debugging an episode in VS Code\'s debugger, as a person does it', fun
     await page.keyboard.press('F5');
 
     // Stopped there: the call stack's top frame is turn 1, and the Variables view shows it.
-    const pane = (title: string) => page.locator('.part.sidebar .pane').filter({ has: page.locator('.pane-header', { hasText: title }) });
     await pane('Call Stack').locator('.monaco-list-row', { hasText: /turn\s1:\s/ }).first().waitFor({ timeout: 300_000 });
     const variables = pane('Variables');
     const turnScope = variables.locator('.monaco-list-row', { hasText: 'Turn' }).first();

@@ -78,6 +78,10 @@ describe('debugging an episode in VS Code\'s debugger', function () {
     for (const name of ['observation', 'prompt', 'action', 'tokens', 'min_logprob', 'reward', 'intrinsic']) {
       assert.ok(names.has(name), `${name} in Variables`);
     }
+    // The token view of the turn it stopped on; it follows the debugger to the next turn.
+    const tokenViews = () => vscode.window.visibleTextEditors.filter((e) => e.document.uri.scheme === 'empo2-tokens').map((e) => e.document.uri.path);
+    assert.equal(await vscode.commands.executeCommand('empo2.showTokens'), true);
+    await eventually('the token view of turn 1', () => tokenViews().includes('/turn-1.tokens'));
     await vscode.commands.executeCommand('workbench.action.debug.stepOver');
     const step = await nextStop(2);
     assert.ok(['step', 'end', 'exception'].includes(step.body.reason), step.body.reason);
@@ -89,5 +93,15 @@ describe('debugging an episode in VS Code\'s debugger', function () {
     // after the stopped event: wait for it rather than read it once.
     await eventually('line 3 of the episode document to show turn 2 played', () => /^turn 2: .+ → /.test(document.lineAt(2).text));
     assert.equal(document.languageId, 'empo2-episode');
+    await eventually('the token view to follow the debugger to turn 2', () => tokenViews().includes('/turn-2.tokens'));
+    assert.deepEqual(tokenViews(), ['/turn-2.tokens'], 'one token view, of the turn the debugger is on');
+
+    // Once the session has ended, its turns are not "the current turn" any more.
+    let listener: vscode.Disposable | undefined;
+    const ended = new Promise<void>((resolve) => (listener = vscode.debug.onDidTerminateDebugSession(() => resolve())));
+    await vscode.debug.stopDebugging(debugSession);
+    await ended;
+    listener?.dispose();
+    assert.equal(await vscode.commands.executeCommand('empo2.showTokens'), false);
   });
 });
