@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..atomic import commit_folder
-from .builtin import BUILD_REPORT, cache_root, file_digests
-from .model import PolicyLoadError
+
+# torch-free at import (builtin.py and model.py load torch, so they are imported where used):
+# the command line's parser and the config's check read PACKAGED_MODELS.
+BUILD_REPORT = "empo2_build.json"  # builtin.BUILD_REPORT: both kinds of built folder say so
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ def is_packaged_model(name: str) -> bool:
 
 def packaged_policy_path(model: PackagedModel) -> Path:
     """Where the conversion lives in the cache."""
+    from .builtin import cache_root
+
     return cache_root() / "policies" / f"{model.name}-{model.sha256[:12]}"
 
 
@@ -67,6 +71,8 @@ def _reinstall(model: PackagedModel) -> str:
 
 def source_file(model: PackagedModel) -> Path:
     """The package's model file, checked against its pinned digest; PolicyLoadError otherwise."""
+    from .model import PolicyLoadError
+
     try:
         dist = importlib.metadata.distribution(model.package)
     except importlib.metadata.PackageNotFoundError:
@@ -101,6 +107,9 @@ def convert_packaged_model(model: PackagedModel, destination: Path) -> dict:
     (atomically); returns the build report."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    from .builtin import file_digests
+    from .model import PolicyLoadError
 
     started = time.time()
     source = source_file(model)
