@@ -262,7 +262,7 @@ def cmd_build_policy(args) -> int:
         return 0
     path = builtin_policy_path(recipe)  # --force rebuilds into the cache (the shipped copy stays)
     bar = _bar("building the built-in policy", unit="batch")
-    report = build_builtin_policy(recipe, path, progress=_imitation_progress(bar))
+    report = build_builtin_policy(recipe, path, progress=_imitation_progress(bar, recipe.epochs))
     bar.close()
     print(json.dumps({"path": str(path), "cached": False, **report}))
     return 0
@@ -345,12 +345,13 @@ def cmd_resume(args) -> int:
 def _ensure_builtin_with_progress() -> str:
     from .policy.builtin import BuiltinRecipe, ensure_builtin_policy, find_builtin_policy
 
-    found = find_builtin_policy(BuiltinRecipe())
+    recipe = BuiltinRecipe()
+    found = find_builtin_policy(recipe)
     if found is not None:
         return str(found)
     bar = _bar("building the built-in policy (once)", unit="batch")
     try:
-        return str(ensure_builtin_policy(progress=_imitation_progress(bar)))
+        return str(ensure_builtin_policy(recipe, progress=_imitation_progress(bar, recipe.epochs)))
     finally:
         bar.close()
 
@@ -607,16 +608,14 @@ def _bar(description: str, total: int | None = None, unit: str = "it", disable: 
                 disable=disable or os.environ.get("EMPO2_NO_PROGRESS") == "1")
 
 
-def _imitation_progress(bar):
-    """Progress of the imitation warm start: one bar per epoch, with the latest loss."""
-    current = {"epoch": -1}
-
-    def update(epoch: int, step: int, total: int, loss: float) -> None:
-        if epoch != current["epoch"]:
-            current["epoch"] = epoch
+def _imitation_progress(bar, epochs: int):
+    """Progress of a built-in policy's build: one bar over every epoch (so tqdm's ETA is the
+    whole build's), saying which epoch of how many, with the latest loss."""
+    def update(done: int, total: int, epoch: int, loss: float) -> None:
+        if bar.total != total:
             bar.reset(total=total)
-            bar.set_description(f"building the built-in policy (epoch {epoch + 1})")
-        bar.update(1)
+        bar.set_description(f"building the built-in policy (epoch {epoch + 1}/{epochs})", refresh=False)
+        bar.update(done - bar.n)
         bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
     return update
 
