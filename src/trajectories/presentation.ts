@@ -64,7 +64,7 @@ export { formatReturn, SCORE, SCORE_SCALE };
 export function present(node: TrajectoryNode, model: TrajectoryModel): NodePresentation {
   switch (node.kind) {
     case 'run':
-      return presentRun(node.runId, model);
+      return presentRun(node.runId, model, node.parent?.kind === 'run' ? node.parent.runId : undefined);
     case 'range':
       return {
         label: `Iterations ${node.first}–${Math.min(node.last, model.iterationCount(node.runId))}`,
@@ -127,10 +127,16 @@ export function present(node: TrajectoryNode, model: TrajectoryModel): NodePrese
   }
 }
 
-function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
+/**
+ * A run's row. A branch under its parent (`shownUnder`) is named by what its id adds to the
+ * parent's ("branch-1" for "<parent>-branch-1"): the parent's id is on the row above, and the
+ * whole id left no room for the state at a default sidebar width. The tooltip has the whole id.
+ */
+function presentRun(runId: string, model: TrajectoryModel, shownUnder?: string): NodePresentation {
+  const label = shownUnder && runId.startsWith(`${shownUnder}-`) ? runId.slice(shownUnder.length + 1) : runId;
   const entry = model.run(runId);
   if (!entry) {
-    return { label: runId, collapsible: 'collapsed', contextValue: 'empo2.run' };
+    return { label, collapsible: 'collapsed', contextValue: 'empo2.run' };
   }
   const { info } = entry;
   // A branch goes past its parent's configured total (a rerun at the last checkpoint): "4", not "4/3".
@@ -151,7 +157,7 @@ function presentRun(runId: string, model: TrajectoryModel): NodePresentation {
   const waiting = waitingText(entry, model.iterationCount(runId));
   const resumable = info.parent && !info.parent.adopted ? branchNext(info.state) : info.state === 'interrupted' ? '\n\nIts host stopped mid-run: **Resume Run** continues it from its last checkpoint.' : '';
   return {
-    label: runId,
+    label,
     description: parts.join(' · '),
     icon: unheard ? { id: 'debug-disconnect', color: 'disabledForeground' } : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
     tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${info.parent ? `\n\n${info.parent.adopted ? 'Adopted branch' : 'Branch'} of ${info.parent.runId} at its checkpoint ${info.parent.checkpoint}` : ''}${waiting ? `\n\n${waiting}` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,

@@ -61,7 +61,7 @@ describe('Rerunning the off-policy update after a tip edit, as a person does it'
     await view.getByText(`Dry run of ${parent}`).waitFor();
     await view.getByText('loss (no step taken)').waitFor();
     await workbench.screenshot('18-rerun-dry-run');
-    assert.equal(await workbench.treeRow(/^run-/).filter({ hasText: `branch of ${parent}` }).count(), 0, 'a dry run makes no branch');
+    assert.equal(await workbench.treeRow(/^branch-\d+$/).filter({ hasText: `branch of ${parent}` }).count(), 0, 'a dry run makes no branch');
   });
 
   it('reruns for real on a branch under its parent; the comparison shows before and after', async () => {
@@ -80,7 +80,8 @@ describe('Rerunning the off-policy update after a tip edit, as a person does it'
     await workbench.screenshot('19-rerun-compared');
     await workbench.openViewContainer('EMPO²');
     await workbench.expandRow(workbench.treeRow(parent).first());
-    const branch = workbench.treeRow(/^run-/).filter({ hasText: `branch of ${parent}` }).first();
+    // Under its parent a branch is named by what its id adds to the parent's ("branch-1").
+    const branch = workbench.treeRow(/^branch-\d+$/).filter({ hasText: `branch of ${parent}` }).first();
     await branch.waitFor({ timeout: 30_000 });
     // Its rerun finished: the branch reads finished, with the finished icon, not a red stop.
     await workbench.eventually('the branch to read finished', async () => ((await branch.locator('.codicon-pass-filled').count()) === 1 ? true : undefined), 30_000);

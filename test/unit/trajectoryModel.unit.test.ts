@@ -230,13 +230,15 @@ describe('TrajectoryModel', () => {
     await runs.reload();
     const [run] = await model.getChildren(undefined);
     const [finished, stopped] = (await model.getChildren(run)).map((node) => present(node, model));
-    assert.equal(finished.label, 'big-branch-1');
+    // Under its parent, named by what its id adds: the whole id left no room for its state.
+    assert.equal(finished.label, 'branch-1');
+    assert.match(finished.tooltip ?? '', /^\*\*Run\*\* big-branch-1\n/);
     assert.deepEqual(finished.icon, { id: 'pass-filled', color: 'testing.iconPassed' });
     // The state first (it is what a person scans for), then that it is a branch: not "4/3" (past the parent's total).
     assert.match(finished.description ?? '', /^finished · 4 · branch of big at 3( ·|$)/);
     assert.match(finished.tooltip ?? '', /Branch of big at its checkpoint 3/);
     assert.match(finished.tooltip ?? '', /Its rerun finished: \*\*Compare with Parent\*\*.*\*\*Adopt Branch\*\*.*\*\*Delete Branch\*\*/);
-    assert.equal(stopped.label, 'big-branch-2');
+    assert.equal(stopped.label, 'branch-2');
     assert.match(stopped.tooltip ?? '', /Its rerun was stopped before it finished: \*\*Rerun Off-Policy Update…\*\* on this branch continues it/);
     assert.ok(finished.contextValue.endsWith('.branch') && stopped.contextValue.endsWith('.branch'));
   });
@@ -333,7 +335,7 @@ describe('TrajectoryModel, the shape of long and odd runs', () => {
     await runs.reload();
     const top = await model.getChildren();
     assert.deepEqual(labels(top, model), ['base', 'orphan-branch']);
-    assert.deepEqual(labels(await model.getChildren(top[0]), model).slice(0, 1), ['base-branch-1']);
+    assert.deepEqual(labels(await model.getChildren(top[0]), model).slice(0, 1), ['branch-1']);
   });
 
   it('has no children under a step, nor under a node whose run or iteration it no longer knows', async () => {
