@@ -12,6 +12,9 @@
 #                     only; in a local VS Code run "EMPO²: New Training Run" from the palette)
 #   --port N          code-server's port (default 8765, or EMPO2_VSCODE_PORT)
 #
+# code-server's profile (settings, installed extension) lives in $EMPO2_CACHE_DIR/vscode/profile,
+# or in EMPO2_VSCODE_PROFILE when set (the browser tests open a second window with their own).
+#
 # Prints the URL as one line `EMPO2_VSCODE_URL=http://127.0.0.1:PORT/?folder=...` before serving.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,7 +27,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --train) train="${2:?--train needs a preset name or a config file}"; shift 2 ;;
     --port) port="${2:?--port needs a number}"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     -*) echo "vscode-open: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) folder="$(cd "$1" && pwd)"; shift ;;
   esac
@@ -48,7 +51,7 @@ if command -v code >/dev/null 2>&1 && [ -z "${EMPO2_FORCE_CODE_SERVER:-}" ]; the
 fi
 
 eval "$(bash scripts/vscode-install.sh </dev/null)"   # EMPO2_VSCODE_NODE, EMPO2_CODE_SERVER
-profile="${EMPO2_CACHE_DIR:-$HOME/.cache/empo2}/vscode/profile"
+profile="${EMPO2_VSCODE_PROFILE:-${EMPO2_CACHE_DIR:-$HOME/.cache/empo2}/vscode/profile}"
 mkdir -p "$profile/user-data/User" "$profile/user-data/Machine" "$profile/extensions"
 auto_start=false
 [ -n "$train" ] && auto_start=true

@@ -1,0 +1,165 @@
+import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Page } from 'playwright-core';
+import { e2eSession } from './session';
+import { Workbench } from './workbench';
+
+// The README's main job as a newcomer meets it, after its installs: scripts/run.sh ends in
+// `scripts/vscode-open.sh --train builtin`, which builds the .vsix, installs it into code-server
+// with the settings that make the extension start the host and train the built-in preset, and
+// serves VS Code. This file runs that script itself (into a folder and a profile of its own,
+// with the caches the tier already prepared) and watches the window it serves: the run appears,
+// and its first episode shows in the Trajectories tree before its first iteration is written.
+
+const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something listens on the port (the script prints its URL just before it starts
+ * code-server, which then takes seconds to listen). */
+async function listening(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) {
+      return;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`nothing listens on port ${port} after ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** Spawns the script in its own process group (code-server, its extension host and the training
+ * host all die with it) and resolves with the URL it prints. */
+function openVsCode(workspace: string, profile: string, port: number): { child: ChildProcess; url: Promise<string>; output: string[] } {
+  const child = spawn('bash', ['scripts/vscode-open.sh', '--train', 'builtin', '--port', String(port), workspace], {
+    cwd: repoRoot,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, EMPO2_VSCODE_PROFILE: profile, EMPO2_FORCE_CODE_SERVER: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+  });
+  const output: string[] = [];
+  const url = new Promise<string>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output.push(chunk.toString());
+      const found = /EMPO2_VSCODE_URL=(\S+)/.exec(output.join(''));
+      if (found) {
+        resolve(found[1]);
+      }
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`vscode-open.sh exited ${code} before printing its URL:\n${output.join('').slice(-2000)}`)));
+  });
+  return { child, url, output };
+}
+
+function stopGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null) {
+    return;
+  }
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** The run folder the extension started in the workspace, once there is one. */
+function runFolder(workspace: string): string | undefined {
+  const root = path.join(workspace, '.empo2', 'runs');
+  const runs = existsSync(root) ? readdirSync(root).filter((name) => name.startsWith('builtin')) : [];
+  return runs.length ? path.join(root, runs[0]) : undefined;
+}
+
+function metricsLines(folder: string): number {
+  const file = path.join(folder, 'metrics.jsonl');
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => line.trim()).length : 0;
+}
+
+describe('The main job: scripts/run.sh opens VS Code training the built-in default', () => {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'empo2-main-job-'));
+  const workspace = path.join(scratch, 'workspace');
+  const profile = path.join(scratch, 'profile');
+  let opened: ReturnType<typeof openVsCode> | undefined;
+  let page: Page | undefined;
+
+  after(async () => {
+    await page?.close().catch(() => undefined);
+    if (opened) {
+      stopGroup(opened.child);
+    }
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('serves VS Code, trains, and shows the first episode before the first iteration is written', async function () {
+    this.timeout(600_000);
+    const started = Date.now();
+    const session = e2eSession();
+    mkdirSync(workspace, { recursive: true });
+    const port = await freePort();
+    opened = openVsCode(workspace, profile, port);
+    const url = await opened.url;
+    await listening(port, 60_000);
+    session.measurements['main job: vscode-open.sh to URL (s)'] = (Date.now() - started) / 1000;
+
+    page = await session.page.context().newPage();
+    const workbench = new Workbench(page);
+    await page.goto(url);
+    await page.locator('.part.statusbar .statusbar-item').filter({ hasText: 'EMPO²' }).waitFor({ timeout: 120_000 });
+    await workbench.openViewContainer('EMPO²');
+    const run = await workbench.waitForTreeRow(/^builtin/, 180_000);
+    const runShown = Date.now();
+    session.measurements['main job: vscode-open.sh to the run in the tree (s)'] = (runShown - started) / 1000;
+    await workbench.expandRow(run);
+    const iteration = await workbench.waitForTreeRow(/^Iteration 1\b/, 120_000);
+    await workbench.expandRow(iteration);
+
+    // The first episode, streamed as it ends: a row in the tree while the run folder holds no
+    // metrics yet (the first iteration is not written).
+    const folder = await workbench.eventually('the run folder', async () => runFolder(workspace), 60_000);
+    // Episodes sit under their task group (`power-device/3`): open each group as it appears.
+    const before = await workbench.eventually('a first episode in the tree', async () => {
+      const lines = metricsLines(folder);
+      if ((await workbench.treeRow(/^Episode/).count()) > 0) {
+        return { lines };
+      }
+      const groups = workbench.treeRow(/^[a-z-]+\/\d+/);
+      for (let i = 0; i < (await groups.count()); i++) {
+        await workbench.expandRow(groups.nth(i)).catch(() => undefined);
+      }
+      return undefined;
+    }, 180_000).catch(async (error: unknown) => {
+      await workbench.screenshot('FAILED-main-job-no-episode');
+      throw error;
+    });
+    session.measurements['main job: run in the tree to its first episode (s)'] = (Date.now() - runShown) / 1000;
+    await workbench.screenshot('80-main-job-first-episode');
+    assert.equal(before.lines, 0, 'the first episode showed only after the first iteration was written');
+
+    // And the run goes on to write its first iteration.
+    await workbench.eventually('the first iteration written', async () => (metricsLines(folder) > 0 ? true : undefined), 300_000);
+    session.measurements['main job: vscode-open.sh to the first metrics line (s)'] = (Date.now() - started) / 1000;
+  });
+});
