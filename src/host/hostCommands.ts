@@ -1,14 +1,16 @@
 import * as vscode from 'vscode';
 import { CommandBase } from '../common/command';
 import type { Settings } from '../common/settings';
-import { describeError } from '../rpc/errors';
 import { ConnectError } from '../rpc/wsTransport';
 import type { HostLog } from './hostLog';
 import type { HostManager } from './hostManager';
+import { connectFailure } from './hostSession';
+import { switchToRemote } from './remoteSwitch';
 import type { WorkspaceTrustGuard } from './workspaceTrust';
 
 // Host lifecycle commands. Starting a host runs the workspace's Python, so it checks Workspace
-// Trust first; connecting to a remote host does not (nothing runs here).
+// Trust first; connecting to a remote host does not (nothing runs here). Each command that stops
+// a host spawned here asks the run guard first, since its run would be interrupted.
 
 /** What the host commands work with (activate() builds it once). */
 export interface HostServices {
@@ -34,11 +36,14 @@ export class StartHostCommand extends CommandBase<HostServices> {
   }
 }
 
+/** What is about to stop the host: Stop Host, Restart Host, or Connect to Remote Host. */
+export type HostStopAction = 'stop' | 'restart' | 'connect';
+
 /**
- * Asked before Stop Host or Restart Host stops a host (src/runGuard/ asks about a training run):
- * undefined cancels; `now` skips waiting for the live run's iteration boundary.
+ * Asked before a command stops a host (src/runGuard/ asks about a training run): undefined
+ * cancels; `now` skips waiting for the live run's iteration boundary.
  */
-export type BeforeHostStop = (action: 'stop' | 'restart') => Promise<{ readonly now: boolean } | undefined>;
+export type BeforeHostStop = (action: HostStopAction) => Promise<{ readonly now: boolean } | undefined>;
 
 /** Stops the host once beforeStop agreed (asked only while a host runs); false: cancelled. */
 async function stopAfterAsking({ host, beforeStop }: HostServices, action: 'stop' | 'restart', stop: (now: boolean) => Thenable<void>): Promise<boolean> {
@@ -99,13 +104,15 @@ export class ConnectRemoteCommand extends CommandBase<HostServices> {
 
   /** Arguments (for scripts and tests): a URL and a token skip the prompts. */
   async execute(urlArg?: unknown, tokenArg?: unknown): Promise<boolean> {
-    const { host, settings } = this.services;
+    const { host, settings, beforeStop } = this.services;
     const url =
       typeof urlArg === 'string'
         ? urlArg
         : await vscode.window.showInputBox({
             title: 'EMPO²: Connect to Remote Host',
-            prompt: 'WebSocket URL of a running `empo2-host serve` (for example through an SSH tunnel)',
+            prompt:
+              'WebSocket URL of a running `empo2-host serve` (for example through an SSH tunnel)' +
+              (host.current && !host.isRemote ? '. The host running here stops once the remote one answers.' : ''),
             value: settings.remoteUrl || 'ws://127.0.0.1:8765',
             ignoreFocusOut: true,
             validateInput: (value) => (/^wss?:\/\/[^\s/]+/.test(value.trim()) ? undefined : 'A ws:// or wss:// URL, e.g. ws://127.0.0.1:8765'),
@@ -127,8 +134,17 @@ export class ConnectRemoteCommand extends CommandBase<HostServices> {
           return false;
         }
       }
+      const tried = token;
       try {
-        await host.connectRemote(trimmed, token);
+        const connected = await switchToRemote({
+          connected: host.current ? (host.isRemote ? 'remote' : 'local') : 'none',
+          probe: () => host.probeRemote(trimmed, tried),
+          beforeStop: () => beforeStop('connect'),
+          connect: async (now) => void (await host.connectRemote(trimmed, tried, { now })),
+        });
+        if (!connected) {
+          return false;
+        }
         await host.remoteTokens.store(trimmed, token);
         if (settings.remoteUrl !== trimmed) {
           await vscode.workspace.getConfiguration('empo2').update('remoteUrl', trimmed, vscode.ConfigurationTarget.Global);
@@ -141,7 +157,7 @@ export class ConnectRemoteCommand extends CommandBase<HostServices> {
           token = undefined;
           continue;
         }
-        await vscode.window.showErrorMessage(`EMPO²: cannot connect to ${trimmed}: ${describeError(error)}`);
+        void vscode.window.showErrorMessage(`EMPO²: ${connectFailure(trimmed, error)}.`);
         return false;
       }
     }

@@ -9,7 +9,7 @@ import { Notifications, Requests, type NotificationType, type RequestType } from
 import { ConnectionHealthModel } from './connectionHealth';
 import type { HostLog } from './hostLog';
 import { HostProcess, HostStartError } from './hostProcess';
-import { openHostSession, type HostSession, type HostTarget } from './hostSession';
+import { connectFailure, openHostSession, type HostSession, type HostTarget } from './hostSession';
 import type { HostStateModel } from './hostState';
 import { findHostInterpreter } from './interpreterDialogs';
 import { ReconnectSchedule } from './reconnectSchedule';
@@ -204,9 +204,12 @@ export class HostManager extends Disposable {
     );
   }
 
-  /** Connects to a host running elsewhere (an SSH tunnel, Remote-SSH); the token is kept secret. */
-  async connectRemote(url: string, token: string): Promise<boolean> {
-    await this.stop({ quiet: true });
+  /**
+   * Connects to a host running elsewhere (an SSH tunnel, Remote-SSH); the token is kept secret.
+   * The host in use is stopped first (`now`: without waiting for its run's iteration boundary).
+   */
+  async connectRemote(url: string, token: string, options: { now?: boolean } = {}): Promise<boolean> {
+    await this.stop({ quiet: true, now: options.now });
     this.state.set('starting');
     try {
       this.target = { url, token, remote: true };
@@ -220,9 +223,18 @@ export class HostManager extends Disposable {
       this.target = undefined;
       this.health.set({ kind: 'none' });
       this.state.set('stopped');
-      this.log.error(`Cannot connect to ${url}: ${describeError(error)}`);
+      this.log.error(`${connectFailure(url, error)}.`);
       throw error;
     }
+  }
+
+  /** Dials a remote host and hangs up, leaving the host in use alone; throws when it cannot be reached or refuses the token. */
+  async probeRemote(url: string, token: string): Promise<void> {
+    const session = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `EMPO²: reaching ${url}` },
+      () => openHostSession({ url, token, remote: true }, this.options.extensionVersion, [], () => undefined),
+    );
+    session.client.dispose();
   }
 
   private async connect(target: HostTarget, openTimeoutMs?: number): Promise<void> {

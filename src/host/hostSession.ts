@@ -2,7 +2,8 @@ import { RpcClient } from '../rpc/client';
 import { Requests } from '../rpc/methods';
 import { PROTOCOL_VERSION, type InitializeResult } from '../rpc/protocol';
 import { KEEPALIVE_DEFAULTS } from '../rpc/keepalive';
-import { connectWebSocket } from '../rpc/wsTransport';
+import { describeError } from '../rpc/errors';
+import { ConnectError, connectWebSocket } from '../rpc/wsTransport';
 
 // One connection to a host: dial, wire notifications, `initialize`. HostManager decides when
 // (start, reconnect, remote); this file knows how.
@@ -60,4 +61,9 @@ export async function openHostSession(
     client.dispose();
     throw error;
   }
+}
+
+/** Why `url` cannot be reached, naming it once: a ConnectError's message already does. */
+export function connectFailure(url: string, error: unknown): string {
+  return error instanceof ConnectError ? error.message : `cannot connect to ${url}: ${describeError(error)}`;
 }

@@ -9,8 +9,8 @@ import type { RunsModel } from '../runs/runsModel';
 import { ResumeAfterRestart } from './resumeAfterRestart';
 import { NOW, PAUSE_FIRST, RESUME, stopQuestion, type ResumeSetting } from './runGuardText';
 
-// Stop Host and Restart Host while a run trains: ask first (pause after this iteration, or now,
-// or cancel), and when a restarted host is back, resume the run it interrupted or offer to (the
+// Stop Host, Restart Host and Connect to Remote Host while a run trains here: ask first (pause
+// after this iteration, or now, or cancel), and when a restarted host is back, resume the run it interrupted or offer to (the
 // empo2.resumeAfterRestart setting decides). A host shutdown never loses a run: the host ends
 // it `interrupted` and it resumes from its last checkpoint; this only saves the person from
 // being surprised by it. resumeAfterRestart.ts decides when: on the new host, once it lists the run.
@@ -41,13 +41,19 @@ export class RunGuard extends Disposable {
     if (!live || !question) {
       return { now: false };
     }
+    // Resumed by itself only on a host that comes back here: a remote host runs other folders.
+    const interrupted = (): void => {
+      if (action !== 'connect') {
+        this.resumer.interrupted(live.info.runId);
+      }
+    };
     if (question.alreadyPaused) {
-      this.resumer.interrupted(live.info.runId); // paused at a boundary: it stops at once, nothing lost
+      interrupted(); // paused at a boundary: it stops at once, nothing lost
       return { now: false };
     }
     const choice = await vscode.window.showWarningMessage(question.message, { modal: true, detail: question.detail }, PAUSE_FIRST, NOW);
     if (choice === NOW) {
-      this.resumer.interrupted(live.info.runId);
+      interrupted();
       return { now: true };
     }
     if (choice !== PAUSE_FIRST) {
@@ -57,7 +63,7 @@ export class RunGuard extends Disposable {
     if (!paused) {
       return undefined;
     }
-    this.resumer.interrupted(live.info.runId);
+    interrupted();
     return { now: false };
   };
 }

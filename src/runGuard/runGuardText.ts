@@ -1,4 +1,6 @@
+import type { HostStopAction } from '../host/hostCommands';
 import type { RunEntry } from '../runs/runsModel';
+import { continuesWith } from '../runs/runText';
 
 // The run guard's words and decisions, pure (unit-tested without VS Code).
 
@@ -16,24 +18,34 @@ export interface StopQuestion {
   readonly alreadyPaused: boolean;
 }
 
-/** What to ask before stopping or restarting a host whose run `live` trains; none if idle. */
-export function stopQuestion(action: 'stop' | 'restart', live: RunEntry): StopQuestion | undefined {
+/** What to ask before stopping, restarting or leaving (for a remote host) a host whose run `live` trains; none if idle. */
+export function stopQuestion(action: HostStopAction, live: RunEntry): StopQuestion | undefined {
   const { info, progress } = live;
   if (!info.live || !['starting', 'running', 'pausing', 'paused'].includes(info.state)) {
     return undefined;
   }
   const total = info.iterations ? ` of ${info.iterations}` : '';
   const current = progress?.iteration ?? info.iteration + 1;
-  const verb = action === 'restart' ? 'Restart' : 'Stop';
-  const after = action === 'restart' ? 'When the host is back, the run resumes (setting: EMPO²: Resume After Restart).' : 'Resume it later with EMPO²: Resume Run.';
   return {
     alreadyPaused: info.state === 'paused',
-    message: `${info.runId} is training iteration ${current}${total}. ${verb} the host?`,
+    message: `${info.runId} is training iteration ${current}${total}. ${ASK[action]}`,
     detail:
       `"${PAUSE_FIRST}" lets iteration ${current} finish first, so nothing is lost. ` +
-      `"${NOW}" stops at once: iteration ${current} is dropped and the run later continues from iteration ${info.iteration}. ${after}`,
+      `"${NOW}" stops at once: iteration ${current} is dropped, and when the run is resumed ${continuesWith(info.iteration)}. ${AFTER[action]}`,
   };
 }
+
+const ASK: Record<HostStopAction, string> = {
+  restart: 'Restart the host?',
+  stop: 'Stop the host?',
+  connect: 'Stop the local host and connect to the remote one?',
+};
+
+const AFTER: Record<HostStopAction, string> = {
+  restart: 'When the host is back, the run resumes (setting: EMPO²: Resume After Restart).',
+  stop: 'Resume it later with EMPO²: Resume Run.',
+  connect: 'The run stays on this machine; resume it later on a local host with EMPO²: Resume Run.',
+};
 
 /** After a host came back: resume the interrupted run, ask, leave it, or wait for its entry. */
 export function resumeDecision(entry: RunEntry | undefined, setting: ResumeSetting): 'resume' | 'ask' | 'leave' | 'wait' {

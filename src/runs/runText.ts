@@ -70,7 +70,19 @@ export function runIcon(entry: RunEntry): string {
   }
 }
 
+/**
+ * Where a run stopped after `iteration` finished iterations picks up, as one clause: the
+ * iteration that runs next, and the checkpoint it starts from (the resume and the Stop/Restart
+ * Host questions say it the same way).
+ */
+export function continuesWith(iteration: number): string {
+  return iteration > 0
+    ? `it continues with iteration ${iteration + 1} (after iteration ${iteration}, its last checkpoint)`
+    : 'it continues with iteration 1 (from the start: no iteration has finished)';
+}
+
 /** The resume confirmation, in plain words (unit-tested). */
 export function resumeQuestion(runId: string, iteration: number): string {
-  return `EMPO²: resume training ${runId}? It continues after iteration ${iteration}, its last saved checkpoint. Anything recorded after that checkpoint (an iteration that did not finish) is removed and trained again.`;
+  const clause = continuesWith(iteration);
+  return `EMPO²: resume training ${runId}? ${clause[0].toUpperCase()}${clause.slice(1)}. What an unfinished iteration recorded since then is removed and trained again.`;
 }

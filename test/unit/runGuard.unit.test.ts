@@ -27,8 +27,15 @@ describe('stopping or restarting a host while a run trains', () => {
     assert.ok(question);
     assert.equal(question.message, 'builtin-1 is training iteration 5 of 40. Restart the host?');
     assert.match(question.detail, /"Pause After This Iteration" lets iteration 5 finish first/);
-    assert.match(question.detail, /"Now" stops at once: iteration 5 is dropped and the run later continues from iteration 4/);
+    assert.match(question.detail, /"Now" stops at once: iteration 5 is dropped, and when the run is resumed it continues with iteration 5 \(after iteration 4, its last checkpoint\)\./);
     assert.equal(question.alreadyPaused, false);
+  });
+
+  it('asks the same before Connect to Remote Host stops the host running here', () => {
+    const question = stopQuestion('connect', anEntry('running', true, 2));
+    assert.ok(question);
+    assert.equal(question.message, 'builtin-1 is training iteration 3 of 40. Stop the local host and connect to the remote one?');
+    assert.match(question.detail, /iteration 3 is dropped, and when the run is resumed it continues with iteration 3 \(after iteration 2, its last checkpoint\)\. The run stays on this machine/);
   });
 
   it('asks nothing of an idle host, and does not ask to pause a paused run', () => {
@@ -127,6 +134,10 @@ describe('wording', () => {
   });
 
   it('says in plain words what resuming does', () => {
-    assert.equal(resumeQuestion('builtin-1', 7), 'EMPO²: resume training builtin-1? It continues after iteration 7, its last saved checkpoint. Anything recorded after that checkpoint (an iteration that did not finish) is removed and trained again.');
+    assert.equal(
+      resumeQuestion('builtin-1', 7),
+      'EMPO²: resume training builtin-1? It continues with iteration 8 (after iteration 7, its last checkpoint). What an unfinished iteration recorded since then is removed and trained again.',
+    );
+    assert.match(resumeQuestion('builtin-1', 0), /\? It continues with iteration 1 \(from the start: no iteration has finished\)\./);
   });
 });
