@@ -6,15 +6,15 @@ import { describeError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { UPDATE_RERUN_PARAMS_DEFAULTS, type RerunResult, type UpdateRerunParams } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
-import { POLICY_AUTHOR } from '../tips/tipRules';
 import type { ComparisonPanel } from './comparisonPanel';
 import { RerunJobs } from './rerunJobs';
 import { rerunArgs } from './rerunArgs';
 import { clearTheWayForRerun } from './rerunGateDialog';
+import { checkpointPlaceholder, checkpointTime, editedSince, stepTitle, variationsWording } from './rerunSteps';
 import { branchPickItem, branchRuns, isBranch } from './branches';
 
 // "EMPO²: Rerun Off-Policy Update…" and the branch commands. The rerun asks, in quick picks, for
-// the checkpoint, the variations, N, K and dry run or not, once nothing is in the way (a training
+// the checkpoint, the variations, N, K and dry run or not (rerunSteps.ts), once nothing is in the way (a training
 // run is paused or stopped first, if the person agrees: rerunGate.ts); the host does the rest (update.rerun)
 // and reports progress, which a cancellable notification shows. Cancel stops the rerun between
 // iterations and leaves a branch that "Rerun" on it continues.
@@ -69,7 +69,6 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
   }
 
   private async pick(runId: string, preset: Partial<UpdateRerunParams>): Promise<UpdateRerunParams | undefined> {
-    const title = 'EMPO²: Rerun Off-Policy Update';
     const { checkpoints } = await this.services.host.request(Requests.checkpointList, { runId });
     if (!checkpoints.length) {
       void vscode.window.showWarningMessage(`EMPO²: run ${runId} has no checkpoint to rerun from.`);
@@ -77,20 +76,20 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
     }
     const checkpoint = await vscode.window.showQuickPick(
       [...checkpoints].reverse().map((c): Pick<number> => ({ label: `iteration ${c.iteration}`, description: c.latest ? 'latest' : undefined, value: c.iteration })),
-      { title: `${title} (1/4): checkpoint of ${runId}`, placeHolder: 'The branch starts from this checkpoint' },
+      { title: stepTitle('checkpoint', ` of ${runId}`), placeHolder: checkpointPlaceholder(checkpoints) },
     );
     if (!checkpoint) {
       return undefined;
     }
-    const variations = await this.pickVariations(runId, preset.variations, title);
+    const variations = await this.pickVariations(runId, checkpoint.value, preset.variations);
     if (!variations) {
       return undefined;
     }
-    const episodes = await askNumber(`${title} (3/4): N, rollouts per variation`, preset.episodes ?? UPDATE_RERUN_PARAMS_DEFAULTS.episodes, 1, 256);
+    const episodes = await askNumber(stepTitle('N, rollouts per variation'), preset.episodes ?? UPDATE_RERUN_PARAMS_DEFAULTS.episodes, 1, 256);
     if (episodes === undefined) {
       return undefined;
     }
-    const iterations = await askNumber(`${title} (4/4): K, update iterations`, preset.iterations ?? UPDATE_RERUN_PARAMS_DEFAULTS.iterations, 1, 1000);
+    const iterations = await askNumber(stepTitle('K, update iterations'), preset.iterations ?? UPDATE_RERUN_PARAMS_DEFAULTS.iterations, 1, 1000);
     if (iterations === undefined) {
       return undefined;
     }
@@ -99,7 +98,7 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
         { label: '$(beaker) Dry run', description: 'the loss, ratios and masked tokens; no weight changes, no branch', value: true },
         { label: '$(git-branch) Rerun on a new branch', description: `the parent ${runId} is never modified`, value: false },
       ] satisfies Pick<boolean>[],
-      { title, placeHolder: 'Dry run first, or rerun for real?' },
+      { title: stepTitle('dry run or rerun'), placeHolder: 'Dry run first, or rerun for real?' },
     );
     if (!mode) {
       return undefined;
@@ -107,20 +106,26 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
     return { runId, checkpoint: checkpoint.value, variations, episodes, iterations, dryRun: mode.value };
   }
 
-  /** Variations to rerun: those given, else chosen among the run's (empty: the host takes the
-   *  ones whose tips were edited since the checkpoint). */
-  private async pickVariations(runId: string, given: readonly string[] | undefined, title: string): Promise<string[] | undefined> {
-    const { items } = await this.services.host.request(Requests.memoryList, { runId, limit: 500 });
+  /** Variations to rerun: those given, else chosen among the run's, the ones whose tips a person
+   *  edited after the chosen checkpoint ticked (empty: the host takes those). */
+  private async pickVariations(runId: string, checkpoint: number, given: readonly string[] | undefined): Promise<string[] | undefined> {
+    const { host } = this.services;
+    const [{ items }, { records }] = await Promise.all([
+      host.request(Requests.memoryList, { runId, filter: { includeDeleted: true }, limit: 500 }),
+      host.request(Requests.runMetrics, { runId, sinceIteration: Math.max(0, checkpoint - 1) }),
+    ]);
     const keys = [...new Set(items.map((t) => t.variationKey))].sort();
-    const edited = new Set(items.filter((t) => t.author !== POLICY_AUTHOR || t.version > 1).map((t) => t.variationKey));
+    const since = checkpointTime(checkpoint, records);
+    const edited = since === undefined ? undefined : editedSince(items, since);
+    const { placeholder, note } = variationsWording(checkpoint, edited);
     const picks = await vscode.window.showQuickPick(
       keys.map((key): Pick<string> => ({
         label: key,
-        description: edited.has(key) ? 'tips edited by a person' : undefined,
-        picked: given ? given.includes(key) : edited.has(key),
+        description: edited?.has(key) ? note : undefined,
+        picked: given ? given.includes(key) : (edited?.has(key) ?? false),
         value: key,
       })),
-      { title: `${title} (2/4): variations`, placeHolder: 'None picked: the variations whose tips were edited since the checkpoint', canPickMany: true },
+      { title: stepTitle('variations'), placeHolder: placeholder, canPickMany: true },
     );
     return picks ? picks.map((p) => p.value) : undefined;
   }

@@ -16,16 +16,16 @@ describe('Rerunning the off-policy update after a tip edit, as a person does it'
   async function rerunFromPalette(mode: 'Dry run' | 'Rerun on a new branch'): Promise<void> {
     await workbench.pickCommand('EMPO²: Rerun Off-Policy Update…');
     const keyboard = workbench.page.keyboard;
-    await workbench.quickInputTitle().filter({ hasText: `(1/4): checkpoint of ${parent}` }).waitFor({ timeout: 30_000 });
+    await workbench.quickInputTitle().filter({ hasText: `(1/5): checkpoint of ${parent}` }).waitFor({ timeout: 30_000 });
     await workbench.quickInputRows().first().filter({ hasText: 'latest' }).waitFor();
     await keyboard.press('Enter');
-    await workbench.quickInputTitle().filter({ hasText: '(2/4): variations' }).waitFor({ timeout: 30_000 });
+    await workbench.quickInputTitle().filter({ hasText: '(2/5): variations' }).waitFor({ timeout: 30_000 });
     // The variation whose tip was edited by hand is offered as such, and picked already.
     const edited = workbench.quickInputRows().filter({ hasText: 'tips edited by a person' });
     assert.ok((await edited.count()) >= 1, 'the edited variation is marked');
     assert.equal(await edited.first().locator('input[type="checkbox"]:checked, .monaco-custom-toggle.checked').count(), 1, 'and picked');
     await keyboard.press('Enter');
-    for (const [step, value] of [['(3/4)', '2'], ['(4/4)', '1']] as const) {
+    for (const [step, value] of [['(3/5)', '2'], ['(4/5)', '1']] as const) {
       await workbench.quickInputTitle().filter({ hasText: step }).waitFor({ timeout: 30_000 });
       await workbench.quickInput().locator('input').fill(value);
       await keyboard.press('Enter');

@@ -47,12 +47,12 @@ describe('Pausing a training run to rerun its update, then restarting the host',
     await workbench.pickCommand('EMPO²: Rerun Off-Policy Update…');
     const dialog = workbench.page.locator('.monaco-dialog-box');
     await dialog.getByText(new RegExp(`${runId} is training iteration \\d+`)).waitFor({ timeout: 30_000 });
-    assert.equal(await workbench.quickInputTitle().filter({ hasText: '(1/4)' }).count(), 0, 'no question asked before');
+    assert.equal(await workbench.quickInputTitle().filter({ hasText: '(1/5)' }).count(), 0, 'no question asked before');
     await dialog.getByRole('button', { name: 'Stop the Run and Rerun' }).waitFor();
     await workbench.screenshot('20-rerun-asks-to-pause-first');
     await dialog.getByRole('button', { name: 'Pause After This Iteration and Rerun' }).click();
     // Once paused, the questions begin; cancelled here, to edit a tip first.
-    await workbench.quickInputTitle().filter({ hasText: `(1/4): checkpoint of ${runId}` }).waitFor({ timeout: 180_000 });
+    await workbench.quickInputTitle().filter({ hasText: `(1/5): checkpoint of ${runId}` }).waitFor({ timeout: 180_000 });
     await workbench.closeQuickInput();
     await waitForIcon(runRow(), 'debug-pause', 'the run to read paused');
   });
@@ -70,11 +70,11 @@ describe('Pausing a training run to rerun its update, then restarting the host',
 
     await workbench.pickCommand('EMPO²: Rerun Off-Policy Update…');
     const keyboard = workbench.page.keyboard;
-    await workbench.quickInputTitle().filter({ hasText: `(1/4): checkpoint of ${runId}` }).waitFor({ timeout: 30_000 });
+    await workbench.quickInputTitle().filter({ hasText: `(1/5): checkpoint of ${runId}` }).waitFor({ timeout: 30_000 });
     await keyboard.press('Enter');
-    await workbench.quickInputTitle().filter({ hasText: '(2/4): variations' }).waitFor({ timeout: 30_000 });
+    await workbench.quickInputTitle().filter({ hasText: '(2/5): variations' }).waitFor({ timeout: 30_000 });
     await keyboard.press('Enter'); // the edited variation, picked already
-    for (const [step, value] of [['(3/4)', '2'], ['(4/4)', '1']] as const) {
+    for (const [step, value] of [['(3/5)', '2'], ['(4/5)', '1']] as const) {
       await workbench.quickInputTitle().filter({ hasText: step }).waitFor({ timeout: 30_000 });
       await workbench.quickInput().locator('input').fill(value);
       await keyboard.press('Enter');

@@ -4,9 +4,10 @@ import * as path from 'node:path';
 import { chartData, comparisonView, percent, points } from '../../src/rerun/comparison';
 import { rerunArgs } from '../../src/rerun/rerunArgs';
 import { PAUSE_AND_RERUN, rerunObstacle, STOP_AND_RERUN } from '../../src/rerun/rerunGate';
+import { checkpointPlaceholder, checkpointTime, editedSince, stepTitle, variationsWording } from '../../src/rerun/rerunSteps';
 import type { RerunResult, RunInfo } from '../../src/rpc/protocol';
 import type { RunEntry } from '../../src/runs/runsModel';
-import { aRunInfo } from '../builders/protocol';
+import { aMetricsRecord, aRunInfo, aTip } from '../builders/protocol';
 
 // The comparison view and the rerun command's arguments. The records are the results of a real
 // rerun and dry run by the host's own code (protocol/examples/rerun.jsonl carries them), so the
@@ -132,5 +133,41 @@ describe('what stands in the way of a rerun, said before its first question', ()
     const obstacle = rerunObstacle(aLiveRun('paused'), { runId: 'builtin-1', dryRun: true, episodes: 2, iterations: 1 });
     assert.equal(obstacle?.message, 'A dry run of builtin-1 is in progress; the host runs one at a time.');
     assert.deepEqual(obstacle?.wayOut, []);
+  });
+});
+
+describe('the rerun wizard', () => {
+  it('counts every question it asks, the last one included', () => {
+    assert.equal(stepTitle('checkpoint', ' of run-1'), 'EMPO²: Rerun Off-Policy Update (1/5): checkpoint of run-1');
+    assert.equal(stepTitle('variations'), 'EMPO²: Rerun Off-Policy Update (2/5): variations');
+    assert.equal(stepTitle('dry run or rerun'), 'EMPO²: Rerun Off-Policy Update (5/5): dry run or rerun');
+  });
+
+  it('ticks the variations a person edited after the chosen checkpoint, not before it', () => {
+    // A person edited grow-plant/1 during iteration 2; checkpoints 3 and 4 were taken after it.
+    const records = [2, 3, 4].map((iteration) => aMetricsRecord({ iteration, time: Date.parse(`2026-12-04T21:0${iteration}:00Z`) / 1000 }));
+    const tips = [
+      aTip({ variationKey: 'grow-plant/1', version: 2, versionAuthor: 'you', updated: '2026-12-04T21:01:30Z' }),
+      aTip({ variationKey: 'heat-food/4', version: 2, versionAuthor: 'Ada', updated: '2026-12-04T21:03:30Z' }),
+      aTip({ variationKey: 'heat-food/2', version: 3, versionAuthor: 'policy', updated: '2026-12-04T21:04:30Z' }),
+    ];
+    assert.deepEqual([...editedSince(tips, checkpointTime(3, records)!)], ['heat-food/4']);
+    assert.deepEqual([...editedSince(tips, checkpointTime(4, records)!)], []);
+    assert.deepEqual([...editedSince(tips, checkpointTime(0, records)!)].sort(), ['grow-plant/1', 'heat-food/4'], 'checkpoint 0: every edit');
+    assert.equal(checkpointTime(5, records), undefined, 'no metrics line: unknown');
+  });
+
+  it('says the same as it ticks: edited after the chosen checkpoint', () => {
+    const ticked = variationsWording(3, new Set(['heat-food/4']));
+    assert.equal(ticked.note, 'tips edited by a person after iteration 3');
+    assert.match(ticked.placeholder, /^Ticked: the variations whose tips a person edited after iteration 3/);
+    assert.match(variationsWording(4, new Set()).placeholder, /^No tip was edited by a person after iteration 4: pick/);
+    assert.match(variationsWording(4, undefined).placeholder, /^None picked: the host takes/);
+  });
+
+  it('says that checkpoints older than those listed are not kept', () => {
+    const at = (iteration: number) => ({ iteration, path: `/runs/r/checkpoints/iter-${iteration}`, hasModel: true, latest: iteration === 4 });
+    assert.match(checkpointPlaceholder([at(3), at(4)]), /the ones before iteration 3 are gone/);
+    assert.equal(checkpointPlaceholder([at(0), at(1)]), 'The branch starts from this checkpoint');
   });
 });
