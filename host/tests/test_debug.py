@@ -137,6 +137,50 @@ def test_replay_with_the_producing_checkpoint_reproduces_the_recorded_logprobs(r
     _, newer = open_session(launch(run_path, record=record, record_run=folder, checkpoint=2, task=None,
                                    variation=None), embedder)
     assert newer["checkpoint"] == 2 and newer["replay"]["maxLogprobError"] > 1e-4
+    assert summary["playedBy"] == 1 and summary["note"] is None
+    assert newer["replay"]["playedBy"] == 1 and newer["replay"]["note"].startswith(
+        "Checkpoint 1 played this episode; checkpoint 2, as launched, replays it, so its log π differ")
+
+
+def test_a_replay_whose_checkpoint_is_no_longer_kept_says_so(run_path, embedder):
+    """Iteration 1's episodes were played by checkpoint 0, which the run (keep_checkpoints 2)
+    deleted after iteration 2: the newest replays them, and the session says which, why, how far
+    its log π are from the recorded ones, and what comes nearer."""
+    folder = RunFolder.open(run_path)
+    assert folder.checkpoint_iterations() == [1, 2]
+    record = next(iter(folder.trajectories(1)))
+    _, info = open_session(launch(run_path, record=record, record_run=folder, task=None, variation=None), embedder)
+    summary = info["replay"]
+    assert info["checkpoint"] == 2 and summary["playedBy"] == 0 and summary["maxLogprobError"] > 1e-4
+    mantissa, exponent = f"{summary['maxLogprobError']:.1e}".split("e")
+    error = f"{mantissa}e{int(exponent):+d}"  # as the debug console writes it: 7.8e-1
+    assert summary["note"] == (
+        "Checkpoint 0, which played this episode, is no longer kept (the run keeps its newest 2: "
+        f"keep_checkpoints), so checkpoint 2 replays it and its log π differ from the recorded ones "
+        f"(max |Δ log p| {error}). Checkpoint 1 is the nearest one kept (launch attribute \"checkpoint\"). "
+        "A run started with a larger keep_checkpoints keeps older ones.")
+
+
+def test_a_replay_whose_checkpoint_was_never_saved_says_so(run_path, tmp_path, embedder):
+    """With checkpoint_every 2 the checkpoint of iteration 1 is never written: the note names
+    that setting, not keep_checkpoints."""
+    import json
+    import shutil
+
+    from empo2.run_folder.folder import iteration_name
+
+    copy = copy_run(run_path, tmp_path)
+    config = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps({**config, "checkpoint_every": 2}))
+    folder = RunFolder.open(copy)
+    shutil.rmtree(folder.checkpoints_path / iteration_name(1))
+    record = next(iter(folder.trajectories(2)))
+    _, info = open_session(launch(copy, record=record, record_run=folder, task=None, variation=None), embedder)
+    note = info["replay"]["note"]
+    assert info["checkpoint"] == 2 and info["replay"]["playedBy"] == 1
+    assert note.startswith("Checkpoint 1, which played this episode, was never saved (the run saves "
+                           "one every 2 iterations: checkpoint_every), so checkpoint 2 replays it")
+    assert note.endswith("A run started with checkpoint_every 1 saves every one.") and "nearest" not in note
 
 
 def test_advantages_of_a_replay_are_the_updates_own():
@@ -180,7 +224,7 @@ def test_debug_methods_through_a_real_host(host, check, run_path):
         started = client.request("debug.start", {"runId": run_id, "task": TASK, "variation": VARIATION,
                                                  "seed": 4, "device": "cpu"}, timeout=120)["session"]
         sid = started["sessionId"]
-        assert started["checkpoint"] == 2 and started["alongsideTraining"] is False
+        assert started["checkpoint"] == 2 and started["alongsideTraining"] is False and started["runState"] is None
         token = client.request("debug.step", {"sessionId": sid, "unit": "token"})
         assert token["executed"] is False and token["revealed"] == 1
         turn = client.request("debug.step", {"sessionId": sid, "unit": "turn"})
@@ -215,3 +259,33 @@ def test_debug_methods_through_a_real_host(host, check, run_path):
     while host.server.debug.entries and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not host.server.debug.entries
+
+
+def test_a_replay_beside_a_paused_run_names_the_run_state_and_the_checkpoint_it_lacks(
+        tmp_path, tiny_policy, embedder, check):
+    """A run paused after iteration 1 that keeps one checkpoint: an episode of iteration 1
+    (played by checkpoint 0) replays with checkpoint 1, the session says so, and it calls the run
+    paused, not training."""
+    from conftest import tiny_run_overrides
+
+    host = make_host([tmp_path / "runs"], embedder)
+    try:
+        with connect(host, check) as client:
+            config = tiny_run_overrides(tiny_policy, iterations=2, keep_checkpoints=1, **{
+                "env.tasks": [TASK], "env.train_variations": [VARIATION], "eval.every": 0})
+            client.request("run.start", {"config": config, "name": "paused", "pauseAfterIteration": 1})
+            client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "paused")
+            record_id = next(iter(RunFolder.open(tmp_path / "runs" / "paused").trajectories(1)))["id"]
+            session = client.request("debug.start", {"replay": {"runId": "paused", "episodeId": record_id},
+                                                     "device": "cpu"}, timeout=120)["session"]
+            assert session["runState"] == "paused" and session["alongsideTraining"] is False
+            assert session["checkpoint"] == 1 and session["replay"]["playedBy"] == 0
+            note = session["replay"]["note"]
+            assert note.startswith("Checkpoint 0, which played this episode, is no longer kept (the run "
+                                   "keeps its newest 1: keep_checkpoints), so checkpoint 1 replays it")
+            assert "nearest" not in note  # the one kept is the one replaying
+            client.request("debug.stop", {"sessionId": session["sessionId"]})
+            client.request("run.stop", {"runId": "paused"})
+            client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "stopped")
+    finally:
+        host.stop()

@@ -28,7 +28,10 @@ export function describeSession(s: HostDebugSession): string {
   const where = s.checkpoint !== null ? `checkpoint ${s.checkpoint}` : s.policy;
   const replay = s.replay
     ? ` Replaying ${s.replay.episodeId}: ${s.replay.turns} turns, max |Δ log p| ${s.replay.maxLogprobError.toExponential(1)}, ` +
-      (s.replay.firstDifferentTurn === null ? 'greedy decoding agrees on every turn.' : `first different turn ${s.replay.firstDifferentTurn}.`)
+      (s.replay.firstDifferentTurn === null ? 'greedy decoding agrees on every turn.' : `first different turn ${s.replay.firstDifferentTurn}.`) +
+      (s.replay.note ? ` ${s.replay.note}` : '')
     : '';
-  return `${s.task} #${s.variation}, seed ${s.seed}, ${s.mode}, temperature ${s.temperature}, ${where} on ${s.device}.${replay}${s.alongsideTraining ? ' (The run is training: this session uses its own read-only copy of the weights.)' : ''}`;
+  // The host's own run state: a paused run is not "training".
+  const state = s.runState === 'running' ? 'training' : s.runState;
+  return `${s.task} #${s.variation}, seed ${s.seed}, ${s.mode}, temperature ${s.temperature}, ${where} on ${s.device}.${replay}${state ? ` (The run is ${state}: this session uses its own read-only copy of the weights.)` : ''}`;
 }

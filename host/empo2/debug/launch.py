@@ -67,16 +67,67 @@ def checkpoint_dir(folder: RunFolder, iteration: int | None) -> tuple[int, Path]
     return chosen, folder.checkpoints_path / iteration_name(chosen)
 
 
-def producing_checkpoint(launch: Launch) -> int | None:
-    """The checkpoint whose weights played the replayed episode (iteration i was played by the
-    policy saved after iteration i-1) when the launch's run is the episode's and still keeps
-    it; else None (the newest)."""
-    folder, record = launch.run, launch.record
-    if (record is None or not record.get("iteration") or launch.record_run is None
-            or folder.path != launch.record_run.path):
+def played_by(launch: Launch) -> int | None:
+    """The checkpoint of the episode's run whose weights played the replayed episode: iteration i
+    was played by the policy saved after iteration i-1. None for a launch that replays nothing, or
+    an episode that no training iteration played."""
+    record = launch.record
+    if record is None or launch.record_run is None or not record.get("iteration"):
         return None
-    wanted = record["iteration"] - 1
-    return wanted if wanted in folder.checkpoint_iterations() else None
+    return record["iteration"] - 1
+
+
+def producing_checkpoint(launch: Launch) -> int | None:
+    """`played_by` when the launch's run is the episode's and still keeps it; else None (the
+    newest, and `replay_note` says so)."""
+    wanted = played_by(launch)
+    if wanted is None or not _same_run(launch):
+        return None
+    return wanted if wanted in launch.run.checkpoint_iterations() else None
+
+
+def replay_note(launch: Launch, config: TrainConfig, iteration: int | None, policy: str,
+                max_error: float) -> str | None:
+    """One sentence when the replay's weights are not the ones that played the episode: which
+    played it, which replay it, why, and the way back if there is one. None when they are the
+    same. Re-scored log π then differ from the recorded ones by more than float noise, which a
+    person must know before reading any log-prob of the session (max_error says how much)."""
+    wanted = played_by(launch)
+    if wanted is None or (_same_run(launch) and iteration == wanted):
+        return None
+    differ = f"its log π differ from the recorded ones (max |Δ log p| {_exponential(max_error)})"
+    if not _same_run(launch):
+        weights = policy if launch.policy_path is not None else \
+            f"checkpoint {iteration} of run '{launch.run.run_id}'"
+        return (f"Checkpoint {wanted} of run '{launch.record_run.run_id}' played this episode; "
+                f"{weights} replays it, so {differ}.")
+    if launch.checkpoint is not None:
+        return (f"Checkpoint {wanted} played this episode; checkpoint {iteration}, as launched, "
+                f"replays it, so {differ}.")
+    if wanted % config.checkpoint_every == 0:  # saved, then deleted for newer ones
+        why = f"is no longer kept (the run keeps its newest {config.keep_checkpoints}: keep_checkpoints)"
+        setting = "A run started with a larger keep_checkpoints keeps older ones."
+    else:
+        why = f"was never saved (the run saves one every {config.checkpoint_every} iterations: checkpoint_every)"
+        setting = "A run started with checkpoint_every 1 saves every one."
+    # Kept checkpoints are the newest ones: the oldest kept is the nearest to the one gone.
+    nearest = min((k for k in launch.run.checkpoint_iterations() if k > wanted), default=iteration)
+    closer = (f" Checkpoint {nearest} is the nearest one kept (launch attribute \"checkpoint\")."
+              if nearest != iteration else "")
+    return (f"Checkpoint {wanted}, which played this episode, {why}, so checkpoint {iteration} "
+            f"replays it and {differ}.{closer} {setting}")
+
+
+def _same_run(launch: Launch) -> bool:
+    """The launch replays with a checkpoint of the episode's own run (not a policy folder)."""
+    return (launch.policy_path is None and launch.run is not None and launch.record_run is not None
+            and launch.run.path == launch.record_run.path)
+
+
+def _exponential(x: float) -> str:
+    """x as the debug console writes numbers (JavaScript's toExponential(1)): 7.8e-1, 3.5e-6."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa}e{int(exponent):+d}"
 
 
 def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
@@ -142,7 +193,9 @@ def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
             advantage = training_advantage(record, list(launch.record_run.trajectories(record["iteration"])), config)
         scores, summary = score_recording(model, tokenizer, record, settings.temperature, config, advantage)
         summary.update({"runId": launch.record_run.run_id if launch.record_run else None,
-                        "episodeId": record["id"]})
+                        "episodeId": record["id"], "playedBy": played_by(launch),
+                        "note": replay_note(launch, config, iteration, model_path,
+                                            summary["maxLogprobError"])})
     spec = SessionSpec(task=task, variation=variation, seed=seed, mode=mode, settings=settings,
                        record=record, replay_scores=scores)
     session = DebugSession(spec, env, model, tokenizer, intrinsic, embedder)

@@ -6,7 +6,7 @@
 /**
  * The version of this protocol, semantic versioning. A host accepts a client whose major version equals its own; a minor version adds optional fields, methods or notifications only.
  */
-export type ProtocolVersion = '1.2.0';
+export type ProtocolVersion = '1.3.0';
 /**
  * Every message a client may send: one of the requests. (No client notifications are defined; a host ignores unknown ones.)
  */
@@ -1716,6 +1716,14 @@ export interface DebugReplaySummary {
   maxLogprobError: number;
   advantage?: number | null;
   updateMode?: UpdateMode | null;
+  /**
+   * The checkpoint of the episode's run that played it (iteration i is played by the checkpoint of iteration i - 1); null for an episode no training iteration played (since 1.3.0).
+   */
+  playedBy?: number | null;
+  /**
+   * One sentence when the session's weights are not the ones that played the episode (that checkpoint is no longer kept, was never saved, or the launch chose others): which played it, which replay it, and that log-probs differ from the recorded ones by up to maxLogprobError; null when they are the same (since 1.3.0).
+   */
+  note?: string | null;
 }
 export interface DebugSession {
   sessionId: DebugSessionId;
@@ -1738,9 +1746,13 @@ export interface DebugSession {
   maxActionTokens?: number;
   replay: DebugReplaySummary | null;
   /**
-   * The session's run was training on this host when it started.
+   * The session's run was training on this host when it started (not paused).
    */
   alongsideTraining: boolean;
+  /**
+   * The state of the session's run on this host when the session started, while this host holds it (running, paused, ...); null otherwise (since 1.3.0).
+   */
+  runState?: RunState | null;
   /**
    * The environment's step limit (the episode document's line count).
    */
@@ -1871,7 +1883,7 @@ export type DebugReplayTurnResult = DebugTurnResult;
 // -- values the schema fixes ------------------------------------------------------------------
 
 /** The protocol version this client speaks ($defs.ProtocolVersion). */
-export const PROTOCOL_VERSION: ProtocolVersion = '1.2.0';
+export const PROTOCOL_VERSION: ProtocolVersion = '1.3.0';
 
 /** Every error code of the schema's ErrorCode, by its title. */
 export const ErrorCodes = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ...modes import MEMORY
 from ..protocol import ProtocolError, param_defaults
-from ..run_manager import sentence
+from ..run_manager import ACTIVE, sentence
 
 
 async def start(request, params: dict) -> dict:
@@ -64,7 +64,9 @@ async def start(request, params: dict) -> dict:
     except LaunchError as err:
         raise ProtocolError(err.kind, str(err)) from None
     live = runs.live
-    info["alongsideTraining"] = live is not None and run is not None and live.folder.path == run.path
+    ours = live is not None and run is not None and live.folder.path == run.path and live.state in ACTIVE
+    info["runState"] = live.state if ours else None
+    info["alongsideTraining"] = ours and live.state != "paused"  # a paused trainer holds its weights
     entry = sessions.add(request.connection.number, session, info, memory_run)
     return {"session": _session_json(entry)}
 
