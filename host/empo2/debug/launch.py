@@ -88,9 +88,9 @@ def producing_checkpoint(launch: Launch) -> int | None:
 
 def replay_note(launch: Launch, config: TrainConfig, iteration: int | None, policy: str,
                 max_error: float) -> str | None:
-    """One sentence when the replay's weights are not the ones that played the episode: which
-    played it, which replay it, why, and the way back if there is one. None when they are the
-    same. Re-scored log π then differ from the recorded ones by more than float noise, which a
+    """What a person is told when the replay's weights are not the ones that played the episode:
+    which played it, which replay it, why, and what comes nearer if anything does. None when they
+    are the same. Re-scored log π then differ from the recorded ones by more than float noise, which a
     person must know before reading any log-prob of the session (max_error says how much)."""
     wanted = played_by(launch)
     if wanted is None or (_same_run(launch) and iteration == wanted):

@@ -1721,7 +1721,7 @@ export interface DebugReplaySummary {
    */
   playedBy?: number | null;
   /**
-   * One sentence when the session's weights are not the ones that played the episode (that checkpoint is no longer kept, was never saved, or the launch chose others): which played it, which replay it, and that log-probs differ from the recorded ones by up to maxLogprobError; null when they are the same (since 1.3.0).
+   * What the debug console says when the session's weights are not the ones that played the episode (that checkpoint is no longer kept, was never saved, or the launch chose others): which played it, which replay it, that log-probs differ from the recorded ones by up to maxLogprobError, and what comes nearer; null when they are the same (since 1.3.0).
    */
   note?: string | null;
 }
