@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { configuredVariations } from '../../src/tips/variations';
-import { NO_FILTER, applyChanges, authorLine, filterTips, groupByVariation, scoreLabel, scoreTitle } from '../../webview/tips/tipsView';
-import { aTip } from '../builders/protocol';
+import { NO_FILTER, applyChanges, authorLine, filterTips, groupByVariation, scoreLabel, scoreTitle, versionLine } from '../../webview/tips/tipsView';
+import { aTip, aTipVersion } from '../builders/protocol';
 
 describe('Memory Tips panel logic', () => {
   const tips = [
@@ -63,6 +63,14 @@ describe('tip card provenance', () => {
     assert.equal(authorLine(aTip()), 'by the policy');
     assert.equal(authorLine(aTip({ version: 2, versionAuthor: 'Ada' })), 'edited by Ada (v1 by the policy)');
     assert.equal(authorLine(aTip({ version: 3, deleted: true, versionAuthor: 'you' })), 'deleted by you (v1 by the policy)');
+  });
+
+  it('reads its history as a person writes it: what each version did, and who', () => {
+    assert.equal(versionLine(aTipVersion()), 'v1 · written by the policy');
+    assert.equal(versionLine(aTipVersion({ version: 2, kind: 'update', author: 'you' })), 'v2 · edited by you');
+    assert.equal(versionLine(aTipVersion({ version: 3, kind: 'delete', author: 'Ada' })), 'v3 · deleted by Ada');
+    assert.equal(versionLine(aTipVersion({ version: 1, kind: 'add', author: 'Ada' })), 'v1 · written by Ada');
+    assert.equal(versionLine(aTipVersion({ version: 4, kind: 'evict', author: 'system' })), 'v4 · left its buffer (it was full)');
   });
 
   it('says which score it shows, and that a hand-added tip has none', () => {

@@ -106,7 +106,8 @@ export const tipCardStyles = css`
 
   .history {
     margin: 6px 0 0;
-    padding-left: 16px;
+    padding-left: 0;
+    list-style: none;
     font-size: 0.9em;
   }
 

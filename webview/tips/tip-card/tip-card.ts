@@ -6,7 +6,7 @@ import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-texta
 import type { Tip, TipVersion } from '../../../src/rpc/protocol';
 import type { TipDraft } from '../drafts';
 import { isPersonAuthor, POLICY_AUTHOR, type TipDeletion, type TipEdit, type TipRef } from '../../../src/tips/tipRules';
-import { authorLine, authorName, scoreLabel, scoreTitle, versionAuthor } from '../tipsView';
+import { authorLine, authorName, scoreLabel, scoreTitle, versionAuthor, versionLine } from '../tipsView';
 import { tipCardStyles } from './tip-card.styles';
 
 /** What the panel tells a card about an edit in flight. */
@@ -188,11 +188,10 @@ export class TipCard extends LitElement {
   }
 
   private renderHistory(versions: readonly TipVersion[]): TemplateResult {
-    return html`<ol class="history" aria-label="History of ${this.tip.id}">
-      ${versions.map(
-        (v) => html`<li>v${v.version} · ${v.kind} by ${v.author}${v.at ? ` · ${v.at.replace('T', ' ').slice(0, 19)}` : ''}: <em>${v.text}</em></li>`,
-      )}
-    </ol>`;
+    // A plain list: each line opens with its version number ("v2 · edited by you").
+    return html`<ul class="history" aria-label="History of ${this.tip.id}">
+      ${versions.map((v) => html`<li>${versionLine(v)}${v.at ? ` · ${v.at.replace('T', ' ').slice(0, 19)}` : ''}: <em>${v.text}</em></li>`)}
+    </ul>`;
   }
 
   private save(expectedVersion: number): void {
