@@ -3,7 +3,7 @@
 # built .vsix and pointed at the project's training host (.venv, created if missing):
 #   - the local `code` when there is one (it installs the .vsix and opens a window);
 #   - else a real VS Code in the browser: code-server on 127.0.0.1, the URL printed, running in
-#     the foreground until Ctrl-C (its profile lives in $EMPO2_CACHE_DIR/vscode/profile).
+#     the foreground until Ctrl-C.
 #
 #   scripts/vscode-open.sh [--train PRESET|CONFIG.json] [--port N] [FOLDER]
 #
@@ -12,8 +12,9 @@
 #                     only; in a local VS Code run "EMPO²: New Training Run" from the palette)
 #   --port N          code-server's port (default 8765, or EMPO2_VSCODE_PORT)
 #
-# code-server's profile (settings, installed extension) lives in $EMPO2_CACHE_DIR/vscode/profile,
-# or in EMPO2_VSCODE_PROFILE when set (the browser tests open a second window with their own).
+# code-server's profile (settings, the installed extension, the host's Python) is this clone's own,
+# $EMPO2_CACHE_DIR/vscode/profiles/<hash of the clone's path>, so two clones never start each
+# other's host; EMPO2_VSCODE_PROFILE names another (the browser tests use one of their own).
 #
 # Prints the URL as one line `EMPO2_VSCODE_URL=http://127.0.0.1:PORT/?folder=...` before serving.
 set -euo pipefail
@@ -51,7 +52,7 @@ if command -v code >/dev/null 2>&1 && [ -z "${EMPO2_FORCE_CODE_SERVER:-}" ]; the
 fi
 
 eval "$(bash scripts/vscode-install.sh </dev/null)"   # EMPO2_VSCODE_NODE, EMPO2_CODE_SERVER
-profile="${EMPO2_VSCODE_PROFILE:-${EMPO2_CACHE_DIR:-$HOME/.cache/empo2}/vscode/profile}"
+profile="${EMPO2_VSCODE_PROFILE:-${EMPO2_CACHE_DIR:-$HOME/.cache/empo2}/vscode/profiles/$(printf %s "$root" | sha256sum | cut -c1-12)}"
 mkdir -p "$profile/user-data/User" "$profile/user-data/Machine" "$profile/extensions"
 auto_start=false
 [ -n "$train" ] && auto_start=true
@@ -64,6 +65,8 @@ cat >"$profile/user-data/User/settings.json" <<JSON
   "workbench.startupEditor": "none",
   "workbench.secondarySideBar.defaultVisibility": "hidden",
   "chat.disableAIFeatures": true,
+  // code-server would otherwise expose every port listening on the machine under /proxy/<port>
+  "remote.autoForwardPorts": false,
   "security.workspace.trust.enabled": false,
   "empo2.autoStart": $auto_start,
   "empo2.autoStartRun": "$train"

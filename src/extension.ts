@@ -169,8 +169,12 @@ function setRunContext(runs: RunsModel): void {
   }
 }
 
-/** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. */
+/** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. The EMPO²
+ * views open first, so the window shows what it is doing (the host starting) from the start. */
 async function autoStart(host: HostManager, runs: RunsModel, settings: Settings): Promise<void> {
+  if (settings.autoStartRun) {
+    await vscode.commands.executeCommand('workbench.view.extension.empo2');
+  }
   if (!(await host.start()) || !settings.autoStartRun) {
     return;
   }
@@ -183,7 +187,6 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings)
   const arg: NewRunArg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
   const run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
   if (run) {
-    await vscode.commands.executeCommand('workbench.view.extension.empo2');
     await vscode.commands.executeCommand(ShowMetricsCommand.id, run.runId);
   }
 }

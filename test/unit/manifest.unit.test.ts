@@ -4,6 +4,24 @@ import * as path from 'node:path';
 import { TIPS_PANEL_COMMANDS } from '../../src/tips/tipsMessages';
 import { TIP_VARIABLE_CONTEXT } from '../../src/debug/tipVariables';
 import { HAS_BRANCH_CONTEXT } from '../../src/rerun/branches';
+import type { HostState } from '../../src/host/hostState';
+
+/** The when-clause forms the manifest uses: `a || b`, `a && b`, `!key`, `key`, `key == value`,
+ * `key =~ /regex/` (VS Code's precedence: && before ||). */
+function whenHolds(when: string, context: Record<string, unknown>): boolean {
+  return when.split('||').some((any) => any.split('&&').every((term) => {
+    const t = term.trim();
+    const equals = /^(\S+)\s*==\s*(\S+)$/.exec(t);
+    if (equals) {
+      return String(context[equals[1]]) === equals[2];
+    }
+    const matches = /^(\S+)\s*=~\s*\/(.*)\/$/.exec(t);
+    if (matches) {
+      return context[matches[1]] !== undefined && new RegExp(matches[2]).test(String(context[matches[1]]));
+    }
+    return t.startsWith('!') ? !context[t.slice(1)] : Boolean(context[t]);
+  }));
+}
 
 // Checks package.json against the commands the extension offers and against src/, without VS Code. The
 // integration tier checks the same commands are really registered in a running VS Code.
@@ -106,6 +124,19 @@ describe('package.json', () => {
     for (const command of ['empo2.compareWithParent', 'empo2.adoptBranch', 'empo2.deleteBranch']) {
       assert.equal(palette.get(command), `empo2.hostState == running && ${HAS_BRANCH_CONTEXT}`, command);
     }
+  });
+
+  it('welcomes an empty Trajectories view with what the host is doing: Start Host only while it is stopped', () => {
+    const welcomes = manifest.contributes.viewsWelcome.filter((v: { view: string }) => v.view === 'empo2.trajectories') as Array<{ when: string; contents: string }>;
+    const states: Array<HostState | undefined> = [undefined, 'stopped', 'crashed', 'starting', 'running', 'reconnecting', 'stopping'];
+    for (const state of states) {
+      const context = { isWorkspaceTrusted: true, 'empo2.hostState': state };
+      const shown = welcomes.filter((w) => whenHolds(w.when, context));
+      assert.equal(shown.length, 1, `one welcome for host state ${state}`);
+      const offersStart = shown[0].contents.includes('command:empo2.startHost');
+      assert.equal(offersStart, state === undefined || state === 'stopped' || state === 'crashed', `Start Host offered for ${state}`);
+    }
+    assert.ok(welcomes.find((w) => whenHolds(w.when, { isWorkspaceTrusted: true, 'empo2.hostState': 'running' }))?.contents.includes('command:empo2.newRun'));
   });
 
   it('reads in its when clauses only the context keys the extension sets', () => {
