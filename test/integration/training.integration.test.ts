@@ -229,6 +229,15 @@ describe('EMPO² Studio with the real training host', function () {
     await eventually('the runs to be listed again', () => api().runs.get(run.runId));
   });
 
+  it('keeps the host running here when Connect to Remote Host cannot reach the remote one', async () => {
+    const before = api().host.current!;
+    // Port 9 (discard) has no listener: the remote host cannot be reached.
+    assert.equal(await vscode.commands.executeCommand('empo2.connectRemote', 'ws://127.0.0.1:9', 'any-token'), false);
+    assert.equal(api().host.current, before, 'the same connection, never dropped');
+    assert.equal(api().host.state.state, 'running');
+    assert.ok(alive(hostPid));
+  });
+
   it('stops the host and leaves no process behind', async () => {
     assert.ok(alive(hostPid));
     await vscode.commands.executeCommand('empo2.stopHost');
