@@ -140,7 +140,9 @@ export class ConnectRemoteCommand extends CommandBase<HostServices> {
           connected: host.current ? (host.isRemote ? 'remote' : 'local') : 'none',
           probe: () => host.probeRemote(trimmed, tried),
           beforeStop: () => beforeStop('connect'),
-          connect: async (now) => void (await host.connectRemote(trimmed, tried, { now })),
+          connect: async (now) => {
+            await host.connectRemote(trimmed, tried, { now });
+          },
         });
         if (!connected) {
           return false;
