@@ -142,17 +142,17 @@ function presentRun(runId: string, model: TrajectoryModel, shownUnder?: string):
   // A branch goes past its parent's configured total (a rerun at the last checkpoint): "4", not "4/3".
   const total = info.iterations && info.iterations >= info.iteration ? `/${info.iterations}` : '';
   const ret = latestReturn(entry.latestMetrics);
-  // The state first (it is what changes), short: the description is cut at a default sidebar.
-  // A branch says so after it (it sits under its parent already). While the link is down a
-  // run's last known state is shown, without a spinner that would claim it is moving. (The runs
-  // model clears `live` when the link drops, so the state says it.)
+  // The state alone (it is what changes), then for a branch where it comes from: a run id of
+  // the editor's form (`builtin-20261204-212233`) leaves about 8 characters at a default
+  // sidebar, and anything after the state made VS Code's ellipsis eat its last letters
+  // ("runnin…"). Iterations and score are in the tooltip (and, for the run that trains, in
+  // the status bar and its iteration's row). While the link is down a run's last known state
+  // is shown, without a spinner that would claim it is moving. (The runs model clears `live`
+  // when the link drops, so the state says it.)
   const unheard = model.linkDown && inActiveState(info);
-  const parts = [info.state + (unheard ? ' (reconnecting…)' : ''), `${info.iteration}${total}`];
+  const parts = [info.state + (unheard ? ' (reconnecting…)' : '')];
   if (info.parent) {
     parts.push(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
-  }
-  if (ret !== undefined) {
-    parts.push(`${SCORE} ${formatReturn(ret)}`);
   }
   const waiting = waitingText(entry, model.iterationCount(runId));
   const resumable = info.parent && !info.parent.adopted ? branchNext(info.state) : info.state === 'interrupted' ? '\n\nIts host stopped mid-run: **Resume Run** continues it from its last checkpoint.' : '';

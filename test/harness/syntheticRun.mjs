@@ -2,10 +2,13 @@
 // host/empo2/run_folder/folder.py), for tests that need a run bigger than a CPU trains in minutes:
 //   writeTrajectoryRun   10,000+ episodes (paper batch: 16 tasks × 8 rollouts per iteration), each
 //                        with full steps, so `run.open` then trajectory.list/get work as on a real run;
-//   writeMetricsRun      100,000 iterations of metrics.jsonl (the charts' stress test).
+//   writeMetricsRun      100,000 iterations of metrics.jsonl (the charts' stress test);
+//   writeBranchedRun     a run under a default-looking id with a one-iteration branch, and a
+//                        masked-token fraction that differs by float noise (how a tree and a
+//                        chart read at a glance).
 // Deterministic (a seeded generator), and fast (~1 s on 2 cores). Usage from a shell:
 //   node test/harness/syntheticRun.mjs <run-root> [episodes] [metrics-iterations]
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -166,6 +169,32 @@ export function writeMetricsRun(root, { name = 'synthetic-100k-metrics', iterati
   writeFileSync(path.join(folder, 'metrics.jsonl'), lines.join('\n') + '\n');
   writeRunJson(folder, 'finished', iterations);
   return { folder, iterations };
+}
+
+/**
+ * A finished run named as the editor names one (`builtin-<date>-<time>`) whose masked-token
+ * fraction differs by 1e-11 from one iteration to the next (float noise), and a branch of it at
+ * checkpoint `iterations - 1` with one rerun iteration of its own, as `empo2-host rerun` leaves it.
+ */
+export function writeBranchedRun(root, { name = 'builtin-20261204-212233', iterations = 14 } = {}) {
+  const parent = writeTrajectoryRun(root, { name, episodes: iterations * 32, tasksPerBatch: 4, groupSize: 8 });
+  const noisy = (line, i) => ({ ...JSON.parse(line), env_steps: (i + 1) * 96, 'update/masked_fraction': 0.012345678900233 + (i % 2) * 1e-11 });
+  const records = readFileSync(path.join(parent.folder, 'metrics.jsonl'), 'utf8').trim().split('\n').map(noisy);
+  writeFileSync(path.join(parent.folder, 'metrics.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const checkpoint = iterations - 1;
+  const branchName = `${name}-branch-1`;
+  const folder = path.join(root, branchName);
+  mkdirSync(folder, { recursive: true });
+  const config = JSON.parse(readFileSync(path.join(parent.folder, 'config.json'), 'utf8'));
+  writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...config, name: branchName }, null, 2) + '\n');
+  writeFileSync(path.join(folder, 'parent.json'), JSON.stringify({
+    run: name, path: parent.folder, checkpoint, memory_marker: null, memory_version: 0, tip_edits: [], created: 1_790_000_100, adopted: null,
+  }, null, 2) + '\n');
+  const before = records[checkpoint - 1];
+  const rerun = { ...before, iteration: checkpoint + 1, env_steps: before.env_steps + 96, update_mode: 'off-policy', 'rollout/return': before['rollout/return'] + 0.2 };
+  writeFileSync(path.join(folder, 'metrics.jsonl'), JSON.stringify(rerun) + '\n');
+  writeRunJson(folder, 'finished', checkpoint + 1);
+  return { parent: parent.folder, branch: folder, checkpoint };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
