@@ -1,3 +1,4 @@
+import { preparingText } from './preparingText';
 import type { RunEntry } from './runsModel';
 
 // How a run's position reads, in one place, so the status bar and the progress item beside it
@@ -33,8 +34,8 @@ export function iterationText(entry: RunEntry, short = false): string {
 
 /**
  * What a run that trains waits for before its first iteration row can show, or undefined: it
- * prepares the policy (run/progress "preparing", step of steps, while it builds the built-in
- * one), loads it (state `starting`), or plays the first iteration's episodes, none ended yet
+ * builds the built-in policy (run/progress "preparing", step of steps), loads the policy (state
+ * `starting`), or plays the first iteration's episodes, none ended yet
  * (the first trajectory/progress brings the iteration's row). The Trajectories tree shows it as a
  * row under the run, where the iteration in progress will show.
  */
@@ -44,9 +45,11 @@ export function waitingText(entry: RunEntry, iterations = Math.max(entry.info.it
     return undefined;
   }
   if (info.state === 'starting') {
-    // Built (done = total), the policy still loads before the run says `running`.
-    const building = progress?.phase === 'preparing' && progress.done < progress.total;
-    return building ? `Preparing the policy: step ${progress.done} of ${progress.total}…` : 'Loading the policy…';
+    // In the starting notification's words; built (done = total), the policy still loads
+    // before the run says `running`.
+    const built = progress?.phase === 'preparing' && progress.done >= progress.total;
+    const line = built ? preparingText(null, undefined) : preparingText(progress, undefined);
+    return `${line[0].toUpperCase()}${line.slice(1)}…`;
   }
   // A `preparing` progress outlives the start (no progress comes until the rollout's first step).
   const phase = progress && progress.phase !== 'preparing' ? progress : undefined;

@@ -172,9 +172,11 @@ describe('TrajectoryModel, the iteration in progress', () => {
     host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration: 0, phase: 'preparing', done: 120, total: 3000 } });
     assert.ok(changed.includes(run.id), 'the run node is refreshed as the policy is prepared');
     const preparing = await waiting();
-    assert.equal(preparing?.text, 'Preparing the policy: step 120 of 3000…');
+    assert.equal(preparing?.text, 'Building the built-in policy (once): step 120 of 3000…');
     assert.equal(preparing?.waiting, true);
 
+    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration: 0, phase: 'preparing', done: 3000, total: 3000 } });
+    assert.equal((await waiting())?.text, 'Loading the policy…', 'built: the policy loads');
     host.notify(Notifications.runState, { seq: seq++, run: aRunInfo({ runId: RUN, state: 'running', live: true, iteration: 0, iterations: 5 }) });
     assert.equal((await waiting())?.text, 'Waiting for the first episode (rollout)…');
     assert.equal((await waiting())?.id, preparing?.id, 'one row whose text changes');
