@@ -137,6 +137,21 @@ describe('The tree and the charts, at a glance', function () {
     workbench.measure('UI: sidebar width of the tree screenshot (px)', width);
   });
 
+  it('says what a new run waits for, in a row under it, until its first episode ends', async () => {
+    await workbench.collapseTree();
+    await workbench.pickCommand('EMPO²: New Training Run');
+    await workbench.quickInputRows().filter({ hasText: '.empo2/configs/tiny.json' }).first().click();
+    await workbench.quickInput().waitFor({ state: 'hidden' });
+    // The new run's row opens by itself on the row saying what it waits for.
+    const waiting = workbench.treeRow(/^(Building the built-in policy|Loading the policy|Waiting for the first episode)/).first();
+    await waiting.waitFor({ timeout: 60_000 });
+    await workbench.screenshot('62-tree-run-waiting');
+    assert.equal(await waiting.locator('.codicon-loading').count(), 1, 'a spinner beside it');
+    // Then the first iteration's row takes its place.
+    await workbench.treeRow('Iteration 1').first().waitFor({ timeout: 180_000 });
+    await waiting.waitFor({ state: 'detached', timeout: 30_000 });
+  });
+
   it('draws float noise flat with whole tick labels, and a branch\'s line from its parent\'s point', async () => {
     await workbench.pickCommand("EMPO²: Compare Runs' Metrics…");
     await workbench.quickInputTitle().filter({ hasText: "Compare Runs' Metrics" }).waitFor();
