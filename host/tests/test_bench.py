@@ -75,6 +75,9 @@ def test_a_difference_is_claimed_only_when_the_t_interval_excludes_zero():
     summary = paired_summary(noisy, "A", "B", "m")
     assert summary["ci95"][0] > 0 or not summary["claimed"]  # the bootstrap alone may not claim it
     assert not summary["claimed"]
+    # A clear difference on fewer than 10 paired seeds is reported, never claimed.
+    few = paired_summary([r for r in runs if r["seed"] < 9], "A", "B", "m")
+    assert few["t95"][0] > 0 and not few["claimed"]
 
 
 def test_paired_summary_pairs_by_seed_and_skips_unpaired_runs():

@@ -124,8 +124,8 @@ def paired_summary(runs: list[dict], method: str, baseline: str, metric: str) ->
     """Paired comparison on the seeds both methods ran: the mean difference with three 95%
     intervals — `t95` (paired t, the one a claim rests on), `bca95` (BCa bootstrap) and `ci95`
     (percentile bootstrap, kept for the records that only have it) — whether a difference is
-    claimed (`claimed`: the t-interval excludes zero), and the ratio of the means (None when
-    the baseline's mean is 0)."""
+    claimed (`claimed`: the t-interval excludes zero, over at least MIN_CLAIM_SEEDS seeds), and
+    the ratio of the means (None when the baseline's mean is 0)."""
     by_seed = {(r["method"], r["seed"]): r[metric] for r in runs}
     seeds = sorted(s for (m, s) in by_seed if m == method and (baseline, s) in by_seed)
     ours = [by_seed[(method, s)] for s in seeds]
@@ -142,9 +142,14 @@ def paired_summary(runs: list[dict], method: str, baseline: str, metric: str) ->
         "ci95": bootstrap_ci(differences),
         "t95": t95,
         "bca95": bca_ci(differences),
-        "claimed": claimed(t95),
+        "claimed": claimed(t95) and len(seeds) >= MIN_CLAIM_SEEDS,
         "ratio": (statistics.fmean(ours) / base_mean) if theirs and base_mean > 0 else None,
     }
+
+
+# Fewer paired seeds make a t-interval that excludes zero too easy to meet by chance on a bench
+# whose runs differ by tens of points from seed to seed: none is claimed on fewer.
+MIN_CLAIM_SEEDS = 10
 
 
 def claimed(interval: list[float]) -> bool:
