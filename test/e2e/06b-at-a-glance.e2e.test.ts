@@ -150,6 +150,10 @@ describe('The tree and the charts, at a glance', function () {
     // Then the first iteration's row takes its place.
     await workbench.treeRow('Iteration 1').first().waitFor({ timeout: 180_000 });
     await waiting.waitFor({ state: 'detached', timeout: 30_000 });
+    // Leave no run training for the files after this one (a host switch would ask about it).
+    await workbench.runCommand('EMPO²: Stop Run');
+    const training = workbench.treeRow(/^run-/).filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') });
+    await workbench.eventually('the run to stop', async () => ((await training.count()) === 0 ? true : undefined), 180_000);
   });
 
   it('draws float noise flat with whole tick labels, and a branch\'s line from its parent\'s point', async () => {
