@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import random
-import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,7 +22,6 @@ from typing import Callable
 
 import torch
 
-from ..atomic import commit_folder
 from ..envs.builtin.env import BuiltinEnv
 from ..envs.builtin.tasks import (
     CONTAINER_POOL, DECOY_WORD, DEMO_VARIATION_BASE, DISTRACTOR_ITEMS, ROOM_POOL, TASK_KINDS,
@@ -33,6 +31,7 @@ from . import prompting
 from .demos import PromptShape, demonstration_examples, render_tip
 from .imitation import imitate, steps_per_epoch
 from .model import build_tiny_model
+from .saved_folder import BUILD_REPORT, file_digests, save_policy_folder  # noqa: F401 (file_digests: imported from here by its tests)
 from .tokenizer import build_word_tokenizer
 
 RECIPE_VERSION = 7
@@ -83,7 +82,6 @@ class BuiltinRecipe:
 # instead of building for half an hour; `empo2-host build-policy --force` reproduces them, and
 # test_builtin_policy.py checks that the shipped files are the ones their build report records.
 SHIPPED_DIR = Path(__file__).parent / "shipped"
-BUILD_REPORT = "empo2_build.json"
 
 
 def cache_root() -> Path:
@@ -108,12 +106,6 @@ def find_builtin_policy(recipe: BuiltinRecipe) -> Path | None:
     if (cached / BUILD_REPORT).is_file():
         return cached
     return shipped_policy_path(recipe)
-
-
-def file_digests(folder: Path) -> dict[str, str]:
-    """sha256 of every file of a built policy but its build report, by name."""
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.iterdir()) if p.is_file() and p.name != BUILD_REPORT}
 
 
 def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
@@ -180,16 +172,7 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
         "parameters": sum(p.numel() for p in model.parameters()), "vocabulary": len(tokenizer),
         "epoch_losses": losses, "seconds": round(time.time() - started, 1),
     }
-    tmp = destination.with_name(destination.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    report["files"] = file_digests(tmp)
-    (tmp / BUILD_REPORT).write_text(json.dumps(report, indent=2) + "\n")
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(destination, ignore_errors=True)
-    commit_folder(tmp, destination)
-    return report
+    return save_policy_folder(model, tokenizer, report, destination)
 
 
 def ensure_builtin_policy(recipe: BuiltinRecipe | None = None,

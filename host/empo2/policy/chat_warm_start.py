@@ -21,14 +21,13 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..atomic import commit_folder
+from .saved_folder import save_policy_folder
 from .pretrained import BUILD_REPORT, PACKAGED_MODELS, ensure_packaged_policy, packaged_policy_path
 
 RECIPE_VERSION = 1
@@ -91,17 +90,7 @@ def build_warm_start(name: str, recipe: ChatWarmStartRecipe, destination: Path,
     report = {"model": name, "source": source.name, "recipe": asdict(recipe),
               "recipe_key": recipe.key(), "examples": len(examples), "optimizer_steps": total,
               "epoch_losses": losses, "seconds": round(time.time() - started, 1)}
-    tmp = destination.with_name(destination.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    from .builtin import file_digests
-
-    report["files"] = file_digests(tmp)
-    (tmp / BUILD_REPORT).write_text(json.dumps(report, indent=2) + "\n")
-    shutil.rmtree(destination, ignore_errors=True)
-    commit_folder(tmp, destination)
-    return report
+    return save_policy_folder(model, tokenizer, report, destination)
 
 
 def ensure_warm_start(name: str, recipe: ChatWarmStartRecipe | None = None,

@@ -20,18 +20,16 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import importlib.metadata
-import json
 import os
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atomic import commit_folder
+from .saved_folder import BUILD_REPORT, file_digests, save_policy_folder
 
 # torch-free at import (builtin.py and model.py load torch, so they are imported where used):
 # the command line's parser and the config's check read PACKAGED_MODELS.
-BUILD_REPORT = "empo2_build.json"  # builtin.BUILD_REPORT: both kinds of built folder say so
 
 
 @dataclass(frozen=True)
@@ -108,7 +106,6 @@ def convert_packaged_model(model: PackagedModel, destination: Path) -> dict:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    from .builtin import file_digests
     from .model import PolicyLoadError
 
     started = time.time()
@@ -135,16 +132,7 @@ def convert_packaged_model(model: PackagedModel, destination: Path) -> dict:
         "parameters": sum(p.numel() for p in plain.parameters()),
         "seconds": round(time.time() - started, 1),
     }
-    tmp = destination.with_name(destination.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    plain.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    report["files"] = file_digests(tmp)
-    (tmp / BUILD_REPORT).write_text(json.dumps(report, indent=2) + "\n")
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(destination, ignore_errors=True)
-    commit_folder(tmp, destination)
-    return report
+    return save_policy_folder(plain, tokenizer, report, destination)
 
 
 def find_packaged_policy(name: str) -> Path | None:

@@ -1,0 +1,36 @@
+"""A built policy's folder in the cache: the model and tokenizer saved under a temporary name
+with a build report recording every file's sha256, then renamed into place, so a reader never
+sees half a folder and a killed build leaves none. Torch-free (the command line imports it)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+from ..atomic import commit_folder
+
+BUILD_REPORT = "empo2_build.json"
+
+
+def file_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file of a built policy but its build report, by name."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.iterdir()) if p.is_file() and p.name != BUILD_REPORT}
+
+
+def save_policy_folder(model, tokenizer, report: dict, destination: Path) -> dict:
+    """Saves model and tokenizer into `destination` atomically; returns `report` with the
+    files' digests, which it writes beside them as the build report."""
+    tmp = destination.with_name(destination.name + f".tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    report["files"] = file_digests(tmp)
+    (tmp / BUILD_REPORT).write_text(json.dumps(report, indent=2) + "\n")
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(destination, ignore_errors=True)
+    commit_folder(tmp, destination)
+    return report
