@@ -151,6 +151,51 @@ export class Workbench {
     }
   }
 
+  /**
+   * Starts recording every row the Trajectories tree draws, however briefly: a row shown for a
+   * few hundred milliseconds falls between a locator's polls (they space out to 500 ms), so a
+   * test of a passing state reads this record instead. Each row once, in the order first drawn;
+   * the function returned reads the record and stops it.
+   */
+  async recordTreeRows(): Promise<() => Promise<SeenRow[]>> {
+    await this.page.evaluate(() => {
+      const seen: { label: string; level: number; spinner: boolean; above: string }[] = [];
+      const keys = new Set<string>();
+      const look = () => {
+        for (const pane of Array.from(document.querySelectorAll('.part.sidebar .pane'))) {
+          if (!pane.querySelector('.pane-header')?.textContent?.includes('Trajectories')) {
+            continue;
+          }
+          const rows = Array.from(pane.querySelectorAll<HTMLElement>('.monaco-list-row'));
+          // Rows are absolutely placed; their order on screen is their offset's.
+          rows.sort((a, b) => a.offsetTop - b.offsetTop);
+          rows.forEach((row, index) => {
+            const label = row.querySelector<HTMLElement>('.label-name')?.textContent ?? '';
+            const spinner = row.querySelector('.codicon-loading') !== null;
+            const level = Number(row.getAttribute('aria-level'));
+            const above = index > 0 ? rows[index - 1].querySelector<HTMLElement>('.label-name')?.textContent ?? '' : '';
+            const key = `${level}|${label}|${spinner}`;
+            if (!keys.has(key)) {
+              keys.add(key);
+              seen.push({ label, level, spinner, above });
+            }
+          });
+        }
+      };
+      const observer = new MutationObserver(look);
+      observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['class', 'aria-level'] });
+      look();
+      (window as unknown as { empo2SeenRows: unknown }).empo2SeenRows = { seen, observer };
+    });
+    // Reading the record ends it (an observer of the whole page costs on every later change).
+    return () =>
+      this.page.evaluate(() => {
+        const record = (window as unknown as { empo2SeenRows: { seen: SeenRow[]; observer: MutationObserver } }).empo2SeenRows;
+        record.observer.disconnect();
+        return record.seen;
+      });
+  }
+
   /** Collapses every row of the Trajectories tree (its title's Collapse All action), with the
    * view itself expanded: its title actions show only then. */
   async collapseTree(): Promise<void> {
@@ -214,6 +259,15 @@ export class Workbench {
     await this.page.screenshot({ path: file, animations: 'disabled' });
     return file;
   }
+}
+
+/** A row of the Trajectories tree as drawn: its label, tree level, whether a spinner is beside
+ * it, and the label of the row drawn above it. */
+export interface SeenRow {
+  readonly label: string;
+  readonly level: number;
+  readonly spinner: boolean;
+  readonly above: string;
 }
 
 function escapeRegExp(text: string): string {
