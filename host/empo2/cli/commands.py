@@ -1,0 +1,417 @@
+"""What each `empo2-host` command does (parser.py declares them, __init__.main runs them)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from .. import metric_keys as metric
+from ..config import TrainConfig, load_config
+from .errors import EXIT_USAGE, UserError, sentence
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def cmd_build_policy(args) -> int:
+    if args.model != "builtin":
+        return _warm_start(args.model) if args.warm_start else _convert_packaged(args.model, args.force)
+    if args.warm_start:
+        raise UserError("--warm-start is for a packaged model (--model NAME); the built-in policy "
+                        "is warm-started by its own build")
+    from ..policy.builtin import BuiltinRecipe, build_builtin_policy, builtin_policy_path, find_builtin_policy
+
+    recipe = BuiltinRecipe(seed=args.seed, size=args.size)
+    found = find_builtin_policy(recipe)
+    if found is not None and not args.force:
+        print(json.dumps({"path": str(found), "cached": True}))
+        return 0
+    path = builtin_policy_path(recipe)  # --force rebuilds into the cache (the shipped copy stays)
+    bar = _bar("building the built-in policy", unit="batch")
+    report = build_builtin_policy(recipe, path, progress=_imitation_progress(bar, recipe.epochs))
+    bar.close()
+    print(json.dumps({"path": str(path), "cached": False, **report}))
+    return 0
+
+
+def _convert_packaged(name: str, force: bool) -> int:
+    from ..policy.pretrained import (PACKAGED_MODELS, convert_packaged_model, find_packaged_policy,
+                                    packaged_policy_path, source_file)
+
+    found = find_packaged_policy(name)
+    if found is not None and not force:
+        print(json.dumps({"path": str(found), "cached": True}))
+        return 0
+    model = PACKAGED_MODELS[name]
+    source_file(model)  # a missing or damaged package says so before anything starts
+    print(f"empo2: converting {name} from the package {model.package} into the cache "
+          "(once; under a minute on a laptop CPU)", file=sys.stderr, flush=True)
+    path = packaged_policy_path(model)
+    report = convert_packaged_model(model, path)
+    print(json.dumps({"path": str(path), "cached": False, **report}))
+    return 0
+
+
+def _warm_start(name: str) -> int:
+    from ..policy.chat_warm_start import ensure_warm_start
+
+    _convert_packaged(name, force=False)  # its own line: the converted folder
+    bar = _bar(f"warm start of {name}", unit="batch")
+
+    def update(done: int, total: int, loss: float) -> None:
+        if bar.total != total:
+            bar.reset(total=total)
+        bar.update(done - bar.n)
+        bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+    try:
+        path = ensure_warm_start(name, progress=update)
+    finally:
+        bar.close()
+    print(json.dumps({"path": str(path), **json.loads((path / "empo2_build.json").read_text())}))
+    return 0
+
+
+def cmd_train(args) -> int:
+    preset = args.preset or (None if args.config else "builtin")
+    config = load_config(args.config or preset, args.overrides)  # a bad config fails before torch loads
+
+    from ..training.distributed import Dist
+    from ..run_folder.folder import RunFolder
+
+    if args.root:
+        config.root = args.root
+    dist = Dist.from_env()  # one process unless started by torchrun
+    config.name = dist.broadcast(args.name or config.name or f"{preset or Path(args.config).stem}-{time.strftime('%Y%m%d-%H%M%S')}")
+    if dist.main:
+        folder = RunFolder.create(Path(config.root), config.name, config.to_dict())
+        print(json.dumps({"run": str(folder.path)}), flush=True)
+    dist.barrier()  # rank 0 has made the run folder
+    if not dist.main:
+        folder = RunFolder.open(Path(config.root) / config.name)
+    return _train(config, folder, resume=False, dist=dist)
+
+
+def cmd_config(args) -> int:
+    config = load_config(args.config or args.preset or "builtin", args.overrides)
+    print(json.dumps(config.to_dict(), indent=2))
+    return 0
+
+
+def cmd_resume(args) -> int:
+    from ..run_folder.folder import RunFolder
+
+    folder = RunFolder.open(Path(args.run))
+    config = load_config(folder.config(), args.overrides)  # both fail before torch loads
+
+    from ..training.distributed import Dist
+
+    return _train(config, folder, resume=True, dist=Dist.from_env())
+
+
+def _ensure_builtin_with_progress() -> str:
+    from ..policy.builtin import BuiltinRecipe, ensure_builtin_policy, find_builtin_policy
+
+    recipe = BuiltinRecipe()
+    found = find_builtin_policy(recipe)
+    if found is not None:
+        return str(found)
+    bar = _bar("building the built-in policy (once)", unit="batch")
+    try:
+        return str(ensure_builtin_policy(recipe, progress=_imitation_progress(bar, recipe.epochs)))
+    finally:
+        bar.close()
+
+
+def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
+    from ..training.distributed import SINGLE
+    from ..run_folder.folder import RunLockedError
+    from ..training.run_control import TrainerHooks
+    from ..training.trainer import Trainer
+
+    dist = dist or SINGLE
+    if dist.main:
+        _log_to(folder.log_path)
+    if config.policy.model == "builtin":
+        if dist.main:
+            _ensure_builtin_with_progress()
+        dist.barrier()  # the others find it built
+    bar = _bar("training", total=config.iterations, unit="it", disable=not dist.main)
+
+    class ProgressHooks(TrainerHooks):
+        def on_metrics(self, record: dict) -> None:
+            bar.n = record[metric.ITERATION]
+            shown = {"return": f"{record[metric.ROLLOUT_RETURN]:.1f}", "mode": record[metric.ROLLOUT_MODE]}
+            if metric.EVAL_MEMORY_FREE_SUCCESS in record:
+                shown["eval"] = f"{record[metric.EVAL_MEMORY_FREE_SUCCESS]:.2f}"
+            bar.set_postfix(shown)
+            bar.refresh()
+
+    trainer = Trainer(config, folder, hooks=ProgressHooks(), dist=dist)
+    try:
+        trainer.run(resume=resume)
+    except RunLockedError:
+        raise  # the run belongs to another process: its state is not ours to change
+    except BaseException:
+        if dist.main:
+            folder.set_state("failed", iteration=trainer.iteration)
+        raise
+    finally:
+        bar.close()
+    # A rank that exits with its process group alive lets gloo's threads be destroyed at
+    # interpreter teardown, which aborts the process ("terminate called without an active
+    # exception") and fails the whole torchrun job after a successful run.
+    dist.barrier()
+    dist.close()
+    if not dist.main:
+        return 0
+    last = folder.metrics()[-1] if folder.metrics() else {}
+    print(json.dumps({"run": str(folder.path), "iteration": trainer.iteration,
+                      "state": folder.state()["state"],
+                      "eval_memory_free_success": last.get(metric.EVAL_MEMORY_FREE_SUCCESS)}))
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from ..run_folder.folder import RunFolder
+
+    if args.trials < 1 or args.variations < 1:
+        raise UserError("--trials and --variations must be at least 1")
+    folder = RunFolder.open(Path(args.run)) if args.run else None  # fails before torch loads
+
+    from ..envs.registry import make_env
+    from ..memory.embedding import SentenceEmbedder
+    from ..policy.model import load_policy
+    from ..training.evaluation import memory_trials
+    from ..training.rollout import RolloutSettings
+    from ..training.trainer import initial_tip_writer, resolve_model
+
+    if folder is not None:
+        config = load_config(folder.config())
+        latest = folder.latest_checkpoint()
+        scratch = None  # a sharded checkpoint is exported to a temporary folder first
+        if latest and json.loads((latest[1] / "trainer.json").read_text()).get("has_model"):
+            from ..export.plain import plain_model_folder
+
+            model_path, scratch = plain_model_folder(latest[1])
+        else:
+            model_path = resolve_model(config.policy.model)
+    else:
+        config = load_config("builtin")
+        model_path = _ensure_builtin_with_progress() if args.model == "builtin" else resolve_model(args.model)
+    tasks = args.tasks.split(",") if args.tasks else config.env.tasks
+    env = make_env(config.env)
+    for task in tasks:
+        if task not in env.tasks():
+            raise UserError(f"unknown task {task!r}; known tasks: {', '.join(env.tasks())}")
+    device = "cpu" if config.policy.device == "auto" else config.policy.device
+    model, tokenizer = load_policy(model_path, device=device)
+    model.eval()
+    p = config.policy
+    settings = RolloutSettings.from_config(config, env, train=False)
+    pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
+    bar = _bar("evaluating", total=args.trials, unit="trial")
+    result = memory_trials(model, tokenizer, config.env, pairs, args.trials, settings,
+                           p.max_tip_tokens, SentenceEmbedder(), args.seed,
+                           progress=lambda t, n, r: bar.update(1), writer=initial_tip_writer(config, device))
+    bar.close()
+    print(json.dumps({"model": model_path, "tasks": tasks, "episodes_per_trial": len(pairs),
+                      "memory_free_success": result.success[0],
+                      "memory_success_by_trial": result.success, "score_by_trial": result.score}))
+    return 0
+
+
+def cmd_plan(args) -> int:
+    from ..training.plan import parse_memory, plan
+
+    world = args.world if args.world is not None else int(os.environ.get("WORLD_SIZE", "1"))
+    if world < 1:
+        raise UserError("--world must be at least 1")
+    config = load_config(args.preset or args.config, args.overrides)
+    gpu = parse_memory(args.gpu_memory) if args.gpu_memory else None
+    print(json.dumps(plan(config, world, gpu), indent=2))
+    return 0
+
+
+def cmd_export(args) -> int:
+    from ..export.plain import export_checkpoint
+
+    out = export_checkpoint(Path(args.checkpoint), Path(args.out))
+    print(json.dumps({"exported": str(out)}))
+    return 0
+
+
+def cmd_export_onnx(args) -> int:
+    from ..export.onnx import export_onnx
+
+    if args.source == "builtin":
+        _ensure_builtin_with_progress()
+    print(json.dumps(export_onnx(args.source, Path(args.out) if args.out else None)))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from ..bench.runner import ResumeError, run_bench
+
+    def seeds_of(text: str, flag: str) -> list[int]:
+        try:
+            return [int(s) for s in text.split(",") if s.strip()]
+        except ValueError:
+            raise UserError(f"{flag} must be comma-separated integers, not {text!r}") from None
+
+    seeds = seeds_of(args.seeds, "--seeds")
+    if not seeds:
+        raise UserError("--seeds must name at least one seed")
+    ablation_seeds = []
+    if args.ablations:
+        ablation_seeds = (seeds_of(args.ablation_seeds, "--ablation-seeds")
+                          if args.ablation_seeds is not None else seeds[:2])
+    if args.eval_episodes < 1 or args.ood_trials < 0:
+        raise UserError("--eval-episodes must be at least 1 and --ood-trials at least 0")
+    overrides = list(args.overrides)
+    if args.iterations:  # replaces the env-step budget: every run trains that many iterations
+        overrides += [f"iterations={args.iterations}", "max_env_steps=0"]
+    from ..bench.runner import chosen_arms
+
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms else None
+    try:
+        chosen_arms(arms)
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    try:
+        run_bench(seeds, Path(args.out), Path(args.root) if args.root else None, ablation_seeds,
+                  preset=args.preset, overrides=overrides, eval_episodes=args.eval_episodes,
+                  ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar, arms=arms,
+                  resume=args.resume, primary_metric=args.primary_metric)
+    except ResumeError as error:
+        raise UserError(str(error)) from None
+    return 0
+
+
+def cmd_rerun(args) -> int:
+    from ..run_folder.folder import RunFolder
+
+    folder = RunFolder.open(Path(args.run))  # fails before torch loads
+
+    from ..rerun.runner import RerunSettings, rerun
+
+    given = {k: v for k, v in (("checkpoint", args.checkpoint), ("episodes", args.episodes),
+                                ("iterations", args.iterations), ("eval_episodes", args.eval_episodes),
+                                ("held_out", args.held_out), ("seed", args.seed))
+             if v is not None}
+    variations = [v.strip() for v in (args.variations or "").split(",") if v.strip()]
+    settings = RerunSettings(variations=variations, dry_run=args.dry_run, **given)
+    if _builtin_model(folder):
+        _ensure_builtin_with_progress()
+    result = rerun(folder, settings, hooks=_StderrProgress(), branch_name=args.name)
+    print(json.dumps(result))
+    return 0
+
+
+def cmd_branch(args) -> int:
+    from ..rerun.branch import adopt_branch, branches_of, create_branch, delete_branch
+    from ..run_folder.folder import RunFolder
+
+    folder = RunFolder.open(Path(args.run))
+    if args.action == "create":
+        branch = create_branch(folder, args.checkpoint, args.name)
+        print(json.dumps({"branch": branch.run_id, "path": str(branch.path)}))
+    elif args.action == "adopt":
+        print(json.dumps({"branch": folder.run_id, "parent": adopt_branch(folder)}))
+    elif args.action == "delete":
+        delete_branch(folder)
+        print(json.dumps({"deleted": folder.run_id}))
+    else:
+        print(json.dumps({"run": folder.run_id,
+                          "branches": [{"branch": b.run_id, "path": str(b.path)} for b in branches_of(folder)]}))
+    return 0
+
+
+def _builtin_model(folder) -> bool:
+    try:
+        return folder.config().get("policy", {}).get("model") == "builtin"
+    except (OSError, ValueError):
+        return False
+
+
+class _StderrProgress:
+    """Rerun progress as one line per phase change on stderr (stdout is the JSON result)."""
+
+    def __init__(self):
+        self.last = None
+
+    def on_state(self, state, iteration):
+        pass
+
+    def on_metrics(self, record):
+        pass
+
+    def on_trajectories(self, iteration, summaries):
+        pass
+
+    def on_progress(self, iteration, phase, done, total):
+        if (iteration, phase) != self.last:
+            self.last = (iteration, phase)
+            print(f"empo2-host: rerun: iteration {iteration}: {phase}", file=sys.stderr, flush=True)
+
+
+def cmd_serve(args) -> int:
+    from ..server.main import ServeError, serve_command
+
+    try:
+        return serve_command(args)
+    except ServeError as err:  # printed here: the shared error path would import torch first
+        print(f"empo2-host: error: {sentence(err)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _bar(description: str, total: int | None = None, unit: str = "it", disable: bool = False):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, dynamic_ncols=True,
+                disable=disable or os.environ.get("EMPO2_NO_PROGRESS") == "1")
+
+
+def _imitation_progress(bar, epochs: int):
+    """Progress of a built-in policy's build: one bar over every epoch (so tqdm's ETA is the
+    whole build's), saying which epoch of how many, with the latest loss."""
+    def update(done: int, total: int, epoch: int, loss: float) -> None:
+        if bar.total != total:
+            bar.reset(total=total)
+        bar.set_description(f"building the built-in policy (epoch {epoch + 1}/{epochs})", refresh=False)
+        bar.update(done - bar.n)
+        bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+    return update
+
+
+def _log_to(path: Path) -> None:
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.INFO)
+    root = logging.getLogger("empo2")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+# The handler of each command build_parser declares.
+COMMANDS = {
+    "build-policy": cmd_build_policy,
+    "train": cmd_train,
+    "config": cmd_config,
+    "resume": cmd_resume,
+    "eval": cmd_eval,
+    "bench": cmd_bench,
+    "rerun": cmd_rerun,
+    "branch": cmd_branch,
+    "plan": cmd_plan,
+    "export": cmd_export,
+    "export-onnx": cmd_export_onnx,
+    "serve": cmd_serve,
+}
+
