@@ -16,97 +16,30 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 from ..atomic import iter_jsonl
 from ..config import ConfigError, TrainConfig, load_config, presets
-from ..rerun.branch import PARENT_FILE, rerun_status
 from ..run_folder.folder import RunFolder, RunFolderError, RunLockedError
-from ..training.run_control import RunControl, TrainerHooks
+from ..training.run_control import TrainerHooks
+from .live_run import LiveRun, ServerControl
 from .memory_access import MemoryAccess
 from .protocol import ProtocolError
-from .wire import to_wire
-
-if TYPE_CHECKING:  # the store loads numpy: the server names it without importing it
-    from ..memory.store import MemoryStore
+from .run_records import (ACTIVE, INTERRUPTED, branch_origin, checkpoints, configured_iterations,
+                          stored_state)
 
 log = logging.getLogger("empo2.server.runs")
 
-STATES = ("created", "starting", "running", "pausing", "paused", "stopping", "stopped",
-          "interrupted", "finished", "failed")
-ACTIVE = ("starting", "running", "pausing", "paused", "stopping")
-INTERRUPTED = "interrupted"  # its writer went away mid-run (host shut down or killed): resumable
 PROGRESS_INTERVAL_S = 0.1  # at most ~10 progress notifications a second per run
 
 
 def sentence(err: BaseException) -> str:
     text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     return text[:300].rstrip(".") + "."
-
-
-class ServerControl(RunControl):
-    """RunControl that says when the trainer actually blocks, and can pause after iteration N."""
-
-    def __init__(self, on_paused, on_resumed, iteration):
-        super().__init__()
-        self.pause_after: int | None = None
-        self._on_paused, self._on_resumed, self._iteration = on_paused, on_resumed, iteration
-
-    def wait_if_paused(self) -> bool:
-        after = self.pause_after
-        if after is not None and self._iteration() >= after:
-            self.pause_after = None
-            self.pause()
-        if self.paused and not self.stop_requested:
-            self._on_paused()
-            stop = super().wait_if_paused()
-            if not stop:
-                self._on_resumed()
-            return stop
-        return super().wait_if_paused()
-
-
-class LiveTrainer(Protocol):
-    """What the host reads of its live run's trainer: training/trainer.py's `Trainer` (a
-    rerun's too, methods/update.py), named here without importing it (it loads torch)."""
-
-    iteration: int  # the last finished iteration
-    memory: MemoryStore | None  # the trainer's own store; None until it has opened it
-
-
-@dataclass
-class LiveRun:
-    """The run this host trains. Mutated on the event loop only."""
-
-    run_id: str
-    folder: RunFolder
-    config: TrainConfig
-    resume: bool
-    state: str = "starting"
-    iteration: int = 0
-    progress: dict | None = None
-    error: str | None = None
-    trainer: LiveTrainer | None = None  # None until the trainer is built (the model loads first)
-    control: ServerControl | None = None
-    thread: threading.Thread | None = None
-    memory_ready: asyncio.Event = field(default_factory=asyncio.Event)
-    ended: asyncio.Event = field(default_factory=asyncio.Event)
-    work: object = None  # fn(live, hooks) run instead of training (a rerun: methods/update.py)
-
-    def trained_iteration(self, default: int = 0) -> int:
-        """The trainer's last finished iteration; `default` while there is no trainer yet."""
-        return self.trainer.iteration if self.trainer is not None else default
-
-    def trainer_memory(self) -> MemoryStore | None:
-        """The trainer's own tip store, once there is a trainer and it has opened it."""
-        return self.trainer.memory if self.trainer is not None else None
 
 
 class _Hooks(TrainerHooks):
@@ -229,7 +162,7 @@ class RunManager:
             "path": str(folder.path),
             "state": live.state if live else stored_state(folder, stored),
             "iteration": live.iteration if live else int(stored.get("iteration", 0) or 0),
-            "iterations": live.config.iterations if live else _configured_iterations(folder),
+            "iterations": live.config.iterations if live else configured_iterations(folder),
             # The host's last run/state of a run that ends comes while it is still self.live:
             # "true while this host trains the run" (the schema) means an active state too.
             "live": live is not None and live.state in ACTIVE,
@@ -238,7 +171,7 @@ class RunManager:
         error = live.error if live else stored.get("error")
         if info["state"] == "failed" and isinstance(error, str):
             info["error"] = error
-        origin = _branch_origin(folder)
+        origin = branch_origin(folder)
         if origin is not None:
             info["parent"] = origin
         return info
@@ -256,24 +189,11 @@ class RunManager:
             **info,
             "config": config if isinstance(config, dict) else {},
             "latestMetrics": metrics[-1] if metrics else None,
-            "checkpoints": self.checkpoints(folder),
+            "checkpoints": checkpoints(folder),
             "progress": live.progress if live else None,
             "pauseAfterIteration": live.control.pause_after if live and live.control else None,
             "episodes": len(self.summaries(folder)),
         }
-
-    def checkpoints(self, folder: RunFolder) -> list[dict]:
-        iterations = folder.checkpoint_iterations()
-        found = []
-        for it in iterations:
-            path = folder.checkpoints_path / f"iter-{it:06d}"
-            try:
-                state = json.loads((path / "trainer.json").read_text())
-            except (OSError, ValueError):
-                continue
-            found.append(to_wire("CheckpointInfo", state, iteration=it, path=str(path),
-                                 hasModel=bool(state.get("has_model")), latest=it == iterations[-1]))
-        return found
 
     def summaries(self, folder: RunFolder) -> list[dict]:
         """The trajectory index, parsed once per change of the file (size, mtime)."""
@@ -581,36 +501,4 @@ class RunManager:
             self._file_log = None
 
 
-def stored_state(folder: RunFolder, stored: dict) -> str:
-    """A folder's state as run.json has it, corrected by its writer lock: a run that says it is
-    active while no process holds the lock was interrupted (its host was killed, or exited
-    without the chance to say so) and is resumable."""
-    state = stored.get("state", "created")
-    if state not in STATES:
-        return "failed"
-    if state in ACTIVE and folder.writer_alive() is False:
-        return INTERRUPTED
-    if state == "stopped" and rerun_status(folder) == "finished":
-        return "finished"  # a branch whose rerun finished, recorded "stopped" by earlier hosts
-    return state
-
-
-def _branch_origin(folder: RunFolder) -> dict | None:
-    """A branch's BranchOrigin from its parent.json; None for other runs (or an unreadable one)."""
-    try:
-        record = json.loads((folder.path / PARENT_FILE).read_text())
-        return {"runId": str(record["run"]), "checkpoint": int(record["checkpoint"]),
-                "adopted": bool(record.get("adopted"))}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _configured_iterations(folder: RunFolder) -> int | None:
-    try:
-        value = folder.config().get("iterations")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-__all__ = ["RunManager", "LiveRun", "LiveTrainer", "ServerControl", "STATES", "INTERRUPTED", "sentence", "stored_state"]
+__all__ = ["RunManager", "sentence"]

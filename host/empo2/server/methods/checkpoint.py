@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ..run_records import checkpoints
+
 
 async def list_checkpoints(request, params: dict) -> dict:
-    host, runs = request.host, request.host.runs
-    folder = runs.folder(params["runId"])
-    return {"checkpoints": await host.blocking(runs.checkpoints, folder)}
+    host = request.host
+    folder = host.runs.folder(params["runId"])
+    return {"checkpoints": await host.blocking(checkpoints, folder)}

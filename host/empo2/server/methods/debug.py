@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from ...modes import MEMORY
 from ..protocol import ProtocolError, param_defaults
-from ..run_manager import ACTIVE, sentence
+from ..run_manager import sentence
+from ..run_records import ACTIVE
 
 
 async def start(request, params: dict) -> dict:
