@@ -37,20 +37,6 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     });
   }
 
-  /** In the open multi-select pick, ticks exactly the runs `wanted`, as a person clicks the rows. */
-  async function tickExactly(wanted: readonly string[]): Promise<void> {
-    await workbench.quickInputRows().first().waitFor();
-    for (const row of await workbench.quickInputRows().all()) {
-      // The row's first label is the run id; the detail line under it (the run's folder) has one too.
-      const label = (await row.locator('.label-name').first().innerText()).trim();
-      const tick = wanted.includes(label);
-      if ((await row.getAttribute('aria-checked')) !== String(tick)) {
-        await row.locator('.label-name').first().click();
-        await workbench.eventually(`${label} ${tick ? 'ticked' : 'unticked'}`, async () => ((await row.getAttribute('aria-checked')) === String(tick) ? true : undefined), 5_000);
-      }
-    }
-  }
-
   async function acceptPick(): Promise<void> {
     await workbench.quickInput().locator('.monaco-button', { hasText: 'OK' }).click();
     await workbench.quickInput().waitFor({ state: 'hidden' });
@@ -74,7 +60,7 @@ describe('Comparing runs\' metrics, as a person does it', function () {
 
     await workbench.pickCommand("EMPO²: Compare Runs' Metrics…");
     await workbench.quickInputTitle().filter({ hasText: "Compare Runs' Metrics" }).waitFor();
-    await tickExactly(compared); // the current run comes ticked
+    await workbench.tickExactly(compared); // the current run comes ticked
     await workbench.screenshot('13d-compare-pick');
     await acceptPick();
 
@@ -127,7 +113,7 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     // "Add run…" in the panel overlays the other run again; its × leaves the current one.
     await frame.locator('empo2-metrics-panel vscode-button[data-testid="add-runs"]').click();
     await workbench.quickInputTitle().filter({ hasText: 'Add Runs to the Metrics' }).waitFor();
-    await tickExactly([other]);
+    await workbench.tickExactly([other]);
     await acceptPick();
     const added = await workbench.eventually('the run added', async () => {
       const state = await panelState(frame);

@@ -61,18 +61,6 @@ describe('The tree and the charts, at a glance', function () {
     );
   }
 
-  async function tickExactly(wanted: readonly string[]): Promise<void> {
-    await workbench.quickInputRows().first().waitFor();
-    for (const row of await workbench.quickInputRows().all()) {
-      const label = (await row.locator('.label-name').first().innerText()).trim();
-      const tick = wanted.includes(label);
-      if ((await row.getAttribute('aria-checked')) !== String(tick)) {
-        await row.locator('.label-name').first().click();
-        await workbench.eventually(`${label} ${tick ? 'ticked' : 'unticked'}`, async () => ((await row.getAttribute('aria-checked')) === String(tick) ? true : undefined), 5_000);
-      }
-    }
-  }
-
   /** The uPlot of a chart of the metrics panel: the y axis' range and tick labels, and one series' points. */
   async function plotOf(frame: Frame, chartId: string, series: number): Promise<{ min: number; max: number; labels: string[]; axisWidth: number; x: number[]; y: (number | null)[] }> {
     return frame.locator(`empo2-metrics-panel`).evaluate((panel, [id, s]) => {
@@ -170,7 +158,7 @@ describe('The tree and the charts, at a glance', function () {
   it('draws float noise flat with whole tick labels, and a branch\'s line from its parent\'s point', async () => {
     await workbench.pickCommand("EMPO²: Compare Runs' Metrics…");
     await workbench.quickInputTitle().filter({ hasText: "Compare Runs' Metrics" }).waitFor();
-    await tickExactly([RUN, BRANCH]);
+    await workbench.tickExactly([RUN, BRANCH]);
     await workbench.quickInput().locator('.monaco-button', { hasText: 'OK' }).click();
     await workbench.quickInput().waitFor({ state: 'hidden' });
     const frame = await workbench.webviewFrame('empo2-metrics-panel', 60_000);

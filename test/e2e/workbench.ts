@@ -60,6 +60,20 @@ export class Workbench {
     return this.quickInput().locator('.monaco-list-row');
   }
 
+  /** In the open multi-select pick, ticks exactly the rows labelled `wanted`, as a person clicks them. */
+  async tickExactly(wanted: readonly string[]): Promise<void> {
+    await this.quickInputRows().first().waitFor();
+    for (const row of await this.quickInputRows().all()) {
+      // The row's first label is its own; a detail line under it (a run's folder) has one too.
+      const label = (await row.locator('.label-name').first().innerText()).trim();
+      const tick = wanted.includes(label);
+      if ((await row.getAttribute('aria-checked')) !== String(tick)) {
+        await row.locator('.label-name').first().click();
+        await this.eventually(`${label} ${tick ? 'ticked' : 'unticked'}`, async () => ((await row.getAttribute('aria-checked')) === String(tick) ? true : undefined), 5_000);
+      }
+    }
+  }
+
   /** F1, type the command's title, pick the row with that label, wait for the palette to close. */
   async runCommand(title: string): Promise<void> {
     await this.pickCommand(title);
