@@ -5,7 +5,7 @@ import type { DebugSession, DebugTurn, DebugTurnResult } from '../../src/rpc/deb
 export function aDebugSession(overrides: Partial<DebugSession> = {}): DebugSession {
   return {
     sessionId: 'd1-0a1b2c', memoryRunId: 'run-1', task: 'power-device', variation: 0, seed: 3, mode: 'memory',
-    temperature: 1, policy: '/tmp/runs/run-1/checkpoints/iter-000002/model', checkpoint: 2, device: 'cpu',
+    temperature: 1, policy: '/home/ada/project/.empo2/runs/run-1/checkpoints/iter-000002/model', checkpoint: 2, device: 'cpu',
     description: 'turn on the lamp .', maxActionTokens: 6, maxSteps: 5, replay: null, alongsideTraining: false,
     ...overrides,
   };

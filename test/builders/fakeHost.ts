@@ -95,7 +95,7 @@ export function anInitializeResult(): InitializeResult {
       requestBurst: 400,
       inboxLimit: 64,
       sendQueueLimit: 256,
-      runRoots: ['/tmp/runs'],
+      runRoots: ['/home/ada/project/.empo2/runs'],
       presets: ['builtin', 'builtin-smoke'],
       methods: [],
       notifications: [],

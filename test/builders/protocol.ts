@@ -16,7 +16,7 @@ import type {
 export function aRunInfo(fields: Partial<RunInfo> = {}): RunInfo {
   return {
     runId: 'run-1',
-    path: '/tmp/runs/run-1',
+    path: '/home/ada/project/.empo2/runs/run-1',
     state: 'finished',
     iteration: 2,
     iterations: 2,

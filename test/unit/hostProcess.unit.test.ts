@@ -10,7 +10,7 @@ import { isAlive as alive } from '../builders/wait';
 const fakePython = path.resolve(__dirname, '../../../../test/fixtures/fake-python.js');
 
 function spawnFake(mode: string, readyTimeoutMs = 10_000): HostProcess {
-  return new HostProcess({ python: fakePython, args: ['--run-root', '/tmp/runs'], cwd: '/tmp', env: { FAKE_HOST_MODE: mode }, readyTimeoutMs });
+  return new HostProcess({ python: fakePython, args: ['--run-root', '/home/ada/project/.empo2/runs'], cwd: '/tmp', env: { FAKE_HOST_MODE: mode }, readyTimeoutMs });
 }
 
 describe('HostProcess', () => {
@@ -25,7 +25,7 @@ describe('HostProcess', () => {
       assert.match(host.token, /^[0-9a-f]{64}$/);
       assert.notEqual(host.token, newToken(), 'a fresh token per spawn');
       await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.ok(lines.some((l) => l.includes('"-m","empo2.cli","serve","--run-root","/tmp/runs"')), lines.join('\n'));
+      assert.ok(lines.some((l) => l.includes('"-m","empo2.cli","serve","--run-root","/home/ada/project/.empo2/runs"')), lines.join('\n'));
       assert.ok(lines.some((l) => l.includes('token length 64')));
       assert.ok(!lines.some((l) => l.includes(host.token)), 'the token is not on the command line');
     } finally {

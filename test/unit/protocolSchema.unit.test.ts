@@ -28,8 +28,8 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
   runPause: { params: [{}, { runId: 'run-1' }, { runId: 'run-1', afterIteration: 4 }], result: { run: aRunInfo({ state: 'pausing', live: true }) } },
   runResume: { params: [{ runId: 'run-1' }, { runId: 'run-1', overrides: ['iterations=60'] }], result: { run: aRunInfo({ state: 'starting', live: true }) } },
   runStop: { params: [{}, { runId: 'run-1' }], result: { run: aRunInfo({ state: 'stopping', live: true }) } },
-  runList: { params: [{}], result: { runs: [aRunInfo(), aRunInfo({ runId: 'run-2', iterations: null, updated: null })], roots: ['/tmp/runs'] } },
-  runOpen: { params: [{ path: '/tmp/runs/run-1' }], result: { run: aRunStatus({ latestMetrics: aMetricsRecord(), episodes: 8 }) } },
+  runList: { params: [{}], result: { runs: [aRunInfo(), aRunInfo({ runId: 'run-2', iterations: null, updated: null })], roots: ['/home/ada/project/.empo2/runs'] } },
+  runOpen: { params: [{ path: '/home/ada/project/.empo2/runs/run-1' }], result: { run: aRunStatus({ latestMetrics: aMetricsRecord(), episodes: 8 }) } },
   runStatus: { params: [{}, { runId: 'run-1' }], result: { run: aRunStatus({ progress: { iteration: 3, phase: 'rollout', done: 2, total: 5 } }) } },
   runMetrics: { params: [{ runId: 'run-1' }, { runId: 'run-1', sinceIteration: 4 }], result: { records: [aMetricsRecord(), aMetricsRecord({ iteration: 2 })] } },
   trajectoryList: {
@@ -49,7 +49,7 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
   },
   memoryDelete: { params: [{ runId: 'run-1', tipId: 't000001', expectedVersion: 2, editId: 'del-1' }], result: { tip: aTip({ version: 3, deleted: true }) } },
   memoryHistory: { params: [{ runId: 'run-1', tipId: 't000001' }], result: { versions: [aTipVersion(), aTipVersion({ version: 2, kind: 'update', author: 'alice' })] } },
-  checkpointList: { params: [{ runId: 'run-1' }], result: { checkpoints: [{ iteration: 2, path: '/tmp/runs/run-1/checkpoints/iter-000002', hasModel: true, latest: true }] } },
+  checkpointList: { params: [{ runId: 'run-1' }], result: { checkpoints: [{ iteration: 2, path: '/home/ada/project/.empo2/runs/run-1/checkpoints/iter-000002', hasModel: true, latest: true }] } },
   logTail: {
     params: [{}, { after: 12, limit: 100 }],
     result: { instance: 'a3d1dbb3e0f36bf3', entries: [{ time: 1796111668.7, level: 'INFO', logger: 'empo2.server.connection', message: 'connection 1 closed', n: 13 }], dropped: 0, newest: 13 },

@@ -59,7 +59,7 @@ describe('resuming the run a Restart Host interrupted', () => {
   function aRestart() {
     const host = new FakeHost();
     let listed = aRunInfo({ runId: 'builtin-1', state: 'paused', live: true, iteration: 4, iterations: 40 });
-    host.handle(Requests.runList, () => ({ runs: [listed], roots: ['/tmp/runs'] }));
+    host.handle(Requests.runList, () => ({ runs: [listed], roots: ['/home/ada/project/.empo2/runs'] }));
     host.handle(Requests.runStatus, () => ({ run: null }));
     const runs = new RunsModel(host);
     const resumedOn: unknown[] = [];

@@ -10,7 +10,7 @@ import { aMetricsRecord, aRunInfo, aRunStatus, aSummary } from '../builders/prot
 
 function setup(runs: RunInfo[], statuses: Record<string, RunStatus> = {}) {
   const host = new FakeHost()
-    .handle(Requests.runList, () => ({ runs, roots: ['/tmp/runs'] }))
+    .handle(Requests.runList, () => ({ runs, roots: ['/home/ada/project/.empo2/runs'] }))
     .handle(Requests.runStatus, ({ runId }) => ({ run: (runId && statuses[runId]) || null }));
   const model = new RunsModel(host);
   const events = { runs: 0, run: [] as RunEntry[], current: [] as Array<string | undefined>, failed: [] as string[] };
@@ -104,7 +104,7 @@ describe('RunsModel', () => {
   it('drops runs the host no longer lists on reload, and says when the current run changed', async () => {
     let listed = [aRunInfo({ runId: 'a', updated: 2 }), aRunInfo({ runId: 'b', updated: 1 })];
     const host = new FakeHost()
-      .handle(Requests.runList, () => ({ runs: listed, roots: ['/tmp/runs'] }))
+      .handle(Requests.runList, () => ({ runs: listed, roots: ['/home/ada/project/.empo2/runs'] }))
       .handle(Requests.runStatus, () => ({ run: null }));
     const model = new RunsModel(host);
     const current: Array<string | undefined> = [];
@@ -140,7 +140,7 @@ describe('RunsModel', () => {
   });
 
   it('reloads when the host connects, and says so when the list cannot be read', async () => {
-    const host = new FakeHost().handle(Requests.runList, () => ({ runs: [aRunInfo()], roots: ['/tmp/runs'] }));
+    const host = new FakeHost().handle(Requests.runList, () => ({ runs: [aRunInfo()], roots: ['/home/ada/project/.empo2/runs'] }));
     const model = new RunsModel(host);
     host.connect();
     await new Promise((resolve) => setImmediate(resolve));
@@ -328,7 +328,7 @@ describe('run states', () => {
 let seq = 0;
 
 function trainAndFinish(host: FakeHost, runs: RunsModel, runId: string): void {
-  const run = (fields: Partial<RunInfo>) => aRunInfo({ runId, path: `/tmp/runs/${runId}`, iterations: 3, ...fields });
+  const run = (fields: Partial<RunInfo>) => aRunInfo({ runId, path: `/home/ada/project/.empo2/runs/${runId}`, iterations: 3, ...fields });
   runs.select(runs.absorbInfo(run({ state: 'starting', live: true, iteration: 0 })).info.runId);
   host.notify(Notifications.runState, { seq: ++seq, run: run({ state: 'running', live: true, iteration: 0 }) });
   host.notify(Notifications.runState, { seq: ++seq, run: run({ state: 'finished', live: true, iteration: 3 }) });
@@ -337,7 +337,7 @@ function trainAndFinish(host: FakeHost, runs: RunsModel, runId: string): void {
 function aModel(): { host: FakeHost; runs: RunsModel } {
   const host = new FakeHost()
     .handle(Requests.runStatus, () => ({ run: null }))
-    .handle(Requests.runList, () => ({ runs: [], roots: ['/tmp/runs'] }));
+    .handle(Requests.runList, () => ({ runs: [], roots: ['/home/ada/project/.empo2/runs'] }));
   return { host, runs: new RunsModel(host) };
 }
 
@@ -356,7 +356,7 @@ describe('RunsModel: the live run once a run has ended', () => {
     trainAndFinish(host, runs, 'run-a');
     trainAndFinish(host, runs, 'run-b');
     // Open Run Folder: run.open's status, then select (src/runs/openRunFolder.ts).
-    runs.select(runs.absorbInfo(aRunInfo({ runId: 'synthetic-100k-metrics', path: '/tmp/runs/synthetic-100k-metrics', iteration: 100_000, iterations: 100_000 })).info.runId);
+    runs.select(runs.absorbInfo(aRunInfo({ runId: 'synthetic-100k-metrics', path: '/home/ada/project/.empo2/runs/synthetic-100k-metrics', iteration: 100_000, iterations: 100_000 })).info.runId);
     assert.equal(runs.current?.info.runId, 'synthetic-100k-metrics');
     // What Pause/Stop/Show Metrics fall back on: was run-a (the first run trained), not the current one.
     assert.equal(runs.live?.info.runId, undefined);
@@ -381,7 +381,7 @@ describe('RunsModel: the live run once a run has ended', () => {
   it('reload after a reconnect reads the live run\'s status only for a run in a training state', async () => {
     const host = new FakeHost()
       .handle(Requests.runStatus, () => ({ run: null }))
-      .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: 'done', state: 'finished', live: true })], roots: ['/tmp/runs'] }));
+      .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: 'done', state: 'finished', live: true })], roots: ['/home/ada/project/.empo2/runs'] }));
     const runs = new RunsModel(host);
     await runs.reload();
     assert.equal(runs.live, undefined);

@@ -11,7 +11,7 @@ import { schemaErrors } from '../builders/schema';
 function setup(tips: Tip[]) {
   const store = new Map(tips.map((t) => [t.id, t]));
   const host = new FakeHost()
-    .handle(Requests.runList, () => ({ runs: [aRunInfo()], roots: ['/tmp/runs'] }))
+    .handle(Requests.runList, () => ({ runs: [aRunInfo()], roots: ['/home/ada/project/.empo2/runs'] }))
     .handle(Requests.runStatus, () => ({ run: null }))
     .handle(Requests.memoryList, ({ cursor, limit, filter }) => {
       // As the host: deleted tips only when asked for (memory.list filter.includeDeleted).
@@ -146,7 +146,7 @@ describe('TipsModel', () => {
 /** Two runs, `a` (current: updated last) and `b`, each with its own tips; every memory request answered. */
 function twoRuns(tipsOf: Record<string, Tip[]> = { a: [aTip({ id: 'ta', variationKey: 'power-device/1' })], b: [aTip({ id: 'tb' })] }) {
   const host = new FakeHost()
-    .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: 'a', updated: 2 }), aRunInfo({ runId: 'b', updated: 1 })], roots: ['/tmp/runs'] }))
+    .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: 'a', updated: 2 }), aRunInfo({ runId: 'b', updated: 1 })], roots: ['/home/ada/project/.empo2/runs'] }))
     .handle(Requests.runStatus, () => ({ run: null }))
     .handle(Requests.memoryList, ({ runId }) => ({ items: tipsOf[runId] ?? [], nextCursor: null, total: (tipsOf[runId] ?? []).length }))
     .handle(Requests.memoryAdd, ({ text, variationKey }: MemoryAddParams) => ({ tip: aTip({ id: 't000100', text, variationKey }) }))
@@ -393,7 +393,7 @@ describe('TipsModel, following the current run and editing', () => {
     const { host, runs, model, changes } = twoRuns();
     await runs.reload();
     await model.whenLoaded();
-    host.handle(Requests.runList, () => ({ runs: [], roots: ['/tmp/runs'] }));
+    host.handle(Requests.runList, () => ({ runs: [], roots: ['/home/ada/project/.empo2/runs'] }));
     await runs.reload();
     assert.equal(model.currentRunId, undefined);
     assert.deepEqual(model.list(), []);
@@ -412,7 +412,7 @@ describe('TipsModel, following the current run and editing', () => {
     await settle();
     await model.whenLoaded();
     assert.deepEqual(model.list().map((t) => t.id), ['ta', 'tb']);
-    const empty = new FakeHost().handle(Requests.runList, () => ({ runs: [], roots: ['/tmp/runs'] }));
+    const empty = new FakeHost().handle(Requests.runList, () => ({ runs: [], roots: ['/home/ada/project/.empo2/runs'] }));
     const noRuns = new TipsModel(empty, new RunsModel(empty));
     assert.doesNotThrow(() => empty.connect());
     assert.equal(noRuns.currentRunId, undefined);

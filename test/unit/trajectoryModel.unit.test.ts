@@ -36,7 +36,7 @@ function aRun(options: { iterations: number; tasks: number; rollouts: number; co
   const host = new FakeHost()
     .handle(Requests.runList, () => ({
       runs: [aRunInfo({ runId: 'big', iteration: options.iterations, iterations: options.configured ?? options.iterations })],
-      roots: ['/tmp/runs'],
+      roots: ['/home/ada/project/.empo2/runs'],
     }))
     .handle(Requests.runMetrics, () => ({ records: options.metrics ?? [aMetricsRecord({ iteration: 1, rollout_mode: 'memory', update_mode: 'on-policy-with-tips', 'rollout/return': 0.5 })] }))
     .handle(Requests.trajectoryList, (params: TrajectoryListParams) => {
@@ -221,7 +221,7 @@ describe('TrajectoryModel', () => {
           aRunInfo({ runId: 'big-branch-1', state: 'finished', iteration: 4, iterations: 3, parent }),
           aRunInfo({ runId: 'big-branch-2', state: 'stopped', iteration: 3, iterations: 3, parent }),
         ],
-        roots: ['/tmp/runs'],
+        roots: ['/home/ada/project/.empo2/runs'],
       }))
       .handle(Requests.runMetrics, () => ({ records: [] }))
       .handle(Requests.trajectoryList, () => ({ items: [], nextCursor: null, total: 0 }));
@@ -331,7 +331,7 @@ describe('TrajectoryModel, the shape of long and odd runs', () => {
           aRunInfo({ runId: 'base-branch-1', updated: 2, parent: { runId: 'base', checkpoint: 1, adopted: false } }),
           aRunInfo({ runId: 'orphan-branch', updated: 1, parent: { runId: 'deleted', checkpoint: 1, adopted: false } }),
         ],
-        roots: ['/tmp/runs'],
+        roots: ['/home/ada/project/.empo2/runs'],
       }))
       .handle(Requests.runMetrics, () => ({ records: [] }));
     const runs = new RunsModel(host);
@@ -357,7 +357,7 @@ describe('TrajectoryModel, the shape of long and odd runs', () => {
     assert.equal(model.group(group as Extract<TrajectoryNode, { kind: 'taskGroup' }>), undefined);
     assert.deepEqual(await model.getChildren(group), []);
     assert.equal(model.remaining(more), 0); // not a negative count
-    host.handle(Requests.runList, () => ({ runs: [], roots: ['/tmp/runs'] })); // the run was deleted
+    host.handle(Requests.runList, () => ({ runs: [], roots: ['/home/ada/project/.empo2/runs'] })); // the run was deleted
     await runs.reload();
     assert.deepEqual(await model.getChildren(run), []);
     assert.equal(model.iterationCount('big'), 0);
