@@ -1,5 +1,6 @@
-"""Does the built-in policy read tips? Held-out success with no memory, with a success tip and
-with a failure tip, the tips stored in a real MemoryStore exactly as training stores them.
+"""Does a policy read tips? Held-out success with no memory, with a success tip and with a
+failure tip, the tips stored in a real MemoryStore exactly as training stores them. Any policy
+folder: the built-in policy, a run's export, or a chat model (prompted through its template).
 
     .venv/bin/python host/benchmarks/probe_tips.py [--policy FOLDER] [--variations 4] [--repeats 4]
         [--preset builtin] [KEY=VALUE ...]
@@ -15,13 +16,17 @@ the success memory, the failure memory. A policy that reads tips succeeds far mo
 the success tip; where "go to" actions lead matters too, so the probe prints the most visited
 rooms of each condition. Two more conditions ask what the policy reads, the tip's text or its
 entries' actions: the success text on entries with no action, and on a failed episode's
-entries (what a person's rewrite of a failure tip leaves).
+entries (what a person's rewrite of a failure tip leaves). Under each condition: the share of
+actions the policy wrote valid as written (before any correction), and the share of episodes
+whose first action is the gold path's (with the success tip: how often it follows the tip at the
+decisive choice).
 
 Last it asks how the policy *writes* tips (`--writer-samples` tips per scripted episode at the
 training temperature): after a success that took the item and then opened one or two more
 containers elsewhere (what a trained policy's episodes do), the share of tips that name the room
 where the item was taken and the share that name the last room opened; after delivering the
-decoy in vain, the share whose text claims a success.
+decoy in vain, the share whose text claims a success; the first `--reflections` of those tips
+are printed as written.
 
 First it prints the no-tip prior of the decisive choice: at each variation's first step, with no
 tips, the log-probability of every token of "go to <the kind's hiding room>" (temperature 1.0);
@@ -44,6 +49,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.config import ConfigError, load_config  # noqa: E402
+from empo2.envs.base import parse_action  # noqa: E402
 from empo2.envs.builtin.tasks import HABIT_ROOMS, TASK_KINDS, out_of_distribution_tasks  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
@@ -162,9 +168,10 @@ def _scripted_episodes(env, task: str, variation: int) -> dict[str, tuple[list[T
     return played
 
 
-def writer_check(config, model, tokenizer, settings, pairs, samples: int) -> None:
+def writer_check(config, model, tokenizer, settings, pairs, samples: int, verbatim: int = 0) -> None:
     """Prints how often the policy's tips after the scripted episodes name the right room, the
-    last room, or claim a success."""
+    last room, or claim a success; and the first `verbatim` tips as written, with the episode
+    they reflect on."""
     env = make_env(config.env)
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     generator = torch.Generator().manual_seed(0)
@@ -176,6 +183,10 @@ def writer_check(config, model, tokenizer, settings, pairs, samples: int) -> Non
                 settings.system_prompt))
             for gen in generate_from_ids(model, tokenizer, [ids] * samples, config.policy.max_tip_tokens,
                                          settings.temperature, generator):
+                if verbatim > 0:
+                    verbatim -= 1
+                    print(f"reflection after '{name}' ({task}/{variation}, score {score:.0f}, "
+                          f"{len(turns)} steps): {gen.text!r}")
                 c = counts[f"{name} ({task})"]
                 c["tips"] += 1
                 c["room of take"] += f"in the {took} ." in gen.text
@@ -189,15 +200,39 @@ def writer_check(config, model, tokenizer, settings, pairs, samples: int) -> Non
         print(f"writer, {name:37s} {n} tips: {shares}")
 
 
+class _ValidityCount:
+    """A world that counts the actions it is given that are among its valid actions as written
+    (before any correction): the share a policy writes valid actions at all."""
+
+    def __init__(self, env, counts: collections.Counter):
+        self._env, self._counts = env, counts
+
+    def __getattr__(self, name):
+        return getattr(self._env, name)
+
+    def step(self, action: str):
+        if not self._env.done:
+            self._counts["actions"] += 1
+            self._counts["valid"] += parse_action(action).lower() in self._env.valid_actions()
+        return self._env.step(action)
+
+
 def play(config, model, tokenizer, settings, pairs, repeats: int, memory):
     """`repeats` memory-mode rollouts of every (task, variation) with `memory` (None: no tips),
-    all from one generator seeded 0; returns the episodes and the rooms their "go to"s named."""
+    all from one generator seeded 0; returns the episodes, the rooms their "go to"s named and
+    the counts of actions and valid ones."""
     episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * repeats)]
-    roll_out([make_env(config.env) for _ in episodes], episodes, model, tokenizer, settings,
-             torch.Generator().manual_seed(0), memory)
+    counts: collections.Counter = collections.Counter()
+    roll_out([_ValidityCount(make_env(config.env), counts) for _ in episodes], episodes, model, tokenizer,
+             settings, torch.Generator().manual_seed(0), memory)
     rooms = collections.Counter(s.executed_action[len("go to "):] for e in episodes
                                 for s in e.steps if s.executed_action.startswith("go to "))
-    return episodes, rooms
+    return episodes, rooms, counts
+
+
+def _first_gold_action(env, task: str, variation: int) -> str:
+    env.reset(task, variation)
+    return env.world.gold_actions()[0]
 
 
 def rooms_line(rooms: collections.Counter, top: int) -> str:
@@ -211,6 +246,7 @@ def main() -> None:
     parser.add_argument("--variations", type=int, default=4, help="held-out variations per task")
     parser.add_argument("--repeats", type=int, default=4, help="rollouts per variation and condition")
     parser.add_argument("--writer-samples", type=int, default=4, help="tips per scripted episode")
+    parser.add_argument("--reflections", type=int, default=3, help="reflections to print as written")
     parser.add_argument("--preset", default="builtin", help="the preset whose worlds are probed")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides")
     args = parser.parse_args()
@@ -236,17 +272,25 @@ def main() -> None:
         print(f"no-tip log π along the gold path ({task}): "
               + ", ".join(f"{name} {sum(logps):.1f}" for name, logps in zip(GOLD_STEPS, steps)))
     print(f"{len(pairs)} held-out variations x {args.repeats} rollouts per condition")
+    first_gold = {pair: _first_gold_action(env, *pair) for pair in pairs}
     for name, memory in (("no memory", None), *memories.items()):
-        episodes, rooms = play(config, model, tokenizer, settings, pairs, args.repeats, memory)
+        episodes, rooms, counts = play(config, model, tokenizer, settings, pairs, args.repeats, memory)
         by_task = collections.defaultdict(list)
         for episode in episodes:
             by_task[episode.task].append(episode.success)
         success_rate = {t: f"{100 * sum(v) / len(v):.0f}% ({sum(v)}/{len(v)})" for t, v in by_task.items()}
         print(f"{name:29s} success {success_rate}  mean score "
               f"{sum(e.final_score for e in episodes) / len(episodes):.1f}")
+        # The success tip's first action is the gold path's: with that tip, this share is how
+        # often the policy follows it at the decisive choice; with none, how often it guesses it.
+        gold_first = sum(bool(e.steps) and e.steps[0].executed_action == first_gold[(e.task, e.variation)]
+                         for e in episodes)
+        print(f"{'':29s} valid actions {100 * counts['valid'] / max(counts['actions'], 1):.1f}% "
+              f"({counts['valid']}/{counts['actions']}); first action = the gold path's "
+              f"{100 * gold_first / len(episodes):.0f}% ({gold_first}/{len(episodes)})")
         print(f"{'':29s} rooms visited: {rooms_line(rooms, 5)}")
     writer_check(config, model, tokenizer, settings, [(t, v) for t, v in pairs if t in config.env.tasks],
-                 args.writer_samples)
+                 args.writer_samples, args.reflections)
 
 
 if __name__ == "__main__":
