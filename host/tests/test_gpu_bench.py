@@ -1,5 +1,6 @@
 """The GPU bench's code path on CPU (--smoke): both arms on two seeds, the warm start evaluated,
-the paired comparison printed. No GPU here: the real bench runs on a CUDA machine."""
+the paired comparison printed, then one ScienceWorld iteration. No GPU here: the real bench
+runs on a CUDA machine."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ def test_gpu_bench_smoke_prints_the_paired_comparison(tmp_path, tiny_policy):
     report = json.loads((tmp_path / "out" / "results.json").read_text())
     assert {r["method"] for r in report["runs"]} == {"EMPO²", "GRPO", "warm start (no RL)"}
     assert all(r["iterations"] == 1 for r in report["runs"] if r["method"] != "warm start (no RL)")
+    # Then the paper's ScienceWorld setup with the same model, one EMPO² iteration.
+    scienceworld = json.loads(result.stdout.strip().splitlines()[-1])["scienceworld"]
+    assert scienceworld["iterations"] == 1 and scienceworld["episodes"] == 2, scienceworld
+    assert "== ScienceWorld power-component" in result.stdout
 
 
 def test_gpu_bench_without_a_gpu_says_so_in_one_sentence():

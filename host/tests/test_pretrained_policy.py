@@ -70,12 +70,6 @@ def test_the_name_is_a_valid_policy_model():
     assert load_config({"policy": {"model": SMOLLM2.name}}).policy.model == SMOLLM2.name
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    """The converted folder, in the product's policy cache (converted once, then found)."""
-    return pretrained.ensure_packaged_policy(SMOLLM2.name)
-
-
 @pytest.mark.slow
 def test_conversion_is_a_plain_hugging_face_folder_that_records_its_source(smollm2, capsys):
     report = json.loads((smollm2 / builtin.BUILD_REPORT).read_text())
