@@ -45,7 +45,9 @@ class ChatWarmStartRecipe:
         "habit": 20, "explore": 20, "tip-success": 80, "tip-failure": 20})
     epochs: int = 1
     batch_size: int = 8
-    lr: float = 2e-5
+    # One epoch of ~150 steps must move a model that answers in prose to one that acts: a
+    # small model's fine-tuning rate, not a 7B model's.
+    lr: float = 1e-4
     warmup: float = 0.1  # share of the steps spent warming up, then a cosine to zero
     seed: int = 0
     max_steps: int = 15
