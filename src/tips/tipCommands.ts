@@ -6,6 +6,7 @@ import type { Tip } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
 import { deleteTipQuestion, type TipEdit } from './tipRules';
 import { newEditId, type TipsModel } from './tipsModel';
+import { authorName, versionLine } from './tipWords';
 import { configuredVariations } from './variations';
 
 // Commands on the current run's memory tips, from the palette (the Memory Tips view does the
@@ -219,9 +220,9 @@ export class ShowTipHistoryCommand extends CommandBase<TipServices> {
     const lines = [
       `# Tip ${tip.id} — ${tip.variationKey}`,
       '',
-      `Run ${this.services.tips.currentRunId}; now at version ${tip.version}${tip.deleted ? ' (deleted: retrieval no longer returns it)' : ''}, first written by ${tip.author}.`,
+      `Run ${this.services.tips.currentRunId}; now at version ${tip.version}${tip.deleted ? ' (deleted: retrieval no longer returns it)' : ''}, first written by ${authorName(tip.author)}.`,
       '',
-      ...versions.flatMap((v) => [`## v${v.version} · ${v.kind} by ${v.author}${v.at ? ` · ${v.at}` : ''}`, '', v.text, '']),
+      ...versions.flatMap((v) => [`## ${versionLine(v)}${v.at ? ` · ${v.at}` : ''}`, '', v.text, '']),
     ];
     const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: lines.join('\n') });
     await vscode.window.showTextDocument(document, { preview: true });

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { configuredVariations } from '../../src/tips/variations';
-import { NO_FILTER, applyChanges, authorLine, filterTips, groupByVariation, scoreLabel, scoreTitle, versionLine } from '../../webview/tips/tipsView';
+import { NO_FILTER, applyChanges, filterTips, groupByVariation, scoreLabel, scoreTitle } from '../../webview/tips/tipsView';
+import { authorLine, versionLine } from '../../src/tips/tipWords';
 import { aTip, aTipVersion } from '../builders/protocol';
 
 describe('Memory Tips panel logic', () => {

@@ -6,7 +6,8 @@ import type { VscodeTextarea } from '@vscode-elements/elements/dist/vscode-texta
 import type { Tip, TipVersion } from '../../../src/rpc/protocol';
 import type { TipDraft } from '../drafts';
 import { isPersonAuthor, POLICY_AUTHOR, type TipDeletion, type TipEdit, type TipRef } from '../../../src/tips/tipRules';
-import { authorLine, authorName, scoreLabel, scoreTitle, versionAuthor, versionLine } from '../tipsView';
+import { authorLine, authorName, versionAuthor, versionLine } from '../../../src/tips/tipWords';
+import { scoreLabel, scoreTitle } from '../tipsView';
 import { tipCardStyles } from './tip-card.styles';
 
 /** What the panel tells a card about an edit in flight. */
