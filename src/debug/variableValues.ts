@@ -36,7 +36,7 @@ export class VariableValues {
     }
     const size = Array.isArray(value) ? value.length : Object.keys(value).length;
     const tip = Array.isArray(value) ? undefined : tipSummary(value);
-    const summary = Array.isArray(value) ? `[${size}]` : tip ?? `{${Object.keys(value).slice(0, 4).join(', ')}${size > 4 ? ', …' : ''}}`;
+    const summary = Array.isArray(value) ? listSummary(size) : tip ?? `{${Object.keys(value).slice(0, 4).join(', ')}${size > 4 ? ', …' : ''}}`;
     const variable: DebugProtocol.Variable & { __vscodeVariableMenuContext?: string } = {
       name,
       value: summary,
@@ -49,4 +49,10 @@ export class VariableValues {
     }
     return variable;
   }
+}
+
+/** A list's value in the Variables view: "[]" when empty, else its length in words ("[2 items]");
+ * "[0]" read as a list holding a zero. */
+export function listSummary(size: number): string {
+  return size === 0 ? '[]' : `[${size} ${size === 1 ? 'item' : 'items'}]`;
 }

@@ -91,11 +91,14 @@ describe('a retrieved tip in the Variables view', () => {
   it('carries the menu context that offers "Show Tip in Memory Tips", and only on a tip', () => {
     const values = new VariableValues();
     const [tips, action] = values.children(values.handle({ tips: turnScope(turn()).tips, action: 'open crate' }));
-    assert.equal(tips.value, '[1]');
+    assert.equal(tips.value, '[1 item]');
     const [tip] = values.children(tips.variablesReference) as Array<{ value: string; __vscodeVariableMenuContext?: string }>;
     assert.equal(tip.value, 'p000001: open the crate');
     assert.equal(tip.__vscodeVariableMenuContext, TIP_VARIABLE_CONTEXT);
     assert.equal((action as { __vscodeVariableMenuContext?: string }).__vscodeVariableMenuContext, undefined);
     assert.equal((tips as { __vscodeVariableMenuContext?: string }).__vscodeVariableMenuContext, undefined);
+    const [none] = values.children(values.handle({ tips: [] }));
+    assert.equal(none.value, '[]', 'no tips reads as an empty list, not "[0]"');
+    assert.equal(none.variablesReference, 0);
   });
 });
