@@ -26,6 +26,16 @@ if $headless; then
 fi
 
 .venv/bin/empo2-host build-policy >/dev/null  # the shipped weights; a build only for another recipe
+# This starts a new run; one that an earlier run.sh left mid-way (Ctrl-C, a closed terminal) is
+# not lost, and the person should hear where it is.
+if [ -d .empo2/runs ]; then
+  left="$(.venv/bin/empo2-host runs --state interrupted)"
+  if [ -n "$left" ]; then
+    echo "EMPO²: earlier runs stopped mid-way; the Trajectories view lists them and Resume continues one" \
+         "(or: .venv/bin/empo2-host resume .empo2/runs/RUN). This starts a new run."
+    echo "$left" | sed 's/^/  /'
+  fi
+fi
 run="builtin"
 if [ $# -gt 0 ]; then
   # The extension starts a preset or a config file: the overrides become one (a bad override is

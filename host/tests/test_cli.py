@@ -31,6 +31,8 @@ def run(args, cwd, timeout=600, env=None):
     (["resume", "/no/such/run"], "is not a run folder"),
     (["eval", "--model", "/no/such/model"], "/no/such/model"),
     (["bench", "--seeds", "a,b"], "--seeds must be comma-separated integers"),
+    (["runs", "--root", "/no/such/root"], "/no/such/root is not a folder of run folders"),
+    (["runs", "--root", "ROOT", "--state", "runing"], "unknown run state 'runing'"),
 ])
 def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, message):
     args = [str(tmp_path) if a == "ROOT" else a for a in args]
@@ -39,6 +41,24 @@ def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, message):
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0
+
+
+def test_runs_lists_each_run_s_state_and_an_interrupted_one_by_itself(tmp_path):
+    """A run whose run.json says it trains while no process holds its writer lock was cut off
+    (kill -9, a closed terminal): `runs` calls it interrupted, as the host and the tree do."""
+    from empo2.run_folder.folder import RunFolder
+
+    cut = RunFolder.create(tmp_path, "cut", {"iterations": 40})
+    cut.set_state("running", iteration=3)
+    done = RunFolder.create(tmp_path, "done", {"iterations": 2})
+    done.set_state("finished", iteration=2)
+    listed = run(["runs", "--root", str(tmp_path), "--json"], cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [(r["run"], r["state"], r["iteration"], r["iterations"]) for r in rows] == [
+        ("cut", "interrupted", 3, 40), ("done", "finished", 2, 2)]
+    only = run(["runs", "--root", str(tmp_path), "--state", "interrupted"], cwd=tmp_path)
+    assert only.stdout.splitlines() == [f"cut  interrupted  iteration 3/40  {tmp_path / 'cut'}"]
 
 
 def _metrics(path: Path) -> list[dict]:

@@ -5,6 +5,7 @@
     empo2-host train [--preset builtin] [k=v ..] train; overrides like algo.p_memory=0
     empo2-host config [--preset builtin] [k=v ..] print the resolved config (a file train --config reads)
     empo2-host resume RUN_FOLDER                 continue a run from its last checkpoint
+    empo2-host runs [--state interrupted]        the run folders under .empo2/runs and their state
     empo2-host eval --run RUN_FOLDER             memory-free and memory-augmented success
     empo2-host bench [--seeds 0,1,2,3,4]          EMPO² vs the paper's GRPO on the built-in worlds
     empo2-host rerun RUN [--dry-run] [..]         rerun the off-policy update on a branch (rerun/runner.py)
@@ -41,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("empo2-host: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `empo2-host runs | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141
     except Exception as err:  # noqa: BLE001 - the one place errors become sentences
         if is_user_error(err):
             print(f"empo2-host: error: {sentence(err)}", file=sys.stderr)

@@ -175,6 +175,33 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
     return 0
 
 
+def cmd_runs(args) -> int:
+    from ..run_folder.folder import RunFolder
+    from ..server.run_records import STATES, configured_iterations, stored_state
+
+    wanted = {s.strip() for s in args.state.split(",") if s.strip()} if args.state else None
+    unknown = sorted((wanted or set()) - set(STATES))
+    if unknown:
+        raise UserError(f"unknown run state {unknown[0]!r}; the states are {', '.join(STATES)}")
+    root = Path(args.root)
+    if not root.is_dir():
+        raise UserError(f"{root} is not a folder of run folders")
+    for config in sorted(root.glob("*/config.json")):
+        folder = RunFolder(config.parent)
+        stored = folder.state()
+        row = {"run": folder.path.name, "state": stored_state(folder, stored),
+               "iteration": int(stored.get("iteration", 0) or 0),
+               "iterations": configured_iterations(folder), "path": str(folder.path)}
+        if wanted is not None and row["state"] not in wanted:
+            continue
+        if args.json:
+            print(json.dumps(row))
+        else:
+            of = f"/{row['iterations']}" if row["iterations"] is not None else ""
+            print(f"{row['run']}  {row['state']}  iteration {row['iteration']}{of}  {row['path']}")
+    return 0
+
+
 def cmd_eval(args) -> int:
     from ..run_folder.folder import RunFolder
 
@@ -405,6 +432,7 @@ COMMANDS = {
     "train": cmd_train,
     "config": cmd_config,
     "resume": cmd_resume,
+    "runs": cmd_runs,
     "eval": cmd_eval,
     "bench": cmd_bench,
     "rerun": cmd_rerun,

@@ -62,6 +62,11 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("overrides", nargs="*", metavar="key=value",
                    help="e.g. iterations=60 to extend a finished run")
 
+    p = sub.add_parser("runs", help="the run folders under a root, with their state and iteration")
+    p.add_argument("--root", default=".empo2/runs", help="folder of run folders (default: %(default)s)")
+    p.add_argument("--state", help="only runs in these states, comma-separated (e.g. interrupted)")
+    p.add_argument("--json", action="store_true", help="one JSON object per run instead of a table")
+
     p = sub.add_parser("eval", help="memory-free and memory-augmented success on held-out variations")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--run", help="a run folder (its latest checkpoint)")
