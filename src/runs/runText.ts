@@ -33,15 +33,24 @@ export function iterationText(entry: RunEntry, short = false): string {
 }
 
 /**
- * What a run that trains waits for before its first iteration row can show, or undefined: it
- * builds the built-in policy (run/progress "preparing", step of steps), loads the policy (state
- * `starting`), or plays the first iteration's episodes, none ended yet
- * (the first trajectory/progress brings the iteration's row). The Trajectories tree shows it as a
- * row under the run, where the iteration in progress will show.
+ * What a run that trains waits for before its iteration row can show, or undefined: it builds
+ * the built-in policy (run/progress "preparing", step of steps), loads the policy (state
+ * `starting`), or plays an iteration's episodes, none ended yet (the iteration's first
+ * trajectory/progress brings its row). The Trajectories tree shows it as a row under the run,
+ * where the iteration in progress will show.
  */
 export function waitingText(entry: RunEntry, iterations = Math.max(entry.info.iteration, entry.trajectoryIteration)): string | undefined {
   const { info, progress } = entry;
-  if (!isMoving(entry) || iterations > 0) {
+  if (!isMoving(entry)) {
+    return undefined;
+  }
+  if (iterations > 0) {
+    // A later iteration has begun its rollout and none of its episodes has ended: its row is
+    // not there yet, so this one stands where it will show (the rows go newest first).
+    if (progress?.phase === 'rollout' && progress.iteration > iterations) {
+      const steps = progress.total > 1 ? `: step ${progress.done} of ${progress.total}` : '';
+      return `Iteration ${progress.iteration}: waiting for its first episode (rollout${steps})…`;
+    }
     return undefined;
   }
   if (info.state === 'starting') {

@@ -149,7 +149,7 @@ describe('TrajectoryModel, the iteration in progress', () => {
     assert.deepEqual((await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
   });
 
-  it('says what a starting run waits for, in one row under it, until its first episode ends', async () => {
+  it('says what a starting run waits for, in one row under it, until its first episode ends; and a later iteration until its first', async () => {
     const host = new FakeHost()
       .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: RUN, state: 'starting', live: true, iteration: 0, iterations: 5 })], roots: ['/home/ada/project/.empo2/runs'] }))
       .handle(Requests.runStatus, () => ({ run: null }))
@@ -189,6 +189,15 @@ describe('TrajectoryModel, the iteration in progress', () => {
     assert.deepEqual(children.map((n) => n.kind === 'iteration' && n.iteration), [1]);
     assert.equal(present(children[0], model).contextValue, 'empo2.liveIteration');
     assert.equal(present(run, model).collapsible, 'collapsed');
+
+    // Iteration 1 written, iteration 2 rolling out with no episode ended: its row stands first.
+    host.notify(Notifications.trajectoryAdded, { seq: seq++, runId: RUN, summaries: [written(1, 0)] });
+    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration: 2, phase: 'rollout', done: 3, total: 480 } });
+    assert.equal((await waiting())?.text, 'Iteration 2: waiting for its first episode (rollout: step 3 of 480)…');
+    assert.deepEqual((await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration), [1], 'no row of iteration 2 yet');
+    host.notify(Notifications.trajectoryProgress, { seq: seq++, runId: RUN, iteration: 2, done: 1, total: TOTAL, summaries: [ended(2, 0)] });
+    assert.equal(await waiting(), undefined, 'gone once its first episode ended');
+    assert.deepEqual((await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration), [2, 1]);
     assert.deepEqual(host.violations, []);
   });
 
