@@ -18,7 +18,10 @@ export function isMoving(entry: RunEntry): boolean {
  */
 export function iterationText(entry: RunEntry, short = false): string {
   const { info, progress } = entry;
-  const total = info.iterations ? `/${info.iterations}` : '';
+  // A branch's config is its parent's: "4/40" would read as a run 36 iterations short of its
+  // end, where a rerun ends at its checkpoint plus K. An adopted branch trains as a run.
+  const rerun = info.parent !== undefined && info.parent !== null && !info.parent.adopted;
+  const total = info.iterations && !rerun ? `/${info.iterations}` : '';
   const word = short ? 'iter' : 'iteration';
   if (isMoving(entry) && progress) {
     const pausing = info.state === 'pausing' ? ' (pausing after it)' : '';

@@ -53,6 +53,19 @@ describe('status bar text', () => {
     assert.equal(statusText({ state: 'running', run: interrupted }), '$(debug-disconnect) EMPO²: host running · builtin-1 · interrupted after iter 8/40');
   });
 
+  it("gives a rerun branch no total: its config is its parent's, and its rerun ends at checkpoint + K", () => {
+    const branch = {
+      info: aRunInfo({ runId: 'builtin-1-branch-1', state: 'finished', iteration: 4, iterations: 40, parent: { runId: 'builtin-1', checkpoint: 3, adopted: false } }),
+      progress: null,
+      latestMetrics: null,
+      trajectoryIteration: 4,
+      config: undefined,
+    };
+    assert.equal(iterationText(branch), 'finished, iteration 4');
+    const adopted = { ...branch, info: { ...branch.info, parent: { runId: 'builtin-1', checkpoint: 3, adopted: true } } };
+    assert.equal(iterationText(adopted), 'finished, iteration 4/40', 'an adopted branch trains as a run of its own');
+  });
+
   it('names a GPU with its memory', () => {
     assert.equal(deviceLabel({ kind: 'cuda', name: 'NVIDIA H200', memoryBytes: 150_000_000_000, count: 1 }), 'NVIDIA H200 140 GB');
     assert.equal(deviceLabel({ kind: 'cuda', name: 'NVIDIA A100-SXM4-40GB', memoryBytes: 42_505_273_344, count: 8 }), 'NVIDIA A100-SXM4-40GB 40 GB ×8');
