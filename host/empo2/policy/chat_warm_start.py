@@ -10,10 +10,10 @@ through the model's own chat template, with the same imitation loop (policy/imit
 cross-entropy on the assistant's tokens, warmup then cosine). The result is cached like the
 conversion it starts from, under a hash of its recipe.
 
-On a CPU it is slow: about 4 CPU-s per demonstration step of ~150 tokens for the 135M model
-(forward and backward), so the default recipe's 1,199 examples (141 prompt tokens on average)
-take an estimated 40-80 minutes on 2 cores; on a GPU, minutes. Full fine-tune: LoRA saves no
-time on a CPU at this size. How well it then acts and reads tips has not been measured yet.
+It runs on a GPU when one is there. On a CPU it is slow: the default recipe's 1,199 examples
+(141 prompt tokens on average, 150 optimizer steps of 8) take about half an hour on 2 cores
+(docs/builtin.md has the measured time and what the result does). Full fine-tune: LoRA saves
+no time on a CPU at this size.
 """
 
 from __future__ import annotations
@@ -76,7 +76,10 @@ def build_warm_start(name: str, recipe: ChatWarmStartRecipe, destination: Path,
 
     started = time.time()
     source = ensure_packaged_policy(name)
-    model, tokenizer = load_policy(str(source), device="cpu", dtype="float32")
+    # On a GPU when there is one (minutes there, tens of minutes on 2 CPU cores), in float32
+    # either way; the report records which.
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model, tokenizer = load_policy(str(source), device=device, dtype="float32")
     shape = PromptShape(recipe.history_steps, recipe.observation_words)
     examples = demonstration_examples(recipe.episodes, recipe.seed, shape, recipe.max_steps)
     steps = steps_per_epoch(len(examples), recipe.batch_size)
@@ -91,7 +94,7 @@ def build_warm_start(name: str, recipe: ChatWarmStartRecipe, destination: Path,
     model.eval()
     report = {"model": name, "source": source.name, "recipe": asdict(recipe),
               "recipe_key": recipe.key(), "examples": len(examples), "optimizer_steps": total,
-              "epoch_losses": losses, "seconds": round(time.time() - started, 1)}
+              "epoch_losses": losses, "seconds": round(time.time() - started, 1), "device": device}
     return save_policy_folder(model, tokenizer, report, destination)
 
 
