@@ -139,9 +139,10 @@ export class Workbench {
     }
   }
 
-  /** A row of the Trajectories tree whose label starts with `label`. */
+  /** Rows of the Trajectories tree by label: a string is the label's start, not followed by a
+   * digit or a colon ('Iteration 1' is neither 'Iteration 12' nor 'Iteration 1: waiting…'). */
   treeRow(label: string | RegExp): Locator {
-    const text = typeof label === 'string' ? new RegExp(`^\\s*${escapeRegExp(label)}`) : label;
+    const text = typeof label === 'string' ? new RegExp(`^\\s*${escapeRegExp(label)}(?![\\d:])`) : label;
     return this.page
       .locator('.part.sidebar .pane')
       .filter({ has: this.page.locator('.pane-header', { hasText: 'Trajectories' }) })
