@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -71,6 +72,12 @@ def test_the_tip_probe_reports_every_condition(tiny_policy):
     assert "(repair-radio): go to <room> -" in result.stdout
     for writer in ("searched on after taking", "decoy delivered"):  # 3 training kinds each
         assert result.stdout.count(f"writer, {writer}") == 3
+    # Per condition, valid actions as written and the first action against the gold path's: 4
+    # episodes of at most 15 steps each; the tiny policy's success-tip line counts 4 first actions.
+    valid = re.findall(r"valid actions [\d.]+% \((\d+)/(\d+)\); first action = the gold path's \d+% \((\d+)/4\)",
+                       result.stdout)
+    assert len(valid) == 5 and all(int(v) <= int(n) <= 60 for v, n, _ in valid)
+    assert result.stdout.count("reflection after '") == 3  # --reflections' default, as written
 
 
 def test_the_tip_probe_probes_a_presets_worlds_at_an_overridden_step_limit(tiny_policy):
