@@ -40,13 +40,17 @@ export abstract class SingleWebviewPanel extends Disposable {
   }
 
   /**
-   * Shows the panel titled `title`: reveals it when open (false), else creates it with
-   * `initialState` embedded in its HTML (true).
+   * Shows the panel titled `title`: when open, retitles it and (with `reveal`) brings it to the
+   * front (false); else creates it with `initialState` embedded in its HTML (true). A refresh
+   * the person did not ask for (a reconnect reloading the data) passes `reveal` false, so the
+   * tab they are reading stays in front.
    */
-  protected openPanel(title: string, initialState: unknown, preserveFocus = true): boolean {
+  protected openPanel(title: string, initialState: unknown, preserveFocus = true, reveal = true): boolean {
     if (this.panel) {
       this.panel.title = title;
-      this.panel.reveal(undefined, preserveFocus);
+      if (reveal) {
+        this.panel.reveal(undefined, preserveFocus);
+      }
       return false;
     }
     const panel = vscode.window.createWebviewPanel(

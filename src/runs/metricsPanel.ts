@@ -131,7 +131,7 @@ export class MetricsPanel extends SingleWebviewPanel {
   /** After a reconnect: every host run's history again (iterations may have passed meanwhile). */
   private async reloadHostRuns(): Promise<void> {
     const runs = await Promise.all(this.shownRuns.map((run) => (run.source.origin === 'host' ? this.loadHostRun(run.source.runId).catch(() => run) : run)));
-    this.setRuns(runs);
+    this.setRuns(runs, false); // not the person's doing: the tab they read stays in front
   }
 
   private hostRun(runId: string): ShownRun | undefined {
@@ -142,12 +142,12 @@ export class MetricsPanel extends SingleWebviewPanel {
     this.shownRuns = this.shownRuns.map((run) => (run === old ? next : run));
   }
 
-  private setRuns(runs: ShownRun[]): void {
+  private setRuns(runs: ShownRun[], reveal = true): void {
     this.shownRuns = runs;
     const sources = runs.map((run) => run.source);
     const title = runs.length === 1 ? `Metrics: ${sources[0].runId}` : runs.length ? `Metrics: ${runs.length} runs` : 'Metrics';
     // A new page asks for its data itself (metrics/reload) once it has loaded.
-    if (!this.openPanel(title, { sources, connection: this.connectionBadge() })) {
+    if (!this.openPanel(title, { sources, connection: this.connectionBadge() }, true, reveal)) {
       this.endpoint?.sendNotification(MetricsNotifications.reset, { runs });
     }
   }
@@ -173,7 +173,7 @@ export class MetricsPanel extends SingleWebviewPanel {
       }),
       // Answered at once: the pick waits for the person, longer than a request may take.
       endpoint.onRequest(MetricsRequests.addRuns, () => void this.pickAndAdd()),
-      endpoint.onRequest(MetricsRequests.removeRun, ({ key }) => this.setRuns(this.shownRuns.filter((run) => sourceKey(run.source) !== key))),
+      endpoint.onRequest(MetricsRequests.removeRun, ({ key }) => this.setRuns(this.shownRuns.filter((run) => sourceKey(run.source) !== key), false)),
     ];
   }
 

@@ -209,6 +209,10 @@ describe('EMPO² Studio with the real training host', function () {
   });
 
   it('reconnects with backoff when the connection drops while the host lives', async () => {
+    // The metrics panel (open since an earlier test) behind a document the person reads.
+    assert.ok(api().metrics.shown, 'the metrics panel is open');
+    const reading = await vscode.workspace.openTextDocument({ content: 'notes', language: 'markdown' });
+    await vscode.window.showTextDocument(reading, { preview: false });
     const before = api().host.current!;
     before.client.close('test: the connection dropped');
     const after = await eventually('a new connection', () => api().host.current !== before && api().host.current, 30_000);
@@ -217,6 +221,10 @@ describe('EMPO² Studio with the real training host', function () {
     assert.notEqual(after.init.connection, before.init.connection);
     // Views reload after a reconnect: the runs are listed again.
     await eventually('the runs to be listed again', () => api().runs.get(run.runId));
+    // The metrics reload too (a finished run's records, milliseconds) without taking the front.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    assert.equal(vscode.window.activeTextEditor?.document, reading, 'the document read stays in front');
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
   });
 
   it('reports a host that dies with a crash, and restarts it', async () => {
