@@ -131,9 +131,11 @@ def rollouts(folder: RunFolder, config, repeats: int) -> None:
         model, tokenizer = load_policy(path)
         model.eval()
         for condition, memory in memories.items():
-            episodes, rooms = play(config, model, tokenizer, settings, pairs, repeats, memory)
+            episodes, rooms, counts = play(config, model, tokenizer, settings, pairs, repeats, memory)
             success = 100 * sum(e.success for e in episodes) / len(episodes)
-            print(f"{name:15s} {condition:10s} success {success:5.1f}%  rooms visited: {rooms_line(rooms, 4)}")
+            valid = 100 * counts["valid"] / max(counts["actions"], 1)
+            print(f"{name:15s} {condition:10s} success {success:5.1f}%  valid actions {valid:5.1f}%  "
+                  f"rooms visited: {rooms_line(rooms, 4)}")
     shutil.rmtree(scratch, ignore_errors=True)
 
 

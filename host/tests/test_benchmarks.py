@@ -112,6 +112,7 @@ def test_run_tips_measures_a_real_run_and_refuses_a_folder_that_is_not_one(tmp_p
         assert result.stdout.count(f"invalid actions in {mode} rollouts") == 2
     for condition in ("no memory", "own memory", "gold tip"):
         assert result.stdout.count(f" {condition} ") == 2, result.stdout  # checkpoint 2, warm start
+    assert result.stdout.count("%  valid actions ") == 6  # as written, per policy and condition
     assert "checkpoint 2" in result.stdout
     refused = _run([str(BENCH / "run_tips.py"), str(tmp_path)])
     assert refused.returncode == 2 and "is not a run folder" in refused.stderr
