@@ -13,7 +13,8 @@ export function isMoving(entry: RunEntry): boolean {
 }
 
 /**
- * "iteration 5/40: rollout 4/15" (long) or "iter 5/40 rollout" (short); the one-step phases
+ * "iteration 5/40: rollout step 4/15" (long; a rollout counts env steps, the tree's row its
+ * episodes) or "iter 5/40 rollout" (short); the one-step phases
  * (reflection, update, evaluation) without a count; paused and interrupted runs say so.
  */
 export function iterationText(entry: RunEntry, short = false): string {
@@ -27,7 +28,7 @@ export function iterationText(entry: RunEntry, short = false): string {
     const pausing = info.state === 'pausing' ? ' (pausing after it)' : '';
     return short
       ? `${word} ${progress.iteration}${total} ${progress.phase}${info.state === 'pausing' ? ', pausing' : ''}`
-      : `${word} ${progress.iteration}${total}: ${progress.phase}${progress.total > 1 ? ` ${progress.done}/${progress.total}` : ''}${pausing}`;
+      : `${word} ${progress.iteration}${total}: ${progress.phase}${progress.total > 1 ? ` ${progress.phase === 'rollout' ? 'step ' : ''}${progress.done}/${progress.total}` : ''}${pausing}`;
   }
   if (info.state === 'paused' || info.state === 'interrupted' || info.state === 'stopped') {
     return `${info.state} after ${word} ${info.iteration}${total}`;

@@ -20,7 +20,7 @@ describe('status bar text', () => {
     };
     const text = statusText({ state: 'running', device: { kind: 'cpu', name: 'CPU (2 cores)', memoryBytes: null }, run });
     assert.equal(text, '$(sync~spin) EMPO²: CPU · builtin-1 · iter 4/40 rollout · score 0.42');
-    assert.equal(iterationText(run), 'iteration 4/40: rollout 2/15', 'the progress item names the same iteration');
+    assert.equal(iterationText(run), 'iteration 4/40: rollout step 2/15', 'the progress item names the same iteration, and what it counts');
   });
 
   it('names each phase of an iteration, counting only the rollout\'s steps', () => {
