@@ -59,6 +59,20 @@ def smollm2() -> Path:
     return ensure_packaged_policy("smollm2-135m-instruct")
 
 
+# Two EMPO² iterations of SmolLM2 on CPU: two one-step episodes of one variation, memory
+# rollouts and off-policy updates every time (p = q = 1), LoRA r 8 (a checkpoint of adapters, not
+# 1.6 GB of weights and Adam state).
+SMOLLM2_RUN = {
+    "iterations": 2, "checkpoint_every": 2,
+    "env": {"tasks": ["power-device"], "train_variations": [0], "max_steps": 1},
+    "policy": {"model": "smollm2-135m-instruct", "max_action_tokens": 4, "max_tip_tokens": 8,
+               "lora_rank": 8},
+    "algo": {"batch_tasks": 1, "group_size": 2, "p_memory": 1.0, "q_off_policy": 1.0,
+             "minibatches": 1, "lr": 1e-4},
+    "eval": {"every": 0},
+}
+
+
 def tiny_run_overrides(policy: Path, **extra) -> dict:
     """A config dict for a few fast iterations on the tiny policy."""
     config = {

@@ -13,6 +13,7 @@ import json
 import pytest
 import torch
 
+from conftest import SMOLLM2_RUN
 from empo2 import cli
 from empo2.config import load_config
 from empo2.memory.store import MemoryStore
@@ -29,15 +30,7 @@ def run(tmp_path_factory, smollm2, embedder):
     from empo2.training.trainer import Trainer
 
     root = tmp_path_factory.mktemp("chat-runs")
-    config = load_config({
-        "iterations": 2, "checkpoint_every": 1,
-        "env": {"tasks": ["power-device"], "train_variations": [0], "max_steps": 1},
-        "policy": {"model": "smollm2-135m-instruct", "max_action_tokens": 4, "max_tip_tokens": 8,
-                   "lora_rank": 8},
-        "algo": {"batch_tasks": 1, "group_size": 2, "p_memory": 1.0, "q_off_policy": 1.0,
-                 "minibatches": 1, "lr": 1e-4},
-        "eval": {"every": 0},
-    })
+    config = load_config({**SMOLLM2_RUN, "checkpoint_every": 1})
     config.root, config.name = str(root), "chat"
     folder = RunFolder.create(root, "chat", config.to_dict())
     trainer = Trainer(config, folder, embedder=embedder)

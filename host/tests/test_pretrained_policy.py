@@ -14,6 +14,7 @@ import json
 import pytest
 import torch
 
+from conftest import SMOLLM2_RUN
 from empo2 import cli
 from empo2.config import load_config
 from empo2.policy import builtin, pretrained
@@ -151,15 +152,7 @@ def test_one_empo2_run_with_the_model_reads_back_the_tips_it_wrote(tmp_path, smo
         return real(model, prompts, actions, *args, **kwargs)
 
     monkeypatch.setattr(update, "sequence_logprobs", spy)
-    config = load_config({
-        "iterations": 2, "checkpoint_every": 2,
-        "env": {"tasks": ["power-device"], "train_variations": [0], "max_steps": 1},
-        "policy": {"model": SMOLLM2.name, "max_action_tokens": 4, "max_tip_tokens": 8,
-                   "lora_rank": 8},
-        "algo": {"batch_tasks": 1, "group_size": 2, "p_memory": 1.0, "q_off_policy": 1.0,
-                 "minibatches": 1, "lr": 1e-4},
-        "eval": {"every": 0},
-    })
+    config = load_config(SMOLLM2_RUN)
     config.root, config.name = str(tmp_path), "smollm2"
     folder = RunFolder.create(tmp_path, "smollm2", config.to_dict())
     trainer = Trainer(config, folder, embedder=embedder)
