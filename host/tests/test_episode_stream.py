@@ -94,6 +94,10 @@ def test_each_episode_is_reported_as_it_ends_before_its_iteration(tmp_path, tiny
         steps = int(folder.metrics()[iteration - 1]["update/optimizer_steps"])
         update = [(done, total) for i, phase, done, total in hooks.counts if (i, phase) == (iteration, "update")]
         assert steps > 1 and update == [(0, 1)] + [(k, steps) for k in range(1, steps + 1)]
+        # The reflection counts the tips written, from none to every episode's, never down.
+        tips = [(done, total) for i, phase, done, total in hooks.counts if (i, phase) == (iteration, "reflection")]
+        assert tips[0] == (0, len(final)) and tips[-1] == (len(final), len(final)), tips
+        assert len(tips) > 2 and all(a[0] <= b[0] and b[1] == len(final) for a, b in zip(tips, tips[1:])), tips
 
 
 @pytest.mark.slow

@@ -150,9 +150,10 @@ def spy_generation(monkeypatch) -> list[dict]:
     temperature, with which generator, in batches of how many."""
     calls: list[dict] = []
 
-    def spy(model, tokenizer, prompt_ids, max_new_tokens, temperature=1.0, generator=None, max_batch=64):
+    def spy(model, tokenizer, prompt_ids, max_new_tokens, temperature=1.0, generator=None, max_batch=64,
+            on_finished=None):
         out = generate_from_ids(model, tokenizer, prompt_ids, max_new_tokens, temperature, generator,
-                                max_batch=max_batch)
+                                max_batch=max_batch, on_finished=on_finished)
         calls.append({"prompts": [list(p) for p in prompt_ids], "tokens": max_new_tokens,
                       "temperature": temperature, "generator": generator, "max_batch": max_batch,
                       "out": out})

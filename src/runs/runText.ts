@@ -12,11 +12,14 @@ export function isMoving(entry: RunEntry): boolean {
   return entry.info.live && MOVING_STATES.includes(entry.info.state);
 }
 
+/** What a phase's done/total count, as the long text names it. */
+const COUNTED: Partial<Record<string, string>> = { rollout: 'step ', reflection: 'tip ', update: 'step ' };
+
 /**
  * "iteration 5/40: rollout step 4/15" (long; a rollout counts env steps, the tree's row its
- * episodes; an update its optimizer steps, "update step 2/9") or "iter 5/40 rollout" (short);
- * a phase the host does not count (reflection, evaluation) without a count; paused and
- * interrupted runs say so.
+ * episodes; a reflection the tips written, "reflection tip 3/8"; an update its optimizer
+ * steps, "update step 2/9") or "iter 5/40 rollout" (short); a phase the host does not count
+ * (evaluation) without a count; paused and interrupted runs say so.
  */
 export function iterationText(entry: RunEntry, short = false): string {
   const { info, progress } = entry;
@@ -29,7 +32,7 @@ export function iterationText(entry: RunEntry, short = false): string {
     const pausing = info.state === 'pausing' ? ' (pausing after it)' : '';
     return short
       ? `${word} ${progress.iteration}${total} ${progress.phase}${info.state === 'pausing' ? ', pausing' : ''}`
-      : `${word} ${progress.iteration}${total}: ${progress.phase}${progress.total > 1 ? ` ${progress.phase === 'rollout' || progress.phase === 'update' ? 'step ' : ''}${progress.done}/${progress.total}` : ''}${pausing}`;
+      : `${word} ${progress.iteration}${total}: ${progress.phase}${progress.total > 1 ? ` ${COUNTED[progress.phase] ?? ''}${progress.done}/${progress.total}` : ''}${pausing}`;
   }
   if (info.state === 'paused' || info.state === 'interrupted' || info.state === 'stopped') {
     return `${info.state} after ${word} ${info.iteration}${total}`;

@@ -23,7 +23,7 @@ describe('status bar text', () => {
     assert.equal(iterationText(run), 'iteration 4/40: rollout step 2/15', 'the progress item names the same iteration, and what it counts');
   });
 
-  it('names each phase of an iteration, counting the rollout\'s steps and the update\'s optimizer steps', () => {
+  it('names each phase of an iteration, counting the rollout\'s steps, the tips written and the update\'s optimizer steps', () => {
     const run = {
       info: aRunInfo({ runId: 'builtin-1', state: 'running', live: true, iteration: 3, iterations: 40 }),
       progress: { iteration: 4, phase: 'rollout' as const, done: 2, total: 15 },
@@ -38,6 +38,8 @@ describe('status bar text', () => {
     }
     const updating = { ...run, progress: { iteration: 4, phase: 'update' as const, done: 2, total: 9 } };
     assert.equal(iterationText(updating), 'iteration 4/40: update step 2/9');
+    const reflecting = { ...run, progress: { iteration: 4, phase: 'reflection' as const, done: 3, total: 8 } };
+    assert.equal(iterationText(reflecting), 'iteration 4/40: reflection tip 3/8');
   });
 
   it('shows a paused run paused: no spinner, the iteration it paused after', () => {

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence, Union
+from typing import Callable, Iterator, Mapping, Sequence, Union
 
 import torch
 import torch.nn.functional as F
@@ -137,8 +137,10 @@ def _generate_batch(
     generator: Sampler,
     stop_ids: set[int],
     pad_id: int,
+    on_token: Callable[[int], None] | None = None,
 ) -> list[tuple[list[int], list[float], bool]]:
-    """(token_ids, logprobs, finished) per prompt; one prefill, then one cached step per token."""
+    """(token_ids, logprobs, finished) per prompt; one prefill, then one cached step per token.
+    on_token(finished): after each token, the number of rows that have written their stop token."""
     ids, mask, positions = pad_layout(prompt_ids, [[] for _ in prompt_ids], pad_id, model.device)
     with compute_precision(model):
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
@@ -151,6 +153,8 @@ def _generate_batch(
         token, logp = _pick(out.logits[:, -1].float(), temperature, generator, ~done)
         steps.append((token, logp, ~done))
         done = done | torch.isin(token, stop)
+        if on_token is not None:
+            on_token(int(done.sum()))
         if step == max_new_tokens - 1 or bool(done.all()):
             break
         # Finished rows keep decoding (cheaper than reshaping the cache); their tokens are
@@ -186,9 +190,12 @@ def generate_from_ids(
     temperature: float = 1.0,
     generator: Sampler = None,
     max_batch: int = 64,
+    on_finished: Callable[[int], None] | None = None,
 ) -> list[Generation]:
     """`generate` for prompts already turned into ids (e.g. with and without tips); `generator`
-    one for all prompts or one per prompt (Sampler)."""
+    one for all prompts or one per prompt (Sampler). on_finished(n): the number of prompts whose
+    answer is complete so far (a stop token, or the token limit at the end of its batch),
+    reported after every token."""
     stop_ids = stop_token_ids(model, tokenizer)
     pad_id = tokenizer.pad_token_id
     if pad_id is None:
@@ -201,8 +208,11 @@ def generate_from_ids(
             if not (isinstance(generator, torch.Generator) or generator is None):
                 draws = list(generator[start : start + max_batch])
             sampled = _generate_batch(
-                model, chunk, max_new_tokens, temperature, draws, stop_ids, pad_id
+                model, chunk, max_new_tokens, temperature, draws, stop_ids, pad_id,
+                None if on_finished is None else (lambda finished, before=start: on_finished(before + finished)),
             )
+            if on_finished is not None:
+                on_finished(start + len(chunk))
             for prompt, (tokens, logps, finished) in zip(chunk, sampled):
                 text_ids = tokens[:-1] if finished else tokens
                 text = tokenizer.decode(text_ids, skip_special_tokens=True).strip()

@@ -364,17 +364,21 @@ def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], rewar
 
 def write_tips(episodes: list[Episode], after: list[list[str]], model, tokenizer,
                settings: RolloutSettings, max_tip_tokens: int,
-               generator: Sampler) -> None:
+               generator: Sampler, on_written: Callable[[int], None] | None = None) -> None:
     """The current policy writes one tip per episode after a reflection instruction (with one
     generator per episode, episode e's tip is sampled from generator[e]). `model` may also be
-    a `ScriptedTipWriter` (memory.tip_writer=scripted), which writes from the episodes' facts."""
+    a `ScriptedTipWriter` (memory.tip_writer=scripted), which writes from the episodes' facts.
+    on_written(n): the number of tips complete so far, as the policy writes them."""
     if isinstance(model, ScriptedTipWriter):
         model.write(episodes)
+        if on_written is not None:
+            on_written(len(episodes))
         return
     budget = settings.max_sequence_tokens - max_tip_tokens if settings.max_sequence_tokens else 0
     prompts = [_fit_reflection(tokenizer, ep, after[e], settings, budget) for e, ep in enumerate(episodes)]
     generations = generate_from_ids(model, tokenizer, prompts, max_tip_tokens,
-                                    settings.temperature, generator, max_batch=settings.generation_batch)
+                                    settings.temperature, generator, max_batch=settings.generation_batch,
+                                    on_finished=on_written)
     for ep, gen in zip(episodes, generations):
         ep.tip = gen.text
 

@@ -302,10 +302,15 @@ class Trainer:
             # No tips where nothing will read them (memory.write_tips=auto with p = 0: the
             # paper's GRPO), nor where the caller asks for none (a rerun).
             if tips and (cfg.memory.write_tips == "always" or cfg.algo.p_memory > 0):
-                self.hooks.on_progress(iteration, "reflection", 0, 1)
+                # Tips written of the iteration's; with several ranks rank 0 (the one with hooks)
+                # writes only its share, so no count (as for the episodes, _episode_reporter).
+                count = len(my_episodes) if not self.dist.active else None
+                self.hooks.on_progress(iteration, "reflection", 0, count or 1)
                 with self._tip_writer() as writer:
                     write_tips(my_episodes, my_after, writer, self.tokenizer, self._settings(train=True),
-                               cfg.policy.max_tip_tokens, samplers)
+                               cfg.policy.max_tip_tokens, samplers,
+                               on_written=None if count is None else (
+                                   lambda n: self.hooks.on_progress(iteration, "reflection", n, count)))
             timings["tips"] = self._lap(clock, timings)
         episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
         add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)

@@ -6,7 +6,7 @@
 /**
  * The version of this protocol, semantic versioning. A host accepts a client whose major version equals its own; a minor version adds optional fields, methods or notifications only.
  */
-export type ProtocolVersion = '1.4.0';
+export type ProtocolVersion = '1.5.0';
 /**
  * Every message a client may send: one of the requests. (No client notifications are defined; a host ignores unknown ones.)
  */
@@ -876,7 +876,7 @@ export interface Progress {
    */
   iteration: number;
   /**
-   * What the iteration is doing: `rollout` (playing its episodes; done/total count steps), `reflection` (the policy writes a tip per episode; since 1.2.0), `update` (the optimizer steps; done/total count them since 1.4.0, after a first report of 0/1 before the count is known), `evaluation`; `preparing` before the first iteration. A client shows a phase it does not know by its name.
+   * What the iteration is doing: `rollout` (playing its episodes; done/total count steps), `reflection` (the policy writes a tip per episode, since 1.2.0; done/total count the tips written since 1.5.0, a run on several processes reports 0/1), `update` (the optimizer steps; done/total count them since 1.4.0, after a first report of 0/1 before the count is known), `evaluation`; `preparing` before the first iteration. A client shows a phase it does not know by its name.
    */
   phase: 'preparing' | 'rollout' | 'reflection' | 'update' | 'evaluation';
   done: number;
@@ -1883,7 +1883,7 @@ export type DebugReplayTurnResult = DebugTurnResult;
 // -- values the schema fixes ------------------------------------------------------------------
 
 /** The protocol version this client speaks ($defs.ProtocolVersion). */
-export const PROTOCOL_VERSION: ProtocolVersion = '1.4.0';
+export const PROTOCOL_VERSION: ProtocolVersion = '1.5.0';
 
 /** Every error code of the schema's ErrorCode, by its title. */
 export const ErrorCodes = {
