@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import collections
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -200,11 +201,29 @@ def writer_check(config, model, tokenizer, settings, pairs, samples: int, verbat
         print(f"writer, {name:37s} {n} tips: {shares}")
 
 
+@dataclass
+class ActionCounts:
+    """The actions a policy wrote, how many of them were valid as written, and the invalid ones
+    by text."""
+
+    actions: int = 0
+    valid: int = 0
+    invalid: collections.Counter = field(default_factory=collections.Counter)
+
+    def valid_share(self) -> float:
+        return self.valid / max(self.actions, 1)
+
+    def invalid_line(self, top: int) -> str:
+        """The invalid actions written most often, with their share of the invalid ones."""
+        total = sum(self.invalid.values()) or 1
+        return ", ".join(f"'{a}' {100 * n / total:.0f}%" for a, n in self.invalid.most_common(top)) or "none"
+
+
 class _ValidityCount:
     """A world that counts the actions it is given that are among its valid actions as written
     (before any correction): the share a policy writes valid actions at all."""
 
-    def __init__(self, env, counts: collections.Counter):
+    def __init__(self, env, counts: ActionCounts):
         self._env, self._counts = env, counts
 
     def __getattr__(self, name):
@@ -213,28 +232,20 @@ class _ValidityCount:
     def step(self, action: str):
         if not self._env.done:
             command = parse_action(action).lower()
-            self._counts["actions"] += 1
+            self._counts.actions += 1
             if command in self._env.valid_actions():
-                self._counts["valid"] += 1
+                self._counts.valid += 1
             else:
-                self._counts[f"invalid: {command}"] += 1
+                self._counts.invalid[command] += 1
         return self._env.step(action)
-
-
-def invalid_line(counts: collections.Counter, top: int) -> str:
-    """The invalid actions written most often, with their share of the invalid ones."""
-    invalid = collections.Counter({k[len("invalid: "):]: n for k, n in counts.items()
-                                   if k.startswith("invalid: ")})
-    total = sum(invalid.values()) or 1
-    return ", ".join(f"'{a}' {100 * n / total:.0f}%" for a, n in invalid.most_common(top)) or "none"
 
 
 def play(config, model, tokenizer, settings, pairs, repeats: int, memory):
     """`repeats` memory-mode rollouts of every (task, variation) with `memory` (None: no tips),
     all from one generator seeded 0; returns the episodes, the rooms their "go to"s named and
-    the counts of actions and valid ones."""
+    the ActionCounts."""
     episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * repeats)]
-    counts: collections.Counter = collections.Counter()
+    counts = ActionCounts()
     roll_out([_ValidityCount(make_env(config.env), counts) for _ in episodes], episodes, model, tokenizer,
              settings, torch.Generator().manual_seed(0), memory)
     rooms = collections.Counter(s.executed_action[len("go to "):] for e in episodes
@@ -297,11 +308,11 @@ def main() -> None:
         # often the policy follows it at the decisive choice; with none, how often it guesses it.
         gold_first = sum(bool(e.steps) and e.steps[0].executed_action == first_gold[(e.task, e.variation)]
                          for e in episodes)
-        print(f"{'':29s} valid actions {100 * counts['valid'] / max(counts['actions'], 1):.1f}% "
-              f"({counts['valid']}/{counts['actions']}); first action = the gold path's "
+        print(f"{'':29s} valid actions {100 * counts.valid_share():.1f}% "
+              f"({counts.valid}/{counts.actions}); first action = the gold path's "
               f"{100 * gold_first / len(episodes):.0f}% ({gold_first}/{len(episodes)})")
         print(f"{'':29s} rooms visited: {rooms_line(rooms, 5)}")
-        print(f"{'':29s} invalid as written: {invalid_line(counts, 4)}")
+        print(f"{'':29s} invalid as written: {counts.invalid_line(4)}")
     writer_check(config, model, tokenizer, settings, [(t, v) for t, v in pairs if t in config.env.tasks],
                  args.writer_samples, args.reflections)
 

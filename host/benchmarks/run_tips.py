@@ -133,7 +133,7 @@ def rollouts(folder: RunFolder, config, repeats: int) -> None:
         for condition, memory in memories.items():
             episodes, rooms, counts = play(config, model, tokenizer, settings, pairs, repeats, memory)
             success = 100 * sum(e.success for e in episodes) / len(episodes)
-            valid = 100 * counts["valid"] / max(counts["actions"], 1)
+            valid = 100 * counts.valid_share()
             print(f"{name:15s} {condition:10s} success {success:5.1f}%  valid actions {valid:5.1f}%  "
                   f"rooms visited: {rooms_line(rooms, 4)}")
     shutil.rmtree(scratch, ignore_errors=True)
