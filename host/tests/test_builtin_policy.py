@@ -85,3 +85,27 @@ def test_the_cache_wins_over_the_shipped_copy_and_neither_means_a_build(tmp_path
     (local / BUILD_REPORT).write_text("{}")
     assert find_builtin_policy(recipe) == local
     assert find_builtin_policy(BuiltinRecipe(seed=99)) is None  # not shipped, not built
+
+
+def test_a_run_whose_prompts_differ_from_its_policys_training_says_so(tiny_policy, tmp_path, caplog, embedder):
+    """The tiny policy learned from prompts with 10 words of each past observation (30 of the
+    current one): a run that cuts them elsewhere is warned, one that matches is not."""
+    from conftest import tiny_run_overrides
+
+    from empo2.config import load_config
+    from empo2.run_folder.folder import RunFolder
+    from empo2.training.trainer import Trainer
+
+    recipe = json.loads((tiny_policy / BUILD_REPORT).read_text())["recipe"]
+    assert (recipe["history_steps"], recipe["observation_words"]) == (3, 10)
+    for name, words in (("alike", 10), ("other", 17)):
+        config = load_config(tiny_run_overrides(tiny_policy, **{"policy.observation_words": words}))
+        caplog.clear()
+        Trainer(config, RunFolder.create(tmp_path, name, config.to_dict()), embedder=embedder)
+        warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        if words == 10:
+            assert warned == []
+        else:
+            assert warned == [f"the policy {tiny_policy.name} was built on prompts with "
+                              "policy.observation_words 10 (this run: 17); set the run's alike "
+                              "unless the difference is what you test"]

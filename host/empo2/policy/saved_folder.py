@@ -34,3 +34,22 @@ def save_policy_folder(model, tokenizer, report: dict, destination: Path) -> dic
     shutil.rmtree(destination, ignore_errors=True)
     commit_folder(tmp, destination)
     return report
+
+
+def prompt_shape_difference(folder: Path, history_steps: int, observation_words: int) -> str | None:
+    """One sentence when the policy in `folder` was built on prompts of another shape than a
+    run's `policy.history_steps` and `policy.observation_words` (a policy reads best the
+    prompts it learned from: cut at other places, a room's exits or items go missing or come
+    where it never saw them); None when they agree or the folder records no recipe (a run's
+    checkpoint, a model from elsewhere)."""
+    try:
+        recipe = json.loads((folder / BUILD_REPORT).read_text()).get("recipe") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    run = {"history_steps": history_steps, "observation_words": observation_words}
+    differs = [f"policy.{key} {recipe[key]} (this run: {value})"
+               for key, value in run.items() if key in recipe and recipe[key] != value]
+    if not differs:
+        return None
+    return (f"the policy {folder.name} was built on prompts with {' and '.join(differs)}; "
+            f"set the run's alike unless the difference is what you test")

@@ -46,6 +46,7 @@ from ..envs.registry import make_env
 from ..memory.embedding import SentenceEmbedder
 from ..memory.store import MemoryStore
 from ..policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
+from ..policy.saved_folder import prompt_shape_difference
 from ..policy.scripted_writer import ScriptedTipWriter
 from ..run_folder.folder import RunFolder
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -135,6 +136,9 @@ class Trainer:
         self.train_variations = config.env.train_variations or None
         self.model_path = resolve_model(config.policy.model)
         p = config.policy
+        shape_note = prompt_shape_difference(Path(self.model_path), p.history_steps, p.observation_words)
+        if shape_note and self.dist.main:
+            log.warning(shape_note)
         lora = LoraSettings(p.lora_rank, p.lora_alpha, p.lora_dropout, tuple(p.lora_targets)) if p.lora_rank else None
         # New LoRA adapters draw their initial weights from torch's global generator: seeded by
         # the run's seed, so two runs of one config start from the same adapters whatever the
