@@ -10,7 +10,6 @@ name carries a hash of the recipe, so a changed recipe never reuses stale weight
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -31,7 +30,7 @@ from . import prompting
 from .demos import PromptShape, demonstration_examples, render_tip
 from .imitation import imitate, steps_per_epoch
 from .model import build_tiny_model
-from .saved_folder import BUILD_REPORT, file_digests, save_policy_folder  # noqa: F401 (file_digests: imported from here by its tests)
+from .saved_folder import BUILD_REPORT, build_once, file_digests, save_policy_folder  # noqa: F401 (file_digests: imported from here by its tests)
 from .tokenizer import build_word_tokenizer
 
 RECIPE_VERSION = 7
@@ -177,20 +176,10 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
 
 def ensure_builtin_policy(recipe: BuiltinRecipe | None = None,
                           progress: BuildProgress | None = None) -> Path:
-    """The built-in policy's folder: cached or shipped, else built into the cache first.
-
-    Processes that need the same recipe at once (two test workers, two editor windows) build it
-    once: the builder holds a lock file beside the folder, and a waiter finds the folder built
-    when it gets the lock. (The build itself replaces the folder, so two builders racing would
-    remove each other's result from under its readers.)"""
+    """The built-in policy's folder: cached or shipped, else built into the cache first (once,
+    whoever else needs it at the same time: saved_folder.build_once)."""
     recipe = recipe or BuiltinRecipe()
     found = find_builtin_policy(recipe)
     if found is not None:
         return found
-    path = builtin_policy_path(recipe)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also by a killed process
-        if not (path / BUILD_REPORT).is_file():
-            build_builtin_policy(recipe, path, progress)
-    return path
+    return build_once(builtin_policy_path(recipe), lambda path: build_builtin_policy(recipe, path, progress))

@@ -18,17 +18,15 @@ no time on a CPU at this size.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .saved_folder import save_policy_folder
-from .pretrained import BUILD_REPORT, PACKAGED_MODELS, ensure_packaged_policy, packaged_policy_path
+from .saved_folder import build_once, save_policy_folder
+from .pretrained import PACKAGED_MODELS, ensure_packaged_policy, packaged_policy_path
 
 RECIPE_VERSION = 1
 # progress(done, total, loss): after every optimiser step, counted over the whole warm start.
@@ -105,12 +103,4 @@ def ensure_warm_start(name: str, recipe: ChatWarmStartRecipe | None = None,
     """The warm-started folder, built first when the cache lacks it (one builder at a time,
     as for the built-in policy)."""
     recipe = recipe or ChatWarmStartRecipe()
-    path = warm_start_path(name, recipe)
-    if (path / BUILD_REPORT).is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (path / BUILD_REPORT).is_file():
-            build_warm_start(name, recipe, path, progress)
-    return path
+    return build_once(warm_start_path(name, recipe), lambda path: build_warm_start(name, recipe, path, progress))

@@ -17,16 +17,13 @@ the package to reinstall.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.metadata
-import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .saved_folder import BUILD_REPORT, file_digests, save_policy_folder
+from .saved_folder import BUILD_REPORT, build_once, save_policy_folder
 
 # torch-free at import (builtin.py and model.py load torch, so they are imported where used):
 # the command line's parser and the config's check read PACKAGED_MODELS.
@@ -144,14 +141,4 @@ def find_packaged_policy(name: str) -> Path | None:
 def ensure_packaged_policy(name: str) -> Path:
     """The converted folder of a packaged model, converting it first when it is not cached."""
     model = PACKAGED_MODELS[name]
-    path = packaged_policy_path(model)
-    if (path / BUILD_REPORT).is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # One converter at a time, as for the built-in policy (builtin.ensure_builtin_policy): a
-    # waiter finds the folder converted when it gets the lock.
-    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (path / BUILD_REPORT).is_file():
-            convert_packaged_model(model, path)
-    return path
+    return build_once(packaged_policy_path(model), lambda path: convert_packaged_model(model, path))

@@ -4,11 +4,13 @@ sees half a folder and a killed build leaves none. Torch-free (the command line 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
+from typing import Callable
 
 from ..atomic import commit_folder
 
@@ -34,6 +36,22 @@ def save_policy_folder(model, tokenizer, report: dict, destination: Path) -> dic
     shutil.rmtree(destination, ignore_errors=True)
     commit_folder(tmp, destination)
     return report
+
+
+def build_once(path: Path, build: Callable[[Path], object]) -> Path:
+    """`path`, built first by `build(path)` when it holds no built policy yet. Processes that need
+    the same folder at once (two test workers, two editor windows) build it once: the builder
+    holds a lock file beside the folder (released when the file closes, also by a killed
+    process), and a waiter finds the folder built when it gets the lock. (A build replaces the
+    folder, so two builders racing would remove each other's result from under its readers.)"""
+    if (path / BUILD_REPORT).is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (path / BUILD_REPORT).is_file():
+            build(path)
+    return path
 
 
 def prompt_shape_difference(folder: Path, history_steps: int, observation_words: int) -> str | None:

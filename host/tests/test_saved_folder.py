@@ -1,0 +1,43 @@
+"""A built policy's folder is built once however many processes ask for it at the same time."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from empo2.policy.saved_folder import BUILD_REPORT, build_once
+
+
+def test_two_callers_at_once_build_the_folder_once_and_both_get_it(tmp_path):
+    path = tmp_path / "cache" / "policy"
+    builds: list[str] = []
+
+    def build(destination):
+        builds.append(threading.current_thread().name)
+        time.sleep(0.3)  # the second caller arrives while the first builds
+        destination.mkdir(parents=True)
+        (destination / BUILD_REPORT).write_text("{}\n")
+
+    got: list = []
+    callers = [threading.Thread(target=lambda: got.append(build_once(path, build)), name=f"caller-{k}")
+               for k in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert len(builds) == 1 and got == [path, path]
+    assert build_once(path, build) == path and len(builds) == 1  # cached: no build
+
+
+def test_a_build_that_fails_leaves_no_folder_and_the_next_caller_builds(tmp_path):
+    path = tmp_path / "policy"
+
+    def broken(destination):
+        raise RuntimeError("the build broke")
+
+    with pytest.raises(RuntimeError, match="the build broke"):
+        build_once(path, broken)
+    assert not (path / BUILD_REPORT).exists()
+    assert build_once(path, lambda d: (d.mkdir(), (d / BUILD_REPORT).write_text("{}\n"))) == path
