@@ -11,7 +11,9 @@
    memory rollouts' success in the first and the second half of the run's memory iterations,
    and the share of the actions the policy generated that were not valid (the world corrected
    them) in memory rollouts (tips in the prompt) and memory-free ones: a policy whose tip-reading
-   decays under RL writes broken actions only when tips are shown ("open 100 100").
+   decays under RL writes broken actions only when tips are shown ("open 100 100"). What the
+   invalid actions were, per mode: by verb, the most written, and the share that repeat an
+   action the step's tip block showed.
 2. With `--rollouts R` (R > 0): memory-augmented rollouts of the run's training variations, R
    per variation at the training temperature, by its newest checkpoint and by the warm start,
    each with no memory, with the run's own memory as it stands, and with the gold path's
@@ -103,6 +105,30 @@ def invalid_actions_by_half(folder: RunFolder) -> dict[str, list[tuple[int, int]
     return {mode: _halves(invalid[mode], last) for mode in ROLLOUT_MODES}
 
 
+def invalid_action_kinds(folder: RunFolder) -> dict[str, dict]:
+    """Per rollout mode, what the invalid actions were: counts by verb ("go to" as one), the
+    actions written most often, and how many repeat an action shown in the step's tip block
+    (a tip's action copied where it does not apply) beside those that do not."""
+    kinds = {mode: {"verbs": collections.Counter(), "actions": collections.Counter(), "tip_action": 0}
+             for mode in ROLLOUT_MODES}
+    for episode in _episodes(folder):
+        kind = kinds[episode["rollout_mode"]]
+        for step in episode["steps"]:
+            action = step["action"]
+            if action == step["executed_action"]:
+                continue
+            words = action.split()
+            kind["verbs"][" ".join(words[:2]) if words[:2] == ["go", "to"] else (words[0] if words else "(empty)")] += 1
+            kind["actions"][action] += 1
+            kind["tip_action"] += action in (step.get("tip_actions") or [])
+    return kinds
+
+
+def _shares(counter: collections.Counter, top: int, quote: bool = False) -> str:
+    total = sum(counter.values()) or 1
+    return ", ".join(f"{repr(k) if quote else k} {100 * n / total:.0f}%" for k, n in counter.most_common(top)) or "none"
+
+
 def rollouts(folder: RunFolder, config, repeats: int) -> None:
     from empo2.envs.registry import make_env
     from empo2.export.plain import plain_model_folder
@@ -165,6 +191,12 @@ def main() -> int:
         for half, (count, judged) in zip(("first", "second"), halves):
             share = f"{100 * count / judged:.1f}%" if judged else "–"
             print(f"invalid actions in {mode} rollouts, {half} half of the run: {count}/{judged} ({share})")
+    for mode, kind in invalid_action_kinds(folder).items():
+        total = sum(kind["actions"].values())
+        if total:
+            print(f"invalid actions in {mode} rollouts, by verb: {_shares(kind['verbs'], 5)}; "
+                  f"a shown tip's action: {100 * kind['tip_action'] / total:.1f}%; "
+                  f"most written: {_shares(kind['actions'], 4, quote=True)}")
     if args.rollouts > 0:
         rollouts(folder, config, args.rollouts)
     return 0

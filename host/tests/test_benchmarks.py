@@ -114,7 +114,13 @@ def test_run_tips_measures_a_real_run_and_refuses_a_folder_that_is_not_one(tmp_p
     assert result.stdout.count("failure tips claiming a success") == 2
     assert result.stdout.count("memory rollouts' success") == 2
     for mode in ("memory", "memory-free"):
-        assert result.stdout.count(f"invalid actions in {mode} rollouts") == 2
+        for half in ("first", "second"):
+            assert result.stdout.count(f"invalid actions in {mode} rollouts, {half} half of the run: ") == 1
+    # The tiny policy writes invalid actions in its memory rollouts (p = 1: there are no others):
+    # what they were, by verb, with the share that repeat a shown tip's action.
+    kinds = [line for line in result.stdout.splitlines() if "rollouts, by verb: " in line]
+    assert len(kinds) == 1 and kinds[0].startswith("invalid actions in memory rollouts"), result.stdout
+    assert re.search(r"by verb: .+ \d+%; a shown tip's action: \d+\.\d%; most written: '.*' \d+%", kinds[0]), kinds
     for condition in ("no memory", "own memory", "gold tip"):
         assert result.stdout.count(f" {condition} ") == 2, result.stdout  # checkpoint 2, warm start
     assert result.stdout.count("%  valid actions ") == 6  # as written, per policy and condition
