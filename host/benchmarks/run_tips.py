@@ -32,7 +32,6 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -59,20 +58,19 @@ def _halves(judged: dict[int, list[bool]], last: int) -> list[tuple[int, int]]:
     return [(sum(h), len(h)) for h in halves]
 
 
-def _episodes(folder: RunFolder) -> Iterator[dict]:
-    """Every recorded episode of the run, iteration by iteration."""
-    for path in sorted(folder.path.glob("trajectories/iter-*.jsonl")):
-        for line in path.read_text().splitlines():
-            yield json.loads(line)
+def recorded_episodes(folder: RunFolder) -> list[dict]:
+    """Every recorded episode of the run, iteration by iteration; read once, measured three ways."""
+    return [json.loads(line) for path in sorted(folder.path.glob("trajectories/iter-*.jsonl"))
+            for line in path.read_text().splitlines()]
 
 
-def tip_accuracy(folder: RunFolder) -> dict[str, list[tuple[int, int]]]:
+def tip_accuracy(episodes: list[dict]) -> dict[str, list[tuple[int, int]]]:
     """Per half of the iterations, (count, judged): success tips that name the room where the
     item was taken, and failure tips whose text claims a success ("it worked", "score 100")."""
     right_room: dict[int, list[bool]] = collections.defaultdict(list)
     false_claim: dict[int, list[bool]] = collections.defaultdict(list)
     last = 0
-    for episode in _episodes(folder):
+    for episode in episodes:
         tip, iteration = episode.get("tip"), episode["iteration"]
         last = max(last, iteration)
         if not tip:
@@ -94,24 +92,24 @@ def memory_success_by_half(folder: RunFolder) -> list[float | None]:
     return [sum(h) / len(h) if h else None for h in halves]
 
 
-def invalid_actions_by_half(folder: RunFolder) -> dict[str, list[tuple[int, int]]]:
+def invalid_actions_by_half(episodes: list[dict]) -> dict[str, list[tuple[int, int]]]:
     """Per rollout mode and half of the iterations, (actions the world had to correct, actions)."""
     invalid: dict[str, dict[int, list[bool]]] = collections.defaultdict(lambda: collections.defaultdict(list))
     last = 0
-    for episode in _episodes(folder):
+    for episode in episodes:
         last = max(last, episode["iteration"])
         invalid[episode["rollout_mode"]][episode["iteration"]] += [
             step["action"] != step["executed_action"] for step in episode["steps"]]
     return {mode: _halves(invalid[mode], last) for mode in ROLLOUT_MODES}
 
 
-def invalid_action_kinds(folder: RunFolder) -> dict[str, dict]:
+def invalid_action_kinds(episodes: list[dict]) -> dict[str, dict]:
     """Per rollout mode, what the invalid actions were: counts by verb ("go to" as one), the
     actions written most often, and how many repeat an action shown in the step's tip block
     (a tip's action copied where it does not apply) beside those that do not."""
     kinds = {mode: {"verbs": collections.Counter(), "actions": collections.Counter(), "tip_action": 0}
              for mode in ROLLOUT_MODES}
-    for episode in _episodes(folder):
+    for episode in episodes:
         kind = kinds[episode["rollout_mode"]]
         for step in episode["steps"]:
             action = step["action"]
@@ -180,18 +178,19 @@ def main() -> int:
         print(f"run_tips: {args.run} trained on {config.env.name}; this measure reads the built-in "
               "worlds' actions", file=sys.stderr)
         return 2
-    for measure, halves in tip_accuracy(folder).items():
+    episodes = recorded_episodes(folder)
+    for measure, halves in tip_accuracy(episodes).items():
         for half, (count, judged) in zip(("first", "second"), halves):
             share = f"{100 * count / judged:.0f}%" if judged else "–"
             print(f"{measure}, {half} half of the run: {count}/{judged} ({share})")
     for half, rate in zip(("first", "second"), memory_success_by_half(folder)):
         print(f"memory rollouts' success, {half} half of the memory iterations: "
               + (f"{100 * rate:.1f}%" if rate is not None else "–"))
-    for mode, halves in invalid_actions_by_half(folder).items():
+    for mode, halves in invalid_actions_by_half(episodes).items():
         for half, (count, judged) in zip(("first", "second"), halves):
             share = f"{100 * count / judged:.1f}%" if judged else "–"
             print(f"invalid actions in {mode} rollouts, {half} half of the run: {count}/{judged} ({share})")
-    for mode, kind in invalid_action_kinds(folder).items():
+    for mode, kind in invalid_action_kinds(episodes).items():
         total = sum(kind["actions"].values())
         if total:
             print(f"invalid actions in {mode} rollouts, by verb: {_shares(kind['verbs'], 5)}; "

@@ -153,9 +153,10 @@ def _generate_batch(
         token, logp = _pick(out.logits[:, -1].float(), temperature, generator, ~done)
         steps.append((token, logp, ~done))
         done = done | torch.isin(token, stop)
+        finished = int(done.sum())  # one device sync per token serves both the report and the stop
         if on_token is not None:
-            on_token(int(done.sum()))
-        if step == max_new_tokens - 1 or bool(done.all()):
+            on_token(finished)
+        if step == max_new_tokens - 1 or finished == len(prompt_ids):
             break
         # Finished rows keep decoding (cheaper than reshaping the cache); their tokens are
         # dropped because `alive` is False for them from the next step on.
