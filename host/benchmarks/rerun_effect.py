@@ -17,7 +17,9 @@ memory-free success on the chosen variations is measured before and after with t
 
 Prints one JSON line per (seed, condition) and writes them all to --out: `seed`, `condition`,
 `before`, `after` (mean memory-free success over the chosen variations), `variations`, and the
-per-variation numbers. The figures are what this machine measured; nothing is tuned to them.
+per-variation numbers; the summary adds, per condition, the mean gain over (seed, variation)
+cells with its t-interval and percentile bootstrap, and correct − none and wrong − none paired
+on the cell. The figures are what this machine measured; nothing is tuned to them.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from empo2.bench.stats import bootstrap_ci  # noqa: E402
+from empo2.bench.stats import bootstrap_ci, t_interval  # noqa: E402
 from empo2.config import load_config  # noqa: E402
 from empo2.policy.demos import render_tip  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
@@ -186,7 +188,7 @@ def paired_cells(rows: list[dict], condition: str, baseline: str) -> dict:
     differences = [gain[cell] - base[cell] for cell in sorted(gain) if cell in base]
     return {"cells": len(differences),
             "mean": sum(differences) / len(differences) if differences else None,
-            "ci95": bootstrap_ci(differences)}
+            "ci95": bootstrap_ci(differences), "t95": t_interval(differences)}
 
 
 def write(out: Path, args, rows: list[dict]) -> dict:
@@ -197,10 +199,13 @@ def write(out: Path, args, rows: list[dict]) -> dict:
         "seeds": args.seeds, "rows": rows,
         "mean_gain": {c: sum(r["after"] - r["before"] for r in rows if r["condition"] == c)
                       / max(1, sum(r["condition"] == c for r in rows)) for c in CONDITIONS},
-        # The unit is a (seed, variation) cell: its after - before, resampled with replacement.
+        # The unit is a (seed, variation) cell: its after - before. The t-interval over cells
+        # decides; the percentile bootstrap (resampled with replacement) is reported beside it.
+        "gain_t95": {c: t_interval(cell_gains(rows, c)) for c in CONDITIONS},
         "gain_ci95": {c: bootstrap_ci(cell_gains(rows, c)) for c in CONDITIONS},
-        # Paired on the cell: the correct tip's gain minus the no-edit gain of the same cell.
+        # Paired on the cell: an edit's gain minus the no-edit gain of the same cell.
         "correct_minus_none": paired_cells(rows, "correct", "none"),
+        "wrong_minus_none": paired_cells(rows, "wrong", "none"),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2) + "\n")

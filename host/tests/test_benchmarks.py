@@ -175,6 +175,10 @@ def test_the_rerun_bench_merges_seeds_run_apart(tmp_path):
     assert summary["correct_minus_none"]["mean"] == pytest.approx(0.45)
     low, high = summary["gain_ci95"]["correct"]
     assert 0.5 <= low <= high <= 0.6
+    # The t-interval over 2 cells: 0.55 ± t(0.975, 1) · 0.0707 / √2, far wider than the bootstrap.
+    assert summary["gain_t95"]["correct"] == pytest.approx([0.55 - 0.6353, 0.55 + 0.6353], abs=1e-3)
+    assert summary["wrong_minus_none"]["mean"] == pytest.approx(-0.1)
+    assert summary["wrong_minus_none"]["t95"] == pytest.approx([-0.1, -0.1])
 
 
 def test_the_rerun_bench_refuses_to_merge_parts_run_differently(tmp_path):
