@@ -209,6 +209,10 @@ class ActionCounts:
     actions: int = 0
     valid: int = 0
     invalid: collections.Counter = field(default_factory=collections.Counter)
+    # "go to" actions by whether the observation in front of the policy listed the exits (a
+    # room's description does; what "open", "take" or an invalid action returns does not, and
+    # the history clips older observations): listed → [written, invalid].
+    go_to: dict = field(default_factory=lambda: {True: [0, 0], False: [0, 0]})
 
     def valid_share(self) -> float:
         return self.valid / max(self.actions, 1)
@@ -218,6 +222,13 @@ class ActionCounts:
         total = sum(self.invalid.values()) or 1
         return ", ".join(f"'{a}' {100 * n / total:.0f}%" for a, n in self.invalid.most_common(top)) or "none"
 
+    def go_to_line(self) -> str:
+        """Invalid "go to"s where the exits were in the observation, and where they were not."""
+        def share(listed: bool) -> str:
+            written, invalid = self.go_to[listed]
+            return f"{100 * invalid / written:.0f}% ({invalid}/{written})" if written else "– (0)"
+        return f"invalid 'go to' with the exits in view {share(True)}, without {share(False)}"
+
 
 class _ValidityCount:
     """A world that counts the actions it is given that are among its valid actions as written
@@ -225,19 +236,32 @@ class _ValidityCount:
 
     def __init__(self, env, counts: ActionCounts):
         self._env, self._counts = env, counts
+        self._exits_in_view = False
 
     def __getattr__(self, name):
         return getattr(self._env, name)
+
+    def reset(self, *args, **kwargs):
+        observation, info = self._env.reset(*args, **kwargs)
+        self._exits_in_view = " exits : " in observation
+        return observation, info
 
     def step(self, action: str):
         if not self._env.done:
             command = parse_action(action).lower()
             self._counts.actions += 1
-            if command in self._env.valid_actions():
+            valid = command in self._env.valid_actions()
+            if valid:
                 self._counts.valid += 1
             else:
                 self._counts.invalid[command] += 1
-        return self._env.step(action)
+            if command.startswith("go to "):
+                tally = self._counts.go_to[self._exits_in_view]
+                tally[0] += 1
+                tally[1] += not valid
+        observation, reward, done, info = self._env.step(action)
+        self._exits_in_view = " exits : " in observation
+        return observation, reward, done, info
 
 
 def play(config, model, tokenizer, settings, pairs, repeats: int, memory):
@@ -313,6 +337,7 @@ def main() -> None:
               f"{100 * gold_first / len(episodes):.0f}% ({gold_first}/{len(episodes)})")
         print(f"{'':29s} rooms visited: {rooms_line(rooms, 5)}")
         print(f"{'':29s} invalid as written: {counts.invalid_line(4)}")
+        print(f"{'':29s} {counts.go_to_line()}")
     writer_check(config, model, tokenizer, settings, [(t, v) for t, v in pairs if t in config.env.tasks],
                  args.writer_samples, args.reflections)
 

@@ -83,6 +83,35 @@ def test_the_tip_probe_reports_every_condition(tiny_policy):
     for (v, n, _), line in zip(valid, invalid):
         assert (line == "none") == (v == n), line
     assert result.stdout.count("reflection after '") == 3  # --reflections' default, as written
+    # ... and the invalid "go to"s split by whether the exits were in view.
+    go_to = re.findall(r"invalid 'go to' with the exits in view (?:(\d+)% \((\d+)/(\d+)\)|– \(0\)), "
+                       r"without (?:(\d+)% \((\d+)/(\d+)\)|– \(0\))", result.stdout)
+    assert len(go_to) == 5
+    for (v, n, _), line in zip(valid, go_to):
+        invalid_go_to = sum(int(x or 0) for x in (line[1], line[4]))
+        assert invalid_go_to <= int(n) - int(v)
+
+
+def test_the_tip_probe_tells_invalid_rooms_in_view_of_the_exits_from_those_out_of_it():
+    """A real built-in world (its correction off, so an invalid action returns "nothing
+    happens ."): a room's description lists the exits, what "open" returns does not."""
+    sys.path.insert(0, str(BENCH))
+    import probe_tips
+    from empo2.envs.builtin.env import BuiltinEnv
+    from empo2.envs.builtin.tasks import ROOM_POOL
+
+    counts = probe_tips.ActionCounts()
+    env = probe_tips._ValidityCount(BuiltinEnv(max_steps=9, correct_actions=False), counts)
+    env.reset("power-device", 100)
+    absent = next(r for r in ROOM_POOL if r not in env.world.rooms)
+    present = next(r for r in env.world.rooms if r != env.room)
+    env.step(f"go to {absent}")  # the start room's description in view: invalid
+    env.step(f"go to {present}")  # "nothing happens ." in view: valid
+    env.step(f"open {env.world.container_of[present]}")
+    env.step(f"go to {absent}")  # "you open the …" in view: invalid
+    env.step(f"go to {absent}")  # "nothing happens ." in view: invalid
+    assert counts.go_to == {True: [1, 1], False: [3, 2]}
+    assert counts.go_to_line() == "invalid 'go to' with the exits in view 100% (1/1), without 67% (2/3)"
 
 
 def test_the_tip_probe_probes_a_presets_worlds_at_an_overridden_step_limit(tiny_policy):
