@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.bench.runner import BASELINE, PRIMARY, run_bench  # noqa: E402
 from empo2.policy.pretrained import PACKAGED_MODELS  # noqa: E402
+from empo2.policy.saved_folder import prompt_shape_overrides  # noqa: E402
 
 # The GPU shape: 2 tasks × 8 rollouts × up to 8 steps a iteration, 1,600 env steps (about 12
 # iterations) a run. One iteration of this shape is estimated at 4-10 s on an H200 alone.
@@ -114,7 +115,10 @@ def main() -> None:
         started = time.perf_counter()
         model = str(ensure_warm_start(model))  # cached after its first build
         print(f"== warm start of {args.model}: {model} ({time.perf_counter() - started:.0f} s)")
-    overrides = (SMOKE_OVERRIDES if args.smoke else GPU_OVERRIDES) + [f"policy.model={model}", *args.overrides]
+    # Prompts cut where the policy's demonstrations were (none for a model without a recipe);
+    # the command line's overrides come last and win.
+    shape = prompt_shape_overrides(Path(model)) if Path(model).is_dir() else []
+    overrides = (SMOKE_OVERRIDES if args.smoke else GPU_OVERRIDES) + [f"policy.model={model}", *shape, *args.overrides]
     episodes = args.eval_episodes or (2 if args.smoke else 64)
     # Each run in a fresh process: CUDA cannot be used in a child forked from a parent that
     # touched it, and the parent has run torch (the model's conversion) before the runs start.

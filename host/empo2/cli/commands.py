@@ -59,6 +59,7 @@ def _convert_packaged(name: str, force: bool) -> int:
 
 def _warm_start(name: str) -> int:
     from ..policy.chat_warm_start import ensure_warm_start
+    from ..policy.saved_folder import prompt_shape_overrides
 
     _convert_packaged(name, force=False)  # its own line: the converted folder
     bar = _bar(f"warm start of {name}", unit="batch")
@@ -73,6 +74,8 @@ def _warm_start(name: str) -> int:
     finally:
         bar.close()
     print(json.dumps({"path": str(path), **json.loads((path / "empo2_build.json").read_text())}))
+    # Its prompts are cut where its demonstrations were: say how to train it alike.
+    print(f"train it with: policy.model={path} {' '.join(prompt_shape_overrides(path))}", file=sys.stderr)
     return 0
 
 

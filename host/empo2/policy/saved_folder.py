@@ -54,16 +54,31 @@ def build_once(path: Path, build: Callable[[Path], object]) -> Path:
     return path
 
 
+PROMPT_SHAPE_KEYS = ("history_steps", "observation_words")
+
+
+def recipe_prompt_shape(folder: Path) -> dict[str, int]:
+    """The prompt shape (`policy.history_steps`, `policy.observation_words`) the policy in
+    `folder` was built on; empty when the folder records no recipe (a run's checkpoint, a model
+    from elsewhere)."""
+    try:
+        recipe = json.loads((folder / BUILD_REPORT).read_text()).get("recipe") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {key: recipe[key] for key in PROMPT_SHAPE_KEYS if key in recipe}
+
+
+def prompt_shape_overrides(folder: Path) -> list[str]:
+    """Config overrides that give a run the prompt shape its policy was built on."""
+    return [f"policy.{key}={value}" for key, value in recipe_prompt_shape(folder).items()]
+
+
 def prompt_shape_difference(folder: Path, history_steps: int, observation_words: int) -> str | None:
     """One sentence when the policy in `folder` was built on prompts of another shape than a
     run's `policy.history_steps` and `policy.observation_words` (a policy reads best the
     prompts it learned from: cut at other places, a room's exits or items go missing or come
-    where it never saw them); None when they agree or the folder records no recipe (a run's
-    checkpoint, a model from elsewhere)."""
-    try:
-        recipe = json.loads((folder / BUILD_REPORT).read_text()).get("recipe") or {}
-    except (OSError, ValueError, AttributeError):
-        return None
+    where it never saw them); None when they agree or the folder records no recipe."""
+    recipe = recipe_prompt_shape(folder)
     run = {"history_steps": history_steps, "observation_words": observation_words}
     differs = [f"policy.{key} {recipe[key]} (this run: {value})"
                for key, value in run.items() if key in recipe and recipe[key] != value]
