@@ -115,10 +115,10 @@ def main() -> None:
         started = time.perf_counter()
         model = str(ensure_warm_start(model))  # cached after its first build
         print(f"== warm start of {args.model}: {model} ({time.perf_counter() - started:.0f} s)")
-    # Prompts cut where the policy's demonstrations were (none for a model without a recipe);
-    # the command line's overrides come last and win.
-    shape = prompt_shape_overrides(Path(model)) if Path(model).is_dir() else []
-    overrides = (SMOKE_OVERRIDES if args.smoke else GPU_OVERRIDES) + [f"policy.model={model}", *shape, *args.overrides]
+    # Prompts cut where the policy's demonstrations were (none for a name or a folder without a
+    # recipe); the command line's overrides come last and win.
+    overrides = (SMOKE_OVERRIDES if args.smoke else GPU_OVERRIDES) + [
+        f"policy.model={model}", *prompt_shape_overrides(Path(model)), *args.overrides]
     episodes = args.eval_episodes or (2 if args.smoke else 64)
     # Each run in a fresh process: CUDA cannot be used in a child forked from a parent that
     # touched it, and the parent has run torch (the model's conversion) before the runs start.

@@ -243,7 +243,7 @@ class _ValidityCount:
 
     def reset(self, *args, **kwargs):
         observation, info = self._env.reset(*args, **kwargs)
-        self._exits_in_view = " exits : " in observation
+        self._saw(observation)
         return observation, info
 
     def step(self, action: str):
@@ -260,8 +260,11 @@ class _ValidityCount:
                 tally[0] += 1
                 tally[1] += not valid
         observation, reward, done, info = self._env.step(action)
-        self._exits_in_view = " exits : " in observation
+        self._saw(observation)
         return observation, reward, done, info
+
+    def _saw(self, observation: str) -> None:
+        self._exits_in_view = " exits : " in observation  # a room's description lists them
 
 
 def play(config, model, tokenizer, settings, pairs, repeats: int, memory):

@@ -46,7 +46,7 @@ class ChatWarmStartRecipe:
     # Tip-reading first, as for the built-in policy (policy/builtin.py): copying the action of
     # a success tip is the skill EMPO² needs; habit, exploration and wandering give it actions
     # to take without a tip (with 20 habit and 20 explore episodes only, 72% of its actions
-    # without tips were valid; with these, 89-97%: docs/builtin.md).
+    # without tips were valid; with these, 88-97%: docs/builtin.md).
     episodes: dict[str, int] = field(default_factory=lambda: {
         "habit": 30, "explore": 50, "wander": 20, "tip-success": 80, "tip-failure": 30})
     # Two passes leave the no-tip log π of every kind's hiding room between -5 and -2 (sure
