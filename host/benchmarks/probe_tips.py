@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.config import ConfigError, load_config  # noqa: E402
 from empo2.envs.base import parse_action  # noqa: E402
+from empo2.envs.builtin.env import lists_exits  # noqa: E402
 from empo2.envs.builtin.tasks import HABIT_ROOMS, TASK_KINDS, out_of_distribution_tasks  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
@@ -264,7 +265,7 @@ class _ValidityCount:
         return observation, reward, done, info
 
     def _saw(self, observation: str) -> None:
-        self._exits_in_view = " exits : " in observation  # a room's description lists them
+        self._exits_in_view = lists_exits(observation)
 
 
 def play(config, model, tokenizer, settings, pairs, repeats: int, memory):

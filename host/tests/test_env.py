@@ -8,7 +8,7 @@ import pytest
 
 from empo2.envs.base import correct_action, jaccard, words
 from empo2.policy.demos import BEHAVIOURS, PromptShape, demonstration_examples, play_demo
-from empo2.envs.builtin.env import BuiltinEnv
+from empo2.envs.builtin.env import BuiltinEnv, lists_exits
 from empo2.envs.builtin.tasks import (
     HABIT_ROOMS, TASK_KINDS, in_distribution_tasks, out_of_distribution_tasks,
 )
@@ -81,6 +81,17 @@ def test_step_limit_ends_the_episode():
     dones = [env.step("look around")[2] for _ in range(4)]
     assert dones == [False, False, False, True]
     assert env.step("look around")[2] is True
+
+
+def test_only_a_rooms_description_lists_the_exits():
+    env = BuiltinEnv(correct_actions=False)
+    first, _ = env.reset("power-device", 1)
+    w = env.world
+    other = next(r for r in w.rooms if r != env.room)
+    entered = env.step(f"go to {other}")[0]
+    opened = env.step(f"open {w.container_of[other]}")[0]
+    assert lists_exits(first) and lists_exits(entered)
+    assert not lists_exits(opened) and not lists_exits(env.step("fly to the moon")[0])
 
 
 def test_using_the_target_before_the_item_does_nothing():

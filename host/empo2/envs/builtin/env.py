@@ -21,6 +21,12 @@ from ..base import StepInfo, correct_action, parse_action
 SCORE_TAKE, SCORE_PUT, SCORE_SUCCESS = 25.0, 25.0, 100.0
 DECOY_TAKE, DECOY_PUT, DECOY_PENALTY = 15.0, 15.0, 20.0
 DEFAULT_MAX_STEPS = 15
+_EXITS = " exits : "  # a room's description, and only it, lists the exits after this
+
+
+def lists_exits(observation: str) -> bool:
+    """Whether an observation is a room's description, the one that names the rooms to go to."""
+    return _EXITS in observation
 
 
 def _listing(things: list[str]) -> str:
@@ -195,7 +201,7 @@ class BuiltinEnv:
         if self.room == w.target_room:
             things.append(w.target)
         exits = " , ".join(r for r in w.rooms if r != self.room)
-        return (f"you are in the {self.room} . here : {_listing(things)} . exits : {exits} ."
+        return (f"you are in the {self.room} . here : {_listing(things)} .{_EXITS}{exits} ."
                 + self._carrying())
 
     def _info(self) -> StepInfo:
