@@ -168,6 +168,30 @@ def test_serve_startup_measures_both_paths_of_the_real_host():
     assert "eager / lazy: ready" in result.stdout
 
 
+def test_build_speed_times_each_size_on_the_same_batches_and_projects_the_whole_build():
+    from empo2.policy.builtin import BuiltinRecipe
+    from empo2.policy.demos import PromptShape, demonstration_examples
+    from empo2.policy.imitation import steps_per_epoch
+
+    result = _run([str(BENCH / "build_speed.py"), "--sizes", "tiny,tiny", "--steps", "5"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    recipe = BuiltinRecipe()
+    examples = demonstration_examples(recipe.episodes, recipe.seed,
+                                      PromptShape(recipe.history_steps, recipe.observation_words),
+                                      recipe.max_steps)
+    build_steps = steps_per_epoch(len(examples), recipe.batch_size) * recipe.epochs
+    first, second = report["sizes"]
+    for row in (first, second):
+        assert row["build_steps"] == build_steps and row["step_s"] > 0
+        assert row["projected_build_h"] == pytest.approx(
+            (row["setup_s"] + row["step_s"] * build_steps) / 3600, abs=0.01)
+    assert second["step_ratio"] == pytest.approx(second["step_s"] / first["step_s"], abs=0.01)
+    assert "tiny/tiny:" in result.stdout
+    bad = _run([str(BENCH / "build_speed.py"), "--sizes", "huge"])
+    assert bad.returncode == 2 and "unknown size 'huge'" in bad.stderr and "Traceback" not in bad.stderr
+
+
 @pytest.mark.parametrize("script", sorted(p.name for p in BENCH.glob("*.py")
                                            if 'if __name__ == "__main__":' in p.read_text()))
 def test_every_benchmark_script_starts(script):
