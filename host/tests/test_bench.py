@@ -112,6 +112,15 @@ def test_a_subset_of_arms_runs_seed_by_seed_and_must_hold_the_primary_comparison
         chosen_arms(["EMPO²", "GRPO + novelty"])
 
 
+def test_the_grpo_arm_at_the_default_lr_keeps_it_whatever_lr_every_arm_is_given(tmp_path):
+    """The bench of record gives every arm EMPO²'s lr on its command line; this arm is GRPO as
+    every earlier bench ran it."""
+    jobs = bench_jobs([0], [], "builtin-bench", ["algo.lr=5e-5"], tmp_path, 240, 10,
+                      chosen_arms(["EMPO²", "GRPO", "GRPO (lr 2e-4)"]))
+    lr = {j["method"]: load_config(j["preset"], j["overrides"]).algo.lr for j in jobs[1:]}
+    assert lr == {"EMPO²": 5e-5, "GRPO": 5e-5, "GRPO (lr 2e-4)": load_config("builtin-bench").algo.lr}
+
+
 @pytest.mark.parametrize("method", sorted(ARMS) + sorted(ABLATIONS))
 def test_every_arm_is_a_valid_config_on_the_bench_preset(method):
     overrides = {**ARMS, **ABLATIONS}[method]

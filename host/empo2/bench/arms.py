@@ -42,6 +42,10 @@ ARMS: dict[str, list[str]] = {
     "EMPO² (1-prompt mini-batches)": ["algo.minibatch_prompts=1"],
     # The paper's GRPO at the same update budget: what more gradient steps buy without memory.
     "GRPO (1-prompt mini-batches)": PAPER_GRPO + ["algo.minibatch_prompts=1"],
+    # The paper's GRPO at the default lr whatever lr the command line gives every arm: the bench
+    # of record (docs/bench/record/) runs EMPO² at r1's lr 5e-5 and this GRPO beside the paper's
+    # (same lr as EMPO²), the setting every earlier bench gave GRPO.
+    "GRPO (lr 2e-4)": PAPER_GRPO + ["algo.lr=2e-4"],
 }
 
 # What `empo2-host bench` runs when --arms names none: the arms of the benches of record. The
