@@ -61,6 +61,27 @@ def test_runs_lists_each_run_s_state_and_an_interrupted_one_by_itself(tmp_path):
     assert only.stdout.splitlines() == [f"cut  interrupted  iteration 3/40  {tmp_path / 'cut'}"]
 
 
+def test_a_rank_of_a_launched_job_leaves_with_its_exit_status_and_everything_it_printed(tmp_path):
+    """Under torchrun (WORLD_SIZE > 1) the command line ends through os._exit, past the
+    interpreter's teardown: its status is the command's, and its piped stdout (block-buffered)
+    and its sentence arrive whole."""
+    from empo2.run_folder.folder import RunFolder
+
+    for n in range(300):  # more than one buffer of stdout
+        RunFolder.create(tmp_path, f"run{n:03d}", {"iterations": 2}).set_state("finished", iteration=2)
+    rank = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout block-buffered
+    rank.update(WORLD_SIZE="2", RANK="1", EMPO2_NO_PROGRESS="1")
+
+    def as_rank(args):
+        return subprocess.run(HOST + args, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=rank)
+
+    listed = as_rank(["runs", "--root", str(tmp_path), "--json"])
+    assert listed.returncode == 0, listed.stderr
+    assert [json.loads(line)["run"] for line in listed.stdout.splitlines()] == [f"run{n:03d}" for n in range(300)]
+    bad = as_rank(["runs", "--root", str(tmp_path / "none")])
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("is not a folder of run folders.")
+
+
 def _metrics(path: Path) -> list[dict]:
     drop = {"time"}
     lines = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]

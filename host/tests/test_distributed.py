@@ -25,7 +25,7 @@ HERE = Path(__file__).parent
 
 
 def torchrun(args: list[str], cwd, timeout=600) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OMP_NUM_THREADS="1", EMPO2_NO_PROGRESS="1",
+    env = dict(os.environ, OMP_NUM_THREADS="1", EMPO2_NO_PROGRESS="1", EMPO2_DEBUG="1",
                PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
                            "--nproc_per_node", "2", *args], cwd=cwd, env=env, capture_output=True,
