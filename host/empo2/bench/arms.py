@@ -42,9 +42,9 @@ ARMS: dict[str, list[str]] = {
     "EMPO² (1-prompt mini-batches)": ["algo.minibatch_prompts=1"],
     # The paper's GRPO at the same update budget: what more gradient steps buy without memory.
     "GRPO (1-prompt mini-batches)": PAPER_GRPO + ["algo.minibatch_prompts=1"],
-    # The paper's GRPO at the default lr whatever lr the command line gives every arm: the bench
-    # of record (docs/bench/record/) runs EMPO² at r1's lr 5e-5 and this GRPO beside the paper's
-    # (same lr as EMPO²), the setting every earlier bench gave GRPO.
+    # The paper's GRPO at the default lr whatever lr the command line gives every arm: a bench
+    # that runs every arm at r1's lr 5e-5 compares EMPO² with GRPO at its lr (the paper's equal
+    # hyperparameters) and with this one, the setting every earlier bench gave GRPO.
     "GRPO (lr 2e-4)": PAPER_GRPO + ["algo.lr=2e-4"],
 }
 
