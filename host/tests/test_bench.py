@@ -113,8 +113,8 @@ def test_a_subset_of_arms_runs_seed_by_seed_and_must_hold_the_primary_comparison
 
 
 def test_the_grpo_arm_at_the_default_lr_keeps_it_whatever_lr_every_arm_is_given(tmp_path):
-    """The bench of record gives every arm EMPO²'s lr on its command line; this arm is GRPO as
-    every earlier bench ran it."""
+    """A bench may give every arm EMPO²'s lr on its command line (r1's 5e-5); this arm stays GRPO
+    as every earlier bench ran it."""
     jobs = bench_jobs([0], [], "builtin-bench", ["algo.lr=5e-5"], tmp_path, 240, 10,
                       chosen_arms(["EMPO²", "GRPO", "GRPO (lr 2e-4)"]))
     lr = {j["method"]: load_config(j["preset"], j["overrides"]).algo.lr for j in jobs[1:]}
