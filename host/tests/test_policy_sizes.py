@@ -65,3 +65,20 @@ def test_build_policy_builds_the_size_it_is_asked_for(monkeypatch, tmp_path, cap
                         lambda recipe: asked.append(recipe) or tmp_path)  # found: nothing is built
     assert main(["build-policy", "--size", "large"]) == 0
     assert asked == [BuiltinRecipe(size="large")] and str(tmp_path) in capsys.readouterr().out
+
+
+def test_build_policy_lr_is_another_recipe_and_a_bad_rate_is_one_line(monkeypatch, tmp_path, capsys):
+    from empo2.cli import main
+
+    asked = []
+    monkeypatch.setattr("empo2.policy.builtin.find_builtin_policy",
+                        lambda recipe: asked.append(recipe) or tmp_path)
+    assert main(["build-policy", "--size", "large", "--lr", "5e-4"]) == 0
+    assert asked == [BuiltinRecipe(size="large", lr=5e-4)]
+    assert asked[0].key() != BuiltinRecipe(size="large").key()  # cached beside, never reused
+    capsys.readouterr()
+    for bad in ("0", "-0.001", "fast"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["build-policy", "--lr", bad])
+        assert exit_.value.code == 2
+        assert f"argument --lr: expected a number above zero, got '{bad}'" in capsys.readouterr().err

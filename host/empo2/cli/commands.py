@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from .. import metric_keys as metric
@@ -27,6 +28,8 @@ def cmd_build_policy(args) -> int:
     from ..policy.builtin import BuiltinRecipe, build_builtin_policy, builtin_policy_path, find_builtin_policy
 
     recipe = BuiltinRecipe(seed=args.seed, size=args.size)
+    if args.lr is not None:
+        recipe = replace(recipe, lr=args.lr)
     found = find_builtin_policy(recipe)
     if found is not None and not args.force:
         print(json.dumps({"path": str(found), "cached": True}))

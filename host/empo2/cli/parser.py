@@ -18,6 +18,17 @@ def _config_source(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--config", help="a JSON config file")
 
 
+def _positive_float(text: str) -> float:
+    """A number above zero, or argparse's one-line refusal saying so."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number above zero, got {text!r}")
+    return value
+
+
 def _rerun_defaults():
     """' (N)' after a rerun flag's help: the protocol's default for it, or nothing where the
     schema cannot be read (an installed host without its source tree)."""
@@ -45,6 +56,9 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--size", default="default", choices=BUILTIN_SIZES,
                    help="the built-in policy's size (default: %(default)s; 'large' for the size test)")
+    p.add_argument("--lr", type=_positive_float, metavar="RATE",
+                   help="the built-in policy's peak imitation learning rate (default: the "
+                        "recipe's); another rate is another recipe, cached beside it")
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
 
     p = sub.add_parser("train", help="train a policy with EMPO² (or GRPO with algo.p_memory=0)")
