@@ -10,7 +10,7 @@ import torch
 from transformers import Qwen2ForCausalLM
 
 from empo2.config import BUILTIN_SIZES, ConfigError, builtin_size, load_config
-from empo2.policy.builtin import BuiltinRecipe, shipped_policy_path
+from empo2.policy.builtin import BuiltinRecipe, recipe_for, shipped_policy_path
 from empo2.policy.model import TINY_SIZES, load_tokenizer, tiny_config
 from empo2.training import trainer
 
@@ -27,6 +27,11 @@ def test_the_large_policy_has_at_least_four_times_the_default_parameters():
     default, large = parameters("default"), parameters("large")
     assert 1.5e6 < default < 2.5e6  # the ~1.9M the docs state
     assert large >= 4 * default
+
+
+def test_only_the_large_size_has_a_rate_of_its_own():
+    assert recipe_for("default") == BuiltinRecipe() and recipe_for("tiny", seed=3) == BuiltinRecipe(size="tiny", seed=3)
+    assert recipe_for("large").lr == BuiltinRecipe().lr / 2  # twice the width, half the rate
 
 
 def test_the_config_names_the_sizes_the_model_module_builds():
@@ -52,8 +57,9 @@ def test_resolving_builtin_large_builds_the_large_recipe(monkeypatch, tmp_path):
                         lambda recipe, progress=None: asked.append(recipe) or tmp_path)
     assert trainer.resolve_model("builtin:large") == str(tmp_path)
     assert trainer.resolve_model("builtin") == str(tmp_path)
-    # The large recipe differs from the default in its size alone: same demonstrations, epochs, lr.
-    assert asked == [BuiltinRecipe(size="large"), BuiltinRecipe()]
+    # The large recipe differs from the default in its size and its rate alone: same
+    # demonstrations, epochs, batches and schedule.
+    assert asked == [BuiltinRecipe(size="large", lr=5e-4), BuiltinRecipe()]
     assert trainer.resolve_model("some/folder") == "some/folder"
 
 
@@ -64,7 +70,7 @@ def test_build_policy_builds_the_size_it_is_asked_for(monkeypatch, tmp_path, cap
     monkeypatch.setattr("empo2.policy.builtin.find_builtin_policy",
                         lambda recipe: asked.append(recipe) or tmp_path)  # found: nothing is built
     assert main(["build-policy", "--size", "large"]) == 0
-    assert asked == [BuiltinRecipe(size="large")] and str(tmp_path) in capsys.readouterr().out
+    assert asked == [recipe_for("large")] and str(tmp_path) in capsys.readouterr().out
 
 
 def test_build_policy_lr_is_another_recipe_and_a_bad_rate_is_one_line(monkeypatch, tmp_path, capsys):
@@ -73,9 +79,9 @@ def test_build_policy_lr_is_another_recipe_and_a_bad_rate_is_one_line(monkeypatc
     asked = []
     monkeypatch.setattr("empo2.policy.builtin.find_builtin_policy",
                         lambda recipe: asked.append(recipe) or tmp_path)
-    assert main(["build-policy", "--size", "large", "--lr", "5e-4"]) == 0
-    assert asked == [BuiltinRecipe(size="large", lr=5e-4)]
-    assert asked[0].key() != BuiltinRecipe(size="large").key()  # cached beside, never reused
+    assert main(["build-policy", "--size", "large", "--lr", "2.5e-4"]) == 0
+    assert asked == [BuiltinRecipe(size="large", lr=2.5e-4)]
+    assert asked[0].key() != recipe_for("large").key()  # cached beside, never reused
     capsys.readouterr()
     for bad in ("0", "-0.001", "fast"):
         with pytest.raises(SystemExit) as exit_:

@@ -25,9 +25,9 @@ def cmd_build_policy(args) -> int:
     if args.warm_start:
         raise UserError("--warm-start is for a packaged model (--model NAME); the built-in policy "
                         "is warm-started by its own build")
-    from ..policy.builtin import BuiltinRecipe, build_builtin_policy, builtin_policy_path, find_builtin_policy
+    from ..policy.builtin import build_builtin_policy, builtin_policy_path, find_builtin_policy, recipe_for
 
-    recipe = BuiltinRecipe(seed=args.seed, size=args.size)
+    recipe = recipe_for(args.size, seed=args.seed)
     if args.lr is not None:
         recipe = replace(recipe, lr=args.lr)
     found = find_builtin_policy(recipe)

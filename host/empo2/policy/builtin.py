@@ -77,6 +77,19 @@ class BuiltinRecipe:
         return hashlib.sha256(blob).hexdigest()[:12]
 
 
+# A size's own peak imitation rate, where the recipe's 1e-3 (tuned on the default) does not suit
+# it. The large policy (twice the width) at 1e-3 never learned to copy an action out of a tip
+# (0 of 64 gold tips followed); at half the rate, the width rule, it does
+# (docs/bench/r4-size/LARGE-RECIPE.md).
+SIZE_LR: dict[str, float] = {"large": 5e-4}
+
+
+def recipe_for(size: str = "default", seed: int = 0) -> BuiltinRecipe:
+    """The recipe that `build-policy --size` and `policy.model=builtin:<size>` build: the
+    default recipe at that size, with the size's own rate where it has one."""
+    return BuiltinRecipe(seed=seed, size=size, lr=SIZE_LR.get(size, BuiltinRecipe.lr))
+
+
 # The default recipe's weights ship inside the package, so a fresh clone trains in seconds
 # instead of building for half an hour; `empo2-host build-policy --force` reproduces them, and
 # test_builtin_policy.py checks that the shipped files are the ones their build report records.

@@ -56,9 +56,10 @@ TINY_SIZES: dict[str, TinySize] = {
     "tiny": TinySize(hidden=96, layers=2, heads=4, kv_heads=2, intermediate=256),
     # ~1.7M: the built-in policy that learns the built-in worlds on a laptop CPU.
     "default": TinySize(hidden=192, layers=4, heads=4, kv_heads=2, intermediate=512),
-    # ~9.5M (5.7× default): the same recipe and demonstrations at twice the width and 1.5× the
-    # depth, to test whether the default is too small to read and write tips
-    # (`policy.model=builtin:large`; its build is about five times the default's).
+    # ~9.5M (5.7× default): the same demonstrations and schedule at twice the width and 1.5× the
+    # depth, at half the default's rate (builtin.py's SIZE_LR), to test whether the default is
+    # too small to read and write tips (`policy.model=builtin:large`; its build is about four
+    # times the default's).
     "large": TinySize(hidden=384, layers=6, heads=6, kv_heads=2, intermediate=1024),
 }
 

@@ -78,9 +78,9 @@ def resolve_model(name: str, progress=None) -> str:
     conversion in the cache (converted when missing), anything else is itself."""
     size = builtin_size(name)
     if size is not None:
-        from ..policy.builtin import BuiltinRecipe, ensure_builtin_policy
+        from ..policy.builtin import ensure_builtin_policy, recipe_for
 
-        return str(ensure_builtin_policy(BuiltinRecipe(size=size), progress=progress))
+        return str(ensure_builtin_policy(recipe_for(size), progress=progress))
     from ..policy.pretrained import ensure_packaged_policy, is_packaged_model
 
     if is_packaged_model(name):
