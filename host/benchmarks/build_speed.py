@@ -4,8 +4,9 @@ per imitation step for each model size on the same batches, and the whole build 
     .venv/bin/python host/benchmarks/build_speed.py                    # default against large
     .venv/bin/python host/benchmarks/build_speed.py --sizes tiny,default --steps 10
 
-Each size runs the real build (`build_builtin_policy`: the recipe's demonstrations, vocabulary
-and imitation) with the same seed, so every size takes the same batches in the same order, and
+Each size runs the real build of the recipe `build-policy --size` builds (`build_builtin_policy`:
+its demonstrations, vocabulary and imitation) with the same seed, so every size takes the same
+batches in the same order (a size's own learning rate changes no step's cost), and
 stops it after `--steps` optimizer steps (nothing reaches the cache). The first steps are left
 out of the timing (allocator and thread-pool warm-up). The baseline is the first size, measured
 in the same run: the ratio says how much longer a step of each other size takes on the same
@@ -21,12 +22,11 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from empo2.policy.builtin import BuildCancelled, BuiltinRecipe, build_builtin_policy  # noqa: E402
+from empo2.policy.builtin import BuildCancelled, BuiltinRecipe, build_builtin_policy, recipe_for  # noqa: E402
 from empo2.policy.model import TINY_SIZES  # noqa: E402
 
 WARMUP_STEPS = 3  # left out of the per-step timing
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--steps must be at least {WARMUP_STEPS + 2} (the first {WARMUP_STEPS} are warm-up)")
     rows = []
     for size in sizes:
-        row = time_steps(replace(BuiltinRecipe(), size=size), args.steps)
+        row = time_steps(recipe_for(size), args.steps)
         rows.append(row)
         print(f"{size}: {row['step_s']:.3f} s/step after {row['setup_s']:.0f} s of setup; "
               f"the recipe's {row['build_steps']} steps: about {row['projected_build_h']:.2f} h")
