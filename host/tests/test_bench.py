@@ -256,6 +256,45 @@ def test_a_resumed_bench_keeps_the_finished_runs_and_trains_only_the_new_ones(tm
     assert _ran(tmp_path / "runs3") == [] and third["complete"]  # nothing left to train
 
 
+def test_every_run_records_the_weights_it_started_from_and_a_resume_on_other_weights_says_so(
+        tmp_path, monkeypatch, capsys):
+    import hashlib
+
+    import empo2.bench.runner as bench
+
+    policy = tmp_path / "policy-abc"
+    policy.mkdir()
+    monkeypatch.setattr(bench, "_train_and_evaluate", _stand_in_worker)
+    monkeypatch.setattr("empo2.training.trainer.resolve_model", lambda model: str(policy))
+    monkeypatch.setattr(bench, "cpu_model", lambda: "CPU one")
+    out = tmp_path / "out"
+    (policy / "model.safetensors").write_bytes(b"the first build")
+    first = run_bench([0], out, tmp_path / "runs1", workers=1, arms=["EMPO²", "GRPO"])
+    sha = hashlib.sha256(b"model.safetensors\0the first build").hexdigest()
+    assert {(r["policy_sha256"], r["cpu"]) for r in first["runs"]} == {(sha, "CPU one")}
+    assert "other weights" not in capsys.readouterr().err
+    # The same recipe built on another machine: other bytes under the same folder name.
+    (policy / "model.safetensors").write_bytes(b"the second build")
+    monkeypatch.setattr(bench, "cpu_model", lambda: "CPU two")
+    second = run_bench([0, 1], out, tmp_path / "runs2", workers=1, arms=["EMPO²", "GRPO"], resume=True)
+    assert "seeds 0 started from other weights than this machine's policy-abc" in capsys.readouterr().err
+    other = hashlib.sha256(b"model.safetensors\0the second build").hexdigest()
+    assert {r["seed"]: r["policy_sha256"] for r in second["runs"] if r["method"] == "GRPO"} == {0: sha, 1: other}
+    assert (f"Warm start's weights (sha256): `{sha[:12]}` on CPU one (seeds 0); "
+            f"`{other[:12]}` on CPU two (seeds 1).") in (out / "results.md").read_text()
+
+
+def test_a_policy_folder_without_weight_files_has_no_weights_hash(tmp_path):
+    from empo2.bench.provenance import weights_sha256
+
+    assert weights_sha256(tmp_path) is None and weights_sha256(tmp_path / "missing") is None
+    (tmp_path / "b.bin").write_bytes(b"2")
+    (tmp_path / "a.safetensors").write_bytes(b"1")
+    both = weights_sha256(tmp_path)
+    (tmp_path / "b.bin").write_bytes(b"3")
+    assert both is not None and weights_sha256(tmp_path) != both
+
+
 @pytest.mark.parametrize("change, message", [
     ({"eval_episodes": 60}, "was made with eval_episodes = 240"),
     ({"overrides": ["max_env_steps=100"]}, "was made with overrides = []"),

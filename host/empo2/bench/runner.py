@@ -35,6 +35,7 @@ import json
 import math
 import os
 import statistics
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -44,6 +45,7 @@ from ..atomic import atomic_write_text
 from ..config import load_config
 from ..envs.builtin.tasks import out_of_distribution_tasks
 from .arms import ABLATIONS, ARMS, DEFAULT_ARMS
+from .provenance import cpu_model, weights_sha256
 from .stats import curve_auc, paired_summary
 from .svg import learning_curves_svg, mean_curve
 
@@ -233,7 +235,10 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
     from ..training.trainer import resolve_model
 
     # Build the shared policy once, before workers race; its folder names the recipe it came from.
-    policy = Path(resolve_model(config.policy.model)).name
+    resolved = resolve_model(config.policy.model)
+    policy = Path(resolved).name
+    # The weights, not only the recipe's name: a build on another CPU rounds differently.
+    provenance = {"policy_sha256": weights_sha256(resolved), "cpu": cpu_model()}
     protocol = {"preset": preset, "overrides": overrides, "policy": policy, "seeds": list(seeds),
                 "arms": list(main_arms), "ablation_seeds": list(ablation_seeds),
                 "env_step_budget": config.max_env_steps, "eval_episodes": eval_episodes,
@@ -242,6 +247,11 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
     runs, earlier = reusable_runs(out / "results.json", protocol, jobs) if resume else ([], [])
     kept = {r["name"] for r in runs}
     todo = [job for job in jobs if job["name"] not in kept]
+    foreign = sorted({r["seed"] for r in runs if r.get("policy_sha256") not in (None, provenance["policy_sha256"])})
+    if todo and foreign:
+        print(f"empo2: the runs kept for seeds {', '.join(map(str, foreign))} started from other weights "
+              f"than this machine's {policy} (a build on another CPU rounds differently); each run "
+              f"records its own (policy_sha256)", file=sys.stderr)
     bar = bar_factory("bench", total=len(todo), unit="run") if bar_factory else None
     started = time.time()
 
@@ -263,7 +273,7 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
     with ProcessPoolExecutor(max_workers=workers or min(2, os.cpu_count() or 1)) as pool:
         pending = {pool.submit(_train_and_evaluate, job): job for job in todo}
         for future in as_completed(pending):
-            runs.append(dict(future.result(), name=pending[future]["name"]))
+            runs.append(dict(future.result(), name=pending[future]["name"], **provenance))
             if bar:
                 bar.update(1)
             write_report(report_now(), out, quiet=len(runs) < len(jobs))
@@ -348,6 +358,7 @@ def markdown(report: dict) -> str:
         f"(ablations: {p['ablation_seeds'] or 'none'}); budget {p['env_step_budget']:,} env steps; "
         f"{p['eval_episodes']} evaluation episodes per split at temperature {p['eval_temperature']}; "
         f"{_minutes(report)} on this machine.",
+        *_warm_starts(report.get("runs", [])),
         "",
         f"| method | seeds | env steps | train success{mark['train_success']} | held-out "
         f"success{mark['held_out_success']} | AUC | OOD trial 1 | OOD last trial |",
@@ -371,6 +382,20 @@ def markdown(report: dict) -> str:
                      f"{'yes' if c.get('claimed') else 'no'} | {_interval(c.get('bca95'))} | "
                      f"{_interval(c['ci95'])} | {ratio} |")
     return "\n".join(lines)
+
+
+def _warm_starts(runs: list[dict]) -> list[str]:
+    """The line naming the weights the runs started from, with the CPU and seeds of each (runs
+    recorded before runs kept their weights' hash have none)."""
+    builds: dict[tuple[str, str], set[int]] = {}
+    for run in runs:
+        if run.get("policy_sha256"):
+            builds.setdefault((run["policy_sha256"], run.get("cpu", "unknown CPU")), set()).add(run["seed"])
+    if not builds:
+        return []
+    return ["", "Warm start's weights (sha256): " + "; ".join(
+        f"`{sha[:12]}` on {cpu} (seeds {', '.join(map(str, sorted(seeds)))})"
+        for (sha, cpu), seeds in builds.items()) + "."]
 
 
 def _interval(interval: list[float] | None) -> str:
