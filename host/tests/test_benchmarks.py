@@ -192,6 +192,30 @@ def test_build_speed_times_each_size_on_the_same_batches_and_projects_the_whole_
     assert bad.returncode == 2 and "unknown size 'huge'" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def test_the_build_fingerprint_repeats_on_one_machine_and_moves_with_every_step(tmp_path):
+    from empo2.bench.provenance import weights_sha256
+    from empo2.policy.builtin import build_builtin_policy, recipe_for
+
+    def sha(steps):
+        result = _run([str(BENCH / "build_fingerprint.py"), "--size", "tiny", "--steps", str(steps)])
+        assert result.returncode == 0, result.stderr[-3000:]
+        row = json.loads(result.stdout.strip().splitlines()[-1])
+        assert row["size"] == "tiny" and row["steps"] == steps and row["cpu"]
+        assert f"tiny after {steps} steps on " in result.stdout
+        return row["sha256"]
+
+    first = sha(2)
+    assert first == sha(2) != sha(3)
+    # The script's hash is the stopped build's saved weights, as a bench records them.
+    report = build_builtin_policy(recipe_for("tiny"), tmp_path / "policy", stop_after=2)
+    assert report["stopped_after_steps"] == 2 and report["epoch_losses"] == []
+    assert weights_sha256(tmp_path / "policy") == first
+    for bad, message in ((["--steps", "0"], "expected a whole number of steps above zero, got '0'"),
+                         (["--size", "huge"], "unknown size 'huge'")):
+        refused = _run([str(BENCH / "build_fingerprint.py"), *bad])
+        assert refused.returncode == 2 and message in refused.stderr and "Traceback" not in refused.stderr
+
+
 @pytest.mark.parametrize("script", sorted(p.name for p in BENCH.glob("*.py")
                                            if 'if __name__ == "__main__":' in p.read_text()))
 def test_every_benchmark_script_starts(script):

@@ -158,10 +158,17 @@ def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
     return texts
 
 
+class _StoppedEarly(Exception):
+    """The build reached `stop_after` steps."""
+
+
 def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
-                         progress: BuildProgress | None = None) -> dict:
+                         progress: BuildProgress | None = None, stop_after: int | None = None) -> dict:
     """Builds the policy into `destination` (atomically); returns the build report. A progress
-    callback that raises (BuildCancelled) stops it with nothing written."""
+    callback that raises (BuildCancelled) stops it with nothing written. With `stop_after`, the
+    build stops after that many optimizer steps and saves the weights it has, its report saying
+    so: the first steps of the real build, enough to tell whether two machines build the same
+    policy (benchmarks/build_fingerprint.py) without the hour the whole build takes."""
     started = time.time()
     torch.manual_seed(recipe.seed)
     shape = PromptShape(recipe.history_steps, recipe.observation_words)
@@ -173,17 +180,29 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
     model = build_tiny_model(tokenizer, recipe.size, recipe.seed)
     steps = steps_per_epoch(len(examples), recipe.batch_size)
     total = steps * recipe.epochs
-    per_step = None if progress is None else (
-        lambda epoch, step, _steps, loss: progress(epoch * steps + step + 1, total, epoch, loss))
-    losses = imitate(model, tokenizer, examples, epochs=recipe.epochs, batch_size=recipe.batch_size,
-                     lr=recipe.lr, seed=recipe.seed, progress=per_step,
-                     warmup_steps=round(recipe.warmup * steps * recipe.epochs))
+
+    def per_step(epoch: int, step: int, _steps: int, loss: float) -> None:
+        done = epoch * steps + step + 1
+        if progress is not None:
+            progress(done, total, epoch, loss)
+        if stop_after is not None and done >= stop_after:
+            raise _StoppedEarly
+
+    stopped = False
+    try:
+        losses = imitate(model, tokenizer, examples, epochs=recipe.epochs, batch_size=recipe.batch_size,
+                         lr=recipe.lr, seed=recipe.seed, progress=per_step,
+                         warmup_steps=round(recipe.warmup * steps * recipe.epochs))
+    except _StoppedEarly:
+        losses, stopped = [], True  # a stopped build reports no epoch's loss
     model.eval()
     report = {
         "recipe": asdict(recipe), "recipe_key": recipe.key(), "examples": len(examples),
         "parameters": sum(p.numel() for p in model.parameters()), "vocabulary": len(tokenizer),
         "epoch_losses": losses, "seconds": round(time.time() - started, 1),
     }
+    if stopped:
+        report["stopped_after_steps"] = stop_after
     return save_policy_folder(model, tokenizer, report, destination)
 
 
