@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2.bench.provenance import cpu_model, weights_sha256  # noqa: E402
-from empo2.cli.parser import _positive_float  # noqa: E402
+from empo2.cli.parser import positive_float  # noqa: E402
 from empo2.policy.builtin import build_builtin_policy, recipe_for  # noqa: E402
 from empo2.policy.model import TINY_SIZES  # noqa: E402
 
@@ -33,13 +33,9 @@ from empo2.policy.model import TINY_SIZES  # noqa: E402
 def fingerprint(size: str, steps: int, lr: float | None = None) -> dict:
     """The build of `size`'s recipe stopped after `steps` steps: its weights' sha256 and what
     chose the kernels that computed them."""
-    import dataclasses
-
     import torch
 
-    recipe = recipe_for(size)
-    if lr is not None:
-        recipe = dataclasses.replace(recipe, lr=lr)
+    recipe = recipe_for(size, lr=lr)
     with tempfile.TemporaryDirectory(prefix="empo2-build-fingerprint-") as scratch:
         build_builtin_policy(recipe, Path(scratch) / "policy", stop_after=steps)
         sha = weights_sha256(Path(scratch) / "policy")
@@ -63,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="default", help=f"one of {', '.join(TINY_SIZES)}")
     parser.add_argument("--steps", type=_at_least_one, default=30, help="optimizer steps before the hash")
-    parser.add_argument("--lr", type=_positive_float, default=None, help="the peak rate (default: the size's own)")
+    parser.add_argument("--lr", type=positive_float, default=None, help="the peak rate (default: the size's own)")
     args = parser.parse_args(argv)
     if args.size not in TINY_SIZES:
         parser.error(f"unknown size {args.size!r}; the sizes are: {', '.join(TINY_SIZES)}")

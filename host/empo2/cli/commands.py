@@ -7,7 +7,6 @@ import logging
 import os
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from .. import metric_keys as metric
@@ -27,9 +26,7 @@ def cmd_build_policy(args) -> int:
                         "is warm-started by its own build")
     from ..policy.builtin import build_builtin_policy, builtin_policy_path, find_builtin_policy, recipe_for
 
-    recipe = recipe_for(args.size, seed=args.seed)
-    if args.lr is not None:
-        recipe = replace(recipe, lr=args.lr)
+    recipe = recipe_for(args.size, seed=args.seed, lr=args.lr)
     found = find_builtin_policy(recipe)
     if found is not None and not args.force:
         print(json.dumps({"path": str(found), "cached": True}))

@@ -18,7 +18,7 @@ def _config_source(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--config", help="a JSON config file")
 
 
-def _positive_float(text: str) -> float:
+def positive_float(text: str) -> float:
     """A number above zero, or argparse's one-line refusal saying so."""
     try:
         value = float(text)
@@ -56,7 +56,7 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--size", default="default", choices=BUILTIN_SIZES,
                    help="the built-in policy's size (default: %(default)s; 'large' for the size test)")
-    p.add_argument("--lr", type=_positive_float, metavar="RATE",
+    p.add_argument("--lr", type=positive_float, metavar="RATE",
                    help="the built-in policy's peak imitation learning rate (default: the "
                         "recipe's); another rate is another recipe, cached beside it")
     p.add_argument("--force", action="store_true", help="rebuild even when cached")

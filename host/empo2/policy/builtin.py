@@ -84,10 +84,11 @@ class BuiltinRecipe:
 SIZE_LR: dict[str, float] = {"large": 5e-4}
 
 
-def recipe_for(size: str = "default", seed: int = 0) -> BuiltinRecipe:
+def recipe_for(size: str = "default", seed: int = 0, lr: float | None = None) -> BuiltinRecipe:
     """The recipe that `build-policy --size` and `policy.model=builtin:<size>` build: the
-    default recipe at that size, with the size's own rate where it has one."""
-    return BuiltinRecipe(seed=seed, size=size, lr=SIZE_LR.get(size, BuiltinRecipe.lr))
+    default recipe at that size, with the size's own rate where it has one (`lr` overrides it:
+    `build-policy --lr`)."""
+    return BuiltinRecipe(seed=seed, size=size, lr=lr if lr is not None else SIZE_LR.get(size, BuiltinRecipe.lr))
 
 
 # The default recipe's weights ship inside the package, so a fresh clone trains in seconds
