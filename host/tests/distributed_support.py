@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import os
 import pickle
 import sys
 
@@ -18,6 +17,7 @@ from empo2.training.distributed import SINGLE, Dist
 from empo2.policy.model import LoraSettings, load_policy
 from empo2.training.trainer import kl_reference
 from empo2.training.update import update_policy
+from empo2.torchrun import leave_rank
 
 ALGO = dict(minibatches=2, lr=1e-3, low_prob_mask="token")
 VARIANTS = {
@@ -72,11 +72,4 @@ if __name__ == "__main__":
     if dist.main:
         torch.save(result, out)
     dist.close()
-    # Leave without the interpreter's teardown. The work is done and written; what is left are
-    # the C++ destructors of torch.distributed's objects, which run at exit in no set order, and
-    # a rank that meets a still-joinable thread there aborts ("terminate called without an active
-    # exception", exit -6) and fails the launch after the fact: seen on a loaded two-core
-    # machine, and in PyTorch's own FSDP tests. Flushed first, so nothing printed is lost.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    leave_rank(0)  # past the interpreter's teardown of torch.distributed (empo2/torchrun.py)

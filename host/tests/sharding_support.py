@@ -12,7 +12,6 @@ totals of the unsharded model.
 
 from __future__ import annotations
 
-import os
 import pickle
 import sys
 
@@ -25,6 +24,7 @@ from empo2.policy.generation import generate_from_ids
 from empo2.policy.model import load_policy
 from empo2.training.sharding import gathered, local_bytes, rank_memory, shard_model, units
 from empo2.training.update import update_policy
+from empo2.torchrun import leave_rank
 
 
 def _full(tensor):
@@ -114,11 +114,4 @@ if __name__ == "__main__":
         torch.save(results if variants else results["plain"], out)
     dist.barrier()
     dist.close()
-    # Leave without the interpreter's teardown. The work is done and written; what is left are
-    # the C++ destructors of torch.distributed's objects, which run at exit in no set order, and
-    # a rank that meets a still-joinable thread there aborts ("terminate called without an active
-    # exception", exit -6) and fails the launch after the fact: seen on a loaded two-core
-    # machine, and in PyTorch's own FSDP tests. Flushed first, so nothing printed is lost.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    leave_rank(0)  # past the interpreter's teardown of torch.distributed (empo2/torchrun.py)

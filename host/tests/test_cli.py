@@ -82,6 +82,17 @@ def test_a_rank_of_a_launched_job_leaves_with_its_exit_status_and_everything_it_
     assert bad.returncode == 2 and bad.stderr.strip().endswith("is not a folder of run folders.")
 
 
+def test_the_job_size_is_torchrun_s_word_and_one_outside_it(monkeypatch):
+    from empo2.torchrun import world_size
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert world_size() == 1
+    monkeypatch.setenv("WORLD_SIZE", "")  # set but empty, as some launchers leave it
+    assert world_size() == 1
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    assert world_size() == 4
+
+
 def _metrics(path: Path) -> list[dict]:
     drop = {"time"}
     lines = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]

@@ -25,6 +25,7 @@ import sys
 import traceback
 
 from ..one_sentence import sentence
+from ..torchrun import leave_rank, world_size
 from .commands import COMMANDS
 from .errors import EXIT_USAGE, is_user_error
 from .parser import build_parser
@@ -32,26 +33,9 @@ from .parser import build_parser
 
 def main(argv: list[str] | None = None) -> int:
     code = _run(argv)
-    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
-        _leave_rank(code)
+    if world_size() > 1:
+        leave_rank(code)
     return code
-
-
-def _leave_rank(code: int) -> None:
-    """One process of a torchrun job ends here, its outcome decided: its run folder written (or
-    marked failed), its sentence printed. A normal interpreter exit would run the C++ destructors
-    of torch.distributed's objects in no set order, and a rank that meets a still-joinable thread
-    there aborts ("terminate called without an active exception", exit -6), which fails the
-    whole job after the fact and hides the rank's own outcome: seen after a resumed sharded run
-    on a loaded two-core machine, and in PyTorch's own FSDP tests. Flushed first, so nothing
-    printed or logged is lost."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # the launcher has gone; nothing left to say it to
-            pass
-    logging.shutdown()
-    os._exit(code)
 
 
 def _run(argv: list[str] | None) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import metric_keys as metric
 from ..config import TrainConfig, load_config
 from ..one_sentence import sentence
+from ..torchrun import world_size
 from .errors import EXIT_USAGE, UserError
 
 
@@ -258,7 +259,7 @@ def cmd_eval(args) -> int:
 def cmd_plan(args) -> int:
     from ..training.plan import parse_memory, plan
 
-    world = args.world if args.world is not None else int(os.environ.get("WORLD_SIZE", "1"))
+    world = args.world if args.world is not None else world_size()
     if world < 1:
         raise UserError("--world must be at least 1")
     config = load_config(args.preset or args.config, args.overrides)

@@ -28,6 +28,7 @@ import torch
 import torch.distributed as torch_dist
 
 from ..algo.losses import merge_stats
+from ..torchrun import world_size
 
 
 @dataclass
@@ -52,7 +53,7 @@ class Dist:
     @classmethod
     def from_env(cls) -> "Dist":
         """Joins the job torchrun described in the environment (WORLD_SIZE > 1), else one process."""
-        world = int(os.environ.get("WORLD_SIZE", "1"))
+        world = world_size()
         if world <= 1:
             return cls()
         if not torch_dist.is_initialized():
