@@ -32,6 +32,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cache import cache_root
 from .base import StepInfo, parse_action
 from .text_game import CORRECTIONS, TextGameEnv
 
@@ -96,8 +97,7 @@ NOT_UNDERSTOOD = ("That's not a verb I recognise.", "You can't see any such thin
 
 
 def games_root() -> Path:
-    cache = Path(os.environ.get("EMPO2_CACHE_DIR", Path.home() / ".cache" / "empo2"))
-    return cache / "textworld"
+    return cache_root() / "textworld"
 
 
 def game_path(task: str, seed: int) -> Path:

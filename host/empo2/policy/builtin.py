@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,6 +20,7 @@ from typing import Callable
 
 import torch
 
+from ..cache import cache_root
 from ..envs.builtin.env import BuiltinEnv
 from ..envs.builtin.tasks import (
     CONTAINER_POOL, DECOY_WORD, DEMO_VARIATION_BASE, DISTRACTOR_ITEMS, ROOM_POOL, TASK_KINDS,
@@ -95,10 +95,6 @@ def recipe_for(size: str = "default", seed: int = 0, lr: float | None = None) ->
 # instead of building for half an hour; `empo2-host build-policy --force` reproduces them, and
 # test_builtin_policy.py checks that the shipped files are the ones their build report records.
 SHIPPED_DIR = Path(__file__).parent / "shipped"
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("EMPO2_CACHE_DIR", Path.home() / ".cache" / "empo2"))
 
 
 def builtin_policy_path(recipe: BuiltinRecipe) -> Path:

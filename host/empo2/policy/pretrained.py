@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cache import cache_root
 from .saved_folder import BUILD_REPORT, build_once, save_policy_folder
 
 # torch-free at import (builtin.py and model.py load torch, so they are imported where used):
@@ -53,8 +54,6 @@ def is_packaged_model(name: str) -> bool:
 
 def packaged_policy_path(model: PackagedModel) -> Path:
     """Where the conversion lives in the cache."""
-    from .builtin import cache_root
-
     return cache_root() / "policies" / f"{model.name}-{model.sha256[:12]}"
 
 
