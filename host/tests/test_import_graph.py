@@ -17,8 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "empo2"
 # top, by name; "" is empo2/__init__.py). A module may import its own unit and any unit of a
 # lower layer; never another unit of its own layer, never a higher one.
 LAYERS: list[tuple[str, ...]] = [
-    # the ground floor: the version, the config, the metrics' keys, the crash-safe write kit, the modes' names, the one-sentence error
-    ("", "config", "metric_keys", "atomic", "modes", "one_sentence"),
+    # the ground floor: the version, the config, the metrics' keys, the crash-safe write kit, the
+    # modes' names, the one-sentence error, the cache's place, the torchrun job a process is in
+    ("", "config", "metric_keys", "atomic", "modes", "one_sentence", "cache", "torchrun"),
     # pure maths; the text worlds; the run folder on disk
     ("algo", "envs", "run_folder"),
     # the tip store (algo's bit-exact cosine); the policy (its demonstrations play the built-in worlds)
@@ -36,7 +37,8 @@ LAYER_OF = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
 
 # The only modules at the top of the package: the entry point and the ground floor. Everything
 # else lives in the package of its feature.
-TOP_MODULES = {"__init__.py", "config.py", "metric_keys.py", "atomic.py", "modes.py", "one_sentence.py"}
+TOP_MODULES = {"__init__.py", "config.py", "metric_keys.py", "atomic.py", "modes.py", "one_sentence.py",
+               "cache.py", "torchrun.py"}
 
 
 def module_name(path: Path) -> str:
