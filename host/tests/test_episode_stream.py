@@ -3,11 +3,16 @@ hook, the server's `trajectory/progress` notification, and the `reflection` phas
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from conftest import tiny_run_overrides
 from empo2.config import load_config
 from empo2.run_folder.folder import RunFolder
+from empo2.server import run_manager
+from empo2.server.client import HostError
+from empo2.server.protocol import error_codes
 from empo2.server.fanout import Outbox
 from empo2.training.rollout import episode_generator, roll_out
 from empo2.training.run_control import TrainerHooks
@@ -29,7 +34,9 @@ class Recorder(TrainerHooks):
         self.calls.append(("progress", iteration, phase))
         self.counts.append((iteration, phase, done, total))
 
-    def on_episode(self, iteration, summary, done, total):
+    def on_episode(self, iteration, summary, record, done, total):
+        assert {k: record[k] for k in summary if k != "steps"} == {k: v for k, v in summary.items() if k != "steps"}
+        assert len(record["steps"]) == summary["steps"] and record["tip"] is None
         self.calls.append(("episode", iteration, summary, done, total))
 
     def on_trajectories(self, iteration, summaries):
@@ -54,7 +61,8 @@ def test_roll_out_reports_each_episode_the_moment_it_ends(policy):  # noqa: F811
     envs = [RecordingEnv(max_steps=n) for n in (3, 1, 2)]
     seen = []
 
-    def ended(i):  # what the batch looks like at that moment
+    def ended(i, after):  # what the batch looks like at that moment
+        assert len(after) == len(episodes[i].steps)  # its observation after each step
         seen.append((i, [(ep.done, len(ep.steps)) for ep in episodes]))
 
     roll_out(envs, episodes, model, tokenizer, make_settings(),
@@ -130,6 +138,68 @@ def test_the_server_sends_episodes_as_they_end_valid_and_before_trajectory_added
         check.assert_clean()
     finally:
         quiet.close()
+        client.close()
+        host.stop()
+
+
+# What an episode's record knows when it ends and keeps once written; the rest (novelty rewards,
+# the tip) comes after the rollout.
+PLAYED = ("observation", "prompt", "prompt_no_tips", "tips", "tip_ids", "action", "executed_action",
+          "action_ids", "behaviour_logprobs", "reward", "score", "next_observation")
+
+
+@pytest.mark.slow
+def test_an_ended_episode_opens_as_it_ended_until_its_iteration_is_written(tmp_path, tiny_policy,
+                                                                         embedder, monkeypatch):
+    # The trainer is held at the reflection (every episode ended, nothing written) until the
+    # client has looked: no race with the write.
+    looked, held = threading.Event(), threading.Event()
+    on_progress = run_manager._Hooks.on_progress
+
+    def hold_at_reflection(self, iteration, phase, done, total):
+        on_progress(self, iteration, phase, done, total)
+        if phase == "reflection" and not held.is_set():
+            held.set()
+            assert looked.wait(120)
+
+    monkeypatch.setattr(run_manager._Hooks, "on_progress", hold_at_reflection)
+    check = SchemaCheck()
+    host = make_host([tmp_path / "runs"], embedder)
+    client = connect(host, check, "watcher")
+    try:
+        config = tiny_run_overrides(tiny_policy, iterations=1, **{"eval.every": 0})
+        client.request("run.start", {"config": config, "name": "live"})
+        assert held.wait(300)
+        ended = [s for m in client.notifications if m["method"] == "trajectory/progress"
+                 for s in m["params"]["summaries"]]
+        assert ended
+        as_ended = {}
+        for summary in ended:
+            got = client.request("trajectory.get", {"runId": "live", "episodeId": summary["id"]})
+            assert got["provisional"] is True
+            episode = got["episode"]
+            assert {k: episode[k] for k in summary if k != "steps"} == {k: v for k, v in summary.items() if k != "steps"}
+            assert len(episode["steps"]) == summary["steps"] and episode["tip"] is None
+            assert all(step["intrinsic"] == 0 for step in episode["steps"])
+            as_ended[summary["id"]] = episode
+        with pytest.raises(HostError) as err:
+            client.request("trajectory.get", {"runId": "live", "episodeId": "i000001-e9999"})
+        assert err.value.code == error_codes()["EpisodeNotFound"]
+        assert client.request("trajectory.list", {"runId": "live"})["total"] == 0, "nothing written yet"
+        looked.set()
+
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished",
+                        timeout=600)
+        for episode_id, before in as_ended.items():
+            got = client.request("trajectory.get", {"runId": "live", "episodeId": episode_id})
+            assert "provisional" not in got, "the record, written"
+            record = got["episode"]
+            assert [{k: s[k] for k in PLAYED} for s in record["steps"]] == \
+                [{k: s[k] for k in PLAYED} for s in before["steps"]], "the same steps as played"
+            assert isinstance(record["tip"], str) and "intrinsic" in record
+        check.assert_clean()
+    finally:
+        looked.set()
         client.close()
         host.stop()
 

@@ -23,6 +23,15 @@ export class EpisodeBrowser extends Disposable {
   ) {
     super();
     this._register(treeView.onDidChangeSelection(({ selection }) => this.selected(selection[0])));
+    this._register(model.onDidWriteIteration(({ runId, iteration }) => this.written(runId, iteration)));
+  }
+
+  /** An episode shown as it ended gives way to its record once its iteration is written. */
+  private written(runId: string, iteration: number): void {
+    const shown = this.panel.current;
+    if (shown?.provisional && shown.runId === runId && shown.episode.iteration === iteration) {
+      void this.show(runId, shown.episode.id, shown.focusStep);
+    }
   }
 
   private selected(element: TreeElement | undefined): void {
@@ -49,8 +58,7 @@ export class EpisodeBrowser extends Disposable {
   async show(runId: string, episodeId: string, focusStep?: number, preserveFocus = true): Promise<void> {
     this.log.info(`Opening episode ${episodeId} of ${runId}${focusStep !== undefined ? ` at step ${focusStep}` : ''}.`);
     try {
-      const episode = await this.model.episode(runId, episodeId);
-      this.panel.show(runId, episode, focusStep, preserveFocus);
+      this.panel.show(runId, await this.model.episode(runId, episodeId), focusStep, preserveFocus);
     } catch (error) {
       void vscode.window.showErrorMessage(`EMPO²: cannot open episode ${episodeId}: ${describeError(error)}`);
     }

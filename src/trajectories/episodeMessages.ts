@@ -8,6 +8,8 @@ export interface EpisodeViewState {
   readonly episode: Episode;
   /** Scroll to this step (a step selected in the tree). */
   readonly focusStep?: number;
+  /** Its iteration is still training: shown as it ended (no novelty rewards, no tip yet). */
+  readonly provisional?: boolean;
 }
 
 export const EpisodeNotifications = {

@@ -2,8 +2,8 @@ import type * as vscode from 'vscode';
 import type { IDisposable } from '../common/lifecycle';
 import type { MessageEndpoint } from '../common/messageEndpoint';
 import { SingleWebviewPanel } from '../common/webviewPanel';
-import type { Episode } from '../rpc/protocol';
 import { EpisodeNotifications, EpisodeRequests, type EpisodeViewState } from './episodeMessages';
+import type { LoadedEpisode } from './trajectoryData';
 
 /**
  * The read-only view of one episode (a webview panel in the editor area): the task, every
@@ -27,8 +27,9 @@ export class EpisodePanel extends SingleWebviewPanel {
     return this.isOpen ? this.shown : undefined;
   }
 
-  show(runId: string, episode: Episode, focusStep?: number, preserveFocus = true): void {
-    const state: EpisodeViewState = { runId, episode, ...(focusStep !== undefined ? { focusStep } : {}) };
+  show(runId: string, loaded: LoadedEpisode, focusStep?: number, preserveFocus = true): void {
+    const { episode, provisional } = loaded;
+    const state: EpisodeViewState = { runId, episode, ...(focusStep !== undefined ? { focusStep } : {}), ...(provisional ? { provisional } : {}) };
     this.shown = state;
     if (!this.openPanel(`Episode ${episode.id}`, state, preserveFocus)) {
       this.endpoint?.sendNotification(EpisodeNotifications.show, state);

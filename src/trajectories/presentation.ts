@@ -91,10 +91,10 @@ export function present(node: TrajectoryNode, model: TrajectoryModel): NodePrese
     }
     case 'episode': {
       const summary = model.summary(node.runId, node.episodeId);
-      if (summary && model.isProvisional(node.runId, node.episodeId)) {
-        return presentEndedEpisode(summary);
-      }
       const open = { runId: node.runId, episodeId: node.episodeId };
+      if (summary && model.isProvisional(node.runId, node.episodeId)) {
+        return { ...presentEndedEpisode(summary), open };
+      }
       return summary ? { ...presentEpisode(summary), open } : { label: node.episodeId, collapsible: 'collapsed', contextValue: 'empo2.episode', open };
     }
     case 'step': {
@@ -245,19 +245,19 @@ export function presentLiveIteration(live: LiveIteration, progress: Progress | n
     label: `Iteration ${live.iteration}`,
     description: [phase === 'rollout' ? `rollout ${counted}` : `${phase} · ${counted}`, ...(share ? [share] : []), ...(rollout ? [rolloutLabel(rollout)] : [])].join(' · '),
     icon: { id: 'loading~spin' },
-    tooltip: `**Iteration ${live.iteration}** — in progress (${phase})${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}\n\n${live.done} of its ${live.total} episodes have ended (${successes} succeeded); each is shown as it ends. Their steps, novelty rewards and tips open once the iteration is written.`,
+    tooltip: `**Iteration ${live.iteration}** — in progress (${phase})${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}\n\n${live.done} of its ${live.total} episodes have ended (${successes} succeeded); each is shown as it ends and opens as it ended; their novelty rewards and tips come once the iteration is written.`,
     collapsible: 'collapsed',
     contextValue: 'empo2.liveIteration',
   };
 }
 
-/** An episode of the iteration in progress, as it ended: no steps to open until the iteration is written. */
+/** An episode of the iteration in progress, as it ended: it opens (trajectory.get serves it provisional) and lists its steps. */
 export function presentEndedEpisode(summary: TrajectorySummary): NodePresentation {
   const episode = presentEpisode(summary);
   return {
     ...episode,
-    tooltip: `${episode.tooltip}\n\n*Ended; its iteration is still training: its steps open once the iteration is written.*`,
-    collapsible: 'none',
+    tooltip: `${episode.tooltip}\n\n*Ended; its iteration is still training: it opens as it ended, its novelty reward and tip come when the iteration is written.*`,
+    // No episode menus (debug, rerun): they read the written record.
     contextValue: 'empo2.liveEpisode',
   };
 }

@@ -7,7 +7,9 @@ import { iterationId } from './trajectoryNodes';
 // (trajectoryModel.ts turns it into the tree):
 //   an iteration's episodes   trajectory.list filtered to that iteration, following cursors
 //                              (1,000 per page), grouped into task groups;
-//   an episode                trajectory.get (the full episode), the last 64 kept;
+//   an episode                trajectory.get (the full episode), the last 64 kept; one of the
+//                              iteration in progress comes as it ended (provisional) and is
+//                              dropped when that iteration is written or given up;
 //   a run's metrics           run.metrics (one small request), which label the iteration rows.
 // A live run's notifications add to what is already loaded; nothing else is fetched for them.
 // The iteration a live run is playing is held apart (trajectory/progress): its episodes as they
@@ -31,6 +33,13 @@ export interface LiveIteration {
   readonly data: IterationData;
 }
 
+/** An episode as trajectory.get gave it. */
+export interface LoadedEpisode {
+  readonly episode: Episode;
+  /** Its iteration was still training: the episode as it ended, no novelty rewards, no tip yet. */
+  readonly provisional: boolean;
+}
+
 export interface TaskGroup {
   readonly key: string;
   readonly task: string;
@@ -43,7 +52,7 @@ export class TrajectoryData {
   private readonly iterations = new Map<string, IterationData>();
   private readonly loadingIterations = new Map<string, Promise<IterationData>>();
   private readonly summaries = new Map<string, TrajectorySummary>();
-  private readonly episodes = new Map<string, Episode>();
+  private readonly episodes = new Map<string, LoadedEpisode>();
   private readonly metrics = new Map<string, Map<number, MetricsRecord>>();
   private readonly loadingMetrics = new Map<string, Promise<void>>();
   /** Per run, the iteration in progress, until it is written. */
@@ -96,11 +105,11 @@ export class TrajectoryData {
 
   /** The full episode if cached (episode() loads it). */
   cachedEpisode(runId: string, episodeId: string): Episode | undefined {
-    return this.episodes.get(`${runId}/${episodeId}`);
+    return this.episodes.get(`${runId}/${episodeId}`)?.episode;
   }
 
   /** The full episode (cached, least recently used dropped first). */
-  async episode(runId: string, episodeId: string): Promise<Episode> {
+  async episode(runId: string, episodeId: string): Promise<LoadedEpisode> {
     const key = `${runId}/${episodeId}`;
     const cached = this.episodes.get(key);
     if (cached) {
@@ -109,12 +118,13 @@ export class TrajectoryData {
       this.episodes.set(key, cached);
       return cached;
     }
-    const { episode } = await this.host.request(Requests.trajectoryGet, { runId, episodeId });
-    this.episodes.set(key, episode);
+    const { episode, provisional } = await this.host.request(Requests.trajectoryGet, { runId, episodeId });
+    const loaded: LoadedEpisode = { episode, provisional: provisional === true };
+    this.episodes.set(key, loaded);
     while (this.episodes.size > EPISODE_CACHE) {
       this.episodes.delete(this.episodes.keys().next().value as string);
     }
-    return episode;
+    return loaded;
   }
 
   /** The iteration's episodes: cached (or, while it plays, those ended), else one load however many ask at once. */
@@ -216,8 +226,17 @@ export class TrajectoryData {
     return previous?.iteration !== iteration;
   }
 
-  /** Forgets a run's iteration in progress (of that number, when given); true if one was held. */
+  /**
+   * Forgets a run's iteration in progress (of that number, when given), and the episodes of the
+   * run loaded as they ended: written, their records replace them; given up, they are gone.
+   * True if an iteration was held.
+   */
   dropLive(runId: string, iteration?: number): boolean {
+    for (const [key, loaded] of this.episodes) {
+      if (loaded.provisional && key.startsWith(`${runId}/`) && (iteration === undefined || loaded.episode.iteration === iteration)) {
+        this.episodes.delete(key);
+      }
+    }
     return this.liveIteration(runId, iteration) !== undefined && this.live.delete(runId);
   }
 

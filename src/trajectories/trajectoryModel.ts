@@ -2,10 +2,10 @@ import { Emitter } from '../common/event';
 import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
 import { Notifications } from '../rpc/methods';
-import type { Episode, MetricsRecord, TrajectoryProgressEvent, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
+import type { MetricsRecord, TrajectoryProgressEvent, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
 import type { RunEntry, RunsModel } from '../runs/runsModel';
 import { isMoving, waitingText } from '../runs/runText';
-import { groupKeyOf, TrajectoryData, type IterationData, type LiveIteration, type TaskGroup } from './trajectoryData';
+import { groupKeyOf, TrajectoryData, type IterationData, type LiveIteration, type LoadedEpisode, type TaskGroup } from './trajectoryData';
 import {
   PAGE_SIZE,
   TrajectoryNodes,
@@ -47,6 +47,9 @@ export class TrajectoryModel extends Disposable {
   private readonly _onDidChange = this._register(new Emitter<TrajectoryNode | undefined>());
   /** A node whose children or label changed (undefined: the whole tree). */
   readonly onDidChange = this._onDidChange.event;
+  private readonly _onDidWriteIteration = this._register(new Emitter<{ readonly runId: string; readonly iteration: number }>());
+  /** A live run wrote an iteration: its episodes' records replace the ones loaded as they ended. */
+  readonly onDidWriteIteration = this._onDidWriteIteration.event;
 
   constructor(
     private readonly host: HostApi,
@@ -57,7 +60,7 @@ export class TrajectoryModel extends Disposable {
     this._register(runs.onDidChangeRuns(() => this._onDidChange.fire(undefined)));
     this._register(runs.onDidChangeRun((entry) => this.runChanged(entry)));
     // New iterations appear under the run (RunsModel raised trajectoryIteration; runChanged fires).
-    this._register(host.on(Notifications.trajectoryAdded, ({ runId, summaries }) => this.data.trajectoriesAdded(runId, summaries)));
+    this._register(host.on(Notifications.trajectoryAdded, ({ runId, summaries }) => this.trajectoriesAdded(runId, summaries)));
     this._register(host.on(Notifications.trajectoryProgress, (event) => this.episodesEnded(event)));
     this._register(host.on(Notifications.runMetrics, ({ runId, records }) => this.data.metricsArrived(runId, records)));
     this._register(host.onDidConnect(() => this.clear()));
@@ -151,8 +154,8 @@ export class TrajectoryModel extends Disposable {
     return this.data.cachedEpisode(node.runId, node.episodeId)?.steps[node.t];
   }
 
-  /** The full episode (cached), for the episode view. */
-  episode(runId: string, episodeId: string): Promise<Episode> {
+  /** The full episode (cached), for the episode view; provisional while its iteration trains. */
+  episode(runId: string, episodeId: string): Promise<LoadedEpisode> {
     return this.data.episode(runId, episodeId);
   }
 
@@ -243,7 +246,7 @@ export class TrajectoryModel extends Disposable {
   }
 
   private async episodeChildren(node: EpisodeNode): Promise<TrajectoryNode[]> {
-    const episode = await this.episode(node.runId, node.episodeId);
+    const { episode } = await this.episode(node.runId, node.episodeId);
     return this.nodes.page(node, 0, episode.steps.length, 'steps', (parent, index) => this.nodes.step(parent, node, index));
   }
 
@@ -259,7 +262,7 @@ export class TrajectoryModel extends Disposable {
         return this.nodes.page(node, node.offset, episodes.length, node.what, (parent, index) => this.nodes.episode(parent, owner, episodes[index].id));
       }
       case 'episode': {
-        const episode = await this.episode(owner.runId, owner.episodeId);
+        const { episode } = await this.episode(owner.runId, owner.episodeId);
         return this.nodes.page(node, node.offset, episode.steps.length, node.what, (parent, index) => this.nodes.step(parent, owner, index));
       }
       default:
@@ -298,6 +301,13 @@ export class TrajectoryModel extends Disposable {
     const live = this.data.liveIteration(entry.info.runId);
     if (live) {
       this.fireIfKnown(iterationId(entry.info.runId, live.iteration)); // its row names the phase
+    }
+  }
+
+  private trajectoriesAdded(runId: string, summaries: readonly TrajectorySummary[]): void {
+    this.data.trajectoriesAdded(runId, summaries);
+    for (const iteration of new Set(summaries.map((s) => s.iteration))) {
+      this._onDidWriteIteration.fire({ runId, iteration });
     }
   }
 

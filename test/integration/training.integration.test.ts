@@ -134,7 +134,7 @@ describe('EMPO² Studio with the real training host', function () {
     for (const group of await children(iteration2)) {
       for (const episode of await children(group)) {
         if (episode.kind === 'episode') {
-          const full = await api().trajectories.model.episode(run.runId, episode.episodeId);
+          const { episode: full } = await api().trajectories.model.episode(run.runId, episode.episodeId);
           shown.push(...full.steps.flatMap((step: TrajectoryStep) => step.tip_ids.map((id, i): [string, string] => [id, step.tips[i]])));
         }
       }

@@ -1,12 +1,12 @@
 import * as assert from 'node:assert/strict';
 import { Notifications, Requests } from '../../src/rpc/methods';
-import type { TrajectoryListParams, TrajectorySummary } from '../../src/rpc/protocol';
+import type { TrajectoryGetParams, TrajectoryListParams, TrajectorySummary } from '../../src/rpc/protocol';
 import { RunsModel } from '../../src/runs/runsModel';
 import { present } from '../../src/trajectories/presentation';
 import { TrajectoryModel } from '../../src/trajectories/trajectoryModel';
 import type { TrajectoryNode } from '../../src/trajectories/trajectoryNodes';
 import { FakeHost } from '../builders/fakeHost';
-import { anEpisodeId, aRunInfo, aSummary } from '../builders/protocol';
+import { anEpisode, anEpisodeId, aRunInfo, aStep, aSummary } from '../builders/protocol';
 
 // The iteration a live run is playing, in the Trajectories tree: its episodes appear as they end
 // (trajectory/progress), under a row that counts them, and the iteration's trajectory/added
@@ -35,6 +35,18 @@ function aLiveRun() {
     .handle(Requests.trajectoryList, (params: TrajectoryListParams) => {
       const items = listed.filter((s) => s.iteration === params.filter?.iteration);
       return { items, nextCursor: null, total: items.length };
+    })
+    // As the host answers: the record once written, else the episode as it ended (steps'
+    // novelty rewards 0, no tip), provisional.
+    .handle(Requests.trajectoryGet, ({ episodeId }: TrajectoryGetParams) => {
+      const record = listed.find((s) => s.id === episodeId);
+      const steps = [aStep({ t: 0, intrinsic: record ? 0.25 : 0 }), aStep({ t: 1, action: 'go to kitchen', executed_action: 'go to kitchen', intrinsic: record ? 0.25 : 0 }), aStep({ t: 2, action: 'take lamp', executed_action: 'take lamp' })];
+      if (record) {
+        return { episode: anEpisode({ ...record, steps, tip: 'the lamp is in the kitchen .' }) };
+      }
+      const index = Number(episodeId.split('-e')[1]);
+      const { intrinsic: _intrinsic, tip_id: _tip, ...summary } = anEpisode({ ...ended(Number(episodeId.slice(1, 7)), index), steps, tip: null });
+      return { episode: summary, provisional: true };
     });
   const runs = new RunsModel(host);
   const model = new TrajectoryModel(host, runs);
@@ -93,10 +105,11 @@ describe('TrajectoryModel, the iteration in progress', () => {
     assert.deepEqual(provisional.map(idOf), [anEpisodeId(2, 1), anEpisodeId(2, 2)], 'in their task groups');
     for (const episode of provisional) {
       const shown = present(episode, model);
-      assert.equal(shown.contextValue, 'empo2.liveEpisode', 'no episode menus: it cannot be opened yet');
-      assert.equal(shown.collapsible, 'none');
-      assert.equal(shown.open, undefined);
+      assert.equal(shown.contextValue, 'empo2.liveEpisode', 'no episode menus (debug, rerun): they read the written record');
+      assert.equal(shown.collapsible, 'collapsed', 'its steps are listed as it ended');
+      assert.deepEqual(shown.open, { runId: RUN, episodeId: idOf(episode) }, 'a click opens it as it ended');
       assert.match(shown.tooltip ?? '', /3 steps/);
+      assert.match(shown.tooltip ?? '', /opens as it ended/);
     }
 
     episodeEnded(2, 0, 3);
@@ -128,6 +141,47 @@ describe('TrajectoryModel, the iteration in progress', () => {
     episodeEnded(2, 3, 4);
     assert.equal(present(live, model).contextValue, 'empo2.iteration');
     assert.deepEqual(host.violations, []);
+  });
+
+  it('opens an ended episode as it ended, lists its steps, and loads its record once the iteration is written', async () => {
+    const { host, runs, model, episodeEnded, iterationWritten } = aLiveRun();
+    await runs.reload();
+    const run = (await rows(model, undefined))[0];
+    const written2: Array<{ runId: string; iteration: number }> = [];
+    model.onDidWriteIteration((event) => written2.push(event));
+    episodeEnded(2, 1, 1);
+    const [live] = await rows(model, run);
+    const [episode] = await episodesUnder(model, live);
+    const id = anEpisodeId(2, 1);
+
+    const first = await model.episode(RUN, id);
+    assert.equal(first.provisional, true);
+    assert.equal(first.episode.tip, null);
+    const steps = await rows(model, episode);
+    assert.deepEqual(steps.map((s) => present(s, model).label), ['t0: look around', 't1: go to kitchen', 't2: take lamp']);
+    assert.match(present(steps[0], model).description ?? '', /^reward /);
+    await model.episode(RUN, id);
+    assert.equal(host.callsOf('trajectory.get').length, 1, 'kept while its iteration trains');
+
+    iterationWritten(2);
+    assert.deepEqual(written2, [{ runId: RUN, iteration: 2 }], 'the episode view hears it and shows the record');
+    const record = await model.episode(RUN, id);
+    assert.equal(host.callsOf('trajectory.get').length, 2, 'the provisional one was dropped: the record is loaded');
+    assert.equal(record.provisional, false);
+    assert.equal(record.episode.tip, 'the lamp is in the kitchen .');
+    assert.match(present(steps[0], model).description ?? '', /intrinsic \+0\.25/, 'the step rows show the novelty reward now');
+    assert.deepEqual(host.violations, []);
+  });
+
+  it('forgets an episode loaded as it ended when its run stops mid-iteration', async () => {
+    const { host, runs, model, episodeEnded } = aLiveRun();
+    await runs.reload();
+    await rows(model, (await rows(model, undefined))[0]);
+    episodeEnded(2, 0, 1);
+    assert.equal((await model.episode(RUN, anEpisodeId(2, 0))).provisional, true);
+    host.notify(Notifications.runState, { seq: 99, run: aRunInfo({ runId: RUN, state: 'stopped', live: false, iteration: 1, iterations: 5 }) });
+    await model.episode(RUN, anEpisodeId(2, 0));
+    assert.equal(host.callsOf('trajectory.get').length, 2, 'asked again: the host now says whether it exists');
   });
 
   it('drops the row of an iteration that will not be written when its run stops moving', async () => {

@@ -72,9 +72,9 @@ class _Hooks(TrainerHooks):
     def on_trajectories(self, iteration: int, summaries: list[dict]) -> None:
         self.manager.post(self.manager._trajectories, self.live, summaries)
 
-    def on_episode(self, iteration: int, summary: dict, done: int, total: int) -> None:
+    def on_episode(self, iteration: int, summary: dict, record: dict, done: int, total: int) -> None:
         # Not throttled: one per episode, and a slow client's outbox joins them (fanout.py).
-        self.manager.post(self.manager._episode_ended, self.live, iteration, summary, done, total)
+        self.manager.post(self.manager._episode_ended, self.live, iteration, summary, record, done, total)
 
 
 class RunManager:
@@ -128,6 +128,14 @@ class RunManager:
                 self.known[run_id] = resolved
                 return RunFolder(resolved)
         raise ProtocolError("RunNotFound", f"no run '{run_id}' in the host's run roots.")
+
+    def ended_episode(self, run_id: str, episode_id: str) -> dict | None:
+        """An ended episode of the live run's iteration in progress (not written yet), as known
+        when it ended; None for any other."""
+        live = self.live
+        if live is None or live.run_id != run_id:
+            return None
+        return live.ended_episodes.get(episode_id)
 
     def remember(self, folder: RunFolder) -> str:
         """A run id for a folder: its name, made unique among the folders this host knows."""
@@ -461,11 +469,13 @@ class RunManager:
         self.hub.publish("run/metrics", {"runId": live.run_id, "records": [record]})
 
     def _trajectories(self, live: LiveRun, summaries: list[dict]) -> None:
+        live.ended_episodes.clear()  # written: the folder has their records now
         if summaries:
             self.hub.publish("trajectory/added", {"runId": live.run_id, "summaries": summaries})
 
-    def _episode_ended(self, live: LiveRun, iteration: int, summary: dict, done: int,
-                       total: int) -> None:
+    def _episode_ended(self, live: LiveRun, iteration: int, summary: dict, record: dict,
+                       done: int, total: int) -> None:
+        live.ended_episodes[record["id"]] = record
         self.hub.publish("trajectory/progress", {
             "runId": live.run_id, "iteration": int(iteration), "done": int(done),
             "total": int(total), "summaries": [summary]})
@@ -479,6 +489,7 @@ class RunManager:
             self._set_state(live, INTERRUPTED if live.control.interrupted else
                             "stopped" if live.control.stop_requested else "finished")
         self._detach_file_log()
+        live.ended_episodes.clear()  # an iteration cut off is not written: its episodes are gone
         self.memory.take_back(live)
         live.memory_ready.set()
         if self.live is live:

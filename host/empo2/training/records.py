@@ -28,24 +28,38 @@ def episode_summary(ep, update_mode: str, iteration: int) -> dict:
     }
 
 
+def _steps(ep, next_observations: list[str]) -> list[dict]:
+    return [{
+        "t": t,
+        "observation": s.observation,
+        "prompt": with_tips(s.user_text, s.tips),
+        "prompt_no_tips": s.user_text,
+        "tips": s.tips, "tip_ids": s.tip_ids, "tip_texts": s.tip_texts, "tip_actions": s.tip_actions,
+        "prompt_ids": s.prompt_ids, "prompt_ids_no_tips": s.prompt_ids_no_tips,
+        "action": s.action, "executed_action": s.executed_action,
+        "action_ids": s.action_ids, "behaviour_logprobs": s.behaviour_logprobs,
+        "reward": s.reward, "intrinsic": s.intrinsic, "score": s.score,
+        "next_observation": next_observations[t],
+    } for t, s in enumerate(ep.steps)]
+
+
+def ended_record(ep, update_mode: str, iteration: int, next_observations: list[str]) -> dict:
+    """The full record as far as it is known the moment the episode ends: its steps as played,
+    their novelty rewards still 0 and no tip yet (both come after the rollout). A live run's host
+    serves it until the iteration is written."""
+    return {
+        **ended_summary(ep, update_mode, iteration),
+        "description": ep.description,
+        "steps": _steps(ep, next_observations),
+        "tip": None,
+    }
+
+
 def episode_record(ep, update_mode: str, iteration: int, next_observations: list[str]) -> dict:
-    steps = []
-    for t, s in enumerate(ep.steps):
-        steps.append({
-            "t": t,
-            "observation": s.observation,
-            "prompt": with_tips(s.user_text, s.tips),
-            "prompt_no_tips": s.user_text,
-            "tips": s.tips, "tip_ids": s.tip_ids, "tip_texts": s.tip_texts, "tip_actions": s.tip_actions,
-            "prompt_ids": s.prompt_ids, "prompt_ids_no_tips": s.prompt_ids_no_tips,
-            "action": s.action, "executed_action": s.executed_action,
-            "action_ids": s.action_ids, "behaviour_logprobs": s.behaviour_logprobs,
-            "reward": s.reward, "intrinsic": s.intrinsic, "score": s.score,
-            "next_observation": next_observations[t],
-        })
+    """One line of trajectories/iter-NNNNNN.jsonl: the episode in full, as the iteration ends."""
     return {
         **episode_summary(ep, update_mode, iteration),
         "description": ep.description,
-        "steps": steps,
+        "steps": _steps(ep, next_observations),
         "tip": ep.tip,
     }

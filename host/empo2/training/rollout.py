@@ -176,15 +176,16 @@ def roll_out(
     memory=None,
     on_step: Callable[[int, int], None] | None = None,
     timings: dict[str, float] | None = None,
-    on_episode_end: Callable[[int], None] | None = None,
+    on_episode_end: Callable[[int, list[str]], None] | None = None,
 ) -> list[list[str]]:
     """Plays every episode to the end; returns each episode's observations after each step.
 
     envs[i] plays episodes[i]; `generator` is one for all, or one per episode (generator[i]
     samples episodes[i]'s actions). `memory` is None for memory-free rollouts. `timings`, when given,
     accumulates seconds spent in "generation", "environment", "retrieval" and "prompting".
-    `on_episode_end(i)` is called the moment episodes[i] ends (its last step recorded; the
-    episodes that end on one turn in index order), while the others play on.
+    `on_episode_end(i, after_i)` is called the moment episodes[i] ends (its last step recorded;
+    the episodes that end on one turn in index order) with its observations after each step,
+    while the others play on.
     """
     clock = _Clock(timings)
     with clock("environment"):
@@ -238,7 +239,7 @@ def roll_out(
             if done:
                 ep.done, ep.final_score, ep.success = True, info.score, info.success
                 if on_episode_end is not None:
-                    on_episode_end(i)
+                    on_episode_end(i, after[i])
         turn += 1
         if on_step is not None:
             on_step(turn, len(active))

@@ -17,10 +17,11 @@ class TrainerHooks:
     def on_metrics(self, record: dict) -> None: ...
     def on_trajectories(self, iteration: int, summaries: list[dict]) -> None: ...
 
-    def on_episode(self, iteration: int, summary: dict, done: int, total: int) -> None:
-        """An episode of the iteration in progress ended: its summary as far as it is known then
-        (records.ended_summary: no novelty reward, no tip yet), `done` of the iteration's `total`
-        episodes ended. The iteration's `on_trajectories` later carries the record."""
+    def on_episode(self, iteration: int, summary: dict, record: dict, done: int, total: int) -> None:
+        """An episode of the iteration in progress ended: its summary and its full record as far
+        as they are known then (records.ended_summary, ended_record: no novelty reward, no tip
+        yet), `done` of the iteration's `total` episodes ended. The iteration's `on_trajectories`
+        later carries the summaries of the records written."""
 
 
 class RunControl:

@@ -52,7 +52,7 @@ from ..run_folder.folder import RunFolder
 from .checkpoint import load_checkpoint, save_checkpoint
 from .distributed import Dist
 from .learning_signals import learning_signals
-from .records import ended_summary, episode_record, episode_summary
+from .records import ended_record, ended_summary, episode_record, episode_summary
 from .rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards,
                       episode_generator, roll_out, tip_entries, write_tips)
 from .run_control import RunControl, TrainerHooks
@@ -325,7 +325,7 @@ class Trainer:
         return episodes, after, timings, split
 
     def _episode_reporter(self, iteration: int, episodes: list[Episode], update_mode: str | None):
-        """roll_out's `on_episode_end`: episodes[i]'s summary to the hooks as it ends, or None
+        """roll_out's `on_episode_end`: episodes[i]'s summary and record to the hooks as it ends, or None
         when there is nothing to report. With several ranks each rank plays only its own groups
         and only rank 0 has hooks: its share would count up to its own total, never the
         iteration's, so a distributed run reports its episodes when the iteration is written."""
@@ -333,10 +333,11 @@ class Trainer:
             return None
         ended = 0
 
-        def report(i: int) -> None:
+        def report(i: int, after: list[str]) -> None:
             nonlocal ended
             ended += 1
             self.hooks.on_episode(iteration, ended_summary(episodes[i], update_mode, iteration),
+                                  ended_record(episodes[i], update_mode, iteration, after),
                                   ended, len(episodes))
 
         return report

@@ -6,7 +6,7 @@
 /**
  * The version of this protocol, semantic versioning. A host accepts a client whose major version equals its own; a minor version adds optional fields, methods or notifications only.
  */
-export type ProtocolVersion = '1.5.0';
+export type ProtocolVersion = '1.6.0';
 /**
  * Every message a client may send: one of the requests. (No client notifications are defined; a host ignores unknown ones.)
  */
@@ -923,7 +923,7 @@ export interface TrajectorySummary {
   tip_id?: TipId | null;
 }
 /**
- * Episodes of the iteration in progress that have ended, as they end, before the iteration is written (since 1.2.0). Their summaries are provisional: known when the episode ends, so without `intrinsic` and `tip_id` (the novelty reward and the tip come after the rollout), and `trajectory.get` does not find them yet. The iteration's `trajectory/added` is the record and replaces them.
+ * Episodes of the iteration in progress that have ended, as they end, before the iteration is written (since 1.2.0). Their summaries are provisional: known when the episode ends, so without `intrinsic` and `tip_id` (the novelty reward and the tip come after the rollout), and (since 1.6.0) `trajectory.get` serves each as it was when it ended, marked `provisional`. The iteration's `trajectory/added` is the record and replaces them.
  */
 export interface TrajectoryProgressEvent {
   seq: Seq;
@@ -1507,6 +1507,10 @@ export interface TrajectoryListResponse {
 }
 export interface TrajectoryGetResult {
   episode: Episode;
+  /**
+   * True when the episode's iteration is still training (since 1.6.0): the episode as it was when it ended, its steps' `intrinsic` still 0 and `tip` null (the novelty rewards and the tip come after the rollout), not yet in `trajectory.list`. The iteration's `trajectory/added` says its record is written; a later `trajectory.get` returns the record, without this field.
+   */
+  provisional?: boolean;
 }
 export interface TrajectoryGetResponse {
   result?: TrajectoryGetResult;
@@ -1883,7 +1887,7 @@ export type DebugReplayTurnResult = DebugTurnResult;
 // -- values the schema fixes ------------------------------------------------------------------
 
 /** The protocol version this client speaks ($defs.ProtocolVersion). */
-export const PROTOCOL_VERSION: ProtocolVersion = '1.5.0';
+export const PROTOCOL_VERSION: ProtocolVersion = '1.6.0';
 
 /** Every error code of the schema's ErrorCode, by its title. */
 export const ErrorCodes = {

@@ -50,6 +50,13 @@ export const episodeViewStyles = [
       color: var(--vscode-editor-background);
     }
 
+    .provisional {
+      margin: 6px 0 10px;
+      padding: 6px 10px;
+      border-left: 3px solid var(--vscode-editorInfo-foreground);
+      background: var(--vscode-textBlockQuote-background);
+    }
+
     .written-tip {
       padding: 8px 10px;
       border-left: 3px solid var(--vscode-charts-yellow);

@@ -36,6 +36,8 @@ export class EpisodeView extends LitElement {
   @property({ attribute: false }) episode!: Episode;
   @property({ attribute: false }) runId = '';
   @property({ attribute: false }) focusStep: number | undefined;
+  /** Its iteration is still training: the episode as it ended, before its novelty rewards and tip. */
+  @property({ attribute: false }) provisional = false;
 
   protected override updated(changed: PropertyValues<this>): void {
     if (changed.has('focusStep') || changed.has('episode')) {
@@ -52,6 +54,12 @@ export class EpisodeView extends LitElement {
     const e = this.episode;
     return html`
       <h1>Episode ${e.id}</h1>
+      ${this.provisional
+        ? html`<p class="provisional" role="status" data-testid="provisional">
+            Iteration ${e.iteration} is still training: this is the episode as it ended. Its novelty rewards and the tip it writes
+            come when the iteration is written, and this view shows them then.
+          </p>`
+        : nothing}
       <p class="task" data-testid="task">${e.description || e.task}</p>
       <div class="facts">
         <span class="fact">${this.runId} · iteration ${e.iteration}</span>
@@ -65,7 +73,7 @@ export class EpisodeView extends LitElement {
       <h2>Tip written after this episode</h2>
       ${e.tip
         ? html`<div class="written-tip" data-testid="written-tip">${e.tip} ${e.tip_id ? this.tipLink(e.tip_id) : nothing}</div>`
-        : html`<p class="label">This episode wrote no tip.</p>`}
+        : html`<p class="label">${this.provisional ? 'Not written yet: tips are written once every episode of the iteration has ended.' : 'This episode wrote no tip.'}</p>`}
       <h2>Steps</h2>
       ${e.steps.map((step) => this.renderStep(step))}
     `;
@@ -78,7 +86,7 @@ export class EpisodeView extends LitElement {
         <h3>
           <span>Step ${step.t}</span>
           <span class="reward ${step.reward > 0 ? 'positive' : ''}">
-            reward ${number(step.reward)} · intrinsic ${number(step.intrinsic)}${step.score !== undefined ? ` · ${SCORE} ${formatReturn(step.score)}` : ''}
+            reward ${number(step.reward)} · intrinsic ${this.provisional ? 'pending' : number(step.intrinsic)}${step.score !== undefined ? ` · ${SCORE} ${formatReturn(step.score)}` : ''}
           </span>
         </h3>
         <div class="label">Observation</div>

@@ -1,4 +1,5 @@
-"""`trajectory.list` (summaries, filtered, paged) and `trajectory.get` (one episode in full)."""
+"""`trajectory.list` (summaries, filtered, paged) and `trajectory.get` (one episode in full, or
+while its iteration trains, as it was when it ended)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,11 @@ async def list_trajectories(request, params: dict) -> dict:
 async def get_trajectory(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs
     folder = runs.folder(params["runId"])
+    # An episode of the iteration still training first, read on the loop: the manager drops it
+    # once the folder has the record, so a later look finds it there.
+    ended = runs.ended_episode(params["runId"], params["episodeId"])
+    if ended is not None:
+        return {"episode": ended, "provisional": True}
     episode = await host.blocking(folder.trajectory, params["episodeId"])
     if episode is None:
         raise ProtocolError("EpisodeNotFound", f"no episode {params['episodeId']} in run '{params['runId']}'.")
