@@ -56,6 +56,9 @@ profile="${EMPO2_VSCODE_PROFILE:-${EMPO2_CACHE_DIR:-$HOME/.cache/empo2}/vscode/p
 mkdir -p "$profile/user-data/User" "$profile/user-data/Machine" "$profile/extensions"
 auto_start=false
 [ -n "$train" ] && auto_start=true
+# Each invocation is a launch of its own: it starts a new run, and a reload of its window goes
+# on with that run (src/runs/autoStartPlan.ts).
+launch="$(date +%s)-$$"
 cat >"$profile/user-data/User/settings.json" <<JSON
 {
   "telemetry.telemetryLevel": "off",
@@ -69,7 +72,8 @@ cat >"$profile/user-data/User/settings.json" <<JSON
   "remote.autoForwardPorts": false,
   "security.workspace.trust.enabled": false,
   "empo2.autoStart": $auto_start,
-  "empo2.autoStartRun": "$train"
+  "empo2.autoStartRun": "$train",
+  "empo2.autoStartLaunch": "$launch"
 }
 JSON
 # Machine-scoped settings of a remote window (code-server is one) live in the Machine settings.

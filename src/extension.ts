@@ -15,8 +15,10 @@ import { ComparisonPanel } from './rerun/comparisonPanel';
 import { AdoptBranchCommand, CompareWithParentCommand, DeleteBranchCommand, RerunUpdateCommand, type RerunServices } from './rerun/rerunCommands';
 import { RerunJobs } from './rerun/rerunJobs';
 import { branchRuns, HAS_BRANCH_CONTEXT } from './rerun/branches';
+import { describeError } from './rpc/errors';
 import { Notifications } from './rpc/methods';
 import type { RunInfo } from './rpc/protocol';
+import { AUTO_STARTED_KEY, autoStartRequest, autoStartStep, readAutoStarted, type AutoStarted } from './runs/autoStartPlan';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
 import {
@@ -24,6 +26,7 @@ import {
   NewRunCommand,
   PauseRunCommand,
   ResumeRunCommand,
+  resumeRun,
   ShowMetricsCommand,
   StopRunCommand,
   type NewRunArg,
@@ -150,7 +153,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
 
   hostLog.info(`EMPO² Studio ${version} is active. The training host is not running.`);
   if (settings.autoStart && vscode.workspace.isTrusted) {
-    void autoStart(host, runs, settings);
+    void autoStart(host, runs, settings, context.workspaceState);
   }
   return { host, runs, trajectories, tips, episodes, metrics, debug, comparison };
 }
@@ -170,8 +173,9 @@ function setRunContext(runs: RunsModel): void {
 }
 
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. The EMPO²
- * views open first, so the window shows what it is doing (the host starting) from the start. */
-async function autoStart(host: HostManager, runs: RunsModel, settings: Settings): Promise<void> {
+ * views open first, so the window shows what it is doing (the host starting) from the start. A
+ * window opened again goes on with the run it started (autoStartPlan.ts). */
+async function autoStart(host: HostManager, runs: RunsModel, settings: Settings, state: vscode.Memento): Promise<void> {
   if (settings.autoStartRun) {
     await vscode.commands.executeCommand('workbench.view.extension.empo2');
   }
@@ -179,14 +183,27 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings)
     return;
   }
   await runs.reload();
-  if (runs.live) {
-    return;
-  }
   const what = settings.autoStartRun;
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
-  const arg: NewRunArg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
-  const run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
+  const request = autoStartRequest(what, settings.autoStartLaunch);
+  const step = autoStartStep(request, readAutoStarted(state.get(AUTO_STARTED_KEY)), runs.list().map((entry) => entry.info));
+  let run: RunInfo | undefined;
+  if (step.kind === 'show') {
+    runs.select(step.runId);
+    return;
+  } else if (step.kind === 'resume') {
+    try {
+      run = await resumeRun(host, runs, step.runId);
+    } catch (error) {
+      void vscode.window.showErrorMessage(`EMPO²: cannot resume ${step.runId}: ${describeError(error)}`);
+      return;
+    }
+  } else {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
+    const arg: NewRunArg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
+    run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
+  }
   if (run) {
+    await state.update(AUTO_STARTED_KEY, { request, runId: run.runId } satisfies AutoStarted);
     await vscode.commands.executeCommand(ShowMetricsCommand.id, run.runId);
   }
 }

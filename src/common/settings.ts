@@ -37,6 +37,11 @@ export class Settings {
     return this.section.get<string>('autoStartRun', '').trim();
   }
 
+  /** Names one launch of autoStartRun (scripts/vscode-open.sh writes a new one each time). */
+  get autoStartLaunch(): string {
+    return this.section.get<string>('autoStartLaunch', '').trim();
+  }
+
   /** The run root as an absolute folder: relative values hang off the first workspace folder. */
   get runRoot(): vscode.Uri | undefined {
     const runRoot = this.section.get<string>('runRoot', '.empo2/runs').trim() || '.empo2/runs';

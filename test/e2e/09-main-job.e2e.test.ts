@@ -13,7 +13,8 @@ import { Workbench } from './workbench';
 // with the settings that make the extension start the host and train the built-in preset, and
 // serves VS Code. This file runs that script itself (into a folder and a profile of its own,
 // with the caches the tier already prepared) and watches the window it serves: the run appears,
-// and its first episode shows in the Trajectories tree before its first iteration is written.
+// and its first episode shows in the Trajectories tree before its first iteration is written; a
+// reload of the page goes on with that run.
 
 const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
 
@@ -149,5 +150,21 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
     // And the run goes on to write its first iteration.
     await workbench.eventually('the first iteration written', async () => (metricsLines(folder) > 0 ? true : undefined), 300_000);
     session.measurements['main job: vscode-open.sh to the first metrics line (s)'] = (Date.now() - started) / 1000;
+  });
+
+  it('goes on with the same run when the page is reloaded, and starts no second one', async function () {
+    this.timeout(600_000);
+    const folder = runFolder(workspace)!;
+    const before = metricsLines(folder);
+    await page!.reload();
+    const workbench = new Workbench(page!);
+    await page!.locator('.part.statusbar .statusbar-item').filter({ hasText: 'EMPO²' }).first().waitFor({ timeout: 120_000 });
+    await workbench.waitForTreeRow(/^builtin/, 180_000);
+    // The reload shut the old window's host down mid-iteration (the run interrupted); the new
+    // window's resumes it from its checkpoint and it writes on.
+    await workbench.eventually('the run to write another iteration', async () => (metricsLines(folder) > before ? true : undefined), 300_000);
+    await workbench.screenshot('81-main-job-after-reload');
+    const runs = readdirSync(path.dirname(folder)).filter((name) => name.startsWith('builtin'));
+    assert.deepEqual(runs, [path.basename(folder)], 'one run, the same');
   });
 });

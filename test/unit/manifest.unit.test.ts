@@ -178,7 +178,7 @@ describe('package.json', () => {
     const views = manifest.contributes.views.empo2.map((v: { id: string }) => v.id);
     assert.deepEqual(views, ['empo2.trajectories', 'empo2.tips']);
     const settings = Object.keys(manifest.contributes.configuration.properties);
-    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.autoStartRun', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remote.backgroundRetryMinutes', 'empo2.remoteUrl', 'empo2.resumeAfterRestart', 'empo2.runRoot']);
+    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.autoStartLaunch', 'empo2.autoStartRun', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remote.backgroundRetryMinutes', 'empo2.remoteUrl', 'empo2.resumeAfterRestart', 'empo2.runRoot']);
     for (const [key, setting] of Object.entries<Record<string, unknown>>(manifest.contributes.configuration.properties)) {
       assert.ok(setting.description || setting.markdownDescription, `${key} has a description`);
     }
