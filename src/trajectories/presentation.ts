@@ -104,12 +104,14 @@ export function present(node: TrajectoryNode, model: TrajectoryModel): NodePrese
         return { label: `t${node.t}`, collapsible: 'none', contextValue: 'empo2.step', open };
       }
       const executed = step.executed_action && step.executed_action !== step.action ? ` → ${step.executed_action}` : '';
+      // Its episode's iteration still trains: the novelty reward is not computed yet.
+      const intrinsic = model.isProvisional(node.runId, node.episodeId) ? 'pending' : formatSigned(step.intrinsic);
       const tips = step.tips.length ? ` · ${step.tips.length} tip${step.tips.length === 1 ? '' : 's'}` : '';
       return {
         label: `t${step.t}: ${step.action || '(empty action)'}${executed}`,
         description: `reward ${formatSigned(step.reward)}${step.intrinsic ? ` · intrinsic ${formatSigned(step.intrinsic)}` : ''}${tips}`,
         icon: { id: step.reward > 0 ? 'arrow-up' : step.reward < 0 ? 'arrow-down' : 'arrow-small-right', color: step.reward > 0 ? 'testing.iconPassed' : step.reward < 0 ? 'testing.iconFailed' : undefined },
-        tooltip: `**Step ${step.t}**\n\n*Observation:* ${escapeMarkdown(step.observation)}\n\n*Action:* \`${escapeMarkdown(step.action)}\`${executed ? ` (executed: \`${escapeMarkdown(step.executed_action ?? '')}\`)` : ''}\n\n*Reward:* ${formatSigned(step.reward)}, intrinsic ${formatSigned(step.intrinsic)}`,
+        tooltip: `**Step ${step.t}**\n\n*Observation:* ${escapeMarkdown(step.observation)}\n\n*Action:* \`${escapeMarkdown(step.action)}\`${executed ? ` (executed: \`${escapeMarkdown(step.executed_action ?? '')}\`)` : ''}\n\n*Reward:* ${formatSigned(step.reward)}, intrinsic ${intrinsic}`,
         collapsible: 'none',
         contextValue: 'empo2.step',
         open,

@@ -160,6 +160,7 @@ describe('TrajectoryModel, the iteration in progress', () => {
     const steps = await rows(model, episode);
     assert.deepEqual(steps.map((s) => present(s, model).label), ['t0: look around', 't1: go to kitchen', 't2: take lamp']);
     assert.match(present(steps[0], model).description ?? '', /^reward /);
+    assert.match(present(steps[0], model).tooltip ?? '', /intrinsic pending/, 'not computed yet');
     await model.episode(RUN, id);
     assert.equal(host.callsOf('trajectory.get').length, 1, 'kept while its iteration trains');
 
@@ -170,6 +171,7 @@ describe('TrajectoryModel, the iteration in progress', () => {
     assert.equal(record.provisional, false);
     assert.equal(record.episode.tip, 'the lamp is in the kitchen .');
     assert.match(present(steps[0], model).description ?? '', /intrinsic \+0\.25/, 'the step rows show the novelty reward now');
+    assert.match(present(steps[0], model).tooltip ?? '', /intrinsic \+0\.25/);
     assert.deepEqual(host.violations, []);
   });
 
