@@ -73,7 +73,7 @@ export class EpisodeView extends LitElement {
       <h2>Tip written after this episode</h2>
       ${e.tip
         ? html`<div class="written-tip" data-testid="written-tip">${e.tip} ${e.tip_id ? this.tipLink(e.tip_id) : nothing}</div>`
-        : html`<p class="label">${this.provisional ? 'Not written yet: tips are written once every episode of the iteration has ended.' : 'This episode wrote no tip.'}</p>`}
+        : html`<p class="label">${this.provisional ? 'No tip yet: a run that writes tips writes them once every episode of the iteration has ended.' : 'This episode wrote no tip.'}</p>`}
       <h2>Steps</h2>
       ${e.steps.map((step) => this.renderStep(step))}
     `;
