@@ -303,3 +303,37 @@ def test_compare_arms_refuses_parts_it_cannot_pool_in_one_sentence(tmp_path, sec
                    str(second(tmp_path)), "--method", "EMPO² (3 tips)", "--baseline", "GRPO"], timeout=300)
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and message in result.stderr
+
+
+R1 = Path(__file__).resolve().parents[2] / "docs" / "bench" / "r1-regime"
+
+
+def test_tip_reading_makes_the_regime_bench_tables_again_from_its_committed_probes(tmp_path):
+    """r1's RESULTS.md was written from these files; the tool must give its numbers back."""
+    out = tmp_path / "tips.json"
+    result = _run([str(BENCH / "tip_reading.py"), str(R1 / "results.json"), str(R1 / "probes"),
+                   "--baseline", "EMPO²", "--json", str(out)], timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "| EMPO², seed 40 | 60.9% | 48.4% | 73.1% → 58.4% | 19.3% |" in result.stdout
+    assert "| GRPO, seed 41 | 89.1% | 98.4% | (no memory rollouts) | 20.2% |" in result.stdout
+    arms = {a["method"]: a for a in json.loads(out.read_text())["arms"]}
+    assert [a["runs"] for a in arms.values()] == [10, 10, 10, 10]
+    low_rate = arms["EMPO² (lr 5e-5)"]
+    assert low_rate["following_mean"] == pytest.approx(90.5, abs=0.05)
+    assert low_rate["invalid_memory_second_half_mean"] == pytest.approx(56.3, abs=0.05)
+    assert low_rate["bars_met"] is False
+    versus = low_rate["following_minus_baseline"]
+    assert (versus["seeds"], round(versus["mean"], 1)) == (10, 32.0)
+    assert [round(x, 1) for x in versus["t95"]] == [8.3, 55.8]
+    assert arms["GRPO"]["invalid_memory_second_half_mean"] is None and arms["GRPO"]["bars_met"] is None
+
+
+@pytest.mark.parametrize("args, message", [
+    (lambda tmp: [str(R1 / "results.md"), str(R1 / "probes")], "is not a bench results.json"),
+    (lambda tmp: [str(R1 / "results.json"), str(tmp)], "holds no probe of any run"),
+    (lambda tmp: [str(R1 / "results.json"), str(R1 / "probes"), "--baseline", "PPO"], "no probed run of the arm"),
+])
+def test_tip_reading_refuses_what_it_cannot_read_in_one_sentence(tmp_path, args, message):
+    result = _run([str(BENCH / "tip_reading.py"), *args(tmp_path)], timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and message in result.stderr and "Traceback" not in result.stderr
