@@ -58,6 +58,7 @@ REWARD_INTRINSIC = "reward/intrinsic"
 # -- what explains learning (training/learning_signals.py): written only by iterations that have them ----
 MEMORY_SUCCESS_TIP_SHARE = "memory/success_tip_share"
 REWARD_INTRINSIC_ADVANTAGE_SHARE = "reward/intrinsic_advantage_share"
+REWARD_FLAT_GROUP_SHARE = "reward/flat_group_share"
 OFF_POLICY_PREFIX = "update/off_policy/"  # + an OFF_POLICY_STATS entry
 OFF_POLICY_STATS = ("masked_fraction", "ratio_mean", "ratio_std", "ratio_min", "ratio_max",
                     "clip_fraction", "optimizer_steps")
@@ -153,6 +154,8 @@ def _declared() -> dict[str, str]:
                                   "episode, 0..1 (memory iterations only)",
         REWARD_INTRINSIC_ADVANTAGE_SHARE: "the novelty reward's share of |advantage|: sum |intrinsic "
                                           "part| / (sum |intrinsic part| + sum |extrinsic part|), 0..1",
+        REWARD_FLAT_GROUP_SHARE: "share of the iteration's task groups whose returns are all equal: every "
+                                 "advantage in them is 0, so they give the update no gradient, 0..1",
     })
     keys.update({OFF_POLICY_PREFIX + name: f"{UPDATE_STATS[name]} (off-policy iterations only)"
                  for name in OFF_POLICY_STATS})

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from empo2.config import AlgoConfig
-from empo2.training.learning_signals import intrinsic_advantage_share, learning_signals, success_tip_share
+from empo2.training.learning_signals import (flat_group_share, intrinsic_advantage_share, learning_signals,
+                                             success_tip_share)
 from empo2.memory.store import MemoryStore
 from empo2.training.rollout import Episode, StepRecord
 
@@ -49,4 +51,23 @@ def test_success_tip_share_counts_steps_shown_a_successful_episodes_tip(embedder
     assert off["update/off_policy/masked_fraction"] == 0.5 and off["update/off_policy/ratio_max"] == 2.0
     assert "update/off_policy/entropy" not in off and off["memory/success_tip_share"] == pytest.approx(0.25)
     plain = learning_signals(episodes, False, "on-policy", stats, AlgoConfig(), memory)
-    assert set(plain) == {"reward/intrinsic_advantage_share"}  # gaps, not zeros
+    assert set(plain) == {"reward/intrinsic_advantage_share", "reward/flat_group_share"}  # gaps, not zeros
+
+
+def test_flat_group_share_counts_the_groups_whose_advantages_are_all_zero():
+    algo = AlgoConfig()
+    all_won = [episode(0, [0.0, 100.0], [0.5, 0.5]), episode(0, [100.0], [0.5])]
+    mixed = [episode(1, [0.0, 100.0], [0.5, 0.5]), episode(1, [0.0, 25.0], [0.5, 0.5])]
+    # One failing score, told apart by novelty alone: flat only without the novelty reward.
+    novelty_only = [episode(2, [0.0, 25.0], [1.0, 1.0]), episode(2, [0.0, 25.0], [0.5, 0.5])]
+    alone = [episode(3, [0.0], [0.0])]
+    assert flat_group_share(all_won + mixed + novelty_only + alone, algo) == pytest.approx(2 / 4)
+    assert flat_group_share(all_won + mixed + novelty_only + alone,
+                            AlgoConfig(intrinsic_coef=0.0)) == pytest.approx(3 / 4)
+    assert flat_group_share(mixed, algo) == 0.0 and flat_group_share([], algo) == 0.0
+    # What the update sees: the flat groups' advantages are exactly 0, the others' are not.
+    from empo2.algo.losses import group_advantages
+    from empo2.training.update import episode_returns
+    batch = all_won + mixed + novelty_only
+    advantages = group_advantages(episode_returns(batch, algo), torch.tensor([e.group for e in batch]))
+    assert advantages[:2].abs().max() == 0 and advantages[2:].abs().min() > 0.5

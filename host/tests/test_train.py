@@ -40,7 +40,7 @@ def test_off_policy_run_writes_a_complete_run_folder(tmp_path, tiny_policy, embe
                     "time/rollout", "time/update", "throughput/rollout_tokens_per_s",
                     "memory/success_tip_share", "update/off_policy/masked_fraction",
                     "update/off_policy/ratio_mean", "update/off_policy/ratio_max",
-                    "reward/intrinsic_advantage_share"):
+                    "reward/intrinsic_advantage_share", "reward/flat_group_share"):
             assert key in m, key
     assert "eval/memory_free/success" in metrics[-1] and "eval/memory/success" in metrics[-1]
     # Iteration 1 wrote tips; later iterations retrieve them into the prompt.

@@ -121,9 +121,14 @@ export const CHARTS: readonly ChartSpec[] = [
   },
   {
     id: 'intrinsic-share',
-    title: 'Novelty share of |advantage|',
+    // Where GRPO's signal comes from, and where there is none: a group whose returns are all
+    // equal has advantage 0 (a policy that fails every rollout alike cannot learn its way out).
+    title: 'Advantage signal',
     unit: SHARE_SCALE,
-    series: [{ key: 'reward/intrinsic_advantage_share', label: 'novelty share', color: '--vscode-charts-orange' }],
+    series: [
+      { key: 'reward/intrinsic_advantage_share', label: 'novelty share of |advantage|', color: '--vscode-charts-orange' },
+      { key: 'reward/flat_group_share', label: 'groups without signal', color: '--vscode-charts-red', points: true },
+    ],
   },
   {
     id: 'throughput',

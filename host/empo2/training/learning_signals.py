@@ -11,6 +11,10 @@ The trainer adds them to each metrics record; the metrics view charts them:
   off-policy updates only, where tips leave the numerator's prompt and ratios leave 1; where the
   mask zeroes most tokens, distillation has no gradient.
 - ``reward/intrinsic_advantage_share``: the novelty reward's share of |advantage|.
+- ``reward/flat_group_share``: the share of task groups whose returns are all equal (all
+  succeeded, or all failed with one score, and no novelty to tell them apart). Their advantages
+  are 0: GRPO learns nothing from them, and a policy that fails every rollout of every group the
+  same way has no gradient left to leave that failure (the optimizer still steps, on momentum).
 
 Keys of an iteration that does not have the thing (a memory-free iteration has no tips) are left
 out, so a chart shows a gap, not a misleading zero.
@@ -68,10 +72,28 @@ def intrinsic_advantage_share(episodes: list[Episode], algo: AlgoConfig) -> floa
     return int_total / total if total > 0 else 0.0
 
 
+def flat_group_share(episodes: list[Episode], algo: AlgoConfig) -> float:
+    """Share of the iteration's groups whose returns (as the advantage sees them, novelty
+    included) are all equal, so that A_i = 0 for every episode of the group. A group of one
+    counts: its advantage is 0 too."""
+    returns = episode_returns(episodes, algo)
+    groups = torch.tensor([ep.group for ep in episodes])
+    if not len(groups):
+        return 0.0
+    flat = 0
+    for g in groups.unique():
+        rows = returns[groups == g]
+        # Exactly equal, as the update's advantage sees them: any spread, however small, is
+        # normalised by the group's std into advantages that are not 0.
+        flat += int(bool(rows.max() == rows.min()))
+    return flat / len(groups.unique())
+
+
 def learning_signals(episodes: list[Episode], memory_mode: bool, update_mode: str,
                      stats: dict[str, float], algo: AlgoConfig, memory) -> dict[str, float]:
     """The figures above for one iteration, as metrics-record keys."""
-    record = {metric.REWARD_INTRINSIC_ADVANTAGE_SHARE: intrinsic_advantage_share(episodes, algo)}
+    record = {metric.REWARD_INTRINSIC_ADVANTAGE_SHARE: intrinsic_advantage_share(episodes, algo),
+              metric.REWARD_FLAT_GROUP_SHARE: flat_group_share(episodes, algo)}
     if memory_mode:
         record[metric.MEMORY_SUCCESS_TIP_SHARE] = success_tip_share(episodes, memory)
     if update_mode == OFF_POLICY:
