@@ -23,6 +23,7 @@ from embedding_cache import RecordedEmbedder, memory_embedder
 from empo2.memory import (
     CorruptMemory,
     MemoryStore,
+    MemoryReadOnly,
     MemoryStoreError,
     SentenceEmbedder,
     TipDeleted,
@@ -579,3 +580,32 @@ def test_the_rollout_shows_a_rewritten_tip_as_the_person_wrote_it(embedder):
     tip = store.add_episode_tip(VK, "no bulb here . score 0", [(BULB, "go to hallway")], 0.0)
     store.update(tip.id, "the bulb was in the attic . score 100", expected_version=1, author="you")
     assert distinct_tips(store.retrieve(VK, [BULB])[0])[0] == ["the bulb was in the attic . score 100"]
+
+
+def test_a_snapshot_reads_a_held_folder_as_it_is_and_writes_nothing(embedder, tmp_path):
+    """Another process's run: its tips read without its lock, a torn last line (that writer
+    mid-append) left out, every change refused before it changes anything."""
+    folder = tmp_path / "m"
+    with MemoryStore.open(folder, embedder) as writer:
+        first = writer.add_tip(VK, "the cell was in the shed", 100.0)
+        writer.update(first.id, "the cell was in the shed, in a box", expected_version=1)
+        writer.add_tip(VK, "no cell in the kitchen", 25.0)
+        files = {p.name: p.read_bytes() for p in folder.iterdir()}
+        seen = MemoryStore.read_snapshot(folder, embedder)
+        assert [(t.id, t.text, t.version) for t in seen.list_tips()[0]] == [
+            (t.id, t.text, t.version) for t in writer.list_tips()[0]]
+        query = ["the shed: a box, a cell"]
+        assert [r.tip_id for r in seen.retrieve(VK, query, threshold=-1.0)[0]] == [
+            r.tip_id for r in writer.retrieve(VK, query, threshold=-1.0)[0]] != []
+        with pytest.raises(MemoryReadOnly):
+            seen.add_tip(VK, "x", 1.0)
+        with pytest.raises(MemoryReadOnly):
+            seen.update(first.id, "x", expected_version=2)
+        assert seen.get(first.id).version == 2 and seen.count(VK) == 2
+        with open(folder / "events.jsonl", "ab") as f:  # the writer cut off mid-line
+            f.write(b'{"kind": "add", "tip": {"text": "half')
+        assert MemoryStore.read_snapshot(folder, embedder).count(VK) == 2
+        assert (folder / "events.jsonl").read_bytes() == files["events.jsonl"] + b'{"kind": "add", "tip": {"text": "half'
+        assert (folder / "keys.f32").read_bytes() == files["keys.f32"]
+    assert MemoryStore.read_snapshot(tmp_path / "never", embedder).count() == 0
+    assert not (tmp_path / "never").exists()

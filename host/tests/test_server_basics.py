@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import time
 
 import pytest
@@ -321,6 +322,40 @@ def test_tips_list_get_edit_conflict_delete_history_add(client, host, check):
         ("deleted", "person", "Bob"), ("deleted", "person", "you")]
     assert {c["by"]["connection"] for c in changes} == {client.connection_number}
     watcher.close()
+
+
+def test_the_tips_of_a_run_another_process_trains_are_read_from_a_snapshot_and_not_changed(
+        client, run_root, embedder):
+    """A terminal's `train` (or another window's host) holds the run's memory: this host reads
+    what it has written so far and refuses changes in one sentence, rather than an internal error."""
+    from empo2.memory.store import MemoryStore
+
+    folder = run_root / "elsewhere"
+    shutil.copytree(run_root / "done", folder)
+    holder = MemoryStore.open(folder / "memory", embedder)  # the other process's writer
+    try:
+        held = {t.id: t.text for t in holder.list_tips(limit=10_000)[0]}
+        listed = client.request("memory.list", {"runId": "elsewhere", "limit": 1000})
+        assert {t["id"]: t["text"] for t in listed["items"]} == held and listed["total"] == len(held)
+        first = listed["items"][0]
+        assert client.request("memory.get", {"runId": "elsewhere", "tipId": first["id"]})["tip"] == first
+        # The writer goes on; the next read sees it.
+        written = holder.add_tip(first["variationKey"], "the fuse was in the attic", 100.0)
+        again = client.request("memory.list", {"runId": "elsewhere", "limit": 1000})["items"]
+        assert written.id in [t["id"] for t in again]
+        before = (folder / "memory" / "events.jsonl").read_bytes()
+        for method, params in (("memory.add", {"variationKey": first["variationKey"], "text": "x"}),
+                               ("memory.update", {"tipId": first["id"], "text": "x", "expectedVersion": 1}),
+                               ("memory.delete", {"tipId": first["id"], "expectedVersion": 1})):
+            err = error_of(client, method, {"runId": "elsewhere", **params})
+            assert err.code == CODES["RunBusy"] and "trained by another process" in str(err), (method, err)
+        assert (folder / "memory" / "events.jsonl").read_bytes() == before  # nothing written by reads or refusals
+    finally:
+        holder.close()
+    # Once that process lets go, this host opens the store itself and edits land.
+    added = client.request("memory.add", {"runId": "elsewhere", "variationKey": first["variationKey"],
+                                          "text": "Look in the attic."})["tip"]
+    assert added["text"] == "Look in the attic."
 
 
 # -- paths --------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ from importlib import import_module
 
 from .records import (
     CorruptMemory,
+    MemoryInUse,
+    MemoryReadOnly,
     MemoryStoreError,
     Retrieved,
     Tip,
@@ -28,6 +30,8 @@ def __getattr__(name: str):
 
 __all__ = [
     "CorruptMemory",
+    "MemoryInUse",
+    "MemoryReadOnly",
     "MemoryStore",
     "MemoryStoreError",
     "Retrieved",

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..atomic import encode_lines, fsync_dir, intact_length, truncate_synced, write_synced
 from .layout import EVENTS_FILE, KEYS_FILE
-from .records import CorruptMemory, MemoryStoreError, is_person
+from .records import CorruptMemory, MemoryInUse, is_person
 
 try:
     import fcntl
@@ -65,6 +65,19 @@ class EventLog:
         self.events_bytes = self._events.seek(0, os.SEEK_END)
         self.keys_rows = self._keys.seek(0, os.SEEK_END) // self.row_bytes
 
+    @classmethod
+    def reader(cls, folder: Path, dim: int) -> "EventLog":
+        """The two files as they are now, for replay only: no lock, nothing created, cut or
+        appended, so a writer in another process goes on undisturbed. A torn last line (that
+        writer mid-append) is left out; key rows no event names yet are ignored by replay."""
+        log_ = cls.__new__(cls)
+        log_.folder, log_.dim, log_.row_bytes = Path(folder), dim, 4 * dim
+        log_.events_path, log_.keys_path = log_.folder / EVENTS_FILE, log_.folder / KEYS_FILE
+        log_._events = log_._keys = None
+        log_.events_bytes = intact_length(log_.events_path) if log_.events_path.exists() else 0
+        log_.keys_rows = (log_.keys_path.stat().st_size // log_.row_bytes) if log_.keys_path.exists() else 0
+        return log_
+
     def _lock_folder(self) -> None:
         """One writer per folder: two trainers appending to one log would interleave garbage."""
         if fcntl is None:
@@ -73,7 +86,7 @@ class EventLog:
             fcntl.flock(self._events.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self._events.close()
-            raise MemoryStoreError(
+            raise MemoryInUse(
                 f"the memory in {self.folder} is already open (another run or tab uses it)"
             ) from None
 
@@ -96,6 +109,8 @@ class EventLog:
     def iter_events(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[dict, int]]:
         """(event, end offset) for the lines in bytes [start, stop) of events.jsonl."""
         stop = self.events_bytes if stop is None else stop
+        if stop <= start:  # nothing to read (a reader of a folder not written yet has no file)
+            return
         with open(self.events_path, "rb") as f:
             f.seek(start)
             offset = start
@@ -186,7 +201,7 @@ class EventLog:
 
     def close(self) -> None:
         for f in (self._events, self._keys):
-            if not f.closed:
+            if f is not None and not f.closed:
                 f.close()
 
 

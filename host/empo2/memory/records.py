@@ -138,6 +138,14 @@ class MemoryStoreError(Exception):
     """Base class of the memory's errors."""
 
 
+class MemoryInUse(MemoryStoreError):
+    """Another store holds the folder's writer lock (a run that another process trains)."""
+
+
+class MemoryReadOnly(MemoryStoreError):
+    """A change asked of a snapshot (`MemoryStore.read_snapshot`), which only reads."""
+
+
 class UnknownTip(MemoryStoreError, KeyError):
     """No tip has this id."""
 

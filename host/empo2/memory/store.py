@@ -62,6 +62,7 @@ from .records import (
     POLICY,
     SYSTEM,
     CorruptMemory,
+    MemoryReadOnly,
     Retrieved,
     Tip,
     UnknownTip,
@@ -100,6 +101,7 @@ class MemoryStore(PersonEdits):
         self._next_entry = 0
         self._edits: dict[str, dict] = {}  # edit id -> {tip_id, kind, version}, rebuilt by replay
         self._log: EventLog | None = None
+        self._read_only = False  # a snapshot (MemoryStore.read_snapshot) of another process's store
 
     # --- opening, replay, rollback ---------------------------------------------------------
 
@@ -149,7 +151,19 @@ class MemoryStore(PersonEdits):
         store.on_change = on_change  # set last: replay and re-application are not news
         return store
 
-    def _replay(self, events: EventLog, stop: int) -> None:
+    @classmethod
+    def read_snapshot(cls, folder: Path | str, embedder: Any, capacity: int = DEFAULTS.capacity) -> "MemoryStore":
+        """The store saved in `folder` as it is now, read without taking the folder from its
+        writer: the tips of a run that another process trains (a terminal's `train`, another
+        window's host), to list, read and retrieve. It writes nothing and does not follow the
+        writer's later changes (take another snapshot); a change raises MemoryReadOnly."""
+        store = cls(embedder, capacity)
+        store.folder = Path(folder)
+        store._replay(EventLog.reader(store.folder, store.dim), None)
+        store._read_only = True
+        return store
+
+    def _replay(self, events: EventLog, stop: int | None) -> None:
         """Rebuild the state from log bytes [0, stop), keys from keys.f32 (no embedding)."""
         keys = events.keys_view()
         for i, (ev, _) in enumerate(events.iter_events(stop=stop)):
@@ -538,6 +552,9 @@ class MemoryStore(PersonEdits):
         return self._tips[idx]
 
     def _write(self, events: list[dict], keys: np.ndarray | None = None) -> None:
+        if self._read_only:  # write-ahead: refused before any state changes
+            raise MemoryReadOnly(f"the memory in {self.folder} is another process's; it can be read here, "
+                                 "not changed")
         if self._log is not None:
             self._log.append(events, keys)
 

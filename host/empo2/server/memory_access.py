@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..memory.layout import EVENTS_FILE
-from ..memory.records import author_kind
+from ..memory.records import MemoryInUse, author_kind
 from ..run_folder.folder import RunFolder
 from .protocol import ProtocolError
 from .wire import tip_json
@@ -77,10 +77,28 @@ class MemoryAccess:
             if store is None:
                 if not create and not _has_memory(folder):
                     return await self.blocking(fn, None)
-                store = await self.blocking(self._open, folder)
+                try:
+                    store = await self.blocking(self._open, folder)
+                except MemoryInUse:
+                    return await self._elsewhere(run_id, folder, fn, writes=create or author is not None)
                 self._stores[folder.path] = store
                 self._run_ids[folder.path] = run_id
             return await self.blocking(self._call, fn, store, author)
+
+    async def _elsewhere(self, run_id: str, folder: RunFolder, fn, *, writes: bool):
+        """A run that another process trains (a terminal's `train`, another window's host) keeps
+        its store: reads get a snapshot of it as it is now, taken afresh each time (that process
+        goes on writing); changes are refused, in one sentence, rather than lost."""
+        if writes:
+            raise ProtocolError("RunBusy", f"run '{run_id}' is trained by another process (another VS Code "
+                                "window or a terminal); change its tips there, or here once it stops.",
+                                {"runId": run_id})
+        from ..memory.store import MemoryStore
+
+        capacity = _capacity(folder)
+        snapshot = await self.blocking(lambda: MemoryStore.read_snapshot(
+            folder.memory_path, self.embedder(), **({"capacity": capacity} if capacity else {})))
+        return await self.blocking(fn, snapshot)
 
     def _call(self, fn, store, author):
         self._local.author = author
