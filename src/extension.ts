@@ -18,7 +18,8 @@ import { branchRuns, HAS_BRANCH_CONTEXT } from './rerun/branches';
 import { describeError } from './rpc/errors';
 import { Notifications } from './rpc/methods';
 import type { RunInfo } from './rpc/protocol';
-import { AUTO_STARTED_KEY, autoStartRequest, autoStartStep, readAutoStarted, type AutoStarted } from './runs/autoStartPlan';
+import { autoStartRequest, autoStartStep } from './runs/autoStartPlan';
+import { autoStartedRecordFile, readAutoStartedRecord, writeAutoStartedRecord } from './runs/autoStartRecord';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
 import {
@@ -153,7 +154,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
 
   hostLog.info(`EMPO² Studio ${version} is active. The training host is not running.`);
   if (settings.autoStart && vscode.workspace.isTrusted) {
-    void autoStart(host, runs, settings, context.workspaceState);
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
+    void autoStart(host, runs, settings, autoStartedRecordFile(context.globalStorageUri.fsPath, folder), hostLog);
   }
   return { host, runs, trajectories, tips, episodes, metrics, debug, comparison };
 }
@@ -175,7 +177,7 @@ function setRunContext(runs: RunsModel): void {
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. The EMPO²
  * views open first, so the window shows what it is doing (the host starting) from the start. A
  * window opened again goes on with the run it started (autoStartPlan.ts). */
-async function autoStart(host: HostManager, runs: RunsModel, settings: Settings, state: vscode.Memento): Promise<void> {
+async function autoStart(host: HostManager, runs: RunsModel, settings: Settings, recordFile: string, log: HostLog): Promise<void> {
   if (settings.autoStartRun) {
     await vscode.commands.executeCommand('workbench.view.extension.empo2');
   }
@@ -185,10 +187,12 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings,
   await runs.reload();
   const what = settings.autoStartRun;
   const request = autoStartRequest(what, settings.autoStartLaunch);
-  const step = autoStartStep(request, readAutoStarted(state.get(AUTO_STARTED_KEY)), runs.list().map((entry) => entry.info));
+  const step = autoStartStep(request, readAutoStartedRecord(recordFile), runs.list().map((entry) => entry.info));
+  log.info(step.kind === 'start' ? `Auto-start: a new ${what} run.` : `Auto-start: ${step.kind === 'show' ? 'showing' : 'resuming'} run ${step.runId}, started for this launch.`);
   let run: RunInfo | undefined;
   if (step.kind === 'show') {
     runs.select(step.runId);
+    await vscode.commands.executeCommand(ShowMetricsCommand.id, step.runId);
     return;
   } else if (step.kind === 'resume') {
     try {
@@ -203,7 +207,11 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings,
     run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
   }
   if (run) {
-    await state.update(AUTO_STARTED_KEY, { request, runId: run.runId } satisfies AutoStarted);
+    try {
+      writeAutoStartedRecord(recordFile, { request, runId: run.runId });
+    } catch (error) {
+      log.warn(`Auto-start: cannot record run ${run.runId} (${describeError(error)}); a window opened again starts another.`);
+    }
     await vscode.commands.executeCommand(ShowMetricsCommand.id, run.runId);
   }
 }

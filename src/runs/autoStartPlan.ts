@@ -7,9 +7,6 @@ import type { RunInfo } from '../rpc/protocol';
 // its run interrupted, and a tab closed without a reload keeps its host training for a while.
 // Another launch (the script run again) starts a new run, as it says it does.
 
-/** The workspace-state key of the run empo2.autoStartRun started last. */
-export const AUTO_STARTED_KEY = 'empo2.autoStartedRun';
-
 /** The run empo2.autoStartRun started, and the request it started it for (autoStartRequest). */
 export interface AutoStarted {
   readonly request: string;
@@ -47,7 +44,7 @@ export function autoStartRequest(run: string, launch: string): string {
   return launch ? `${run} (launch ${launch})` : run;
 }
 
-/** A value read back from workspace state, if it is one this module wrote. */
+/** A value read back (autoStartRecord.ts), if it is one this module's caller wrote. */
 export function readAutoStarted(value: unknown): AutoStarted | undefined {
   const v = value as Partial<AutoStarted> | undefined;
   return typeof v?.request === 'string' && typeof v.runId === 'string' ? { request: v.request, runId: v.runId } : undefined;

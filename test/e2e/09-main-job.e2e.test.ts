@@ -94,6 +94,25 @@ function runFolder(workspace: string): string | undefined {
   return runs.length ? path.join(root, runs[0]) : undefined;
 }
 
+/** What the auto-start decided in each window so far, from the extension's log files in the
+ * profile (one per window's extension host), oldest window first. */
+function autoStartDecisions(profile: string): string[] {
+  const logs = path.join(profile, 'user-data', 'logs');
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : []) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else if (entry.name === 'EMPO² Host.log') {
+        files.push(full);
+      }
+    }
+  };
+  walk(logs);
+  return files.sort().flatMap((file) => readFileSync(file, 'utf8').split('\n').filter((line) => line.includes('Auto-start:')));
+}
+
 function metricsLines(folder: string): number {
   const file = path.join(folder, 'metrics.jsonl');
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => line.trim()).length : 0;
@@ -105,6 +124,7 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
   const profile = path.join(scratch, 'profile');
   let opened: ReturnType<typeof openVsCode> | undefined;
   let page: Page | undefined;
+  let url = '';
 
   after(async () => {
     await page?.close().catch(() => undefined);
@@ -121,7 +141,7 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
     mkdirSync(workspace, { recursive: true });
     const port = await freePort();
     opened = openVsCode(workspace, profile, port);
-    const url = await opened.url;
+    url = await opened.url;
     await listening(port, 60_000);
     // Only VS Code's own port is served: not every port listening on the machine under /proxy/.
     const settings = readFileSync(path.join(profile, 'user-data', 'User', 'settings.json'), 'utf8');
@@ -166,5 +186,31 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
     await workbench.screenshot('81-main-job-after-reload');
     const runs = readdirSync(path.dirname(folder)).filter((name) => name.startsWith('builtin'));
     assert.deepEqual(runs, [path.basename(folder)], 'one run, the same');
+  });
+
+  it('shows the same run in another browser, whose storage knows nothing of it, and starts no second one', async function () {
+    this.timeout(300_000);
+    const folder = runFolder(workspace)!;
+    const decided = autoStartDecisions(profile).length;
+    // Another browser (or a private window): VS Code's state kept in the browser is not there.
+    const other = await e2eSession().page.context().browser()!.newContext();
+    try {
+      const second = await other.newPage();
+      await second.goto(url);
+      const workbench = new Workbench(second);
+      const decision = await workbench.eventually('the new window\'s auto-start to decide', async () => autoStartDecisions(profile)[decided], 180_000);
+      await workbench.waitForTreeRow(/^builtin/, 60_000);
+      // Its tips too, though the first window's host holds the run's memory: this window's host
+      // reads them from a snapshot (an internal error here before).
+      const tips = (await workbench.webviewFrame('empo2-tips-panel')).locator('empo2-tips-panel');
+      await tips.getByText(new RegExp(`^${path.basename(folder)} · [1-9]\\d* tips?`)).waitFor({ timeout: 60_000 });
+      assert.equal(await tips.getByText(/internal error/).count(), 0);
+      await workbench.screenshot('82-main-job-another-browser');
+      assert.match(decision, new RegExp(`showing run ${path.basename(folder)}`), decision);
+      const runs = readdirSync(path.dirname(folder)).filter((name) => name.startsWith('builtin'));
+      assert.deepEqual(runs, [path.basename(folder)], 'one run, the same');
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -1,5 +1,9 @@
 import * as assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { autoStartRequest, autoStartStep, readAutoStarted, type AutoStarted } from '../../src/runs/autoStartPlan';
+import { autoStartedRecordFile, readAutoStartedRecord, writeAutoStartedRecord } from '../../src/runs/autoStartRecord';
 import { aRunInfo } from '../builders/protocol';
 
 // empo2.autoStartRun in a window opened again: the run it started goes on; a new one starts only
@@ -50,6 +54,36 @@ describe('autoStartStep', () => {
     assert.deepEqual(readAutoStarted({ request: 'builtin', runId: 'builtin-1' }), STARTED);
     for (const value of [undefined, null, 'builtin-1', { request: 'builtin' }, { request: 1, runId: 'x' }]) {
       assert.equal(readAutoStarted(value), undefined, JSON.stringify(value));
+    }
+  });
+});
+
+describe('the auto-started run\'s record', () => {
+  // A file on the extension host's machine, one per workspace folder: any browser, and any
+  // window open on the folder, reads the same one.
+  let storage: string;
+  beforeEach(() => {
+    storage = path.join(mkdtempSync(path.join(os.tmpdir(), 'empo2-auto-')), 'globalStorage');
+  });
+  afterEach(() => rmSync(path.dirname(storage), { recursive: true, force: true }));
+
+  it('is read back by the next window on the folder, and replaced by a later start', () => {
+    const file = autoStartedRecordFile(storage, '/home/ada/project');
+    assert.equal(readAutoStartedRecord(file), undefined, 'no storage folder yet');
+    writeAutoStartedRecord(file, STARTED);
+    assert.deepEqual(readAutoStartedRecord(autoStartedRecordFile(storage, '/home/ada/project')), STARTED);
+    assert.equal(readAutoStartedRecord(autoStartedRecordFile(storage, '/home/ada/other')), undefined, 'another folder');
+    writeAutoStartedRecord(file, { request: 'builtin (launch 2)', runId: 'builtin-2' });
+    assert.deepEqual(readAutoStartedRecord(file), { request: 'builtin (launch 2)', runId: 'builtin-2' });
+    assert.deepEqual(readdirSync(path.dirname(file)), [path.basename(file)], 'no partial file left behind');
+  });
+
+  it('counts a damaged record as none', () => {
+    const file = autoStartedRecordFile(storage, '');
+    writeAutoStartedRecord(file, STARTED);
+    for (const text of ['{"request": "builtin", "runId"', '[]', '{"runId": "builtin-1"}']) {
+      writeFileSync(file, text);
+      assert.equal(readAutoStartedRecord(file), undefined, text);
     }
   });
 });
