@@ -1,11 +1,13 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { registerCommands } from './common/command';
+import { folderStateFile } from './common/folderState';
 import { Settings } from './common/settings';
 import { ConnectionNotices } from './host/connectionNotices';
 import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand, StartHostCommand, StopHostCommand, type HostServices } from './host/hostCommands';
 import { HostLog } from './host/hostLog';
 import { HostManager } from './host/hostManager';
+import { RunRoots } from './host/runRoots';
 import { HostStateModel } from './host/hostState';
 import { ShowHostLogCommand } from './host/showHostLog';
 import { WorkspaceTrustGuard } from './host/workspaceTrust';
@@ -72,12 +74,14 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const hostLog = new HostLog();
   const hostState = new HostStateModel();
   const trust = new WorkspaceTrustGuard(vscode.workspace, vscode.window, vscode.commands, ConnectRemoteCommand.id);
+  // The window's workspace folder ('' when none is open): what it remembers is kept per folder.
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
+  const globalStorage = context.globalStorageUri.fsPath;
   const host = new HostManager(hostState, hostLog, settings, {
     extensionVersion: version,
     projectRoot: context.extensionUri.fsPath,
-    fallbackRunRoot: path.join(context.globalStorageUri.fsPath, 'runs'),
     secrets: context.secrets,
-    workspaceState: context.workspaceState,
+    runRoots: new RunRoots(settings, path.join(globalStorage, 'runs'), folderStateFile(globalStorage, 'run-roots', folder), context.workspaceState),
   });
   hostToStop = host;
   const runs = new RunsModel(host);
@@ -154,8 +158,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
 
   hostLog.info(`EMPO² Studio ${version} is active. The training host is not running.`);
   if (settings.autoStart && vscode.workspace.isTrusted) {
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
-    void autoStart(host, runs, settings, autoStartedRecordFile(context.globalStorageUri.fsPath, folder), hostLog);
+    void autoStart(host, runs, settings, folder, autoStartedRecordFile(globalStorage, folder), hostLog);
   }
   return { host, runs, trajectories, tips, episodes, metrics, debug, comparison };
 }
@@ -177,7 +180,7 @@ function setRunContext(runs: RunsModel): void {
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. The EMPO²
  * views open first, so the window shows what it is doing (the host starting) from the start. A
  * window opened again goes on with the run it started (autoStartPlan.ts). */
-async function autoStart(host: HostManager, runs: RunsModel, settings: Settings, recordFile: string, log: HostLog): Promise<void> {
+async function autoStart(host: HostManager, runs: RunsModel, settings: Settings, folder: string, recordFile: string, log: HostLog): Promise<void> {
   if (settings.autoStartRun) {
     await vscode.commands.executeCommand('workbench.view.extension.empo2');
   }
@@ -202,7 +205,6 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings,
       return;
     }
   } else {
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
     const arg: NewRunArg = /\.json$|[/\\]/.test(what) ? { configFile: path.resolve(folder, what) } : { preset: what };
     run = await vscode.commands.executeCommand<RunInfo | undefined>(NewRunCommand.id, arg);
   }

@@ -64,11 +64,9 @@ export interface HostManagerOptions {
   readonly extensionVersion: string;
   /** The folder that holds host/ and scripts/ (the extension's own folder). */
   readonly projectRoot: string;
-  /** Where run folders go when no workspace folder is open. */
-  readonly fallbackRunRoot: string;
   readonly secrets: vscode.SecretStorage;
-  /** Remembers extra run roots (folders opened outside the configured root) per workspace. */
-  readonly workspaceState: vscode.Memento;
+  /** The folders a spawned host may read runs from. */
+  readonly runRoots: RunRoots;
 }
 
 export class HostManager extends Disposable {
@@ -102,7 +100,7 @@ export class HostManager extends Disposable {
     private readonly options: HostManagerOptions,
   ) {
     super();
-    this.runRoots = new RunRoots(settings, options.fallbackRunRoot, options.workspaceState);
+    this.runRoots = options.runRoots;
     this.remoteTokens = new RemoteTokens(options.secrets);
     for (const type of Object.values(Notifications)) {
       this.notificationEmitters.set(type.method, this._register(new Emitter<unknown>()));

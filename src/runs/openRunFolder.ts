@@ -75,7 +75,7 @@ export class OpenRunFolderCommand extends CommandBase<RunServices> {
     if (choice === METRICS_ONLY) {
       await vscode.commands.executeCommand(ShowMetricsCommand.id, folder);
     } else if (choice === ADD_ROOT) {
-      await this.services.host.runRoots.add(parent);
+      this.services.host.runRoots.add(parent);
       await this.services.host.stop();
       if (await this.services.host.start()) {
         return this.execute(folder);
