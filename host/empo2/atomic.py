@@ -162,6 +162,31 @@ def iter_jsonl(path: Path) -> Iterator[dict]:
                 continue
 
 
+def read_appended(path: Path, offset: int) -> tuple[list[dict], int]:
+    """The whole lines written to a JSON-lines file after byte `offset` (a corrupt one skipped),
+    and the offset after them: a torn last line waits for the next read. A file now shorter
+    than `offset` (cut back, or gone) is read on from its end."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            if size < offset:
+                return [], size
+            f.seek(offset)
+            data = f.read(size - offset)
+    except FileNotFoundError:
+        return [], 0
+    whole = data[: data.rfind(b"\n") + 1]
+    records = []
+    for raw in whole.splitlines():
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records, offset + len(whole)
+
+
 def intact_length(path: Path) -> int:
     """Length of `path` without a torn last line.
 

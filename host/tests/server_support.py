@@ -79,9 +79,10 @@ class SchemaCheck:
         assert not self.failures, "\n".join(self.failures[:10])
 
 
-def make_host(roots, embedder=None, **limits) -> EmbeddedHost:
+def make_host(roots, embedder=None, follow_interval_s: float = 2.0, **limits) -> EmbeddedHost:
     settings = Settings(token=TOKEN, roots=[Path(r) for r in roots], limits=Limits(**limits),
-                        shutdown_grace_s=30, embedder_factory=(lambda: embedder) if embedder else None)
+                        shutdown_grace_s=30, embedder_factory=(lambda: embedder) if embedder else None,
+                        follow_interval_s=follow_interval_s)
     return EmbeddedHost(settings).start()
 
 

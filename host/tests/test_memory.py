@@ -609,3 +609,35 @@ def test_a_snapshot_reads_a_held_folder_as_it_is_and_writes_nothing(embedder, tm
         assert (folder / "keys.f32").read_bytes() == files["keys.f32"]
     assert MemoryStore.read_snapshot(tmp_path / "never", embedder).count() == 0
     assert not (tmp_path / "never").exists()
+
+
+def test_a_snapshot_catches_up_with_its_writer_change_by_change(embedder, tmp_path):
+    """A followed run: each catch-up replays only what the writer appended since, and reports
+    those changes as the writer's own listener saw them (evictions included); a torn last line
+    waits for the next look; a folder its writer has not created yet starts from nothing."""
+    folder = tmp_path / "m"
+    seen = MemoryStore.read_snapshot(folder, embedder, capacity=3)
+    heard: list[dict] = []
+    with MemoryStore.open(folder, embedder, capacity=3, on_change=heard.append) as writer:
+        assert seen.catch_up() == []  # only the header so far
+        first = writer.add_tip(VK, "the cell was in the shed", 100.0)
+        writer.add_episode_tip(VK, "no cell in the kitchen . score 0", [(BULB, "go to kitchen"), (BULB + " now", "look around")], 0.0)
+        assert [(c["kind"], c["tip"]["id"]) for c in seen.catch_up()] == [("add", heard[0]["tip"]["id"]),
+                                                                         ("add", heard[1]["tip"]["id"])]
+        assert seen.catch_up() == []  # nothing new: nothing replayed twice
+        heard.clear()
+        writer.update(first.id, "the cell was in the shed, in a box", expected_version=1, author="Ada")
+        writer.add_episode_tip(VK, "the cell is in the shed . score 100", [(BULB, "go to shed"), (BULB + " here", "take cell")], 100.0)
+        writer.delete(first.id, expected_version=2, author="you")
+        assert [c["kind"] for c in heard] == ["update", "add", "evict", "delete"], heard
+        changes = seen.catch_up()
+        assert [(c["kind"], c["tip"]["id"], c["author"]) for c in changes] == [
+            (c["kind"], c["tip"]["id"], c["author"]) for c in heard]
+        assert {c["tip"]["id"]: c["tip"] for c in changes} == {t.id: t.to_dict() for t in
+                                                              writer.list_tips(include_deleted=True, include_evicted=True)[0]
+                                                              if t.id in {c["tip"]["id"] for c in changes}}
+        with open(folder / "events.jsonl", "ab") as f:  # the writer cut off mid-line
+            f.write(b'{"kind": "delete", "at": "x", "tip_id": "')
+        assert seen.catch_up() == []
+    with pytest.raises(ValueError, match="only a snapshot"):
+        MemoryStore.open(None, embedder).catch_up()

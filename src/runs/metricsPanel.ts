@@ -6,10 +6,11 @@ import { healthBadge } from '../host/connectionHealth';
 import type { HostApi } from '../host/hostApi';
 import { showFailure } from '../host/notices';
 import { Notifications, Requests } from '../rpc/methods';
+import type { RunInfo } from '../rpc/protocol';
 import { appendRecords, emptyColumns, parseMetricsJsonl } from './metricsCharts';
 import { MetricsNotifications, MetricsRequests, sourceKey, type MetricsSource, type ShownRun } from './metricsMessages';
 import { pickRuns, type MetricsTarget } from './pickRuns';
-import { inActiveState, isActive, type RunsModel } from './runsModel';
+import { isActive, trainedElsewhere, type RunsModel } from './runsModel';
 
 /**
  * The live metrics panel (a webview panel in the editor area). It shows the current run, or
@@ -43,7 +44,7 @@ export class MetricsPanel extends SingleWebviewPanel {
       runs.onDidChangeRun((entry) => {
         const live = isActive(entry.info);
         // A run the host was training when the host went away: its last heard state is not true.
-        const state = !live && inActiveState(entry.info) && !this.host.current ? 'host stopped' : entry.info.state;
+        const state = this.stateText(entry.info);
         const shown = this.hostRun(entry.info.runId);
         if (this.endpoint && shown && (shown.source.live !== live || shown.source.state !== state)) {
           this.replace(shown, { ...shown, source: { ...shown.source, live, state } });
@@ -113,12 +114,21 @@ export class MetricsPanel extends SingleWebviewPanel {
           runId,
           live: isActive(entry.info),
           origin: 'host',
-          state: entry.info.state,
+          state: this.stateText(entry.info),
           path: entry.info.path,
           ...(entry.info.parent ? { parent: { runId: entry.info.parent.runId, checkpoint: entry.info.parent.checkpoint } } : {}),
         }
       : { runId, live: false, origin: 'host' };
     return { source, columns: appendRecords(emptyColumns(), records) };
+  }
+
+  /** The legend's state: a run its host trained when that host went away is not known to go
+   *  on; one another process trains is followed by the host from its files. */
+  private stateText(info: RunInfo): string {
+    if (!trainedElsewhere(info)) {
+      return info.state;
+    }
+    return this.host.current ? `${info.state} in another process` : 'host stopped';
   }
 
   private async loadFolder(folder: vscode.Uri): Promise<ShownRun> {

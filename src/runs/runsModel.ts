@@ -223,6 +223,12 @@ export function isActive(run: RunInfo): boolean {
   return run.live && inActiveState(run);
 }
 
+/** A run in an active state that this host does not train: another process (a terminal's
+ *  `empo2-host train`, another window's host) trains it, and the host follows its files. */
+export function trainedElsewhere(run: RunInfo): boolean {
+  return !run.live && inActiveState(run);
+}
+
 /** The number the status bar and tree show as "latest return": the iteration's mean return. */
 export function latestReturn(metrics: MetricsRecord | null): number | undefined {
   const value = metrics?.['rollout/return'];

@@ -1,7 +1,7 @@
 import type { MetricsRecord, Progress, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
 import { formatReturn, SCORE, SCORE_SCALE } from '../common/quantities';
 import { runContextValue } from '../runs/runContext';
-import { inActiveState, latestReturn } from '../runs/runsModel';
+import { inActiveState, latestReturn, trainedElsewhere } from '../runs/runsModel';
 import { waitingText } from '../runs/runText';
 import type { LiveIteration } from './trajectoryData';
 import type { TrajectoryModel } from './trajectoryModel';
@@ -162,7 +162,7 @@ function presentRun(runId: string, model: TrajectoryModel, shownUnder?: string):
     label,
     description: parts.join(' · '),
     icon: unheard ? { id: 'debug-disconnect', color: 'disabledForeground' } : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
-    tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${info.parent ? `\n\n${info.parent.adopted ? 'Adopted branch' : 'Branch'} of ${info.parent.runId} at its checkpoint ${info.parent.checkpoint}` : ''}${waiting ? `\n\n${waiting}` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
+    tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : trainedElsewhere(info) && model.hostConnected ? ' (trained by another process; the host follows what it writes)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${info.parent ? `\n\n${info.parent.adopted ? 'Adopted branch' : 'Branch'} of ${info.parent.runId} at its checkpoint ${info.parent.checkpoint}` : ''}${waiting ? `\n\n${waiting}` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
     // Open while it waits for its first episode, so the row that says what it waits for shows.
     collapsible: waiting ? 'expanded' : 'collapsed',
     contextValue: runContextValue(entry),

@@ -80,6 +80,12 @@ export class TrajectoryModel extends Disposable {
     return this.host.health.isInterrupted;
   }
 
+  /** A host is connected now: a run it lists as active but does not train is another
+   *  process's, followed from its files (not a run whose host went away). */
+  get hostConnected(): boolean {
+    return this.host.current !== undefined && !this.host.health.isInterrupted;
+  }
+
   /** Forgets every cached page (Refresh; a new host). Nodes stay, so expansion survives. */
   clear(): void {
     this.data.clear();

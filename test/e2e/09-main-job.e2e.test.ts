@@ -188,8 +188,8 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
     assert.deepEqual(runs, [path.basename(folder)], 'one run, the same');
   });
 
-  it('shows the same run in another browser, whose storage knows nothing of it, and starts no second one', async function () {
-    this.timeout(300_000);
+  it('shows the same run in another browser, whose storage knows nothing of it, starts no second one, and follows it', async function () {
+    this.timeout(600_000);
     const folder = runFolder(workspace)!;
     const decided = autoStartDecisions(profile).length;
     // Another browser (or a private window): VS Code's state kept in the browser is not there.
@@ -209,6 +209,13 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
       assert.match(decision, new RegExp(`showing run ${path.basename(folder)}`), decision);
       const runs = readdirSync(path.dirname(folder)).filter((name) => name.startsWith('builtin'));
       assert.deepEqual(runs, [path.basename(folder)], 'one run, the same');
+      // Its metrics open, and move: this window's host follows what the first one's writes.
+      const metrics = (await workbench.webviewFrame('empo2-metrics-panel', 60_000)).locator('empo2-metrics-panel');
+      await metrics.getByText('running in another process').waitFor({ timeout: 60_000 });
+      const shown = async () => Number((await metrics.getByTestId('points').innerText()).split(' ')[0]);
+      const before = metricsLines(folder);
+      await workbench.eventually('the charts to move with the first window\'s run', async () => ((await shown()) > before ? true : undefined), 300_000);
+      await workbench.screenshot('83-main-job-another-browser-follows');
     } finally {
       await other.close();
     }

@@ -264,3 +264,41 @@ describe('TrajectoryModel, the iteration in progress', () => {
     assert.equal(model.waitingRow(run), undefined);
   });
 });
+
+describe('TrajectoryModel, a run another process trains', () => {
+  // A terminal's `empo2-host train`, or another window's host: this host follows its files and
+  // sends what it writes as the trainer's own hooks would (run/state, trajectory/added).
+  function anotherProcessRun() {
+    const listed: TrajectorySummary[] = [0, 1, 2, 3].map((index) => written(1, index));
+    const host = new FakeHost()
+      .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: 'term', state: 'running', live: false, iteration: 1, iterations: 5 })], roots: ['/home/ada/project/.empo2/runs'] }))
+      .handle(Requests.runMetrics, () => ({ records: [] }))
+      .handle(Requests.trajectoryList, (params: TrajectoryListParams) => {
+        const items = listed.filter((s) => s.iteration === params.filter?.iteration);
+        return { items, nextCursor: null, total: items.length };
+      });
+    const runs = new RunsModel(host);
+    return { host, runs, model: new TrajectoryModel(host, runs), listed };
+  }
+
+  it('says who trains it, lists its iterations as they are written, and shows it finish', async () => {
+    const { host, runs, model, listed } = anotherProcessRun();
+    await runs.reload();
+    const [run] = await model.getChildren(undefined);
+    assert.match(present(run, model).tooltip ?? '', /State: running \(trained by another process; the host follows what it writes\)/);
+    assert.deepEqual((await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
+
+    listed.push(...[0, 1, 2, 3].map((index) => written(2, index)));
+    host.notify(Notifications.trajectoryAdded, { seq: 1, runId: 'term', summaries: listed.slice(4) });
+    assert.deepEqual((await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration), [2, 1]);
+    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ runId: 'term', state: 'finished', live: false, iteration: 2, iterations: 2 }) });
+    assert.equal(present(run, model).description, 'finished');
+    assert.doesNotMatch(present(run, model).tooltip ?? '', /another process/);
+
+    // Its host gone, a run last heard active is not said to be trained elsewhere.
+    host.notify(Notifications.runState, { seq: 3, run: aRunInfo({ runId: 'term', state: 'running', live: false, iteration: 2, iterations: 5 }) });
+    host.disconnect(true);
+    assert.doesNotMatch(present(run, model).tooltip ?? '', /another process/);
+    assert.deepEqual(host.violations, []);
+  });
+});

@@ -102,6 +102,7 @@ class MemoryStore(PersonEdits):
         self._edits: dict[str, dict] = {}  # edit id -> {tip_id, kind, version}, rebuilt by replay
         self._log: EventLog | None = None
         self._read_only = False  # a snapshot (MemoryStore.read_snapshot) of another process's store
+        self._replayed = 0  # bytes of events.jsonl replayed into this state
 
     # --- opening, replay, rollback ---------------------------------------------------------
 
@@ -163,12 +164,26 @@ class MemoryStore(PersonEdits):
         store._read_only = True
         return store
 
-    def _replay(self, events: EventLog, stop: int | None) -> None:
-        """Rebuild the state from log bytes [0, stop), keys from keys.f32 (no embedding)."""
+    def catch_up(self) -> list[dict]:
+        """A snapshot's next look at its folder: replays what the writer appended since the last
+        one, and returns those changes as `on_change` would have reported them to the writer's
+        listener ({kind, tip, author}, each tip as it is now), in their order."""
+        if not self._read_only:
+            raise ValueError("only a snapshot (MemoryStore.read_snapshot) catches up with its folder")
+        with self._lock:
+            changes = self._replay(EventLog.reader(self.folder, self.dim), None, start=self._replayed)
+            return [{"kind": kind, "tip": self._tip(tip_id).to_dict(), "author": author}
+                    for kind, tip_id, author in changes]
+
+    def _replay(self, events: EventLog, stop: int | None, start: int = 0) -> list[tuple[str, str, str]]:
+        """Rebuild the state from log bytes [start, stop), keys from keys.f32 (no embedding).
+        Returns what changed, (kind, tip id, author) in order; a snapshot catches up from where
+        its last replay ended (`_replayed`)."""
         keys = events.keys_view()
-        for i, (ev, _) in enumerate(events.iter_events(stop=stop)):
+        changes: list[tuple[str, str, str]] = []
+        for ev, end in events.iter_events(start=start, stop=stop):
             kind = ev.get("kind")
-            if i == 0:
+            if start == 0:
                 self._check_header(ev)
             elif kind == "add":
                 first, k = int(ev["first_entry"]), len(ev["entries"])
@@ -176,13 +191,16 @@ class MemoryStore(PersonEdits):
                     raise CorruptMemory(
                         f"{events.keys_path} has {len(keys)} key rows; the log needs {first + k}"
                     )
-                self._apply_add(ev, np.array(keys[first : first + k], dtype=np.float32))
-            elif kind == "update":
-                self._apply_update(ev)
-            elif kind == "delete":
-                self._apply_delete(ev)
+                gone = self._apply_add(ev, np.array(keys[first : first + k], dtype=np.float32))
+                changes.append(("add", ev["tip"]["id"], ev["tip"]["author"]))
+                changes += [("evict", other.id, SYSTEM) for other in gone]
+            elif kind in ("update", "delete"):
+                (self._apply_update if kind == "update" else self._apply_delete)(ev)
+                changes.append((kind, ev["tip_id"], ev["author"]))
             elif kind != "evict":  # evictions follow from the adds; their lines are for readers
                 log.warning("memory: skipped an event of unknown kind %r in the log", kind)
+            start = self._replayed = end
+        return changes
 
     def _check_header(self, ev: dict) -> None:
         if ev.get("kind") != "header":

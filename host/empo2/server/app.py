@@ -31,6 +31,7 @@ from .debug_sessions import MAX_SESSIONS, DebugSessions
 from .device import DeviceProbe
 from .dispatch import Dispatcher
 from .fanout import Hub
+from .followed_runs import FollowedRuns
 from .logs import LogForwarder
 from .methods import METHODS
 from .protocol import Validators, load_schema, notification_methods, protocol_version
@@ -63,6 +64,8 @@ class HostServer:
         self.validators = Validators(load_schema())
         self.runs = RunManager(self.settings.roots, self.hub, self.loop, self.embedder, self.blocking)
         self.memory = self.runs.memory
+        self.followed = FollowedRuns(self.runs, self.hub, self.blocking, self.settings.follow_interval_s)
+        self._following = self.loop.create_task(self.followed.run())
         self.debug = DebugSessions()
         self.dispatcher = Dispatcher(METHODS, self.validators, self)
         self.log_forwarder = LogForwarder(self.hub, lambda: self.runs.live.run_id if self.runs.live else None)
@@ -105,6 +108,7 @@ class HostServer:
     async def close(self) -> None:
         """Interrupts the live run (bounded wait), closes every connection (1001), frees threads."""
         self.shutting_down = True
+        self._following.cancel()
         await self.runs.shutdown(self.settings.shutdown_grace_s, self.hurried)
         self.server.close()  # closes connections with 1001 (going away)
         await self.server.wait_closed()

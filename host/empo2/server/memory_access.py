@@ -8,6 +8,11 @@ itself, once, and keeps it; before a run starts or resumes on the folder the hos
 (under the folder's lock, so no edit is half-way) and the trainer opens its own; when the run
 ends the host adopts the trainer's instance. So there are never two writers on one store.
 
+A run that another process trains (a terminal's `train`, another window's host) keeps its store:
+the host reads it from a snapshot (`MemoryStore.read_snapshot`), kept per folder and brought up
+to date before each read and on each look of the run's follower (followed_runs.py), which
+publishes what the other process changed as `memory/changed`.
+
 Who changed a tip: the store calls its listener in the thread that made the change; a client's
 change runs in a handler thread that first records the client in a thread-local, so the
 listener can tell a person's edit (and which connection made it) from the policy's own tips.
@@ -47,6 +52,7 @@ class MemoryAccess:
         self.blocking = blocking
         self.embedder = embedder
         self._stores: dict[Path, MemoryStore] = {}
+        self._snapshots: dict[Path, MemoryStore] = {}  # of stores another process holds
         self._run_ids: dict[Path, str] = {}
         self._locks: dict[Path, asyncio.Lock] = {}
         self._local = threading.local()
@@ -81,24 +87,43 @@ class MemoryAccess:
                     store = await self.blocking(self._open, folder)
                 except MemoryInUse:
                     return await self._elsewhere(run_id, folder, fn, writes=create or author is not None)
+                self._snapshots.pop(folder.path, None)  # that process let go: this store is the one
                 self._stores[folder.path] = store
                 self._run_ids[folder.path] = run_id
             return await self.blocking(self._call, fn, store, author)
 
     async def _elsewhere(self, run_id: str, folder: RunFolder, fn, *, writes: bool):
-        """A run that another process trains (a terminal's `train`, another window's host) keeps
-        its store: reads get a snapshot of it as it is now, taken afresh each time (that process
-        goes on writing); changes are refused, in one sentence, rather than lost."""
+        """A run that another process trains keeps its store: reads get the folder's snapshot,
+        brought up to date first (that process goes on writing); changes are refused, in one
+        sentence, rather than lost. The caller holds the folder's lock."""
         if writes:
             raise ProtocolError("RunBusy", f"run '{run_id}' is trained by another process (another VS Code "
                                 "window or a terminal); change its tips there, or here once it stops.",
                                 {"runId": run_id})
-        from ..memory.store import MemoryStore
+        snapshot = self._snapshots.get(folder.path)
+        if snapshot is None:
+            from ..memory.store import MemoryStore
 
-        capacity = _capacity(folder)
-        snapshot = await self.blocking(lambda: MemoryStore.read_snapshot(
-            folder.memory_path, self.embedder(), **({"capacity": capacity} if capacity else {})))
+            capacity = _capacity(folder)
+            snapshot = await self.blocking(lambda: MemoryStore.read_snapshot(
+                folder.memory_path, self.embedder(), **({"capacity": capacity} if capacity else {})))
+            self._snapshots[folder.path] = snapshot
+        else:
+            self._publish(run_id, await self.blocking(snapshot.catch_up))
         return await self.blocking(fn, snapshot)
+
+    async def follow(self, run_id: str, folder: RunFolder) -> None:
+        """The follower's look at a run another process trains: the tips it changed since, as
+        `memory/changed`. Only a snapshot a client has read is followed (none: nobody looks)."""
+        async with self._lock(folder.path):
+            snapshot = self._snapshots.get(folder.path)
+            if snapshot is not None:
+                self._publish(run_id, await self.blocking(snapshot.catch_up))
+
+    async def unfollow(self, folder: RunFolder) -> None:
+        """That process let go of the run: its next read opens the store itself."""
+        async with self._lock(folder.path):
+            self._snapshots.pop(folder.path, None)
 
     def _call(self, fn, store, author):
         self._local.author = author
@@ -149,11 +174,19 @@ class MemoryAccess:
         """Every change of the store → `memory/changed` (the store calls this under its lock,
         in the changing thread; publishing only posts to the loop, so it never blocks)."""
         def changed(event: dict) -> None:
-            self.hub.publish_threadsafe("memory/changed", {"runId": run_id, "changes": [{
-                "change": CHANGES.get(event["kind"], "updated"), "tip": tip_json(event["tip"]),
-                "by": self._author_of(event.get("author", ""))}]})
+            self.hub.publish_threadsafe("memory/changed", {"runId": run_id, "changes": [self._change(event)]})
 
         store.on_change = changed
+
+    def _publish(self, run_id: str, events: list[dict]) -> None:
+        """On the loop: a snapshot's catch-up, as one `memory/changed` (none when nothing changed)."""
+        if events:
+            self.hub.publish("memory/changed", {"runId": run_id, "changes": [self._change(e) for e in events]})
+
+    def _change(self, event: dict) -> dict:
+        """A store's change event as a MemoryChange."""
+        return {"change": CHANGES.get(event["kind"], "updated"), "tip": tip_json(event["tip"]),
+                "by": self._author_of(event.get("author", ""))}
 
     def _author_of(self, name: str) -> dict:
         local = getattr(self._local, "author", None)

@@ -221,6 +221,10 @@ class RunManager:
         return items
 
     def list_runs(self) -> list[dict]:
+        return [self.info(f) for f in self.run_folders()]
+
+    def run_folders(self) -> list[RunFolder]:
+        """Every run folder in the roots, those opened by path, and the live run's."""
         folders: dict[Path, RunFolder] = {}
         for root in self.roots:
             if root.is_dir():
@@ -234,7 +238,7 @@ class RunManager:
                 folders.setdefault(path, RunFolder(path))
         if self.live is not None:
             folders.setdefault(self.live.folder.path, self.live.folder)
-        return [self.info(f) for f in folders.values()]
+        return list(folders.values())
 
     # -- starting and controlling -----------------------------------------------------------------
 

@@ -6,7 +6,7 @@
 /**
  * The version of this protocol, semantic versioning. A host accepts a client whose major version equals its own; a minor version adds optional fields, methods or notifications only.
  */
-export type ProtocolVersion = '1.6.0';
+export type ProtocolVersion = '1.7.0';
 /**
  * Every message a client may send: one of the requests. (No client notifications are defined; a host ignores unknown ones.)
  */
@@ -380,7 +380,7 @@ export type Notification =
   | UpdateProgressNotification
   | UpdateFinishedNotification;
 /**
- * A run changed state (starting, running, pausing, paused, stopping, stopped, finished, failed).
+ * A run changed state (starting, running, pausing, paused, stopping, stopped, finished, failed). Since 1.7.0 also for a run another process trains (a terminal's `empo2-host train`, another host on the folder), which the host follows from its files: when it is first seen active, when its state or iteration changes, and when it stops being active (`live` false throughout).
  */
 export type RunStateNotification = NotificationMessage & {
   method?: 'run/state';
@@ -413,14 +413,14 @@ export type RunProgressNotification = NotificationMessage & {
   params?: RunProgressEvent;
 };
 /**
- * Metrics of completed iterations (one record each; several when merged for a slow client).
+ * Metrics of completed iterations (one record each; several when merged for a slow client). Since 1.7.0 also the lines another process appends to the metrics.jsonl of a run it trains, once they are whole, a few seconds after they are written.
  */
 export type RunMetricsNotification = NotificationMessage & {
   method?: 'run/metrics';
   params?: RunMetricsEvent;
 };
 /**
- * Episodes written to the run folder (one iteration's, or several when merged).
+ * Episodes written to the run folder (one iteration's, or several when merged). Since 1.7.0 also the summaries another process appends to the trajectory index of a run it trains.
  */
 export type TrajectoryAddedNotification = NotificationMessage & {
   method?: 'trajectory/added';
@@ -434,7 +434,7 @@ export type TrajectoryProgressNotification = NotificationMessage & {
   params?: TrajectoryProgressEvent;
 };
 /**
- * Tips added, edited or deleted, and by whom (the policy during training, or a person through a client).
+ * Tips added, edited or deleted, and by whom (the policy during training, or a person through a client). Since 1.7.0 also the changes another process makes to the memory of a run it trains, once a client has read that memory (`memory.list`, `memory.get`), a few seconds after they are made.
  */
 export type MemoryChangedNotification = NotificationMessage & {
   method?: 'memory/changed';
@@ -1887,7 +1887,7 @@ export type DebugReplayTurnResult = DebugTurnResult;
 // -- values the schema fixes ------------------------------------------------------------------
 
 /** The protocol version this client speaks ($defs.ProtocolVersion). */
-export const PROTOCOL_VERSION: ProtocolVersion = '1.6.0';
+export const PROTOCOL_VERSION: ProtocolVersion = '1.7.0';
 
 /** Every error code of the schema's ErrorCode, by its title. */
 export const ErrorCodes = {

@@ -1,0 +1,126 @@
+"""Runs that another process trains, followed from their files, so clients see them live.
+
+A run trained by `empo2-host train` in a terminal, or by the host of another window on the same
+folder, is written by that process; this host only reads it. Every `follow_interval_s` it looks
+at each run folder in its roots whose run.json says active while another process holds its writer
+lock, and publishes what that process wrote since the last look, as the trainer's own hooks do
+for the live run: the new lines of metrics.jsonl (`run/metrics`), of the trajectory index
+(`trajectory/added`), the tips changed in a memory a client has read (`memory/changed`), and its
+state and iteration when they change (`run/state`). A run first seen active is followed from the
+files' ends as they are then (what came before is history, for the requests that read it); a run
+that stops being active (finished, stopped, interrupted by a kill) gets its last lines and its
+state, and is no longer followed. Only whole lines are read: a line being written waits for the
+next look. A file cut back (a resume rolled the run back to a checkpoint) is followed from its
+new end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..atomic import intact_length, read_appended
+from ..run_folder.folder import RunFolder
+from .run_records import ACTIVE, stored_state
+
+log = logging.getLogger("empo2.server.followed")
+
+
+@dataclass
+class _Followed:
+    run_id: str
+    metrics: int  # bytes of metrics.jsonl published (or history when first seen)
+    index: int  # bytes of trajectories/index.jsonl
+    seen: tuple[str, int]  # the state and iteration last published
+
+
+class FollowedRuns:
+    def __init__(self, runs, hub, blocking, interval_s: float):
+        self.runs = runs
+        self.hub = hub
+        self.blocking = blocking
+        self.interval_s = interval_s
+        self._followed: dict[Path, _Followed] = {}
+
+    async def run(self) -> None:
+        """Looks every interval until cancelled; a failed look is logged and the next one comes."""
+        while True:
+            try:
+                await self.look()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a folder removed mid-read, a disk error: never the host's end
+                log.exception("following runs of other processes failed; trying again")
+            await asyncio.sleep(self.interval_s)
+
+    async def look(self) -> None:
+        """One look at every run folder: publishes what other processes wrote since the last."""
+        news, looked, ended = await self.blocking(self._read)
+        live = self.runs.live
+        for method, params in news:
+            # A run this host began training while the look read its folder is its own now.
+            if live is None or live.run_id != params.get("runId", params.get("run", {}).get("runId")):
+                self.hub.publish(method, params)
+        for run_id, folder in looked:
+            await self.runs.memory.follow(run_id, folder)
+        for _, folder in ended:
+            await self.runs.memory.unfollow(folder)
+
+    def _read(self) -> tuple[list[tuple[str, dict]], list[tuple[str, RunFolder]], list[tuple[str, RunFolder]]]:
+        """Worker thread: the notifications to publish, the runs looked at (run id, folder), and
+        those of them no longer followed."""
+        live = self.runs.live
+        news: list[tuple[str, dict]] = []
+        looked: list[tuple[str, RunFolder]] = []
+        ended: list[tuple[str, RunFolder]] = []
+        for folder in self.runs.run_folders():
+            if live is not None and live.folder.path == folder.path:
+                self._followed.pop(folder.path, None)  # this host trains it: its hooks tell
+                continue
+            followed = self._followed.get(folder.path)
+            stored = folder.state()
+            active = stored_state(folder, stored) in ACTIVE
+            if followed is None:
+                if active:
+                    self._followed[folder.path] = self._start(folder, stored, news)
+                continue
+            news += self._appended(folder, followed)
+            info = self.runs.info(folder, stored)
+            if (info["state"], info["iteration"]) != followed.seen:
+                followed.seen = (info["state"], info["iteration"])
+                news.append(("run/state", {"run": info}))
+            looked.append((followed.run_id, folder))
+            if not active:
+                del self._followed[folder.path]
+                ended.append((followed.run_id, folder))
+        return news, looked, ended
+
+    def _start(self, folder: RunFolder, stored: dict, news: list) -> _Followed:
+        info = self.runs.info(folder, stored)
+        news.append(("run/state", {"run": info}))  # a run started elsewhere shows up now
+        return _Followed(info["runId"], _whole_lines(folder.metrics_path), _whole_lines(folder.index_path),
+                         (info["state"], info["iteration"]))
+
+    @staticmethod
+    def _appended(folder: RunFolder, followed: _Followed) -> list[tuple[str, dict]]:
+        news = []
+        records, followed.metrics = read_appended(folder.metrics_path, followed.metrics)
+        if records:
+            news.append(("run/metrics", {"runId": followed.run_id, "records": records}))
+        summaries, followed.index = read_appended(folder.index_path, followed.index)
+        if summaries:
+            news.append(("trajectory/added", {"runId": followed.run_id, "summaries": summaries}))
+        return news
+
+
+def _whole_lines(path: Path) -> int:
+    """Bytes of the file's whole lines now (a line being written is left to the next look)."""
+    try:
+        return intact_length(path)
+    except FileNotFoundError:
+        return 0
+
+
+__all__ = ["FollowedRuns"]

@@ -1,0 +1,133 @@
+"""Runs that another process trains, followed live by a host that only reads them: a terminal's
+`empo2-host train` (a real subprocess), and a writer held in this test process, change by change."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import tiny_run_overrides
+from empo2.run_folder.folder import RunFolder
+from server_support import check, connect, copy_run, finished_run, make_host  # noqa: F401  (check: fixture)
+
+FOLLOW_S = 0.2
+
+
+@pytest.fixture
+def host(tmp_path, embedder):
+    host = make_host([tmp_path / "runs"], embedder, follow_interval_s=FOLLOW_S)
+    yield host
+    host.stop()
+
+
+def notes(client, method: str, run_id: str) -> list[dict]:
+    return [m["params"] for m in client.notifications if m["method"] == method
+            and m["params"].get("runId", m["params"].get("run", {}).get("runId")) == run_id]
+
+
+def lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_run_trained_in_a_terminal_shows_up_writes_on_and_finishes_live(host, check, tmp_path, tiny_policy):
+    root = tmp_path / "runs"
+    root.mkdir()
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(tiny_run_overrides(tiny_policy, iterations=3)))
+    client = connect(host, check, "watcher")
+    try:
+        train = subprocess.run([sys.executable, "-m", "empo2.cli", "train", "--config", str(config),
+                                "--root", str(root), "--name", "term"], cwd=tmp_path, capture_output=True,
+                               text=True, timeout=600, env=dict(os.environ, EMPO2_NO_PROGRESS="1"))
+        assert train.returncode == 0, train.stderr
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "term"
+                        and m["params"]["run"]["state"] == "finished", timeout=30)
+        states = [n["run"] for n in notes(client, "run/state", "term")]
+        assert states[0]["state"] in ("starting", "running") and not any(s["live"] for s in states)
+        assert (states[-1]["state"], states[-1]["iteration"]) == ("finished", 3)
+        # Every iteration written after the run showed up came live, in order, as written.
+        metrics = [r for n in notes(client, "run/metrics", "term") for r in n["records"]]
+        written = lines(root / "term" / "metrics.jsonl")
+        assert len(metrics) >= 2 and metrics == written[len(written) - len(metrics):]
+        summaries = [s for n in notes(client, "trajectory/added", "term") for s in n["summaries"]]
+        index = lines(root / "term" / "trajectories" / "index.jsonl")
+        assert summaries and summaries == index[len(index) - len(summaries):]
+        assert {s["iteration"] for s in summaries} >= {2, 3}
+    finally:
+        client.close()
+
+
+def test_a_held_run_is_followed_change_by_change_until_its_writer_lets_go(
+        host, check, tmp_path_factory, tmp_path, tiny_policy, embedder):
+    from empo2.memory.store import MemoryStore
+
+    root = tmp_path / "runs"
+    folder = RunFolder(copy_run(finished_run(tmp_path_factory, tiny_policy, embedder), root))
+    metric, summary = lines(folder.metrics_path)[-1], lines(folder.index_path)[-1]
+    client = connect(host, check, "watcher")
+    try:
+        with folder.writer_lock():  # this test plays the other process's trainer
+            folder.set_state("running", iteration=2)
+            shown = client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "done")
+            assert (shown["params"]["run"]["state"], shown["params"]["run"]["live"]) == ("running", False)
+            assert notes(client, "run/metrics", "done") == []  # what was written before is history
+            with MemoryStore.open(folder.memory_path, embedder) as writer:
+                first = client.request("memory.list", {"runId": "done", "limit": 1000})["items"]  # a client looks
+                # A line being written waits for its end; then it comes whole, once.
+                with open(folder.metrics_path, "ab") as f:
+                    f.write(json.dumps(dict(metric, iteration=3)).encode()[:20])
+                time.sleep(5 * FOLLOW_S)  # several looks
+                assert notes(client, "run/metrics", "done") == []
+                mark = len(client.notifications)
+                with open(folder.metrics_path, "ab") as f:
+                    f.write(json.dumps(dict(metric, iteration=3)).encode()[20:] + b"\n")
+                folder.write_trajectories(3, [], [dict(summary, iteration=3)])
+                tip = writer.add_tip(first[0]["variationKey"], "the cell was in the shed", 100.0, author="Ada")
+                writer.update(first[0]["id"], "open the shed first", expected_version=first[0]["version"], author="Bob")
+                folder.set_state("running", iteration=3)
+                client.wait_for(lambda m: m["method"] == "memory/changed", start=mark)
+                client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["iteration"] == 3,
+                                start=mark)
+                assert [r["iteration"] for n in notes(client, "run/metrics", "done") for r in n["records"]] == [3]
+                assert [[s["iteration"] for s in n["summaries"]] for n in notes(client, "trajectory/added", "done")] == [[3]]
+                changes = [c for n in notes(client, "memory/changed", "done") for c in n["changes"]]
+                assert [(c["change"], c["tip"]["id"], c["by"]["kind"], c["by"]["name"]) for c in changes] == [
+                    ("added", tip.id, "person", "Ada"), ("updated", first[0]["id"], "person", "Bob")]
+                assert changes[1]["tip"]["text"] == "open the shed first" and changes[1]["tip"]["version"] == 2
+                listed = client.request("memory.list", {"runId": "done", "limit": 1000})["items"]
+                assert len(listed) == len(first) + 1  # the read is as current as the notifications
+                assert len(notes(client, "memory/changed", "done")) == 1  # and announced nothing twice
+            folder.set_state("finished", iteration=3)
+        ended = client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished")
+        assert ended["params"]["run"]["iteration"] == 3
+        # The writer let go: this host opens the store itself, and an edit lands.
+        added = client.request("memory.add", {"runId": "done", "variationKey": first[0]["variationKey"],
+                                              "text": "Look in the attic."})["tip"]
+        assert added["text"] == "Look in the attic."
+    finally:
+        client.close()
+
+
+def test_a_run_this_host_only_browses_is_not_followed(host, check, tmp_path_factory, tmp_path, tiny_policy, embedder):
+    """A finished run, and one whose run.json says running while nobody holds it (killed): no
+    notification, whatever is appended to them."""
+    root = tmp_path / "runs"
+    done = RunFolder(copy_run(finished_run(tmp_path_factory, tiny_policy, embedder), root))
+    killed = RunFolder(root / "killed")
+    shutil.copytree(done.path, killed.path)
+    killed.set_state("running", iteration=2)
+    client = connect(host, check, "watcher")
+    try:
+        for folder in (done, killed):
+            folder.append_metrics(dict(lines(folder.metrics_path)[-1], iteration=3))
+        client.request("memory.list", {"runId": "killed"})
+        time.sleep(5 * FOLLOW_S)  # several looks
+        assert [m["method"] for m in client.notifications if m["method"] != "log/message"] == []
+    finally:
+        client.close()
