@@ -43,66 +43,20 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 
 
-class EventLog:
-    """The two files of a store folder, opened for appending after tail recovery."""
+class EventFiles:
+    """The two files of a store folder as they are now, for replay only: no lock, nothing
+    created, cut or appended, so a writer in another process goes on undisturbed. A torn last
+    line (that writer mid-append) is left out; key rows no event names yet are ignored by replay.
+    `EventLog` is the writer's kind."""
 
     def __init__(self, folder: Path, dim: int):
         self.folder = Path(folder)
         self.dim = dim
         self.row_bytes = 4 * dim
-        self.folder.mkdir(parents=True, exist_ok=True)
         self.events_path = self.folder / EVENTS_FILE
         self.keys_path = self.folder / KEYS_FILE
-        created = not self.events_path.exists()
-        for p in (self.events_path, self.keys_path):
-            p.touch(exist_ok=True)
-        if created:
-            fsync_dir(self.folder)
-        self._events = open(self.events_path, "ab")
-        self._lock_folder()
-        self._recover_tails()
-        self._keys = open(self.keys_path, "ab")
-        self.events_bytes = self._events.seek(0, os.SEEK_END)
-        self.keys_rows = self._keys.seek(0, os.SEEK_END) // self.row_bytes
-
-    @classmethod
-    def reader(cls, folder: Path, dim: int) -> "EventLog":
-        """The two files as they are now, for replay only: no lock, nothing created, cut or
-        appended, so a writer in another process goes on undisturbed. A torn last line (that
-        writer mid-append) is left out; key rows no event names yet are ignored by replay."""
-        log_ = cls.__new__(cls)
-        log_.folder, log_.dim, log_.row_bytes = Path(folder), dim, 4 * dim
-        log_.events_path, log_.keys_path = log_.folder / EVENTS_FILE, log_.folder / KEYS_FILE
-        log_._events = log_._keys = None
-        log_.events_bytes = intact_length(log_.events_path) if log_.events_path.exists() else 0
-        log_.keys_rows = (log_.keys_path.stat().st_size // log_.row_bytes) if log_.keys_path.exists() else 0
-        return log_
-
-    def _lock_folder(self) -> None:
-        """One writer per folder: two trainers appending to one log would interleave garbage."""
-        if fcntl is None:
-            return
-        try:
-            fcntl.flock(self._events.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._events.close()
-            raise MemoryInUse(
-                f"the memory in {self.folder} is already open (another run or tab uses it)"
-            ) from None
-
-    def _recover_tails(self) -> None:
-        size = self.events_path.stat().st_size
-        keep = intact_length(self.events_path)
-        if keep < size:
-            log.warning("memory: cut a torn tail of %d bytes from %s", size - keep,
-                        self.events_path)
-            _truncate_path(self.events_path, keep)
-        size = self.keys_path.stat().st_size
-        keep = size - size % self.row_bytes
-        if keep < size:
-            log.warning("memory: cut a partial key row (%d bytes) from %s", size - keep,
-                        self.keys_path)
-            _truncate_path(self.keys_path, keep)
+        self.events_bytes = intact_length(self.events_path) if self.events_path.exists() else 0
+        self.keys_rows = (self.keys_path.stat().st_size // self.row_bytes) if self.keys_path.exists() else 0
 
     # --- reading -------------------------------------------------------------------------
 
@@ -147,6 +101,53 @@ class EventLog:
             data = f.read(count * self.row_bytes)
         out[:] = np.frombuffer(data, dtype=np.float32).reshape(count, self.dim)
         return out
+
+
+class EventLog(EventFiles):
+    """The two files of a store folder, opened for appending after tail recovery: the one
+    writer (a second one gets MemoryInUse)."""
+
+    def __init__(self, folder: Path, dim: int):
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        created = not (folder / EVENTS_FILE).exists()
+        super().__init__(folder, dim)
+        for p in (self.events_path, self.keys_path):
+            p.touch(exist_ok=True)
+        if created:
+            fsync_dir(self.folder)
+        self._events = open(self.events_path, "ab")
+        self._lock_folder()
+        self._recover_tails()
+        self._keys = open(self.keys_path, "ab")
+        self.events_bytes = self._events.seek(0, os.SEEK_END)
+        self.keys_rows = self._keys.seek(0, os.SEEK_END) // self.row_bytes
+
+    def _lock_folder(self) -> None:
+        """One writer per folder: two trainers appending to one log would interleave garbage."""
+        if fcntl is None:
+            return
+        try:
+            fcntl.flock(self._events.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._events.close()
+            raise MemoryInUse(
+                f"the memory in {self.folder} is already open (another run or tab uses it)"
+            ) from None
+
+    def _recover_tails(self) -> None:
+        size = self.events_path.stat().st_size
+        keep = intact_length(self.events_path)
+        if keep < size:
+            log.warning("memory: cut a torn tail of %d bytes from %s", size - keep,
+                        self.events_path)
+            _truncate_path(self.events_path, keep)
+        size = self.keys_path.stat().st_size
+        keep = size - size % self.row_bytes
+        if keep < size:
+            log.warning("memory: cut a partial key row (%d bytes) from %s", size - keep,
+                        self.keys_path)
+            _truncate_path(self.keys_path, keep)
 
     # --- writing -------------------------------------------------------------------------
 

@@ -56,7 +56,7 @@ from ..atomic import atomic_write_json
 from ..config import MemoryConfig
 from .buffer import VariationBuffer, rank
 from .edits import PersonEdits, check_edit_id
-from .persistence import FORMAT, EventLog, person_events_after
+from .persistence import FORMAT, EventFiles, EventLog, person_events_after
 from .records import (
     PERSON,
     POLICY,
@@ -160,7 +160,7 @@ class MemoryStore(PersonEdits):
         writer's later changes (take another snapshot); a change raises MemoryReadOnly."""
         store = cls(embedder, capacity)
         store.folder = Path(folder)
-        store._replay(EventLog.reader(store.folder, store.dim), None)
+        store._replay(EventFiles(store.folder, store.dim), None)
         store._read_only = True
         return store
 
@@ -171,11 +171,11 @@ class MemoryStore(PersonEdits):
         if not self._read_only:
             raise ValueError("only a snapshot (MemoryStore.read_snapshot) catches up with its folder")
         with self._lock:
-            changes = self._replay(EventLog.reader(self.folder, self.dim), None, start=self._replayed)
+            changes = self._replay(EventFiles(self.folder, self.dim), None, start=self._replayed)
             return [{"kind": kind, "tip": self._tip(tip_id).to_dict(), "author": author}
                     for kind, tip_id, author in changes]
 
-    def _replay(self, events: EventLog, stop: int | None, start: int = 0) -> list[tuple[str, str, str]]:
+    def _replay(self, events: EventFiles, stop: int | None, start: int = 0) -> list[tuple[str, str, str]]:
         """Rebuild the state from log bytes [start, stop), keys from keys.f32 (no embedding).
         Returns what changed, (kind, tip id, author) in order; a snapshot catches up from where
         its last replay ended (`_replayed`)."""
