@@ -37,22 +37,29 @@ class _Followed:
 
 
 class FollowedRuns:
+    """The host's follower of the runs in its roots that other processes train (one per host)."""
+
     def __init__(self, runs, hub, blocking, interval_s: float):
         self.runs = runs
         self.hub = hub
         self.blocking = blocking
         self.interval_s = interval_s
         self._followed: dict[Path, _Followed] = {}
+        self._failure: str | None = None  # the last look's error, logged once until it changes
 
     async def run(self) -> None:
         """Looks every interval until cancelled; a failed look is logged and the next one comes."""
         while True:
             try:
                 await self.look()
+                self._failure = None
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a folder removed mid-read, a disk error: never the host's end
-                log.exception("following runs of other processes failed; trying again")
+            except Exception as err:  # a folder removed mid-read, a disk error: never the host's end
+                if repr(err) != self._failure:
+                    self._failure = repr(err)
+                    log.exception("following runs of other processes failed; trying again every %.0f s",
+                                  self.interval_s)
             await asyncio.sleep(self.interval_s)
 
     async def look(self) -> None:
