@@ -1,8 +1,10 @@
 """Runs that another process trains, followed live by a host that only reads them: a terminal's
-`empo2-host train` (a real subprocess), and a writer held in this test process, change by change."""
+`empo2-host train` (a real subprocess), and a run whose lock another process holds while this
+test writes its files, change by change."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -29,6 +31,22 @@ def host(tmp_path, embedder):
 def notes(client, method: str, run_id: str) -> list[dict]:
     return [m["params"] for m in client.notifications if m["method"] == method
             and m["params"].get("runId", m["params"].get("run", {}).get("runId")) == run_id]
+
+
+@contextlib.contextmanager
+def other_process_holding(folder: RunFolder):
+    """Another process holds the run's writer lock, as a trainer does, until the block ends."""
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys; from empo2.run_folder.folder import RunFolder\n"
+        "with RunFolder(sys.argv[1]).writer_lock():\n"
+        "    print('held', flush=True); sys.stdin.read()"), str(folder.path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
 
 
 def lines(path) -> list[dict]:
@@ -72,7 +90,7 @@ def test_a_held_run_is_followed_change_by_change_until_its_writer_lets_go(
     metric, summary = lines(folder.metrics_path)[-1], lines(folder.index_path)[-1]
     client = connect(host, check, "watcher")
     try:
-        with folder.writer_lock():  # this test plays the other process's trainer
+        with other_process_holding(folder):  # it trains the run; this test writes in its name
             folder.set_state("running", iteration=2)
             shown = client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "done")
             assert (shown["params"]["run"]["state"], shown["params"]["run"]["live"]) == ("running", False)

@@ -127,7 +127,7 @@ def test_a_paused_run_is_dry_run_and_rerun_beside_it_and_stays_paused(tmp_path, 
     ended, and trains on."""
     check = SchemaCheck()
     root = tmp_path / "runs"
-    host = make_host([root], embedder)
+    host = make_host([root], embedder, follow_interval_s=0.1)  # looks often: the branch is this host's
     client = connect(host, check, "studio")
     try:
         config = tiny_run_overrides(tiny_policy, iterations=2, **{"eval.every": 0})
@@ -163,6 +163,9 @@ def test_a_paused_run_is_dry_run_and_rerun_beside_it_and_stays_paused(tmp_path, 
         runs = {r["runId"]: r for r in client.request("run.list")["runs"]}
         assert runs["what-if"]["parent"] == {"runId": "live", "checkpoint": 1, "adopted": False}
         assert runs["what-if"]["state"] == "finished"
+        # The rerun wrote its branch in this host's own thread: not followed as another process's.
+        assert [m["method"] for m in client.notifications if m["method"] in ("run/state", "run/metrics", "trajectory/added")
+                and m["params"].get("runId", m["params"].get("run", {}).get("runId")) == "what-if"] == []
 
         client.request("run.resume", {"runId": "live"})
         client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "live"

@@ -137,6 +137,14 @@ class RunFolder:
             handle.close()  # closing drops the probe's lock
         return False
 
+    def written_here(self) -> bool:
+        """Whether this process holds the writer lock now (the lock file names its holder)."""
+        try:
+            holder = (self.path / WRITER_LOCK).read_text().strip()
+        except OSError:
+            return False
+        return holder == f"pid {os.getpid()}" and self.writer_alive() is True
+
     def config(self) -> dict:
         return json.loads((self.path / "config.json").read_text())
 

@@ -79,16 +79,22 @@ class FollowedRuns:
         """Worker thread: the notifications to publish, the runs looked at (run id, folder), and
         those of them no longer followed."""
         live = self.runs.live
+        live_path = live.folder.path.resolve() if live is not None else None
         news: list[tuple[str, dict]] = []
         looked: list[tuple[str, RunFolder]] = []
         ended: list[tuple[str, RunFolder]] = []
         for folder in self.runs.run_folders():
-            if live is not None and live.folder.path == folder.path:
+            if folder.path.resolve() == live_path:
                 self._followed.pop(folder.path, None)  # this host trains it: its hooks tell
                 continue
             followed = self._followed.get(folder.path)
             stored = folder.state()
             active = stored_state(folder, stored) in ACTIVE
+            if active and folder.written_here():
+                # Not the live run but this process's: a rerun beside a paused run writes its
+                # branch in a thread of its own (update/progress tells of it).
+                self._followed.pop(folder.path, None)
+                continue
             if followed is None:
                 if active:
                     self._followed[folder.path] = self._start(folder, stored, news)
