@@ -170,6 +170,10 @@ def test_an_ended_episode_opens_as_it_ended_until_its_iteration_is_written(tmp_p
         config = tiny_run_overrides(tiny_policy, iterations=1, **{"eval.every": 0})
         client.request("run.start", {"config": config, "name": "live"})
         assert held.wait(300)
+        # Every episode has ended in the trainer; its notifications travel over the socket, so the
+        # client waits for the last one (done == total) before reading what it was told.
+        client.wait_for(lambda m: m["method"] == "trajectory/progress"
+                        and m["params"]["done"] == m["params"]["total"], timeout=60)
         ended = [s for m in client.notifications if m["method"] == "trajectory/progress"
                  for s in m["params"]["summaries"]]
         assert ended
