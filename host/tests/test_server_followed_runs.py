@@ -15,6 +15,7 @@ import time
 import pytest
 
 from conftest import tiny_run_overrides
+from empo2.atomic import atomic_write_json
 from empo2.run_folder.folder import RunFolder
 from server_support import check, connect, copy_run, finished_run, make_host  # noqa: F401  (check: fixture)
 
@@ -132,14 +133,19 @@ def test_a_held_run_is_followed_change_by_change_until_its_writer_lets_go(
         client.close()
 
 
-def test_a_run_this_host_only_browses_is_not_followed(host, check, tmp_path_factory, tmp_path, tiny_policy, embedder):
+def test_a_run_this_host_only_browses_is_not_followed(host, check, tmp_path_factory, tmp_path, tiny_policy,
+                                                      embedder, monkeypatch):
     """A finished run, and one whose run.json says running while nobody holds it (killed): no
-    notification, whatever is appended to them."""
+    notification, whatever is appended to them, and their run.json is not read again until it
+    is rewritten."""
     root = tmp_path / "runs"
     done = RunFolder(copy_run(finished_run(tmp_path_factory, tiny_policy, embedder), root))
     killed = RunFolder(root / "killed")
     shutil.copytree(done.path, killed.path)
     killed.set_state("running", iteration=2)
+    reads = []
+    state = RunFolder.state
+    monkeypatch.setattr(RunFolder, "state", lambda self: reads.append(self.path.name) or state(self))
     client = connect(host, check, "watcher")
     try:
         for folder in (done, killed):
@@ -147,5 +153,36 @@ def test_a_run_this_host_only_browses_is_not_followed(host, check, tmp_path_fact
         client.request("memory.list", {"runId": "killed"})
         time.sleep(5 * FOLLOW_S)  # several looks
         assert [m["method"] for m in client.notifications if m["method"] != "log/message"] == []
+        reads.clear()
+        time.sleep(5 * FOLLOW_S)
+        assert reads == [], "a run.json that did not change is not read again"
+        atomic_write_json(done.path / "run.json", {"state": "finished", "iteration": 3})  # rewritten: read once more
+        time.sleep(5 * FOLLOW_S)
+        assert reads == ["done"]
+    finally:
+        client.close()
+
+
+def test_a_folder_that_cannot_be_read_is_logged_once_and_the_others_are_followed(
+        host, check, tmp_path_factory, tmp_path, tiny_policy, embedder, caplog):
+    root = tmp_path / "runs"
+    folder = RunFolder(copy_run(finished_run(tmp_path_factory, tiny_policy, embedder), root))
+    broken = root / "broken"
+    broken.mkdir()
+    shutil.copy(folder.path / "config.json", broken / "config.json")
+    (broken / "run.json").mkdir()  # reading it fails on every look
+    client = connect(host, check, "watcher")
+    try:
+        with caplog.at_level("WARNING", logger="empo2.server.followed"):
+            time.sleep(5 * FOLLOW_S)  # several looks
+            with other_process_holding(folder):
+                folder.set_state("running", iteration=2)
+                client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "done")
+                folder.append_metrics(dict(lines(folder.metrics_path)[-1], iteration=3))
+                client.wait_for(lambda m: m["method"] == "run/metrics" and m["params"]["runId"] == "done")
+                folder.set_state("finished", iteration=3)
+            client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished")
+        warnings = [r.getMessage() for r in caplog.records if r.name == "empo2.server.followed"]
+        assert len(warnings) == 1 and "cannot follow run folder" in warnings[0] and "broken" in warnings[0], warnings
     finally:
         client.close()

@@ -156,9 +156,10 @@ class RunFolder:
 
     def state(self) -> dict:
         try:
-            return json.loads((self.path / "run.json").read_text())
+            record = json.loads((self.path / "run.json").read_text())
         except (FileNotFoundError, ValueError):
-            return {"state": "created", "iteration": 0}
+            record = None
+        return record if isinstance(record, dict) else {"state": "created", "iteration": 0}
 
     def set_state(self, state: str, **fields) -> None:
         record = {**self.state(), **fields, "state": state, "updated": time.time()}

@@ -45,7 +45,11 @@ class FollowedRuns:
         self.blocking = blocking
         self.interval_s = interval_s
         self._followed: dict[Path, _Followed] = {}
+        # run.json's identity (inode, mtime, size) of each folder last seen not active: such a
+        # folder is not read again until run.json is rewritten, which a writer starting does first.
+        self._quiet: dict[Path, tuple[int, int, int]] = {}
         self._failure: str | None = None  # the last look's error, logged once until it changes
+        self._unreadable: dict[Path, str] = {}  # a folder's last error, logged once until it changes
 
     async def run(self) -> None:
         """Looks every interval until cancelled; a failed look is logged and the next one comes."""
@@ -77,7 +81,8 @@ class FollowedRuns:
 
     def _read(self) -> tuple[list[tuple[str, dict]], list[tuple[str, RunFolder]], list[tuple[str, RunFolder]]]:
         """Worker thread: the notifications to publish, the runs looked at (run id, folder), and
-        those of them no longer followed."""
+        those of them no longer followed. A folder that cannot be read is logged (once until its
+        error changes) and left to the next look; the others are followed all the same."""
         live = self.runs.live
         live_path = live.folder.path.resolve() if live is not None else None
         news: list[tuple[str, dict]] = []
@@ -87,31 +92,48 @@ class FollowedRuns:
             if folder.path.resolve() == live_path:
                 self._followed.pop(folder.path, None)  # this host trains it: its hooks tell
                 continue
-            followed = self._followed.get(folder.path)
-            stored = folder.state()
-            active = stored_state(folder, stored) in ACTIVE
-            if active and folder.written_here():
-                # Not the live run but this process's: a rerun beside a paused run writes its
-                # branch in a thread of its own (update/progress tells of it).
-                self._followed.pop(folder.path, None)
-                continue
-            if followed is None:
-                if active:
-                    self._followed[folder.path] = self._start(folder, stored, news)
-                continue
-            news += self._appended(folder, followed)
-            info = self.runs.info(folder, stored)
-            if (info["state"], info["iteration"]) != followed.seen:
-                followed.seen = (info["state"], info["iteration"])
-                news.append(("run/state", {"run": info}))
-            looked.append((followed.run_id, folder))
-            if not active:
-                del self._followed[folder.path]
-                ended.append((followed.run_id, folder))
+            try:
+                self._look_at(folder, news, looked, ended)
+                self._unreadable.pop(folder.path, None)
+            except (OSError, ValueError) as err:  # a damaged run.json, a folder being removed
+                if self._unreadable.get(folder.path) != repr(err):
+                    self._unreadable[folder.path] = repr(err)
+                    log.warning("cannot follow run folder %s (%s); looking again every %.0f s",
+                                folder.path, err, self.interval_s)
         return news, looked, ended
 
-    def _start(self, folder: RunFolder, stored: dict, news: list) -> _Followed:
-        info = self.runs.info(folder, stored)
+    def _look_at(self, folder: RunFolder, news: list, looked: list, ended: list) -> None:
+        followed = self._followed.get(folder.path)
+        stamp = _stamp(folder.path / "run.json")
+        if followed is None and stamp is not None and self._quiet.get(folder.path) == stamp:
+            return
+        self._quiet.pop(folder.path, None)
+        stored = folder.state()
+        state = stored_state(folder, stored)
+        active = state in ACTIVE
+        if active and folder.written_here():
+            # Not the live run but this process's: a rerun beside a paused run writes its
+            # branch in a thread of its own (update/progress tells of it).
+            self._followed.pop(folder.path, None)
+            return
+        if followed is None:
+            if active:
+                self._followed[folder.path] = self._start(folder, stored, state, news)
+            elif stamp is not None:
+                self._quiet[folder.path] = stamp
+            return
+        news += self._appended(folder, followed)
+        info = self.runs.info(folder, stored, state)
+        if (info["state"], info["iteration"]) != followed.seen:
+            followed.seen = (info["state"], info["iteration"])
+            news.append(("run/state", {"run": info}))
+        looked.append((followed.run_id, folder))
+        if not active:
+            del self._followed[folder.path]
+            ended.append((followed.run_id, folder))
+
+    def _start(self, folder: RunFolder, stored: dict, state: str, news: list) -> _Followed:
+        info = self.runs.info(folder, stored, state)
         news.append(("run/state", {"run": info}))  # a run started elsewhere shows up now
         return _Followed(info["runId"], _whole_lines(folder.metrics_path), _whole_lines(folder.index_path),
                          (info["state"], info["iteration"]))
@@ -126,6 +148,15 @@ class FollowedRuns:
         if summaries:
             news.append(("trajectory/added", {"runId": followed.run_id, "summaries": summaries}))
         return news
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes whenever a file is rewritten (an atomic write is a new inode); None if absent."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def _whole_lines(path: Path) -> int:

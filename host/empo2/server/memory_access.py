@@ -104,9 +104,8 @@ class MemoryAccess:
         if snapshot is None:
             from ..memory.store import MemoryStore
 
-            capacity = _capacity(folder)
             snapshot = await self.blocking(lambda: MemoryStore.read_snapshot(
-                folder.memory_path, self.embedder(), **({"capacity": capacity} if capacity else {})))
+                folder.memory_path, self.embedder(), **_capacity(folder)))
             self._snapshots[folder.path] = snapshot
         else:
             self._publish(run_id, await self.blocking(snapshot.catch_up))
@@ -135,9 +134,7 @@ class MemoryAccess:
     def _open(self, folder: RunFolder) -> MemoryStore:
         from ..memory.store import MemoryStore
 
-        capacity = _capacity(folder)
-        store = MemoryStore.open(folder.memory_path, self.embedder(),
-                                 **({"capacity": capacity} if capacity else {}))
+        store = MemoryStore.open(folder.memory_path, self.embedder(), **_capacity(folder))
         self._listen(store, self.runs.run_id_of(folder))
         return store
 
@@ -202,12 +199,13 @@ def _has_memory(folder: RunFolder) -> bool:
     return (folder.memory_path / EVENTS_FILE).is_file()
 
 
-def _capacity(folder: RunFolder) -> int | None:
+def _capacity(folder: RunFolder) -> dict:
+    """The store's capacity keyword from the run's config; none (the store's default) if unset."""
     try:
         value = folder.config().get("memory", {}).get("capacity")
     except (OSError, ValueError, AttributeError):
-        return None
-    return value if isinstance(value, int) and value > 0 else None
+        return {}
+    return {"capacity": value} if isinstance(value, int) and value > 0 else {}
 
 
 def _close(store) -> None:

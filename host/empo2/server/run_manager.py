@@ -164,14 +164,15 @@ class RunManager:
 
     # -- what clients see ------------------------------------------------------------------------
 
-    def info(self, folder: RunFolder, stored: dict | None = None) -> dict:
-        """RunInfo of a folder; a live run's state is the host's, not run.json's."""
+    def info(self, folder: RunFolder, stored: dict | None = None, state: str | None = None) -> dict:
+        """RunInfo of a folder; a live run's state is the host's, not run.json's. `stored` and
+        `state` (run.json and its state corrected by the writer lock) when the caller has them."""
         stored = folder.state() if stored is None else stored
         live = self.live if self.live is not None and self.live.folder.path == folder.path else None
         info = {
             "runId": live.run_id if live else self.run_id_of(folder),
             "path": str(folder.path),
-            "state": live.state if live else stored_state(folder, stored),
+            "state": live.state if live else state or stored_state(folder, stored),
             "iteration": live.iteration if live else int(stored.get("iteration", 0) or 0),
             "iterations": live.config.iterations if live else configured_iterations(folder),
             # The host's last run/state of a run that ends comes while it is still self.live:
