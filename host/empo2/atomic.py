@@ -8,7 +8,9 @@ package's ground floor, below every writer, and import nothing of the package.
 The order of every write, which tests/test_write_order.py checks call by call:
 
     whole file   write a temporary sibling → fsync it → os.replace over the target → fsync the
-                 folder (the rename itself becomes durable)
+                 folder (the rename itself becomes durable); a file that only says what a
+                 process does right now (progress.json) skips both fsyncs: whole or absent
+                 still, but after a power cut possibly an older one, which nobody reads then
     folder       fsync every file and folder inside → fsync the folder → os.replace into place
                  → fsync the parent (a checkpoint)
     append       write whole lines → flush → fsync the file → fsync the folder when the append
@@ -74,28 +76,33 @@ def _plain_file_mode() -> int:
 _FILE_MODE = _plain_file_mode()
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
+    """Replaces `path` with `data` in one step; `durable=False` leaves out the fsyncs (see above)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as f:
-            write_synced(f, data)
+            if durable:
+                write_synced(f, data)
+            else:
+                f.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable)
 
 
-def atomic_write_json(path: Path, value: Any) -> None:
+def atomic_write_json(path: Path, value: Any, durable: bool = True) -> None:
     # ensure_ascii=False: tip texts and task names stay readable in the files people open.
-    atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n", durable)
 
 
 def fsync_tree(folder: Path) -> None:

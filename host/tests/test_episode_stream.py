@@ -26,13 +26,17 @@ ENDED_FIELDS = {"id", "iteration", "task", "variation", "group", "rollout_mode",
 
 
 class Recorder(TrainerHooks):
-    def __init__(self):
+    def __init__(self, folder: RunFolder | None = None):
         self.calls: list[tuple] = []
         self.counts: list[tuple] = []  # (iteration, phase, done, total) of every progress
+        self.folder = folder
 
     def on_progress(self, iteration, phase, done, total):
         self.calls.append(("progress", iteration, phase))
         self.counts.append((iteration, phase, done, total))
+        if self.folder is not None:  # the run folder says it too, for hosts in other processes
+            written = self.folder.progress()
+            assert (written["iteration"], written["phase"]) == (iteration, phase), written
 
     def on_episode(self, iteration, summary, record, done, total):
         assert {k: record[k] for k in summary if k != "steps"} == {k: v for k, v in summary.items() if k != "steps"}
@@ -81,8 +85,9 @@ def test_each_episode_is_reported_as_it_ends_before_its_iteration(tmp_path, tiny
                                                                           "env.max_steps": 6}))
     config.root, config.name = str(tmp_path), "run"
     folder = RunFolder.create(tmp_path, "run", config.to_dict())
-    hooks = Recorder()
+    hooks = Recorder(folder)
     Trainer(config, folder, hooks=hooks, embedder=embedder).run()
+    assert not folder.progress_path.exists(), "nothing is in progress once the run ends"
 
     ends = [i for i, c in enumerate(hooks.calls) if c[0] == "trajectories"]
     assert [hooks.calls[i][1] for i in ends] == [1, 2]

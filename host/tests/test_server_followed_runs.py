@@ -78,6 +78,12 @@ def test_a_run_trained_in_a_terminal_shows_up_writes_on_and_finishes_live(host, 
         index = lines(root / "term" / "trajectories" / "index.jsonl")
         assert summaries and summaries == index[len(index) - len(summaries):]
         assert {s["iteration"] for s in summaries} >= {2, 3}
+        # Where it was within its iterations, as its trainer wrote it (progress.json).
+        progress = [n["progress"] for n in notes(client, "run/progress", "term")]
+        assert progress and all(1 <= p["iteration"] <= 3 and p["phase"] in ("rollout", "reflection", "update", "evaluation")
+                                for p in progress), progress
+        assert client.request("run.status", {"runId": "term"})["run"]["progress"] is None
+        assert not (root / "term" / "progress.json").exists()
     finally:
         client.close()
 
@@ -110,6 +116,11 @@ def test_a_held_run_is_followed_change_by_change_until_its_writer_lets_go(
                 tip = writer.add_tip(first[0]["variationKey"], "the cell was in the shed", 100.0, author="Ada")
                 writer.update(first[0]["id"], "open the shed first", expected_version=first[0]["version"], author="Bob")
                 folder.set_state("running", iteration=3)
+                where = {"iteration": 4, "phase": "rollout", "done": 2, "total": 9}
+                folder.write_progress(where)
+                client.wait_for(lambda m: m["method"] == "run/progress" and m["params"]["progress"] == where,
+                                start=mark)
+                assert client.request("run.status", {"runId": "done"})["run"]["progress"] == where
                 client.wait_for(lambda m: m["method"] == "memory/changed", start=mark)
                 client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["iteration"] == 3,
                                 start=mark)
@@ -125,6 +136,8 @@ def test_a_held_run_is_followed_change_by_change_until_its_writer_lets_go(
             folder.set_state("finished", iteration=3)
         ended = client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished")
         assert ended["params"]["run"]["iteration"] == 3
+        # A progress.json its writer left (killed before it could remove it) says nothing now.
+        assert client.request("run.status", {"runId": "done"})["run"]["progress"] is None
         # The writer let go: this host opens the store itself, and an edit lands.
         added = client.request("memory.add", {"runId": "done", "variationKey": first[0]["variationKey"],
                                               "text": "Look in the attic."})["tip"]

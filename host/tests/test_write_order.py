@@ -59,6 +59,16 @@ def test_atomic_write_fsyncs_the_file_then_replaces_then_fsyncs_the_folder(tmp_p
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
 
 
+def test_the_trainer_s_progress_is_replaced_whole_without_fsync(tmp_path, calls):
+    folder = RunFolder(tmp_path)
+    folder.write_progress({"iteration": 1, "phase": "rollout", "done": 2, "total": 9})
+    folder.write_progress({"iteration": 1, "phase": "update", "done": 0, "total": 1})
+    assert [c[0] for c in calls] == ["replace", "replace"]  # whole or absent, but not durable
+    assert folder.progress() == {"iteration": 1, "phase": "update", "done": 0, "total": 1}
+    folder.write_progress(None)
+    assert folder.progress() is None and [p.name for p in tmp_path.iterdir()] == []
+
+
 def test_an_atomic_write_leaves_the_mode_a_plain_write_would(tmp_path):
     # mkstemp's temporary file is 0o600; the run folder's files must stay as readable as any file
     # the host's user makes (another account reading a shared run folder).

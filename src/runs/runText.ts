@@ -1,5 +1,5 @@
 import { preparingText } from './preparingText';
-import type { RunEntry } from './runsModel';
+import { trainedElsewhere, type RunEntry } from './runsModel';
 
 // How a run's position reads, in one place, so the status bar and the progress item beside it
 // never disagree: while an iteration runs both name the iteration in progress (the progress
@@ -50,7 +50,7 @@ export function iterationText(entry: RunEntry, short = false): string {
 export function waitingText(entry: RunEntry, iterations = Math.max(entry.info.iteration, entry.trajectoryIteration)): string | undefined {
   const { info, progress } = entry;
   if (!isMoving(entry)) {
-    return undefined;
+    return trainedElsewhere(info) ? elsewhereText(progress, iterations) : undefined;
   }
   if (iterations > 0) {
     // A later iteration has begun its rollout and none of its episodes has ended: its row is
@@ -75,6 +75,19 @@ export function waitingText(entry: RunEntry, iterations = Math.max(entry.info.it
   }
   const steps = phase && phase.total > 1 ? `: step ${phase.done} of ${phase.total}` : '';
   return `Waiting for the first episode (rollout${steps})…`;
+}
+
+/**
+ * Where a run another process trains is within the iteration it has not written yet (its
+ * progress.json, which the host follows): its episodes come only with the written iteration, so
+ * this row stands for the whole iteration, not just its first episode.
+ */
+function elsewhereText(progress: RunEntry['progress'], iterations: number): string | undefined {
+  if (!progress || progress.phase === 'preparing' || progress.iteration <= iterations) {
+    return undefined;
+  }
+  const count = progress.total > 1 ? ` ${COUNTED[progress.phase] ?? ''}${progress.done} of ${progress.total}` : '';
+  return `Iteration ${progress.iteration}: ${progress.phase}${count} in another process; its episodes show once it is written…`;
 }
 
 /** The codicon of a run's state in the status bar: only a moving run spins. */

@@ -2,7 +2,6 @@ import type { MetricsRecord, Progress, RolloutMode, RunState, TrajectorySummary,
 import { formatReturn, SCORE, SCORE_SCALE } from '../common/quantities';
 import { runContextValue } from '../runs/runContext';
 import { inActiveState, latestReturn, trainedElsewhere } from '../runs/runsModel';
-import { waitingText } from '../runs/runText';
 import type { LiveIteration } from './trajectoryData';
 import type { TrajectoryModel } from './trajectoryModel';
 import type { TrajectoryNode } from './trajectoryNodes';
@@ -156,15 +155,16 @@ function presentRun(runId: string, model: TrajectoryModel, shownUnder?: string):
   if (info.parent) {
     parts.push(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
   }
-  const waiting = waitingText(entry, model.iterationCount(runId));
+  const waiting = model.waiting(entry);
   const resumable = info.parent && !info.parent.adopted ? branchNext(info.state) : info.state === 'interrupted' ? '\n\nIts host stopped mid-run: **Resume Run** continues it from its last checkpoint.' : '';
   return {
     label,
     description: parts.join(' · '),
     icon: unheard ? { id: 'debug-disconnect', color: 'disabledForeground' } : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
     tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : trainedElsewhere(info) && model.hostConnected ? ' (trained by another process; the host follows what it writes)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${info.parent ? `\n\n${info.parent.adopted ? 'Adopted branch' : 'Branch'} of ${info.parent.runId} at its checkpoint ${info.parent.checkpoint}` : ''}${waiting ? `\n\n${waiting}` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
-    // Open while it waits for its first episode, so the row that says what it waits for shows.
-    collapsible: waiting ? 'expanded' : 'collapsed',
+    // Open while it waits for its first episode, so the row that says what it waits for shows
+    // (a run another process trains always has an iteration in the making: left as it is).
+    collapsible: waiting && !trainedElsewhere(info) ? 'expanded' : 'collapsed',
     contextValue: runContextValue(entry),
   };
 }

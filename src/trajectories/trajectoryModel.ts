@@ -3,7 +3,7 @@ import { Disposable } from '../common/lifecycle';
 import type { HostApi } from '../host/hostApi';
 import { Notifications } from '../rpc/methods';
 import type { MetricsRecord, TrajectoryProgressEvent, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
-import type { RunEntry, RunsModel } from '../runs/runsModel';
+import { trainedElsewhere, type RunEntry, type RunsModel } from '../runs/runsModel';
 import { isMoving, waitingText } from '../runs/runText';
 import { groupKeyOf, TrajectoryData, type IterationData, type LiveIteration, type LoadedEpisode, type TaskGroup } from './trajectoryData';
 import {
@@ -216,8 +216,17 @@ export class TrajectoryModel extends Disposable {
    */
   waitingRow(node: TrajectoryNode): MessageNode | undefined {
     const entry = node.kind === 'run' ? this.runs.get(node.runId) : undefined;
-    const text = entry && waitingText(entry, this.iterationCount(entry.info.runId));
+    const text = entry && this.waiting(entry);
     return text ? { kind: 'message', id: `${node.id}/waiting`, parent: node, text, waiting: true } : undefined;
+  }
+
+  /** What a training run waits for (runText.waitingText); of a run another process trains, only
+   *  while a host follows it (with the host gone its last progress is not news). */
+  waiting(entry: RunEntry): string | undefined {
+    if (trainedElsewhere(entry.info) && !this.hostConnected) {
+      return undefined;
+    }
+    return waitingText(entry, this.iterationCount(entry.info.runId));
   }
 
   private runIterations(node: RunNode): TrajectoryNode[] {

@@ -291,14 +291,29 @@ describe('TrajectoryModel, a run another process trains', () => {
     listed.push(...[0, 1, 2, 3].map((index) => written(2, index)));
     host.notify(Notifications.trajectoryAdded, { seq: 1, runId: 'term', summaries: listed.slice(4) });
     assert.deepEqual((await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration), [2, 1]);
-    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ runId: 'term', state: 'finished', live: false, iteration: 2, iterations: 2 }) });
+    // Where it is within the iteration it has not written yet, from the run's progress.json.
+    assert.equal(model.waitingRow(run), undefined, 'nothing said before the host says it');
+    host.notify(Notifications.runProgress, { seq: 2, runId: 'term', progress: { iteration: 3, phase: 'rollout', done: 4, total: 9 } });
+    assert.equal(model.waitingRow(run)?.text, 'Iteration 3: rollout step 4 of 9 in another process; its episodes show once it is written…');
+    assert.match(present(run, model).tooltip ?? '', /Iteration 3: rollout step 4 of 9 in another process/);
+    assert.equal(present(run, model).collapsible, 'collapsed', 'left as the person left it');
+    host.notify(Notifications.runProgress, { seq: 3, runId: 'term', progress: { iteration: 3, phase: 'evaluation', done: 0, total: 1 } });
+    assert.equal(model.waitingRow(run)?.text, 'Iteration 3: evaluation in another process; its episodes show once it is written…');
+    listed.push(...[0, 1, 2, 3].map((index) => written(3, index)));
+    host.notify(Notifications.trajectoryAdded, { seq: 4, runId: 'term', summaries: listed.slice(8) });
+    assert.equal(model.waitingRow(run), undefined, 'written: its row is there');
+
+    host.notify(Notifications.runState, { seq: 5, run: aRunInfo({ runId: 'term', state: 'finished', live: false, iteration: 3, iterations: 3 }) });
     assert.equal(present(run, model).description, 'finished');
     assert.doesNotMatch(present(run, model).tooltip ?? '', /another process/);
 
     // Its host gone, a run last heard active is not said to be trained elsewhere.
-    host.notify(Notifications.runState, { seq: 3, run: aRunInfo({ runId: 'term', state: 'running', live: false, iteration: 2, iterations: 5 }) });
+    host.notify(Notifications.runState, { seq: 6, run: aRunInfo({ runId: 'term', state: 'running', live: false, iteration: 3, iterations: 5 }) });
+    host.notify(Notifications.runProgress, { seq: 7, runId: 'term', progress: { iteration: 4, phase: 'rollout', done: 1, total: 9 } });
+    assert.match(model.waitingRow(run)?.text ?? '', /^Iteration 4: rollout/);
     host.disconnect(true);
     assert.doesNotMatch(present(run, model).tooltip ?? '', /another process/);
+    assert.equal(model.waitingRow(run), undefined);
     assert.deepEqual(host.violations, []);
   });
 });

@@ -160,6 +160,7 @@ def _execute(branch: RunFolder, parent: RunFolder, settings: RerunSettings, hook
         try:
             return _steps(trainer, branch, parent, origin, settings)
         finally:
+            branch.write_progress(None)  # the trainer's progress.json: nothing in progress now
             if on_trainer is None and trainer.memory is not None:
                 trainer.memory.close()  # the branch's log: free for the next opener
             trainer.close()

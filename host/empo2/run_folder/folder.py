@@ -4,6 +4,7 @@ Layout (docs/run-folder.md has the record formats):
 
     config.json                  the resolved config, written once
     run.json                     state (running, paused, interrupted, finished, failed, stopped), iteration
+    progress.json                while it trains: the iteration, phase and count the trainer is at
     metrics.jsonl                one line per iteration
     trajectories/iter-NNNNNN.jsonl   every episode of one iteration, in full (written whole)
     trajectories/index.jsonl     one summary line per episode, for listing without reading all
@@ -164,6 +165,33 @@ class RunFolder:
     def set_state(self, state: str, **fields) -> None:
         record = {**self.state(), **fields, "state": state, "updated": time.time()}
         atomic_write_json(self.path / "run.json", record)
+
+    # -- progress within an iteration -------------------------------------------------------------
+
+    @property
+    def progress_path(self) -> Path:
+        return self.path / "progress.json"
+
+    def write_progress(self, progress: dict | None) -> None:
+        """What the trainer does now (RunProgress: iteration, phase, done, total), for readers in
+        other processes; None when it stops. Not durable: it only means something while the
+        writer lock is held."""
+        if progress is None:
+            self.progress_path.unlink(missing_ok=True)
+        else:
+            atomic_write_json(self.progress_path, progress, durable=False)
+
+    def progress(self) -> dict | None:
+        """The progress the trainer last wrote; None if none, or not one (a damaged file)."""
+        try:
+            record = json.loads(self.progress_path.read_text())
+        except (OSError, ValueError):
+            return None
+        counts = ("iteration", "done", "total")
+        if not (isinstance(record, dict) and set(record) == {*counts, "phase"} and isinstance(record["phase"], str)
+                and all(type(record[k]) is int and record[k] >= 0 for k in counts)):
+            return None
+        return record
 
     # -- metrics and trajectories ------------------------------------------------------------------
 

@@ -5,8 +5,9 @@ folder, is written by that process; this host only reads it. Every `follow_inter
 at each run folder in its roots whose run.json says active while another process holds its writer
 lock, and publishes what that process wrote since the last look, as the trainer's own hooks do
 for the live run: the new lines of metrics.jsonl (`run/metrics`), of the trajectory index
-(`trajectory/added`), the tips changed in a memory a client has read (`memory/changed`), and its
-state and iteration when they change (`run/state`). A run first seen active is followed from the
+(`trajectory/added`), the tips changed in a memory a client has read (`memory/changed`), its
+state and iteration when they change (`run/state`), and where it is within its iteration when
+its trainer writes a new progress.json (`run/progress`). A run first seen active is followed from the
 files' ends as they are then (what came before is history, for the requests that read it); a run
 that stops being active (finished, stopped, interrupted by a kill) gets its last lines and its
 state, and is no longer followed. Only whole lines are read: a line being written waits for the
@@ -34,6 +35,7 @@ class _Followed:
     metrics: int  # bytes of metrics.jsonl published (or history when first seen)
     index: int  # bytes of trajectories/index.jsonl
     seen: tuple[str, int]  # the state and iteration last published
+    progress: tuple[int, int, int] | None = None  # progress.json's stamp when last published
 
 
 class FollowedRuns:
@@ -127,6 +129,8 @@ class FollowedRuns:
         if (info["state"], info["iteration"]) != followed.seen:
             followed.seen = (info["state"], info["iteration"])
             news.append(("run/state", {"run": info}))
+        if active:
+            news += self._progressed(folder, followed)
         looked.append((followed.run_id, folder))
         if not active:
             del self._followed[folder.path]
@@ -135,8 +139,20 @@ class FollowedRuns:
     def _start(self, folder: RunFolder, stored: dict, state: str, news: list) -> _Followed:
         info = self.runs.info(folder, stored, state)
         news.append(("run/state", {"run": info}))  # a run started elsewhere shows up now
-        return _Followed(info["runId"], _whole_lines(folder.metrics_path), _whole_lines(folder.index_path),
-                         (info["state"], info["iteration"]))
+        followed = _Followed(info["runId"], _whole_lines(folder.metrics_path), _whole_lines(folder.index_path),
+                             (info["state"], info["iteration"]))
+        news += self._progressed(folder, followed)
+        return followed
+
+    @staticmethod
+    def _progressed(folder: RunFolder, followed: _Followed) -> list[tuple[str, dict]]:
+        """run/progress when the trainer has written a new progress.json since the last look."""
+        stamp = _stamp(folder.progress_path)
+        if stamp == followed.progress:
+            return []
+        followed.progress = stamp
+        progress = folder.progress()
+        return [("run/progress", {"runId": followed.run_id, "progress": progress})] if progress else []
 
     @staticmethod
     def _appended(folder: RunFolder, followed: _Followed) -> list[tuple[str, dict]]:

@@ -202,7 +202,8 @@ class RunManager:
             "config": config if isinstance(config, dict) else {},
             "latestMetrics": metrics[-1] if metrics else None,
             "checkpoints": checkpoints(folder),
-            "progress": live.progress if live else None,
+            # A run another process trains says where it is in its progress.json.
+            "progress": live.progress if live else folder.progress() if info["state"] in ACTIVE else None,
             "pauseAfterIteration": live.control.pause_after if live and live.control else None,
             "episodes": len(self.summaries(folder)),
         }

@@ -7,6 +7,7 @@ lets `empo2-host serve` start without loading the training stack (trainer.py imp
 from __future__ import annotations
 
 import threading
+import time
 
 
 class TrainerHooks:
@@ -22,6 +23,37 @@ class TrainerHooks:
         as they are known then (records.ended_summary, ended_record: no novelty reward, no tip
         yet), `done` of the iteration's `total` episodes ended. The iteration's `on_trajectories`
         later carries the summaries of the records written."""
+
+
+class RecordedProgress(TrainerHooks):
+    """The trainer's hooks with each progress also written to the run folder (progress.json),
+    so that a host in another process, following the run from its files, can say where it is.
+    Within one phase a write comes at most every `interval_s`; a new phase is written at once."""
+
+    def __init__(self, inner: TrainerHooks, folder, interval_s: float = 0.5):
+        self.inner, self.folder, self.interval_s = inner, folder, interval_s
+        self._last = (None, None, 0.0)  # iteration, phase, time of the last write
+
+    def on_progress(self, iteration: int, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        last_iteration, last_phase, last_time = self._last
+        if (iteration, phase) != (last_iteration, last_phase) or now - last_time >= self.interval_s:
+            self._last = (iteration, phase, now)
+            self.folder.write_progress({"iteration": iteration, "phase": phase, "done": int(done),
+                                        "total": int(total)})
+        self.inner.on_progress(iteration, phase, done, total)
+
+    def on_state(self, state: str, iteration: int) -> None:
+        self.inner.on_state(state, iteration)
+
+    def on_metrics(self, record: dict) -> None:
+        self.inner.on_metrics(record)
+
+    def on_trajectories(self, iteration: int, summaries: list[dict]) -> None:
+        self.inner.on_trajectories(iteration, summaries)
+
+    def on_episode(self, iteration: int, summary: dict, record: dict, done: int, total: int) -> None:
+        self.inner.on_episode(iteration, summary, record, done, total)
 
 
 class RunControl:

@@ -55,7 +55,7 @@ from .learning_signals import learning_signals
 from .records import ended_record, ended_summary, episode_record, episode_summary
 from .rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards,
                       episode_generator, roll_out, tip_entries, write_tips)
-from .run_control import RunControl, TrainerHooks
+from .run_control import RecordedProgress, RunControl, TrainerHooks
 from .update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, update_policy
 
 log = logging.getLogger("empo2.trainer")
@@ -122,7 +122,8 @@ class Trainer:
         self.config = config
         self.folder = folder
         self.dist = dist or Dist.from_env()
-        self.hooks = (hooks or TrainerHooks()) if self.dist.main else TrainerHooks()
+        # Rank 0 tells the hooks and writes progress.json for hosts that follow the run's files.
+        self.hooks = RecordedProgress(hooks or TrainerHooks(), folder) if self.dist.main else TrainerHooks()
         self.control = control or RunControl()
         self.device = resolve_device(config.policy.device, self.dist.local_rank)
         self.embedder = embedder or SentenceEmbedder(device="cpu")
@@ -227,7 +228,11 @@ class Trainer:
         `train`/`resume`, or a host resuming the same run) is refused before it rolls anything
         back."""
         with self.folder.writer_lock() if self.dist.main else contextlib.nullcontext():
-            self._run(resume)
+            try:
+                self._run(resume)
+            finally:
+                if self.dist.main:
+                    self.folder.write_progress(None)  # it trains no more: nothing in progress
 
     def _run(self, resume: bool) -> None:
         cfg, algo = self.config, self.config.algo

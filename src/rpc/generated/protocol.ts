@@ -406,7 +406,7 @@ export type RunState =
   | 'finished'
   | 'failed';
 /**
- * Progress within an iteration (rollout steps, update, evaluation). At most a few per second; for a slow client only the latest is kept.
+ * Progress within an iteration (rollout steps, update, evaluation). At most a few per second; for a slow client only the latest is kept. Since 1.7.0 also for a run another process trains, every few seconds (from its progress.json).
  */
 export type RunProgressNotification = NotificationMessage & {
   method?: 'run/progress';
@@ -485,6 +485,9 @@ export type RunStatus = RunInfoFields & {
   };
   latestMetrics: MetricsRecord | null;
   checkpoints: CheckpointInfo[];
+  /**
+   * Where the run is within its iteration while it trains: this host's live run, or (since 1.7.0) a run another process trains, as its trainer last wrote it; null otherwise.
+   */
   progress: Progress | null;
   pauseAfterIteration: number | null;
   /**
