@@ -31,6 +31,7 @@ export class TrajectoryTreeProvider extends Disposable implements vscode.TreeDat
       item.id = element.id;
       item.iconPath = new vscode.ThemeIcon(element.waiting ? 'loading~spin' : 'warning');
       item.contextValue = element.waiting ? 'empo2.waiting' : 'empo2.message';
+      item.tooltip = element.text; // a narrow sidebar cuts the row: the whole sentence on hover
       return item;
     }
     return new TrajectoryTreeItem(element.id, present(element, this.model));
