@@ -199,3 +199,38 @@ def test_a_folder_that_cannot_be_read_is_logged_once_and_the_others_are_followed
         assert len(warnings) == 1 and "cannot follow run folder" in warnings[0] and "broken" in warnings[0], warnings
     finally:
         client.close()
+
+
+def names(table: dict) -> set[str]:
+    return {path.name for path in table.copy()}  # copied at once: the follower's thread writes it
+
+
+def test_a_folder_gone_from_the_roots_is_forgotten(host, check, tmp_path_factory, tmp_path, tiny_policy,
+                                                   embedder):
+    """A followed run removed while its writer runs, a finished run and an unreadable folder:
+    once gone, the follower keeps nothing of them (a host open for weeks on a folder where runs
+    come and go does not grow)."""
+    root = tmp_path / "runs"
+    held = RunFolder(copy_run(finished_run(tmp_path_factory, tiny_policy, embedder), root))
+    quiet = root / "quiet"
+    shutil.copytree(held.path, quiet)
+    broken = root / "broken"
+    broken.mkdir()
+    shutil.copy(held.path / "config.json", broken / "config.json")
+    (broken / "run.json").mkdir()
+    follower = host.server.followed
+    client = connect(host, check, "watcher")
+    try:
+        with other_process_holding(held):
+            held.set_state("running", iteration=2)
+            client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "done")
+            time.sleep(5 * FOLLOW_S)
+            assert (names(follower._followed), names(follower._quiet), names(follower._unreadable)) == (
+                {"done"}, {"quiet"}, {"broken"})
+            for path in (held.path, quiet, broken):
+                shutil.rmtree(path)
+            time.sleep(5 * FOLLOW_S)
+            assert (names(follower._followed), names(follower._quiet), names(follower._unreadable)) == (
+                set(), set(), set())
+    finally:
+        client.close()

@@ -90,7 +90,9 @@ class FollowedRuns:
         news: list[tuple[str, dict]] = []
         looked: list[tuple[str, RunFolder]] = []
         ended: list[tuple[str, RunFolder]] = []
+        listed: set[Path] = set()
         for folder in self.runs.run_folders():
+            listed.add(folder.path)
             if folder.path.resolve() == live_path:
                 self._followed.pop(folder.path, None)  # this host trains it: its hooks tell
                 continue
@@ -102,7 +104,17 @@ class FollowedRuns:
                     self._unreadable[folder.path] = repr(err)
                     log.warning("cannot follow run folder %s (%s); looking again every %.0f s",
                                 folder.path, err, self.interval_s)
+        self._forget_unlisted(listed, ended)
         return news, looked, ended
+
+    def _forget_unlisted(self, listed: set[Path], ended: list) -> None:
+        """A folder gone from the roots (removed, or its root closed) is forgotten: a run followed
+        there ends as one that stopped being active, and nothing of it is kept."""
+        for path in [p for p in self._followed if p not in listed]:
+            ended.append((self._followed.pop(path).run_id, RunFolder(path)))
+        for kept in (self._quiet, self._unreadable):
+            for path in [p for p in kept if p not in listed]:
+                del kept[path]
 
     def _look_at(self, folder: RunFolder, news: list, looked: list, ended: list) -> None:
         followed = self._followed.get(folder.path)
