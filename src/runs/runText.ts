@@ -19,7 +19,8 @@ const COUNTED: Partial<Record<string, string>> = { rollout: 'step ', reflection:
  * "iteration 5/40: rollout step 4/15" (long; a rollout counts env steps, the tree's row its
  * episodes; a reflection the tips written, "reflection tip 3/8"; an update its optimizer
  * steps, "update step 2/9") or "iter 5/40 rollout" (short); a phase the host does not count
- * (evaluation) without a count; paused and interrupted runs say so.
+ * (evaluation) without a count; paused and interrupted runs say so; a run another process trains
+ * names the iteration that process is in, as its progress.json says ("…, another process").
  */
 export function iterationText(entry: RunEntry, short = false): string {
   const { info, progress } = entry;
@@ -32,7 +33,13 @@ export function iterationText(entry: RunEntry, short = false): string {
     const pausing = info.state === 'pausing' ? ' (pausing after it)' : '';
     return short
       ? `${word} ${progress.iteration}${total} ${progress.phase}${info.state === 'pausing' ? ', pausing' : ''}`
-      : `${word} ${progress.iteration}${total}: ${progress.phase}${progress.total > 1 ? ` ${COUNTED[progress.phase] ?? ''}${progress.done}/${progress.total}` : ''}${pausing}`;
+      : `${word} ${progress.iteration}${total}: ${progress.phase}${counted(progress, '/')}${pausing}`;
+  }
+  if (trainedElsewhere(info) && progress && progress.phase !== 'preparing' && progress.iteration > info.iteration) {
+    // The iteration its trainer is in, from the progress.json the host follows.
+    return short
+      ? `${word} ${progress.iteration}${total} ${progress.phase}, another process`
+      : `${word} ${progress.iteration}${total}: ${progress.phase}${counted(progress, '/')} in another process`;
   }
   if (info.state === 'paused' || info.state === 'interrupted' || info.state === 'stopped') {
     return `${info.state} after ${word} ${info.iteration}${total}`;
@@ -86,8 +93,12 @@ function elsewhereText(progress: RunEntry['progress'], iterations: number): stri
   if (!progress || progress.phase === 'preparing' || progress.iteration <= iterations) {
     return undefined;
   }
-  const count = progress.total > 1 ? ` ${COUNTED[progress.phase] ?? ''}${progress.done} of ${progress.total}` : '';
-  return `Iteration ${progress.iteration}: ${progress.phase}${count} in another process; its episodes show once it is written…`;
+  return `Iteration ${progress.iteration}: ${progress.phase}${counted(progress, ' of ')} in another process; its episodes show once it is written…`;
+}
+
+/** " step 4/15" (or " step 4 of 15"): what a phase has done of its total, none when it counts one. */
+function counted(progress: NonNullable<RunEntry['progress']>, of: string): string {
+  return progress.total > 1 ? ` ${COUNTED[progress.phase] ?? ''}${progress.done}${of}${progress.total}` : '';
 }
 
 /** The codicon of a run's state in the status bar: only a moving run spins. */

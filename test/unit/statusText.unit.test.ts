@@ -57,6 +57,22 @@ describe('status bar text', () => {
     assert.equal(statusText({ state: 'running', run: interrupted }), '$(debug-disconnect) EMPO²: host running · builtin-1 · interrupted after iter 8/40');
   });
 
+  it('names the iteration another process is in, from its progress, and no spinner: this host does not train it', () => {
+    const run = {
+      info: aRunInfo({ runId: 'builtin-1', state: 'running', live: false, iteration: 5, iterations: 40 }),
+      progress: { iteration: 6, phase: 'rollout' as const, done: 4, total: 15 },
+      latestMetrics: null,
+      trajectoryIteration: 5,
+      config: undefined,
+    };
+    assert.equal(statusText({ state: 'running', run }), '$(pulse) EMPO²: host running · builtin-1 · iter 6/40 rollout, another process');
+    assert.equal(iterationText(run), 'iteration 6/40: rollout step 4/15 in another process');
+    // Before its first progress.json, or once the written iteration caught up: the state and the last written iteration.
+    for (const progress of [null, { ...run.progress, iteration: 5 }, { iteration: 1, phase: 'preparing' as const, done: 3, total: 9 }]) {
+      assert.equal(iterationText({ ...run, progress }), 'running, iteration 5/40');
+    }
+  });
+
   it("gives a rerun branch no total: its config is its parent's, and its rerun ends at checkpoint + K", () => {
     const branch = {
       info: aRunInfo({ runId: 'builtin-1-branch-1', state: 'finished', iteration: 4, iterations: 40, parent: { runId: 'builtin-1', checkpoint: 3, adopted: false } }),
