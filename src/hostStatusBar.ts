@@ -4,7 +4,7 @@ import { describeHealth } from './host/connectionHealth';
 import { ReconnectCommand, RestartHostCommand, StartHostCommand } from './host/hostCommands';
 import type { HostManager } from './host/hostManager';
 import { ShowHostLogCommand } from './host/showHostLog';
-import type { RunsModel } from './runs/runsModel';
+import { trainedElsewhere, type RunsModel } from './runs/runsModel';
 import { deviceLabel, statusText } from './statusText';
 
 /**
@@ -49,7 +49,7 @@ export class HostStatusBar extends Disposable {
     this.item.command = up ? ShowHostLogCommand.id : StartHostCommand.id;
     const device = deviceLabel(session?.init.serverInfo.device);
     this.item.tooltip = up
-      ? `EMPO² training host${session ? ` ${session.init.serverInfo.version} at ${session.url}` : ''}${device ? ` on ${device}` : ''}${run ? `\nRun ${run.info.runId}: ${run.info.state}` : ''}\nClick to show its log`
+      ? `EMPO² training host${session ? ` ${session.init.serverInfo.version} at ${session.url}` : ''}${device ? ` on ${device}` : ''}${run ? `\nRun ${run.info.runId}: ${run.info.state}${trainedElsewhere(run.info) ? ', trained by another process' : ''}` : ''}\nClick to show its log`
       : 'EMPO² training host: click to start it';
     this.item.backgroundColor = state === 'crashed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }

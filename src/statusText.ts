@@ -1,12 +1,13 @@
 import { describeHealth, type ConnectionHealth } from './host/connectionHealth';
 import type { HostState } from './host/hostState';
 import type { DeviceInfo } from './rpc/protocol';
-import { latestReturn, type RunEntry } from './runs/runsModel';
+import { latestReturn, trainedElsewhere, type RunEntry } from './runs/runsModel';
 import { iterationText, runIcon } from './runs/runText';
 import { formatReturn, SCORE } from './trajectories/presentation';
 
 // The status bar's words, as a pure function (unit-tested): host state, device, run, iteration
-// and latest mean score, e.g. "EMPO²: CPU · builtin-20260101 · iter 3/40 rollout · score 42.0".
+// and latest mean score, e.g. "EMPO²: CPU · builtin-20260101 · iter 3/40 rollout · score 42.0"
+// (a run another process trains: no device, "iter 3/40 rollout elsewhere").
 
 const STATE_TEXT: Record<HostState, string> = {
   stopped: 'EMPO²: host stopped',
@@ -57,7 +58,8 @@ export function statusText({ state, health, device, remote, run }: StatusInputs,
   if (state !== 'running') {
     return `${STATE_ICON[state]} ${STATE_TEXT[state]}`;
   }
-  const parts = [deviceLabel(device) ?? (remote ? 'remote host' : 'host running')];
+  // This host's device says nothing of a run another process trains (a terminal's may use a GPU).
+  const parts = run && trainedElsewhere(run.info) ? [] : [deviceLabel(device) ?? (remote ? 'remote host' : 'host running')];
   if (run) {
     parts.push(run.info.runId, iterationText(run, true));
     const ret = latestReturn(run.latestMetrics);

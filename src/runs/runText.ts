@@ -20,7 +20,7 @@ const COUNTED: Partial<Record<string, string>> = { rollout: 'step ', reflection:
  * episodes; a reflection the tips written, "reflection tip 3/8"; an update its optimizer
  * steps, "update step 2/9") or "iter 5/40 rollout" (short); a phase the host does not count
  * (evaluation) without a count; paused and interrupted runs say so; a run another process trains
- * names the iteration that process is in, as its progress.json says ("…, another process").
+ * names the iteration that process is in, as its progress.json says ("iter 5/40 rollout elsewhere").
  */
 export function iterationText(entry: RunEntry, short = false): string {
   const { info, progress } = entry;
@@ -35,11 +35,15 @@ export function iterationText(entry: RunEntry, short = false): string {
       ? `${word} ${progress.iteration}${total} ${progress.phase}${info.state === 'pausing' ? ', pausing' : ''}`
       : `${word} ${progress.iteration}${total}: ${progress.phase}${counted(progress, '/')}${pausing}`;
   }
-  if (trainedElsewhere(info) && progress && progress.phase !== 'preparing' && progress.iteration > info.iteration) {
-    // The iteration its trainer is in, from the progress.json the host follows.
-    return short
-      ? `${word} ${progress.iteration}${total} ${progress.phase}, another process`
-      : `${word} ${progress.iteration}${total}: ${progress.phase}${counted(progress, '/')} in another process`;
+  if (trainedElsewhere(info)) {
+    // The iteration its trainer is in, from the progress.json the host follows; before the
+    // first one, the last iteration written.
+    if (progress && progress.phase !== 'preparing' && progress.iteration > info.iteration) {
+      return short
+        ? `${word} ${progress.iteration}${total} ${progress.phase} elsewhere`
+        : `${word} ${progress.iteration}${total}: ${progress.phase}${counted(progress, '/')} in another process`;
+    }
+    return short ? `${info.state} elsewhere, ${word} ${info.iteration}${total}` : `${info.state} in another process, ${word} ${info.iteration}${total}`;
   }
   if (info.state === 'paused' || info.state === 'interrupted' || info.state === 'stopped') {
     return `${info.state} after ${word} ${info.iteration}${total}`;

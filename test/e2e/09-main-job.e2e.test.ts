@@ -212,6 +212,8 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
       // Its metrics open, and move: this window's host follows what the first one's writes.
       const metrics = (await workbench.webviewFrame('empo2-metrics-panel', 60_000)).locator('empo2-metrics-panel');
       await metrics.getByText('running in another process').waitFor({ timeout: 60_000 });
+      // The status bar names the iteration the first window's trainer is in (its progress.json).
+      await workbench.statusBarItem('rollout elsewhere').waitFor({ timeout: 60_000 });
       const shown = async () => Number((await metrics.getByTestId('points').innerText()).split(' ')[0]);
       const before = metricsLines(folder);
       await workbench.eventually('the charts to move with the first window\'s run', async () => ((await shown()) > before ? true : undefined), 300_000);

@@ -57,20 +57,24 @@ describe('status bar text', () => {
     assert.equal(statusText({ state: 'running', run: interrupted }), '$(debug-disconnect) EMPO²: host running · builtin-1 · interrupted after iter 8/40');
   });
 
-  it('names the iteration another process is in, from its progress, and no spinner: this host does not train it', () => {
+  it('names the iteration another process is in, from its progress, with no spinner and not this host\'s device', () => {
     const run = {
       info: aRunInfo({ runId: 'builtin-1', state: 'running', live: false, iteration: 5, iterations: 40 }),
       progress: { iteration: 6, phase: 'rollout' as const, done: 4, total: 15 },
-      latestMetrics: null,
+      latestMetrics: aMetricsRecord({ iteration: 5, 'rollout/return': 0.4217 }),
       trajectoryIteration: 5,
       config: undefined,
     };
-    assert.equal(statusText({ state: 'running', run }), '$(pulse) EMPO²: host running · builtin-1 · iter 6/40 rollout, another process');
+    const cpu = { kind: 'cpu' as const, name: 'CPU (2 cores)', memoryBytes: null };
+    assert.equal(statusText({ state: 'running', device: cpu, run }), '$(pulse) EMPO²: builtin-1 · iter 6/40 rollout elsewhere · score 0.42');
     assert.equal(iterationText(run), 'iteration 6/40: rollout step 4/15 in another process');
-    // Before its first progress.json, or once the written iteration caught up: the state and the last written iteration.
+    // Before its first progress.json, or once the written iteration caught up: the last iteration written.
     for (const progress of [null, { ...run.progress, iteration: 5 }, { iteration: 1, phase: 'preparing' as const, done: 3, total: 9 }]) {
-      assert.equal(iterationText({ ...run, progress }), 'running, iteration 5/40');
+      assert.equal(iterationText({ ...run, progress }), 'running in another process, iteration 5/40');
+      assert.equal(iterationText({ ...run, progress }, true), 'running elsewhere, iter 5/40');
     }
+    const finished = { ...run, info: { ...run.info, state: 'finished' as const, iteration: 40 }, progress: null };
+    assert.equal(statusText({ state: 'running', device: cpu, run: finished }), '$(pulse) EMPO²: CPU · builtin-1 · finished, iter 40/40 · score 0.42');
   });
 
   it("gives a rerun branch no total: its config is its parent's, and its rerun ends at checkpoint + K", () => {
