@@ -38,10 +38,11 @@ export function iterationText(entry: RunEntry, short = false): string {
   if (trainedElsewhere(info)) {
     // The iteration its trainer is in, from the progress.json the host follows; before the
     // first one, the last iteration written.
-    if (progress && progress.phase !== 'preparing' && progress.iteration > info.iteration) {
+    const ahead = aheadOfWritten(progress, info.iteration);
+    if (ahead) {
       return short
-        ? `${word} ${progress.iteration}${total} ${progress.phase} elsewhere`
-        : `${word} ${progress.iteration}${total}: ${progress.phase}${counted(progress, '/')} in another process`;
+        ? `${word} ${ahead.iteration}${total} ${ahead.phase} elsewhere`
+        : `${word} ${ahead.iteration}${total}: ${ahead.phase}${counted(ahead, '/')} in another process`;
     }
     return short ? `${info.state} elsewhere, ${word} ${info.iteration}${total}` : `${info.state} in another process, ${word} ${info.iteration}${total}`;
   }
@@ -94,14 +95,20 @@ export function waitingText(entry: RunEntry, iterations = Math.max(entry.info.it
  * this row stands for the whole iteration, not just its first episode.
  */
 function elsewhereText(progress: RunEntry['progress'], iterations: number): string | undefined {
-  if (!progress || progress.phase === 'preparing' || progress.iteration <= iterations) {
-    return undefined;
-  }
-  return `Iteration ${progress.iteration}: ${progress.phase}${counted(progress, ' of ')} in another process; its episodes show once it is written…`;
+  const ahead = aheadOfWritten(progress, iterations);
+  return ahead && `Iteration ${ahead.iteration}: ${ahead.phase}${counted(ahead, ' of ')} in another process; its episodes show once it is written…`;
+}
+
+type Progress = NonNullable<RunEntry['progress']>;
+
+/** Another process's progress when it is in an iteration later than the `written` ones; none
+ *  before its first progress.json, while it prepares, or once that iteration is written. */
+function aheadOfWritten(progress: RunEntry['progress'], written: number): Progress | undefined {
+  return progress && progress.phase !== 'preparing' && progress.iteration > written ? progress : undefined;
 }
 
 /** " step 4/15" (or " step 4 of 15"): what a phase has done of its total, none when it counts one. */
-function counted(progress: NonNullable<RunEntry['progress']>, of: string): string {
+function counted(progress: Progress, of: string): string {
   return progress.total > 1 ? ` ${COUNTED[progress.phase] ?? ''}${progress.done}${of}${progress.total}` : '';
 }
 
