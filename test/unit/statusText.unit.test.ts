@@ -1,7 +1,13 @@
 import * as assert from 'node:assert/strict';
 import { isMoving, iterationText } from '../../src/runs/runText';
 import { deviceLabel, statusText } from '../../src/statusText';
+import type { RunEntry } from '../../src/runs/runsModel';
 import { aMetricsRecord, aRunInfo } from '../builders/protocol';
+
+/** A run as the runs model holds it, its trajectories read up to its completed iterations. */
+function anEntry(info: RunEntry['info'], progress: RunEntry['progress'], latestMetrics: RunEntry['latestMetrics'] = null): RunEntry {
+  return { info, progress, latestMetrics, trajectoryIteration: info.iteration, config: undefined };
+}
 
 describe('status bar text', () => {
   it('says the host state when it is not running', () => {
@@ -11,26 +17,14 @@ describe('status bar text', () => {
   });
 
   it('shows device, run, the iteration in progress (as the progress item does) and the latest score', () => {
-    const run = {
-      info: aRunInfo({ runId: 'builtin-1', state: 'running', live: true, iteration: 3, iterations: 40 }),
-      progress: { iteration: 4, phase: 'rollout' as const, done: 2, total: 15 },
-      latestMetrics: aMetricsRecord({ iteration: 3, 'rollout/return': 0.4217 }),
-      trajectoryIteration: 3,
-      config: undefined,
-    };
+    const run = anEntry(aRunInfo({ runId: 'builtin-1', state: 'running', live: true, iteration: 3, iterations: 40 }), { iteration: 4, phase: 'rollout', done: 2, total: 15 }, aMetricsRecord({ iteration: 3, 'rollout/return': 0.4217 }));
     const text = statusText({ state: 'running', device: { kind: 'cpu', name: 'CPU (2 cores)', memoryBytes: null }, run });
     assert.equal(text, '$(sync~spin) EMPO²: CPU · builtin-1 · iter 4/40 rollout · score 0.42');
     assert.equal(iterationText(run), 'iteration 4/40: rollout step 2/15', 'the progress item names the same iteration, and what it counts');
   });
 
   it('names each phase of an iteration, counting the rollout\'s steps, the tips written and the update\'s optimizer steps', () => {
-    const run = {
-      info: aRunInfo({ runId: 'builtin-1', state: 'running', live: true, iteration: 3, iterations: 40 }),
-      progress: { iteration: 4, phase: 'rollout' as const, done: 2, total: 15 },
-      latestMetrics: null,
-      trajectoryIteration: 3,
-      config: undefined,
-    };
+    const run = anEntry(aRunInfo({ runId: 'builtin-1', state: 'running', live: true, iteration: 3, iterations: 40 }), { iteration: 4, phase: 'rollout', done: 2, total: 15 });
     for (const phase of ['reflection', 'update', 'evaluation'] as const) {
       const later = { ...run, progress: { iteration: 4, phase, done: 0, total: 1 } };
       assert.equal(iterationText(later), `iteration 4/40: ${phase}`);
@@ -43,13 +37,7 @@ describe('status bar text', () => {
   });
 
   it('shows a paused run paused: no spinner, the iteration it paused after', () => {
-    const run = {
-      info: aRunInfo({ runId: 'builtin-1', state: 'paused', live: true, iteration: 8, iterations: 40 }),
-      progress: { iteration: 8, phase: 'update' as const, done: 0, total: 1 },
-      latestMetrics: null,
-      trajectoryIteration: 8,
-      config: undefined,
-    };
+    const run = anEntry(aRunInfo({ runId: 'builtin-1', state: 'paused', live: true, iteration: 8, iterations: 40 }), { iteration: 8, phase: 'update', done: 0, total: 1 });
     assert.equal(statusText({ state: 'running', run }), '$(debug-pause) EMPO²: host running · builtin-1 · paused after iter 8/40');
     assert.equal(iterationText(run), 'paused after iteration 8/40');
     assert.equal(isMoving(run), false, 'no progress item (it would spin)');
@@ -58,18 +46,12 @@ describe('status bar text', () => {
   });
 
   it('names the iteration another process is in, from its progress, with no spinner and not this host\'s device', () => {
-    const run = {
-      info: aRunInfo({ runId: 'builtin-1', state: 'running', live: false, iteration: 5, iterations: 40 }),
-      progress: { iteration: 6, phase: 'rollout' as const, done: 4, total: 15 },
-      latestMetrics: aMetricsRecord({ iteration: 5, 'rollout/return': 0.4217 }),
-      trajectoryIteration: 5,
-      config: undefined,
-    };
+    const run = anEntry(aRunInfo({ runId: 'builtin-1', state: 'running', live: false, iteration: 5, iterations: 40 }), { iteration: 6, phase: 'rollout', done: 4, total: 15 }, aMetricsRecord({ iteration: 5, 'rollout/return': 0.4217 }));
     const cpu = { kind: 'cpu' as const, name: 'CPU (2 cores)', memoryBytes: null };
     assert.equal(statusText({ state: 'running', device: cpu, run }), '$(pulse) EMPO²: builtin-1 · iter 6/40 rollout elsewhere · score 0.42');
     assert.equal(iterationText(run), 'iteration 6/40: rollout step 4/15 in another process');
     // Before its first progress.json, or once the written iteration caught up: the last iteration written.
-    for (const progress of [null, { ...run.progress, iteration: 5 }, { iteration: 1, phase: 'preparing' as const, done: 3, total: 9 }]) {
+    for (const progress of [null, { iteration: 5, phase: 'rollout' as const, done: 4, total: 15 }, { iteration: 1, phase: 'preparing' as const, done: 3, total: 9 }]) {
       assert.equal(iterationText({ ...run, progress }), 'running in another process, iteration 5/40');
       assert.equal(iterationText({ ...run, progress }, true), 'running elsewhere, iter 5/40');
     }
@@ -78,13 +60,7 @@ describe('status bar text', () => {
   });
 
   it("gives a rerun branch no total: its config is its parent's, and its rerun ends at checkpoint + K", () => {
-    const branch = {
-      info: aRunInfo({ runId: 'builtin-1-branch-1', state: 'finished', iteration: 4, iterations: 40, parent: { runId: 'builtin-1', checkpoint: 3, adopted: false } }),
-      progress: null,
-      latestMetrics: null,
-      trajectoryIteration: 4,
-      config: undefined,
-    };
+    const branch = anEntry(aRunInfo({ runId: 'builtin-1-branch-1', state: 'finished', iteration: 4, iterations: 40, parent: { runId: 'builtin-1', checkpoint: 3, adopted: false } }), null);
     assert.equal(iterationText(branch), 'finished, iteration 4');
     const adopted = { ...branch, info: { ...branch.info, parent: { runId: 'builtin-1', checkpoint: 3, adopted: true } } };
     assert.equal(iterationText(adopted), 'finished, iteration 4/40', 'an adopted branch trains as a run of its own');
