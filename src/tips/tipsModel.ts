@@ -4,7 +4,7 @@ import type { HostApi } from '../host/hostApi';
 import { saveAcrossReconnects } from './retriedSave';
 import { describeError, RpcError } from '../rpc/errors';
 import { Notifications, Requests } from '../rpc/methods';
-import type { MemoryChange, Tip, TipResult, TipVersion } from '../rpc/protocol';
+import type { MemoryChange, RunState, Tip, TipResult, TipVersion } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
 import { applyTipChanges, liveTips, type TipDeletion, type TipEdit } from './tipRules';
 
@@ -32,6 +32,8 @@ export type EditOutcome =
 
 export class TipsModel extends Disposable {
   private runId: string | undefined;
+  /** The current run's state as last seen, to notice it start running again. */
+  private runState: RunState | undefined;
   private readonly tips = new Map<string, Tip>();
   private loading: Promise<void> | undefined;
   private loadError: string | undefined;
@@ -49,7 +51,15 @@ export class TipsModel extends Disposable {
   ) {
     super();
     this._register(runs.onDidChangeCurrent((entry) => {
-      if (entry?.info.runId !== this.runId) {
+      const state = entry?.info.state;
+      // A run that goes (back) to running has had its memory opened by its trainer, and a
+      // resume cuts the memory back to its checkpoint: tips written after it are gone, and no
+      // memory/changed names them. The list read before (at the reconnect of a restarted host)
+      // may hold them, so it is read again.
+      const reopened = state === 'running' && this.runState !== undefined && this.runState !== 'running';
+      const other = entry?.info.runId !== this.runId;
+      this.runState = state;
+      if (other || reopened) {
         void this.load(entry?.info.runId);
       }
     }));

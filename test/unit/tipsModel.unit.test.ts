@@ -49,6 +49,25 @@ describe('TipsModel', () => {
     assert.deepEqual(host.violations, []);
   });
 
+  it('reads the tips again when its run starts running: a resume cut the memory back to the checkpoint', async () => {
+    // A restarted host: the list read at the reconnect still holds the tips of the iteration the
+    // resume then rolls back (no memory/changed says which tips went).
+    const { runs, model, host, store } = setup([aTip({ id: 't000001' }), aTip({ id: 't000002' })]);
+    await runs.reload();
+    await model.whenLoaded();
+    assert.deepEqual(model.list().map((t) => t.id), ['t000001', 't000002']);
+    host.notify(Notifications.runState, { seq: 1, run: aRunInfo({ state: 'starting', live: true, updated: 2 }) });
+    store.delete('t000002');
+    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ state: 'running', live: true, updated: 3 }) });
+    await model.whenLoaded();
+    assert.deepEqual(model.list().map((t) => t.id), ['t000001']);
+    // Progress of the same running run reads nothing again.
+    const reads = host.callsOf('memory.list').length;
+    host.notify(Notifications.runState, { seq: 3, run: aRunInfo({ state: 'running', live: true, iteration: 3, updated: 4 }) });
+    await model.whenLoaded();
+    assert.equal(host.callsOf('memory.list').length, reads);
+  });
+
   it('applies memory/changed for its run: tips the policy writes appear, deleted ones leave', async () => {
     const { runs, model, host, changes } = setup([aTip()]);
     await runs.reload();
