@@ -4,6 +4,8 @@
         [--episodes 8] [--iterations 3] [--eval-episodes 8] [--variations 2]
         [--out docs/bench/rerun-effect/rerun.json]
     .venv/bin/python host/benchmarks/rerun_effect.py --merge a.json b.json --out docs/bench/rerun-effect/rerun.json
+    .venv/bin/python host/benchmarks/rerun_effect.py --conditions correct-contrast,none-contrast,correct \
+        --seeds 700,701 --out docs/bench/r7-contrast/rerun.json [--resume]
 
 For every seed: train a parent on the built-in default (the `builtin` preset, `seed` set, the
 parent's evaluation off) for `--parent-iterations`; among the training variations its memory
@@ -12,14 +14,19 @@ checkpoint; then, each on its own copy of the parent, (a) `correct`: a person re
 variation's best tip as the gold one ("the <item> was in the <container> in the <room> . it
 worked . score 100", the built-in worlds' own success-tip form) and deletes its other tips;
 (b) `wrong`: the same, naming a room and container where the item is not; (c) `none`: no edit.
+`correct-contrast` and `none-contrast` are `correct` and `none` rerun with half of each group
+without tips and the tip-free off-policy denominator (`CONTRAST`, set in the copy's config).
 Each copy is rerun with the same N and K (`rerun.rerun`, the trainer's own code path) and its
 memory-free success on the chosen variations is measured before and after with the same seeds.
+`--conditions` picks which (default r5's three).
 
 Prints one JSON line per (seed, condition) and writes them all to --out: `seed`, `condition`,
 `before`, `after` (mean memory-free success over the chosen variations), `variations`, and the
 per-variation numbers; the summary adds, per condition, the mean gain over (seed, variation)
-cells with its t-interval and percentile bootstrap, and correct − none and wrong − none paired
-on the cell. The figures are what this machine measured; nothing is tuned to them.
+cells with its t-interval and percentile bootstrap, and each pair of `PAIRS` whose conditions
+ran paired on the cell (and on the seed, its cells' mean). --out is rewritten after every row:
+a cut-short bench keeps its rows, and `--resume` runs only the (seed, condition) rows it lacks.
+The figures are what this machine measured; nothing is tuned to them.
 """
 
 from __future__ import annotations
@@ -33,6 +40,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from empo2 import metric_keys as metric  # noqa: E402
+from empo2.atomic import atomic_write_json  # noqa: E402
+from empo2.modes import MEMORY, MEMORY_FREE  # noqa: E402
 from empo2.bench.stats import bootstrap_ci, t_interval  # noqa: E402
 from empo2.config import load_config  # noqa: E402
 from empo2.policy.demos import render_tip  # noqa: E402
@@ -44,7 +54,20 @@ from empo2.rerun.branch import create_branch  # noqa: E402
 from empo2.run_folder.folder import RunFolder  # noqa: E402
 from empo2.training.trainer import Trainer  # noqa: E402
 
-CONDITIONS = ("correct", "wrong", "none")
+# Each condition: the edit made in the parent's copy, and the copy's config overrides.
+CONTRAST = ("algo.memory_contrast=half", "algo.off_policy_old_logprob=without_tips")
+CONDITIONS = {"correct": ("correct", ()), "wrong": ("wrong", ()), "none": ("none", ()),
+              "correct-contrast": ("correct", CONTRAST), "none-contrast": ("none", CONTRAST)}
+# The paired differences reported when both conditions ran: (condition, baseline).
+PAIRS = (("correct", "none"), ("wrong", "none"), ("correct-contrast", "none-contrast"),
+         ("correct-contrast", "correct"))
+# What each rerun iteration's metrics say about its contrast: success with and without tips,
+# the groups whose returns were all equal (no advantage), the advantage left.
+ITERATION_KEYS = (metric.rollout_success(metric.mode_segment(MEMORY)),
+                  metric.rollout_success(metric.mode_segment(MEMORY_FREE)),
+                  metric.REWARD_FLAT_GROUP_SHARE, metric.UPDATE_PREFIX + "advantage_abs_mean",
+                  metric.UPDATE_PREFIX + "masked_fraction")
+SETTINGS = ("preset", "parent_iterations", "parent_overrides", "episodes", "iterations", "eval_episodes")
 
 
 def train_parent(root: Path, seed: int, iterations: int, overrides: list[str], embedder) -> RunFolder:
@@ -90,6 +113,12 @@ def tip_texts(config, key: str) -> dict[str, str]:
             "wrong": render_tip(w.item, 100, (w.container_of[wrong_room], wrong_room), [], w.target)}
 
 
+def configure(folder: RunFolder, overrides: tuple[str, ...]) -> None:
+    """The copy's config with `overrides` (validated as any config): the rerun reads its run's."""
+    if overrides:
+        atomic_write_json(folder.path / "config.json", load_config(folder.config(), list(overrides)).to_dict())
+
+
 def edit(folder: RunFolder, keys: list[str], condition: str, embedder) -> None:
     """A person's edit in the parent copy: the best tip rewritten, the variation's others deleted."""
     if condition == "none":
@@ -117,16 +146,38 @@ def main() -> int:
     parser.add_argument("--variations", type=int, default=2, help="chosen variations per seed")
     parser.add_argument("--root", default=None, help="where the bench's run folders go")
     parser.add_argument("--out", default="docs/bench/rerun-effect/rerun.json")
+    parser.add_argument("--conditions", default="correct,wrong,none",
+                        help=f"comma-separated, of {', '.join(CONDITIONS)}")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep --out's rows (same settings) and run only the missing ones")
     parser.add_argument("--merge", nargs="+", metavar="PART",
                         help="instead of running: the rows of several runs' outputs (seeds run as "
                              "separate processes, one core each) written as one --out")
     args = parser.parse_args()
     if args.merge:
         return merge(args)
-    root = Path(args.root or f"/tmp/empo2-rerun-bench-{time.strftime('%Y%m%d-%H%M%S')}")
-    embedder = SentenceEmbedder()
+    conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if unknown or not conditions:
+        print(f"rerun_effect: unknown condition(s) {', '.join(unknown) or '(none given)'} "
+              f"(known: {', '.join(CONDITIONS)}).", file=sys.stderr)
+        return 2
     rows = []
+    if args.resume and Path(args.out).exists():
+        kept = json.loads(Path(args.out).read_text())
+        if any(kept[k] != v for k, v in settings_of(args).items()):
+            print(f"rerun_effect: {args.out} was run with other settings; it cannot be resumed.",
+                  file=sys.stderr)
+            return 2
+        rows = kept["rows"]
+    done = {(r["seed"], r["condition"]) for r in rows}
+    root = Path(args.root or f"/tmp/empo2-rerun-bench-{time.strftime('%Y%m%d-%H%M%S')}")
+    embedder = None
     for seed in [int(s) for s in args.seeds.split(",")]:
+        missing = [c for c in conditions if (seed, c) not in done]
+        if not missing:
+            continue
+        embedder = embedder or SentenceEmbedder()
         clock = time.perf_counter()
         overrides = [o for o in args.parent_overrides.split(",") if o.strip()]
         parent = train_parent(root / f"seed{seed}" / "parent", seed, args.parent_iterations, overrides,
@@ -136,11 +187,13 @@ def main() -> int:
         chosen = sorted(keys, key=lambda k: (success[k], k))[:args.variations]
         print(f"seed {seed}: parent in {time.perf_counter() - clock:.0f} s; tipped {success}; "
               f"chosen {chosen}", file=sys.stderr, flush=True)
-        for condition in CONDITIONS:
+        for condition in missing:
             clock = time.perf_counter()
             copy = root / f"seed{seed}" / condition / parent.path.name
             shutil.copytree(parent.path, copy)
-            edit(RunFolder(copy), chosen, condition, embedder)
+            tip, overrides = CONDITIONS[condition]
+            configure(RunFolder(copy), overrides)
+            edit(RunFolder(copy), chosen, tip, embedder)
             result = rerun(RunFolder(copy), RerunSettings(
                 variations=chosen, episodes=args.episodes, iterations=args.iterations,
                 eval_episodes=args.eval_episodes, seed=seed), embedder=embedder)
@@ -150,7 +203,9 @@ def main() -> int:
                    "after": sum(v["after"] for v in per.values()) / len(per),
                    "variations": per, "screened_success": {k: success[k] for k in chosen},
                    "tips": {e["variation_key"]: e["after"] for e in result["tips"] if e["kind"] == "update"},
-                   "kl_to_checkpoint": result["kl_to_checkpoint"],
+                   "kl_to_checkpoint": result["kl_to_checkpoint"], "overrides": list(overrides),
+                   "iterations": [{k: m.get(k) for k in ITERATION_KEYS}
+                                  for m in RunFolder(Path(result["path"])).metrics()],
                    "seconds": round(time.perf_counter() - clock, 1)}
             rows.append(row)
             print(json.dumps(row), flush=True)
@@ -159,9 +214,15 @@ def main() -> int:
     return 0
 
 
+def settings_of(args) -> dict:
+    return {"preset": "builtin", "parent_iterations": args.parent_iterations,
+            "parent_overrides": args.parent_overrides, "episodes": args.episodes,
+            "iterations": args.iterations, "eval_episodes": args.eval_episodes}
+
+
 def merge(args) -> int:
     parts = [json.loads(Path(p).read_text()) for p in args.merge]
-    settings = ("preset", "parent_iterations", "parent_overrides", "episodes", "iterations", "eval_episodes")
+    settings = SETTINGS
     if any(tuple(part[k] for k in settings) != tuple(parts[0][k] for k in settings) for part in parts):
         print("rerun_effect: the parts were run with different settings; they cannot be merged.",
               file=sys.stderr)
@@ -169,7 +230,7 @@ def merge(args) -> int:
     for key in ("parent_iterations", "parent_overrides", "episodes", "iterations", "eval_episodes"):
         setattr(args, key, parts[0][key])
     rows = sorted((row for part in parts for row in part["rows"]),
-                  key=lambda r: (r["seed"], CONDITIONS.index(r["condition"])))
+                  key=lambda r: (r["seed"], list(CONDITIONS).index(r["condition"])))
     args.seeds = ",".join(str(s) for s in sorted({r["seed"] for r in rows}))
     print(json.dumps(write(Path(args.out), args, rows)["mean_gain"]))
     return 0
@@ -185,27 +246,33 @@ def paired_cells(rows: list[dict], condition: str, baseline: str) -> dict:
             if r["condition"] == condition}
     base = {(r["seed"], key): v["after"] - v["before"] for r in rows for key, v in r["variations"].items()
             if r["condition"] == baseline}
-    differences = [gain[cell] - base[cell] for cell in sorted(gain) if cell in base]
+    cells = [cell for cell in sorted(gain) if cell in base]
+    differences = [gain[cell] - base[cell] for cell in cells]
+    # The same differences averaged within a seed (its cells share one parent): the seed as unit.
+    by_seed: dict[int, list[float]] = {}
+    for (seed, _), difference in zip(cells, differences):
+        by_seed.setdefault(seed, []).append(difference)
+    per_seed = [sum(d) / len(d) for d in by_seed.values()]
     return {"cells": len(differences),
             "mean": sum(differences) / len(differences) if differences else None,
-            "ci95": bootstrap_ci(differences), "t95": t_interval(differences)}
+            "ci95": bootstrap_ci(differences), "t95": t_interval(differences),
+            "seeds": len(per_seed), "seed_t95": t_interval(per_seed)}
 
 
 def write(out: Path, args, rows: list[dict]) -> dict:
+    ran = [c for c in CONDITIONS if any(r["condition"] == c for r in rows)]
     summary = {
-        "preset": "builtin", "parent_iterations": args.parent_iterations,
-        "parent_overrides": args.parent_overrides, "episodes": args.episodes,
-        "iterations": args.iterations, "eval_episodes": args.eval_episodes,
-        "seeds": args.seeds, "rows": rows,
+        **settings_of(args), "seeds": args.seeds, "rows": rows,
         "mean_gain": {c: sum(r["after"] - r["before"] for r in rows if r["condition"] == c)
-                      / max(1, sum(r["condition"] == c for r in rows)) for c in CONDITIONS},
+                      / max(1, sum(r["condition"] == c for r in rows)) for c in ran},
         # The unit is a (seed, variation) cell: its after - before. The t-interval over cells
         # decides; the percentile bootstrap (resampled with replacement) is reported beside it.
-        "gain_t95": {c: t_interval(cell_gains(rows, c)) for c in CONDITIONS},
-        "gain_ci95": {c: bootstrap_ci(cell_gains(rows, c)) for c in CONDITIONS},
-        # Paired on the cell: an edit's gain minus the no-edit gain of the same cell.
-        "correct_minus_none": paired_cells(rows, "correct", "none"),
-        "wrong_minus_none": paired_cells(rows, "wrong", "none"),
+        "gain_t95": {c: t_interval(cell_gains(rows, c)) for c in ran},
+        "gain_ci95": {c: bootstrap_ci(cell_gains(rows, c)) for c in ran},
+        # Paired on the cell: a condition's gain minus its baseline's gain of the same cell
+        # (r5's keys kept: correct_minus_none, wrong_minus_none).
+        **{f"{a}_minus_{b}".replace("-", "_"): paired_cells(rows, a, b)
+           for a, b in PAIRS if a in ran and b in ran},
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2) + "\n")

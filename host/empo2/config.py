@@ -110,6 +110,11 @@ class AlgoConfig:
     """q: probability that memory rollouts are trained off-policy (tips removed)."""
     off_policy_old_logprob: str = "with_tips"
     """Off-policy ratio denominator: 'with_tips' (paper Table 3) or 'without_tips' (Alg. 1)."""
+    memory_contrast: str = "off"
+    """'off': in a memory iteration every rollout of a group has tips (the paper draws the mode
+    per batch). 'half': the first half of each group (N // 2) plays with tips and the rest
+    without, under the group's one baseline, so a tip that makes its rollouts succeed is
+    compared with the policy's own tip-free tries (docs/algorithm.md, deviation 25)."""
     clip_low: float = 0.2
     """ε_low of the asymmetric PPO clip."""
     clip_high: float = 0.3
@@ -246,6 +251,7 @@ class TrainConfig:
 
 CHOICES = {
     "algo.off_policy_old_logprob": ("with_tips", "without_tips"),
+    "algo.memory_contrast": ("off", "half"),
     "algo.low_prob_mask": ("token", "step", "off"),
     "algo.mask_logprob": ("current_no_tips", "behaviour"),
     "algo.mask_scope": ("all", "memory"),
@@ -396,6 +402,10 @@ def _validate(config: TrainConfig) -> None:
     for key in POSITIVE:
         if _lookup(config, key) < 1:
             raise ConfigError(f"config key '{key}' must be at least 1")
+    if config.algo.memory_contrast == "half" and config.algo.intrinsic == "reference":
+        raise ConfigError("config key 'algo.memory_contrast' can be 'half' only with algo.intrinsic "
+                          "paper or off (the reference reward pays tip-guided steps alone, which "
+                          "would favour one half of each group)")
     if config.algo.minibatch_prompts < 0:
         raise ConfigError("config key 'algo.minibatch_prompts' must be at least 0 (0: algo.minibatches steps per iteration)")
     if config.algo.group_size < 2:

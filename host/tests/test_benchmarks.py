@@ -258,6 +258,46 @@ def test_the_rerun_bench_merges_seeds_run_apart(tmp_path):
     assert summary["wrong_minus_none"]["t95"] == pytest.approx([-0.1, -0.1])
 
 
+def _contrast_part(tmp_path, seeds, episodes=8):
+    """r7's conditions, two cells per seed, already run (as a cut-short bench leaves them)."""
+    rows = [{"seed": seed, "condition": c, "before": 0.0, "after": gain,
+             "variations": {f"power-device/{v}": {"before": 0.0, "after": gain + v / 10 + seed / 100}
+                            for v in (0, 1)}}
+            for seed in seeds for c, gain in (("correct-contrast", 0.5), ("none-contrast", 0.1),
+                                              ("correct", 0.2))]
+    part = {"preset": "builtin", "parent_iterations": 1, "parent_overrides": "", "episodes": episodes,
+            "iterations": 3, "eval_episodes": 16, "seeds": ",".join(map(str, seeds)), "rows": rows}
+    path = tmp_path / "rerun.json"
+    path.write_text(json.dumps(part))
+    return path
+
+
+CONTRAST_ARGS = ["--conditions", "correct-contrast,none-contrast,correct", "--episodes", "8",
+                 "--iterations", "3", "--eval-episodes", "16"]
+
+
+def test_the_rerun_bench_resumes_without_rerunning_its_rows_and_pairs_r7s_conditions(tmp_path):
+    out = _contrast_part(tmp_path, [700, 701, 702])
+    result = _run([str(BENCH / "rerun_effect.py"), "--resume", "--seeds", "700,701,702", *CONTRAST_ARGS,
+                   "--out", str(out)], timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(out.read_text())
+    assert len(summary["rows"]) == 9  # nothing was missing, nothing ran again
+    contrast = summary["correct_contrast_minus_none_contrast"]
+    assert contrast["cells"] == 6 and contrast["seeds"] == 3
+    assert contrast["mean"] == pytest.approx(0.4) and contrast["t95"] == pytest.approx([0.4, 0.4])
+    assert summary["correct_contrast_minus_correct"]["mean"] == pytest.approx(0.3)
+    assert "correct_minus_none" not in summary  # r5's pair: `none` did not run
+
+
+def test_the_rerun_bench_refuses_to_resume_a_file_run_differently(tmp_path):
+    out = _contrast_part(tmp_path, [700], episodes=4)
+    result = _run([str(BENCH / "rerun_effect.py"), "--resume", "--seeds", "700", *CONTRAST_ARGS,
+                   "--out", str(out)], timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "cannot be resumed" in result.stderr
+
+
 def test_the_rerun_bench_refuses_to_merge_parts_run_differently(tmp_path):
     result = _run([str(BENCH / "rerun_effect.py"), "--merge", str(_rerun_part(tmp_path, "a.json", 0)),
                    str(_rerun_part(tmp_path, "b.json", 1, episodes=4)), "--out", str(tmp_path / "o.json")],

@@ -53,6 +53,8 @@ def test_overrides_are_typed():
     (["nonsense"], "must look like key=value"),
     (["algo.group_size=1"], "at least 2"),
     (["algo.minibatch_prompts=-1"], "'algo.minibatch_prompts' must be at least 0"),
+    (["algo.memory_contrast=quarter"], "must be one of off, half"),
+    (["algo.memory_contrast=half", "algo.intrinsic=reference"], "'half' only with algo.intrinsic"),
 ])
 def test_mistakes_are_one_sentence(overrides, message):
     with pytest.raises(ConfigError, match=message) as caught:

@@ -110,6 +110,32 @@ def test_rerun_updates_the_branch_through_the_training_loss(parent, embedder, mo
     assert snapshot(folder.path) == before  # the parent: not a byte changed
 
 
+def test_rerun_honours_the_runs_memory_contrast(parent, embedder, monkeypatch):
+    """A run configured with algo.memory_contrast=half is rerun as it trains: half of each group
+    without tips (no tip block in their prompts), one off-policy update over the whole group."""
+    import empo2.training.trainer as trainer_module
+
+    folder, tip = parent
+    config = load_config(folder.config(), ["algo.memory_contrast=half",
+                                           "algo.off_policy_old_logprob=without_tips"])
+    (folder.path / "config.json").write_text(json.dumps(config.to_dict()))
+    calls = []
+    real = trainer_module.update_policy
+
+    def spy(model, optimizer, episodes, update_mode, *args, **kwargs):
+        calls.append((update_mode, [(ep.group, ep.rollout_mode) for ep in episodes]))
+        return real(model, optimizer, episodes, update_mode, *args, **kwargs)
+
+    monkeypatch.setattr(trainer_module, "update_policy", spy)
+    result = rerun(folder, RerunSettings(episodes=4, iterations=1, eval_episodes=1), embedder=embedder)
+    assert calls == [("off-policy", [(0, "memory"), (0, "memory"), (0, "memory-free"), (0, "memory-free")])]
+    branch = RunFolder(Path(result["path"]))
+    episodes = [branch.trajectory(s["id"]) for s in branch.trajectory_summaries()]
+    free = [e for e in episodes if e["rollout_mode"] == "memory-free"]
+    assert len(free) == 2 and all(not s["tips"] for e in free for s in e["steps"])
+    assert any(s["tips"] for e in episodes if e["rollout_mode"] == "memory" for s in e["steps"])
+
+
 def test_the_comparison_shows_a_persons_edit_made_before_the_checkpoint(parent, embedder):
     """The edit is in the memory the rerun uses however early it was made: here the run trained
     on after it, so the chosen checkpoint already holds it (parent.json's tip_edits, the edits

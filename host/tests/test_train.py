@@ -72,6 +72,37 @@ def test_off_policy_run_writes_a_complete_run_folder(tmp_path, tiny_policy, embe
     assert folder.latest_checkpoint()[0] == 3
 
 
+def test_memory_contrast_half_splits_each_group_under_one_baseline(tmp_path, tiny_policy, embedder,
+                                                                   monkeypatch):
+    """algo.memory_contrast=half: in a memory iteration the first half of each group plays with
+    tips and the rest without, and the update's advantage sees each group whole."""
+    import empo2.training.update as update_module
+
+    seen = []
+    real = update_module.group_advantages
+
+    def spy(returns, group_index, **kwargs):
+        seen.append(group_index.tolist())
+        return real(returns, group_index, **kwargs)
+
+    monkeypatch.setattr(update_module, "group_advantages", spy)
+    trainer, folder = make_trainer(tmp_path, tiny_policy, embedder, iterations=2, **{
+        "algo.group_size": 4, "algo.memory_contrast": "half", "eval.every": 0})
+    trainer.run()
+    assert seen == [[0, 0, 0, 0, 1, 1, 1, 1]] * 2  # one baseline per group of 4, both halves in it
+    episodes = [folder.trajectory(s["id"]) for s in folder.trajectory_summaries()]
+    for episode in episodes:
+        k = int(episode["id"][-4:]) % 4
+        assert episode["rollout_mode"] == ("memory" if k < 2 else "memory-free")
+        assert episode["update_mode"] == "off-policy"
+        if k >= 2:
+            assert all(not s["tips"] and s["prompt_ids"] == s["prompt_ids_no_tips"] for s in episode["steps"])
+    assert any(s["tips"] for e in episodes if e["iteration"] == 2 for s in e["steps"])
+    for m in folder.metrics():
+        assert m["rollout_mode"] == "memory"
+        assert {"rollout/memory/success", "rollout/memory_free/success"} <= set(m)
+
+
 def test_every_trainable_parameter_learns(tmp_path, tiny_policy, embedder):
     trainer, _ = make_trainer(tmp_path, tiny_policy, embedder, iterations=1, **{
         "algo.p_memory": 0.0, "algo.group_size": 4, "algo.minibatches": 1, "algo.lr": 1e-3,

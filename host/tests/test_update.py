@@ -21,6 +21,7 @@ from empo2.policy.generation import sequence_logprobs
 from empo2.policy.model import load_policy
 from empo2.training.update import (OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, UPDATE_MODES, build_samples,
                                    dry_run_loss, episode_returns, update_policy)
+from empo2.training.rollout import MEMORY_FREE, Episode
 from update_episodes import action_logprobs, make_episodes
 
 OLD_LOGPROB_SETTINGS = CHOICES["algo.off_policy_old_logprob"]
@@ -92,10 +93,12 @@ def test_build_samples_refuses_an_unknown_mode(policy):
 
 
 def one_step_update(policy, mode: str, behaviour: float | None = None, reference_model=None,
-                    micro_batch: int = 1, optimizer_steps: list | None = None, **algo) -> dict:
+                    micro_batch: int = 1, optimizer_steps: list | None = None, episodes=None,
+                    **algo) -> dict:
     """One epoch, one minibatch: the only optimizer step comes after every ratio is measured, so
     the ratios and the mask are those of the policy that π_old was scored with. (algo can ask
-    for more; `optimizer_steps` then collects one entry per optimizer step.)"""
+    for more; `optimizer_steps` then collects one entry per optimizer step.) `episodes`: a
+    function of the tokenizer that makes them (default make_episodes for `mode`)."""
     model, tokenizer = policy
     snapshot = {k: v.clone() for k, v in model.state_dict().items()}
     config = dataclasses.replace(AlgoConfig(minibatches=1, ppo_epochs=1, lr=1e-3), **algo)
@@ -103,7 +106,8 @@ def one_step_update(policy, mode: str, behaviour: float | None = None, reference
     if optimizer_steps is not None:
         optimizer.register_step_post_hook(lambda *_: optimizer_steps.append(1))
     try:
-        return update_policy(model, optimizer, make_episodes(tokenizer, mode, behaviour), mode,
+        made = episodes(tokenizer) if episodes else make_episodes(tokenizer, mode, behaviour)
+        return update_policy(model, optimizer, made, mode,
                              config, tokenizer.pad_token_id, torch.Generator().manual_seed(0),
                              reference_model=reference_model, micro_batch=micro_batch)
     finally:
@@ -193,6 +197,51 @@ def test_mask_scope_memory_masks_only_updates_of_memory_rollouts(policy, mode):
                              mask_scope="memory")
     assert everywhere["masked_fraction"] == pytest.approx(1.0, abs=1e-6)
     assert scoped["masked_fraction"] == (0.0 if mode == "on-policy" else everywhere["masked_fraction"])
+
+
+def contrast_episodes(tokenizer, mode: str, behaviour: float | None = None) -> list[Episode]:
+    """make_episodes' two groups as algo.memory_contrast=half plays them: each group's second
+    episode without tips (its prompt is the prompt without the block)."""
+    episodes = make_episodes(tokenizer, mode, behaviour)
+    for ep in episodes[1::2]:
+        ep.rollout_mode = MEMORY_FREE
+        for s in ep.steps:
+            s.prompt_ids, s.tips = s.prompt_ids_no_tips, []
+    return episodes
+
+
+@pytest.mark.parametrize("mode", [OFF_POLICY, ON_POLICY_WITH_TIPS])
+@pytest.mark.parametrize("old_setting", OLD_LOGPROB_SETTINGS)
+def test_a_contrast_groups_tip_free_half_is_scored_on_policy(policy, mode, old_setting):
+    """update.py choice 4: in a memory iteration with algo.memory_contrast=half the tip-free
+    rollouts are on-policy samples (both log-probs without tips) whatever the iteration's mode;
+    the tip half follows the table."""
+    samples = build_samples(contrast_episodes(policy[1], mode), mode,
+                            AlgoConfig(off_policy_old_logprob=old_setting))
+    free = [s for s in samples if not s.with_tips]
+    tipped = [s for s in samples if s.with_tips]
+    assert len(free) == len(tipped) == 4
+    assert all(s.numerator_prompt == s.old_prompt == s.no_tip_prompt for s in free)
+    numerator, old = EXPECTED_PROMPTS[(mode, old_setting)]
+    assert all((s.numerator_prompt == s.no_tip_prompt) == (numerator == "no_tips") for s in tipped)
+    assert all((s.old_prompt == s.no_tip_prompt) == (old == "no_tips") for s in tipped)
+
+
+@pytest.mark.parametrize("mode", [OFF_POLICY, ON_POLICY_WITH_TIPS])
+def test_mask_scope_memory_leaves_a_contrast_groups_tip_free_half_unmasked(policy, mode):
+    """With mask_scope=memory the mask covers the rollouts with tips only: the tip-free half of
+    a contrast group is unmasked, as a plain on-policy update is (before, the whole iteration
+    was masked because its mode was a memory mode)."""
+    def make(tokenizer):
+        return contrast_episodes(tokenizer, mode, behaviour=-9.0)
+
+    tokens = sum(len(s.action_ids) for ep in make(policy[1]) for s in ep.steps)
+    tipped = sum(len(s.action_ids) for ep in make(policy[1])[0::2] for s in ep.steps)
+    everywhere = one_step_update(policy, mode, episodes=make, mask_logprob="behaviour")
+    scoped = one_step_update(policy, mode, episodes=make, mask_logprob="behaviour",
+                             mask_scope="memory")
+    assert everywhere["masked_fraction"] == pytest.approx(1.0, abs=1e-6)
+    assert scoped["masked_fraction"] == pytest.approx(tipped / tokens, abs=1e-6)
 
 
 def step_level_delta(rows: list[torch.Tensor]) -> float:

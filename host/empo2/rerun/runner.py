@@ -25,7 +25,9 @@ Where a rerun differs from a training iteration (each deliberate):
 1. The policy writes no tips: the memory stays the one the person edited, so the rerun measures
    that edit. (Novelty rewards and everything else are the training loop's.)
 2. Rollouts are always memory mode and the update always off-policy (p = q = 1), on the chosen
-   variations rather than sampled tasks.
+   variations rather than sampled tasks. With the run's algo.memory_contrast=half the second
+   half of each group plays without tips, as in training (trainer.py, choice 7), and its
+   samples are on-policy; the run's algo.off_policy_old_logprob sets the tip half's ratio.
 3. `kl_to_checkpoint` is the token mean of the configured KL estimator (algo.kl_kind) between
    the rerun's weights and C's, on the first iteration's tip-guided actions without tips.
    In a dry run it is 0 by construction (the weights are C's); it is reported all the same.

@@ -29,7 +29,7 @@ import torch
 from .. import metric_keys as metric
 from ..config import AlgoConfig
 from ..envs.base import SCORE_MAX
-from .rollout import Episode
+from .rollout import MEMORY, Episode
 from .update import OFF_POLICY, episode_returns
 
 
@@ -94,8 +94,9 @@ def learning_signals(episodes: list[Episode], memory_mode: bool, update_mode: st
     """The figures above for one iteration, as metrics-record keys."""
     record = {metric.REWARD_INTRINSIC_ADVANTAGE_SHARE: intrinsic_advantage_share(episodes, algo),
               metric.REWARD_FLAT_GROUP_SHARE: flat_group_share(episodes, algo)}
-    if memory_mode:
-        record[metric.MEMORY_SUCCESS_TIP_SHARE] = success_tip_share(episodes, memory)
+    if memory_mode:  # over the rollouts with tips (a contrast group's other half has none)
+        record[metric.MEMORY_SUCCESS_TIP_SHARE] = success_tip_share(
+            [ep for ep in episodes if ep.rollout_mode == MEMORY], memory)
     if update_mode == OFF_POLICY:
         record.update({metric.OFF_POLICY_PREFIX + k: stats[k] for k in metric.OFF_POLICY_STATS if k in stats})
     return record

@@ -324,10 +324,12 @@ def _fit_tips(tokenizer, user_text: str, tips: tuple[list[str], list[str]], syst
 
 def _retrieve_tips(memory, episodes, user_texts, settings):
     """One batched retrieval per task variation: a matrix product over its buffer. Returns, per
-    episode, the tips as shown (distinct_tips) and their parts (tip_parts)."""
+    episode, the tips as shown (distinct_tips) and their parts (tip_parts). Only memory-mode
+    episodes retrieve: with algo.memory_contrast=half a group's other half plays without tips."""
     by_key: dict[str, list[int]] = {}
     for i in user_texts:
-        by_key.setdefault(episodes[i].variation_key, []).append(i)
+        if episodes[i].rollout_mode == MEMORY:
+            by_key.setdefault(episodes[i].variation_key, []).append(i)
     shown, parts = {}, {}
     for key, rows in by_key.items():
         results = memory.retrieve(key, [user_texts[i] for i in rows],
@@ -356,7 +358,7 @@ def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], rewar
         steps = np.array([t for _, t in cells], dtype=np.int64)
         # The reference variant pays only where retrieval happened: None in memory-free mode.
         n_tips = (np.array([len(episodes[e].steps[t].tip_ids) for e, t in cells])
-                  if episodes[cells[0][0]].rollout_mode == MEMORY else None)
+                  if any(episodes[e].rollout_mode == MEMORY for e, _ in cells) else None)
         embeddings = embedder.encode(texts) if reward_fn.needs_embeddings else None
         rewards = reward_fn.rewards(key, embeddings=embeddings, n_retrieved=n_tips, steps=steps)
         for (e, t), r in zip(cells, rewards):

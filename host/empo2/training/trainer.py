@@ -21,6 +21,10 @@ rollouts), update. Where it deviates from the paper or the reference code:
 6. Every episode samples from a generator of its own, seeded from the run seed, the iteration
    and its index in the iteration (rollout.episode_generator): its actions and tip do not depend
    on the rank that plays it, so a run resumed at another world size plays the same episodes.
+7. With algo.memory_contrast=half a memory iteration plays the first half of each group with
+   tips and the rest without (`group_modes`); the group keeps one GRPO baseline. The update
+   scores each sample by its own prompts (update.py, choice 4): the tip-free half as on-policy
+   samples, the tip half by the iteration's update mode. The paper draws the mode per batch.
 """
 
 from __future__ import annotations
@@ -113,6 +117,15 @@ def initial_tip_writer(config: TrainConfig, device: str = "cpu"):
     if config.memory.tip_writer != "initial":
         return None
     return frozen_copy(resolve_model(config.policy.model), device, config.policy.dtype)
+
+
+def group_modes(n: int, memory_mode: bool, contrast: str = "off") -> list[str]:
+    """The rollout mode of each of a group's n rollouts: all memory-free, all memory, or with
+    algo.memory_contrast=half the first n // 2 with tips and the rest without (choice 7)."""
+    if not memory_mode:
+        return [MEMORY_FREE] * n
+    with_tips = n // 2 if contrast == "half" else n
+    return [MEMORY] * with_tips + [MEMORY_FREE] * (n - with_tips)
 
 
 class Trainer:
@@ -291,9 +304,10 @@ class Trainer:
         cfg, n = self.config, group_size or self.config.algo.group_size
         timings: dict[str, float] = {}
         clock = time.perf_counter()
+        modes = group_modes(n, memory_mode, cfg.algo.memory_contrast)
         episodes = [
             Episode(id=f"i{iteration:06d}-e{g * n + k:04d}", task=task, variation=variation,
-                    group=g, rollout_mode=MEMORY if memory_mode else MEMORY_FREE)
+                    group=g, rollout_mode=modes[k])
             for g, (task, variation) in enumerate(tasks) for k in range(n)
         ]
         mine = [e for e, ep in enumerate(episodes) if self.dist.owns_group(ep.group)]
@@ -455,17 +469,22 @@ class Trainer:
         update_tokens = self.config.algo.ppo_epochs * sum(
             len(s.prompt_ids) + len(s.action_ids) for s in steps if s.action_ids)
         rollout_mode = MEMORY if memory_mode else MEMORY_FREE
-        mode = metric.mode_segment(rollout_mode)
+        # Per rollout mode: a contrast group (algo.memory_contrast=half) holds both.
+        per_mode = {}
+        for m in (MEMORY, MEMORY_FREE):
+            played = [ep for ep in episodes if ep.rollout_mode == m]
+            if played:
+                per_mode[metric.rollout_return(metric.mode_segment(m))] = float(np.mean([ep.final_score for ep in played]))
+                per_mode[metric.rollout_success(metric.mode_segment(m))] = float(np.mean([ep.success for ep in played]))
+        tipped_steps = [s for ep in episodes if ep.rollout_mode == MEMORY for s in ep.steps]
         record = {
             metric.ITERATION: iteration, metric.TIME: time.time(),
-            metric.ROLLOUT_MODE: rollout_mode, metric.UPDATE_MODE: update_mode,
-            metric.rollout_return(mode): float(np.mean(scores)),
-            metric.rollout_success(mode): float(np.mean(successes)),
+            metric.ROLLOUT_MODE: rollout_mode, metric.UPDATE_MODE: update_mode, **per_mode,
             metric.ROLLOUT_RETURN: float(np.mean(scores)), metric.ROLLOUT_SUCCESS: float(np.mean(successes)),
             metric.ROLLOUT_STEPS: len(steps), metric.ENV_STEPS: self.env_steps,
             metric.MEMORY_TIPS: self.memory.count(),
-            metric.MEMORY_RETRIEVAL_HITS: float(np.mean([len(s.tip_ids) > 0 for s in steps])) if memory_mode else 0.0,
-            metric.MEMORY_TIPS_PER_STEP: float(np.mean([len(s.tip_ids) for s in steps])) if memory_mode else 0.0,
+            metric.MEMORY_RETRIEVAL_HITS: float(np.mean([len(s.tip_ids) > 0 for s in tipped_steps])) if tipped_steps else 0.0,
+            metric.MEMORY_TIPS_PER_STEP: float(np.mean([len(s.tip_ids) for s in tipped_steps])) if tipped_steps else 0.0,
             metric.REWARD_INTRINSIC: float(np.mean([s.intrinsic for s in steps])),
             metric.TIME_TOTAL: sum(timings.values()),
             metric.THROUGHPUT_ROLLOUT: action_tokens / max(timings["rollout"], 1e-9),

@@ -17,6 +17,11 @@ Choices where the paper is silent (each a config option where it matters):
    masking variant.
 3. Low-probability masking tests log π_θ(a | s, u) without tips, recomputed at each minibatch
    (paper Eq. 2); where the numerator already has no tips it is the numerator itself.
+4. Each sample is scored by its own episode's prompts. With algo.memory_contrast=half a memory
+   iteration's group holds rollouts without tips, whose prompt with tips is the prompt without:
+   every row of the table then reads π_θ(a|s,u)/π_old(a|s,u), an on-policy sample, whatever
+   the iteration's mode (and with mask_scope=memory it is not masked, as on-policy updates are
+   not); the tip half follows the iteration's mode. The advantage is over the whole group.
 
 Data parallel (distributed.py): every rank holds every sample; π_old is scored for a rank's
 round-robin share and gathered; each minibatch's rows are dealt out to the ranks, each rank's
@@ -36,7 +41,7 @@ from ..algo.losses import group_advantages, low_probability_mask, merge_stats, t
 from ..config import AlgoConfig
 from ..policy.generation import sequence_logprobs
 from .distributed import SINGLE, Dist
-from .rollout import Episode
+from .rollout import MEMORY, Episode
 
 # The update modes of EMPO2.md Table 3 (the strings of the protocol's UpdateMode).
 from ..modes import ON_POLICY, ON_POLICY_WITH_TIPS, OFF_POLICY, UPDATE_MODES  # noqa: F401 - re-exported
@@ -50,6 +55,7 @@ class Sample:
     no_tip_prompt: list[int]
     action: list[int]
     behaviour: list[float]
+    with_tips: bool = True  # its episode played with tips (a memory rollout)
 
 
 def episode_returns(episodes: list[Episode], algo: AlgoConfig) -> torch.Tensor:
@@ -75,7 +81,7 @@ def build_samples(episodes: list[Episode], update_mode: str, algo: AlgoConfig) -
             if update_mode == OFF_POLICY and algo.off_policy_old_logprob == "without_tips":
                 old = s.prompt_ids_no_tips
             samples.append(Sample(e, numerator, old, s.prompt_ids_no_tips, s.action_ids,
-                                  s.behaviour_logprobs))
+                                  s.behaviour_logprobs, with_tips=ep.rollout_mode == MEMORY))
     return samples
 
 
@@ -245,7 +251,11 @@ def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update
                                              part_actions, with_entropy=False, pad_id=pad_id)
     else:
         tested = logp.detach()
-    return low_probability_mask(tested, mask, algo.mask_log_delta, level=algo.low_prob_mask)
+    keep = low_probability_mask(tested, mask, algo.mask_log_delta, level=algo.low_prob_mask)
+    if algo.mask_scope == "memory":  # tip-free rows of a contrast group are on-policy: unmasked
+        free = torch.tensor([not samples[r].with_tips for r in part], device=keep.device)
+        keep = torch.where(free[:, None], mask.bool(), keep)
+    return keep
 
 
 def dry_run_loss(model, episodes: list[Episode], update_mode: str, algo: AlgoConfig, pad_id: int,
