@@ -9,6 +9,21 @@ import { Workbench } from './workbench';
 // the workspace's config file, watches the tree fill and the charts move, opens an episode,
 // edits a tip in the Memory Tips view, restarts the host and finds the edit still there.
 
+/** A tip's latest text in a run's memory log (`memory/events.jsonl`), as the host wrote it. */
+function storedTipText(runId: string, tipId: string): string | undefined {
+  const log = path.join(e2eSession().fixtures.runRoot, runId, 'memory', 'events.jsonl');
+  let text: string | undefined;
+  for (const line of readFileSync(log, 'utf8').split('\n')) {
+    const event = line.trim() ? (JSON.parse(line) as { kind?: string; tip_id?: string; text?: string; tip?: { id?: string; text?: string } }) : {};
+    if (event.kind === 'update' && event.tip_id === tipId) {
+      text = event.text;
+    } else if (event.kind === 'add' && event.tip?.id === tipId) {
+      text = event.tip.text;
+    }
+  }
+  return text;
+}
+
 describe('Training from the palette, as a person does it', () => {
   const workbench = new Workbench();
   let editedText = '';
@@ -100,10 +115,20 @@ describe('Training from the palette, as a person does it', () => {
     await card.locator('vscode-button', { hasText: 'Edit' }).click();
     const textarea = card.locator('vscode-textarea textarea');
     await textarea.waitFor();
+    // As a person does it: a click into the box, select all, and the new text typed at full
+    // speed straight away. VS Code echoes Ctrl+A back to the page a moment later; when that echo
+    // reached the page it selected what had been typed so far, and the next key replaced it.
     editedText = `Search the shed first, then the office (edited in the e2e test at ${Date.now()})`;
-    await textarea.fill(editedText);
+    await textarea.click();
+    await workbench.page.keyboard.press('ControlOrMeta+A');
+    await workbench.page.keyboard.type(editedText);
+    assert.equal(await textarea.inputValue(), editedText, 'the box holds what was typed');
     await card.locator('vscode-button', { hasText: 'Save' }).click();
     await card.locator('[data-testid="tip-text"]', { hasText: editedText }).waitFor();
+    // What the host stored, read from the run's memory log: the very text that was typed.
+    const runId = (await workbench.treeRow(/^run-/).first().locator('.label-name').innerText()).match(/run-[\w-]+/)?.[0];
+    assert.ok(runId, 'the tree names the run');
+    assert.equal(storedTipText(runId, tipId), editedText);
     // The card names the person who wrote this version, with the policy's first version; never
     // the extension ("EMPO² Studio"). Signed out of VS Code, the person is "you".
     await card.locator('[data-testid="tip-author"]', { hasText: /edited by .+ \(v1 by the policy\)/ }).waitFor();

@@ -51,7 +51,15 @@ export class TipCard extends LitElement {
   @property({ type: Boolean, reflect: true }) offline = false;
 
   @state() private editing = false;
+  /** The text typed so far, as the field's input events report it. */
   @state() private draft = '';
+  /**
+   * The text the field starts from when the editor opens (the tip, a kept draft, the person's
+   * text after a conflict). The field is bound to this, never to `draft`: a re-render while a
+   * person types (a tip arriving, a reset of the list, a kept draft coming back from the panel)
+   * must not write an older text into the field they are typing in.
+   */
+  @state() private fieldSeed = { text: '' };
   private baseVersion = 0;
   private editId: string | undefined;
 
@@ -59,6 +67,7 @@ export class TipCard extends LitElement {
     super.connectedCallback();
     if (this.savedDraft && !this.editing) {
       this.draft = this.savedDraft.text;
+      this.fieldSeed = { text: this.draft };
       this.baseVersion = this.savedDraft.baseVersion;
       this.editId = this.savedDraft.editId;
       this.editing = true;
@@ -68,6 +77,7 @@ export class TipCard extends LitElement {
   /** Opens the editor (the Edit Tip command asks for this). */
   startEditing(): void {
     this.draft = this.tip.text;
+    this.fieldSeed = { text: this.draft };
     this.baseVersion = this.tip.version;
     this.editId = undefined;
     this.editing = true;
@@ -134,7 +144,7 @@ export class TipCard extends LitElement {
       <vscode-textarea
         rows="3"
         aria-label="Tip text"
-        .value=${this.draft}
+        .value=${this.fieldSeed.text}
         @input=${(event: Event) => {
           this.draft = (event.target as VscodeTextarea).value;
           this.editId = undefined; // new text, a new edit
@@ -167,9 +177,8 @@ export class TipCard extends LitElement {
         </div>
         <div class="actions">
           <vscode-button @click=${() => {
-            this.draft = conflict.attempted;
             this.editId = undefined;
-            this.save(current.version);
+            this.save(current.version, conflict.attempted);
           }}>Keep Mine</vscode-button>
           <vscode-button secondary @click=${() => {
             this.stopEditing();
@@ -177,6 +186,7 @@ export class TipCard extends LitElement {
           }}>Keep Current</vscode-button>
           <vscode-button secondary @click=${() => {
             this.draft = conflict.attempted;
+            this.fieldSeed = { text: this.draft };
             this.baseVersion = current.version;
             this.editId = undefined;
             this.editing = true;
@@ -195,8 +205,16 @@ export class TipCard extends LitElement {
     </ul>`;
   }
 
-  private save(expectedVersion: number): void {
-    const text = this.draft.trim();
+  /** What the field shows now: the text a person sees is the one saved, whatever input event
+   * is still on its way to `draft`. */
+  private fieldText(): string {
+    const field = this.renderRoot.querySelector<VscodeTextarea>('vscode-textarea');
+    return field ? (field.wrappedElement?.value ?? field.value) : this.draft;
+  }
+
+  private save(expectedVersion: number, typed: string = this.fieldText()): void {
+    this.draft = typed;
+    const text = typed.trim();
     if (text) {
       // One edit id per text and version; kept with the draft, so a save sent again (after a
       // dropped link, or from a reloaded view) is the same edit and the host applies it once.
