@@ -60,6 +60,10 @@ def test_a_live_run_pause_edit_resume_concurrent_edits_pause_stop(tmp_path, tiny
         status = bob.request("run.status")["run"]
         assert status["live"] and status["state"] == "paused" and status["iteration"] == 1
         assert bob.request("run.list")["runs"][0]["state"] == "paused"
+        # A new run meets the paused one: the refusal says to stop it, since pausing cannot help.
+        refused = pytest.raises(HostError, bob.request, "run.start", {"config": config}).value
+        assert refused.code == CODES["RunBusy"] and "'live' is paused" in str(refused)
+        assert "stop it first" in str(refused) and "pause or stop" not in str(refused)
         tips = alice.request("memory.list", {"runId": "live", "limit": 1000})["items"]
         assert tips and all(t["author"] == "policy" for t in tips)
         edited = {}

@@ -45,6 +45,21 @@ def sentence(err: BaseException) -> str:
     return one_sentence(err, MESSAGE_CHARS)
 
 
+def busy_sentence(run_id: str, state: str, beside_paused: bool) -> str:
+    """Why the live run `run_id` (in `state`) is in the way, naming what clears it: a rerun may
+    run beside a paused run, so pausing helps there; a new or resumed run needs the live run
+    stopped, whatever its state (a paused run still holds the host's one training slot)."""
+    if beside_paused:
+        return (f"the host trains run '{run_id}'; pause it (a rerun runs beside a paused run) "
+                "or stop it first.")
+    if state in ("pausing", "paused"):
+        return (f"run '{run_id}' is {state} and still holds the host's one training slot; stop it "
+                "first (Stop Run), and Resume Run continues it later from its last checkpoint.")
+    if state == "stopping":
+        return f"run '{run_id}' is stopping; start once it has stopped."
+    return f"the host already trains run '{run_id}' (one run at a time); stop it first (Stop Run)."
+
+
 class _Hooks(TrainerHooks):
     """Trainer callbacks (trainer thread) → posts to the loop, progress throttled."""
 
@@ -281,8 +296,8 @@ class RunManager:
         at its iteration boundary is no obstacle (a rerun runs beside it) and is returned."""
         live = self.live
         if live is not None and not (beside_paused and live.state == "paused"):
-            raise ProtocolError("RunBusy", f"the host already trains run '{live.run_id}'; "
-                                "pause or stop it first.", {"runId": live.run_id})
+            raise ProtocolError("RunBusy", busy_sentence(live.run_id, live.state, beside_paused),
+                                {"runId": live.run_id})
         job = self.side_job()
         if job is not None:  # trains no live run but holds a model all the same
             doing = "dry-running" if job.dry_run else "rerunning"
