@@ -61,6 +61,24 @@ def test_runs_lists_each_run_s_state_and_an_interrupted_one_by_itself(tmp_path):
     assert only.stdout.splitlines() == [f"cut  interrupted  iteration 3/40  {tmp_path / 'cut'}"]
 
 
+def test_runs_lists_a_rerun_branch_by_its_own_iterations_not_its_parent_s_total(tmp_path):
+    """A branch counts on from its parent's checkpoint and copies its config: one rerun
+    iteration at checkpoint 5 is "1/1 iterations" of a branch, not "iteration 6/40"."""
+    from empo2.rerun.branch import PARENT_FILE, RERUN_FILE
+    from empo2.run_folder.folder import RunFolder
+
+    branch = RunFolder.create(tmp_path, "base-branch-1", {"iterations": 40})
+    branch.set_state("finished", iteration=6)
+    (branch.path / PARENT_FILE).write_text(json.dumps({"run": "base", "checkpoint": 5}))
+    (branch.path / RERUN_FILE).write_text(json.dumps({"status": "finished", "settings": {"iterations": 1}}))
+    listed = run(["runs", "--root", str(tmp_path)], cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        f"base-branch-1  finished  branch of base @ it 5: 1/1 iterations  {branch.path}"]
+    row = json.loads(run(["runs", "--root", str(tmp_path), "--json"], cwd=tmp_path).stdout)
+    assert row["branch"] == {"parent": "base", "checkpoint": 5, "done": 1, "planned": 1}
+
+
 def test_a_rank_of_a_launched_job_leaves_with_its_exit_status_and_everything_it_printed(tmp_path):
     """Under torchrun (WORLD_SIZE > 1) the command line ends through os._exit, past the
     interpreter's teardown: its status is the command's, and its piped stdout (block-buffered)

@@ -182,7 +182,8 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
 
 def cmd_runs(args) -> int:
     from ..run_folder.folder import RunFolder
-    from ..server.run_records import STATES, configured_iterations, stored_state
+    from ..rerun.branch import rerun_iterations
+    from ..server.run_records import STATES, branch_origin, configured_iterations, stored_state
 
     wanted = {s.strip() for s in args.state.split(",") if s.strip()} if args.state else None
     unknown = sorted((wanted or set()) - set(STATES))
@@ -197,14 +198,30 @@ def cmd_runs(args) -> int:
         row = {"run": folder.path.name, "state": stored_state(folder, stored),
                "iteration": int(stored.get("iteration", 0) or 0),
                "iterations": configured_iterations(folder), "path": str(folder.path)}
+        origin = branch_origin(folder)
+        if origin is not None and not origin["adopted"]:
+            # A branch counts on from its parent's checkpoint and inherits its configured total:
+            # what it did itself is its rerun's iterations, not "iteration 6/40".
+            row["branch"] = {"parent": origin["runId"], "checkpoint": origin["checkpoint"],
+                             "done": max(0, row["iteration"] - origin["checkpoint"]),
+                             "planned": rerun_iterations(folder)}
         if wanted is not None and row["state"] not in wanted:
             continue
-        if args.json:
-            print(json.dumps(row))
-        else:
-            of = f"/{row['iterations']}" if row["iterations"] is not None else ""
-            print(f"{row['run']}  {row['state']}  iteration {row['iteration']}{of}  {row['path']}")
+        print(json.dumps(row) if args.json else run_line(row))
     return 0
+
+
+def run_line(row: dict) -> str:
+    """One row of `empo2-host runs`: a run's iteration of its total; a branch's own iterations."""
+    branch = row.get("branch")
+    if branch is not None:
+        of = f"/{branch['planned']}" if branch["planned"] is not None else ""
+        progress = (f"branch of {branch['parent']} @ it {branch['checkpoint']}: "
+                    f"{branch['done']}{of} iterations")
+    else:
+        of = f"/{row['iterations']}" if row["iterations"] is not None else ""
+        progress = f"iteration {row['iteration']}{of}"
+    return f"{row['run']}  {row['state']}  {progress}  {row['path']}"
 
 
 def cmd_eval(args) -> int:

@@ -69,6 +69,15 @@ def rerun_status(folder: RunFolder) -> str | None:
     return status if isinstance(status, str) else None
 
 
+def rerun_iterations(folder: RunFolder) -> int | None:
+    """The update iterations a branch's rerun was asked for (its rerun.json), or None."""
+    try:
+        value = json.loads((folder.path / RERUN_FILE).read_text())["settings"]["iterations"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def parent_record(folder: RunFolder) -> dict | None:
     """The branch's parent.json, or None for a run that is not a branch."""
     try:
