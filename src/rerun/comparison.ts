@@ -1,4 +1,5 @@
 import type { RerunResult, RerunTipEdit } from '../rpc/protocol';
+import { changeDirection, differenceInterval } from './successInterval';
 
 // The rows the comparison view shows of what a rerun or dry run reports (RerunResult, in the
 // run folder's snake_case; docs/run-folder.md). No vscode import: the unit tests and the webview
@@ -11,6 +12,12 @@ export interface ComparisonRow {
   readonly before: number;
   readonly after: number | null;
   readonly change: number | null;
+  /** Episodes played per side (the rerun's eval_episodes). */
+  readonly episodes: number;
+  /** The change's 95% interval (successInterval.ts); null without an "after". */
+  readonly interval: readonly [number, number] | null;
+  /** A gain or loss only when the interval excludes zero. */
+  readonly direction: 'up' | 'down' | 'unclear';
 }
 
 export interface EpisodeRow {
@@ -37,6 +44,7 @@ export interface ComparisonView {
 }
 
 export function comparisonView(record: RerunResult): ComparisonView {
+  const n = record.settings.eval_episodes;
   const rows: ComparisonRow[] = record.dry_run
     ? Object.entries(record.before).map(([variation, v]) => ({
         variation,
@@ -44,14 +52,23 @@ export function comparisonView(record: RerunResult): ComparisonView {
         before: v.success,
         after: null,
         change: null,
+        episodes: n,
+        interval: null,
+        direction: 'unclear' as const,
       }))
-    : record.comparison.map((c) => ({
-        variation: c.variation,
-        chosen: c.chosen,
-        before: c.before,
-        after: c.after,
-        change: c.after === null ? null : c.after - c.before,
-      }));
+    : record.comparison.map((c) => {
+        const interval = c.after === null ? null : differenceInterval(c.before, n, c.after, n);
+        return {
+          variation: c.variation,
+          chosen: c.chosen,
+          before: c.before,
+          after: c.after,
+          change: c.after === null ? null : c.after - c.before,
+          episodes: n,
+          interval,
+          direction: changeDirection(interval),
+        };
+      });
   const episodes: EpisodeRow[] = record.episodes.map((e) => ({
     id: e.id,
     variation: e.variation,
@@ -107,6 +124,18 @@ export function points(change: number | null): string {
   }
   const value = Math.round(1000 * change) / 10;
   return value === 0 ? '±0 pts' : `${value > 0 ? '+' : '−'}${Math.abs(value)} pts`;
+}
+
+/** A change with its interval and episode counts: "+37.5 pts [−9, +70] · 8 vs 8 episodes". */
+export function changeWithInterval(row: Pick<ComparisonRow, 'change' | 'interval' | 'episodes'>): string {
+  if (row.change === null || !row.interval) {
+    return points(row.change);
+  }
+  const bound = (x: number) => {
+    const v = Math.round(100 * x);
+    return v === 0 ? '0' : `${v > 0 ? '+' : '−'}${Math.abs(v)}`;
+  };
+  return `${points(row.change)} [${bound(row.interval[0])}, ${bound(row.interval[1])}] · ${row.episodes} vs ${row.episodes} episodes`;
 }
 
 function fixed(value: number | undefined): string {

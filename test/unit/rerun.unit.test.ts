@@ -1,11 +1,12 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { chartData, comparisonView, percent, points } from '../../src/rerun/comparison';
+import { changeWithInterval, chartData, comparisonView, percent, points } from '../../src/rerun/comparison';
+import { changeDirection, differenceInterval, wilsonInterval } from '../../src/rerun/successInterval';
 import { rerunArgs } from '../../src/rerun/rerunArgs';
 import { PAUSE_AND_RERUN, rerunObstacle, STOP_AND_RERUN } from '../../src/rerun/rerunGate';
 import { checkpointPlaceholder, checkpointTime, editedSince, stepTitle, variationsWording } from '../../src/rerun/rerunSteps';
-import type { RerunResult, RunInfo } from '../../src/rpc/protocol';
+import type { BranchRerunResult, RerunResult, RunInfo } from '../../src/rpc/protocol';
 import type { RunEntry } from '../../src/runs/runsModel';
 import { aMetricsRecord, aRunInfo, aTip } from '../builders/protocol';
 
@@ -66,6 +67,29 @@ describe('rerun comparison', () => {
     const names = view.facts.map(([name]) => name);
     assert.ok(names.includes('loss (no step taken)') && names.includes('masked tokens'));
     assert.ok(names.some((n) => n.startsWith('importance ratio')));
+  });
+
+  it('shows a change with its episodes per side and a 95% interval, and claims no direction from 8 episodes', () => {
+    const rerun = finishedResults().rerun as BranchRerunResult;
+    const comparison = [{ ...rerun.comparison[0], before: 0, after: 0.375 }];
+    const row = comparisonView({ ...rerun, comparison, settings: { ...rerun.settings, eval_episodes: 8 } }).rows[0];
+    assert.equal(row.episodes, 8);
+    assert.equal(changeWithInterval(row), '+37.5 pts [−3, +69] · 8 vs 8 episodes');
+    assert.equal(row.direction, 'unclear', '0/8 → 3/8 is no established gain');
+    const many = comparisonView({ ...rerun, comparison, settings: { ...rerun.settings, eval_episodes: 64 } }).rows[0];
+    assert.equal(many.direction, 'up', '0/64 → 24/64 is');
+  });
+
+  it('computes Wilson and Newcombe intervals (checked against published values)', () => {
+    // Newcombe (1998), table II, example (a): 56/70 vs 48/80 → [0.0524, 0.3339]; Wilson 0/10 → [0, 0.2775].
+    const [lo, hi] = differenceInterval(48 / 80, 80, 56 / 70, 70);
+    assert.ok(Math.abs(lo - 0.0524) < 5e-4 && Math.abs(hi - 0.3339) < 5e-4, `${lo} ${hi}`);
+    const [wl, wu] = wilsonInterval(0, 10);
+    assert.ok(wl === 0 && Math.abs(wu - 0.2775) < 5e-4, `${wl} ${wu}`);
+    assert.equal(changeDirection([0.05, 0.3]), 'up');
+    assert.equal(changeDirection([-0.3, -0.01]), 'down');
+    assert.equal(changeDirection([-0.03, 0.69]), 'unclear');
+    assert.equal(changeDirection(null), 'unclear');
   });
 
   it('formats shares and changes in points', () => {

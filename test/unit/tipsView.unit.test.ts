@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { configuredVariations } from '../../src/tips/variations';
-import { NO_FILTER, applyChanges, filterTips, groupByVariation, scoreLabel, scoreTitle } from '../../webview/tips/tipsView';
+import { NO_FILTER, applyChanges, countByVariation, filterTips, groupByVariation, groupCount, scoreLabel, scoreTitle } from '../../webview/tips/tipsView';
 import { authorLine, versionLine } from '../../src/tips/tipWords';
 import { aTip, aTipVersion } from '../builders/protocol';
 
@@ -27,6 +27,16 @@ describe('Memory Tips panel logic', () => {
     const groups = groupByVariation(tips);
     assert.deepEqual(groups.map((g) => g.variationKey), ['grow-plant/0', 'power-device/1']);
     assert.deepEqual(groups[1].tips.map((t) => t.id), ['t000002', 't000001']);
+  });
+
+  it('heads a group with the tips its variation holds, and how many are rendered when the list is cut', () => {
+    const many = Array.from({ length: 17 }, (_, i) => aTip({ id: `t${String(i).padStart(6, '0')}`, variationKey: 'grow-plant/0' }));
+    const rendered = groupByVariation([...tips, ...many].slice(0, 4));
+    const held = countByVariation([...tips, ...many]);
+    const grow = rendered.find((g) => g.variationKey === 'grow-plant/0')!;
+    assert.equal(groupCount(held.get('grow-plant/0')!, grow.tips.length), '18 tips · 2 shown');
+    assert.equal(groupCount(held.get('power-device/1')!, 2), '2 tips');
+    assert.equal(groupCount(1, 1), '1 tip');
   });
 
   it('applies changes: newer versions win, evictions remove, deletions stay marked deleted', () => {

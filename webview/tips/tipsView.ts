@@ -61,6 +61,24 @@ export function groupByVariation(tips: readonly Tip[]): VariationGroup[] {
     }));
 }
 
+/** How many tips each variation holds among `tips` (the filtered list, before the render limit). */
+export function countByVariation(tips: readonly Tip[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const tip of tips) {
+    counts.set(tip.variationKey, (counts.get(tip.variationKey) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * A variation group's header count: the tips it holds, and how many of them are rendered when
+ * the panel's render limit cut the group ("17 tips · 1 shown"), so a cut group never reads as small.
+ */
+export function groupCount(held: number, rendered: number): string {
+  const tips = `${held} tip${held === 1 ? '' : 's'}`;
+  return rendered < held ? `${tips} · ${rendered} shown` : tips;
+}
+
 /** Which score the card shows: the writing episode's final score, or none for a hand-added tip. */
 export function scoreLabel(tip: Tip): string {
   return tip.score === null ? 'unscored' : `episode score ${formatScore(tip.score)}`;

@@ -2,7 +2,7 @@ import { LitElement, html, nothing, type PropertyValues, type TemplateResult } f
 import { customElement, property } from 'lit/decorators.js';
 import uPlot from 'uplot';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
-import { chartData, percent, points, type ComparisonView } from '../../../src/rerun/comparison';
+import { changeWithInterval, chartData, percent, type ComparisonView } from '../../../src/rerun/comparison';
 import { compareViewStyles } from './compare-view.styles';
 
 const HEIGHT = 200;
@@ -53,7 +53,7 @@ export class CompareView extends LitElement {
       <h2>${view.title}</h2>
       <p class="status">
         <vscode-badge>${view.dryRun ? 'dry run: weights unchanged' : view.status}</vscode-badge>
-        Memory-free success of each variation, the same seeds before and after.
+        Memory-free success of each variation, the same seeds before and after; a change is green or red only when its 95% interval excludes zero.
       </p>
       <table aria-label="memory-free success before and after">
         <thead><tr><th>variation</th><th class="number">before</th><th class="number">after</th><th class="number">change</th></tr></thead>
@@ -63,7 +63,7 @@ export class CompareView extends LitElement {
               <td>${r.variation}${r.chosen ? '' : ' (held out)'}</td>
               <td class="number before-value">${percent(r.before)}</td>
               <td class="number after-value">${percent(r.after)}</td>
-              <td class="number ${r.change === null ? '' : r.change > 0 ? 'up' : r.change < 0 ? 'down' : ''}">${points(r.change)}</td>
+              <td class="number change ${r.direction === 'unclear' ? '' : r.direction}" title="Change in points with its 95% interval (Newcombe), and the episodes played before and after; green or red only when the interval excludes zero">${changeWithInterval(r)}</td>
             </tr>`,
           )}
         </tbody>

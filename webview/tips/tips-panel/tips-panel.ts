@@ -18,7 +18,7 @@ import type { ConnectionView, TipsPanelCommand } from '../../../src/tips/tipsMes
 import { withDraft, type AddDraft, type Drafts, type TipDraft } from '../drafts';
 import '../tip-card';
 import type { TipCard, TipEditState } from '../tip-card/tip-card';
-import { applyChanges, AUTHOR_FILTER_LABELS, filterTips, groupByVariation, NO_FILTER, type TipsFilter } from '../tipsView';
+import { applyChanges, AUTHOR_FILTER_LABELS, countByVariation, filterTips, groupByVariation, groupCount, NO_FILTER, type TipsFilter } from '../tipsView';
 import { tipsPanelStyles } from './tips-panel.styles';
 
 export type RunCommandEvent = CustomEvent<{ readonly command: TipsPanelCommand }>;
@@ -191,6 +191,7 @@ export class TipsPanel extends LitElement {
     const live = this.tips.filter((tip) => !tip.deleted).length;
     const deleted = this.tips.length - live;
     const groups = groupByVariation(shown.slice(0, this.renderLimit));
+    const held = countByVariation(shown);
     return html`
       ${this.offline
         ? html`<p class="connection" role="status" title=${this.connection.detail ?? ''}>
@@ -242,7 +243,7 @@ export class TipsPanel extends LitElement {
         groups,
         (group) => group.variationKey,
         (group) => html`
-          <vscode-collapsible open heading=${group.variationKey} description=${`${group.tips.length} tip${group.tips.length === 1 ? '' : 's'}`}>
+          <vscode-collapsible open heading=${group.variationKey} description=${groupCount(held.get(group.variationKey) ?? group.tips.length, group.tips.length)}>
             <div class="cards">
               ${repeat(
                 group.tips,
