@@ -377,3 +377,29 @@ def test_tip_reading_refuses_what_it_cannot_read_in_one_sentence(tmp_path, args,
     result = _run([str(BENCH / "tip_reading.py"), *args(tmp_path)], timeout=300)
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_ood_memory_bench_pairs_both_arms_per_seed_and_resumes_only_what_it_lacks(tmp_path, tiny_policy):
+    out = tmp_path / "results.json"
+    args = [str(BENCH / "ood_memory_trials.py"), "--model", str(tiny_policy), "--preset", "builtin-smoke",
+            "--trials", "2", "--variations", "1", "--out", str(out)]
+    result = _run([*args, "--seeds", "3"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    first = json.loads(out.read_text())
+    assert [(r["seed"], r["arm"]) for r in first["rows"]] == [(3, "memory"), (3, "memory-free")]
+    memory, free = first["rows"]
+    assert len(memory["success_by_trial"]) == len(free["score_by_trial"]) == 2
+    assert memory["score_by_trial"][0] == free["score_by_trial"][0]  # round 1 is shared
+    later = first["summary"]["comparisons"]["score_later_mean"]
+    assert later["seeds"] == [3]
+    assert later["mean_difference"] == pytest.approx(memory["score_by_trial"][1] - free["score_by_trial"][1])
+    assert first["summary"]["curves"]["memory-free"]["score"] == free["score_by_trial"]
+
+    resumed = _run([*args, "--seeds", "3", "--resume"])
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert json.loads(out.read_text()) == first  # seed 3 was there: nothing played again
+
+    refused = _run([*args[:-6], "--trials", "3", "--variations", "1", "--out", str(out), "--seeds", "3",
+                    "--resume"])
+    assert refused.returncode == 2 and "cannot be resumed" in refused.stderr
+    assert "Traceback" not in refused.stderr
