@@ -14,6 +14,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from empo2.server.client import HostClient, HostError
+from empo2.server.dispatch import MAX_DEPTH
 from empo2.server.protocol import error_codes, protocol_version
 from server_support import HEADERS, TOKEN, check, connect, copy_run, finished_run, make_host
 
@@ -142,6 +143,43 @@ def test_every_bad_message_gets_its_json_rpc_error(client, frame, rid, name):
 @pytest.mark.parametrize("method, params, field, words", [
     ("trajectory.list", {"runId": "done", "filter": {"returnMin": "high"}}, "params.filter.returnMin", "must be a number"),
     ("trajectory.list", {"runId": "done", "filter": {"colour": 1}}, "params.filter.colour", "not a known field"),
+def _nested_tip_id(levels: int) -> str:
+    """memory.get with a tipId of `levels` nested arrays: the frame nests levels + 2 deep."""
+    return ('{"jsonrpc":"2.0","id":21,"method":"memory.get","params":{"runId":"done","tipId":'
+            + "[" * levels + "]" * levels + "}}")
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH - 1, 300, 900, 3000, 200000])
+def test_a_frame_nested_past_the_limit_is_an_invalid_request_before_any_handler(client, levels):
+    client.send_raw(_nested_tip_id(levels))
+    response = client.response(None, timeout=20)
+    error = response["error"]
+    assert error["code"] == CODES["InvalidRequest"], response
+    assert error["message"] == f"the request nests arrays and objects deeper than {MAX_DEPTH} levels."
+    assert client.request("ping")["time"] > 0
+
+
+def test_a_frame_at_the_depth_limit_is_read_and_checked_against_the_schema(client):
+    client.send_raw(_nested_tip_id(MAX_DEPTH - 2))
+    error = client.response(21, timeout=20)["error"]
+    assert error["code"] == CODES["InvalidParams"] and error["data"] == {"field": "params.tipId"}
+
+
+def test_a_decoded_message_nested_past_the_limit_never_reaches_the_schema(host):
+    """The dispatcher bounds the depth itself, whatever decoded the message: a value ten
+    thousand levels deep (beyond the stack of a recursive validator) is InvalidRequest."""
+    from empo2.server.dispatch import nesting_depth
+
+    deep: list = []
+    for _ in range(10000):
+        deep = [deep]
+    message = {"jsonrpc": "2.0", "id": 5, "method": "memory.get", "params": {"runId": "done", "tipId": deep}}
+    assert nesting_depth(message, MAX_DEPTH) == MAX_DEPTH + 1  # counted no further than needed
+    connection = type("Connection", (), {"initialized": True})()
+    response = host.call(host.server.dispatcher.handle, connection, message)
+    assert response["id"] == 5 and response["error"]["code"] == CODES["InvalidRequest"], response
+
+
     ("trajectory.get", {"runId": "done"}, "params.episodeId", "is required"),
     ("trajectory.get", {"runId": "done", "episodeId": "../../etc"}, "params.episodeId", "expected form"),
     ("memory.update", {"runId": "done", "tipId": "t000001", "text": "x", "expectedVersion": 0},

@@ -12,20 +12,24 @@ Three tasks per connection, so that nothing one client does can stall another or
 
 Protocol violations that JSON-RPC cannot answer close the connection with a reason: a binary
 frame (1003), a frame over the size limit (1009, by the websockets library), invalid UTF-8 (1007,
-likewise).
+likewise). A frame whose arrays and objects nest deeper than the dispatcher's MAX_DEPTH is
+answered InvalidRequest without being decoded: the json module decodes recursively.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass
 
 from websockets.exceptions import ConnectionClosed
 
 from ..memory.records import PERSON
+from .dispatch import MAX_DEPTH, TOO_DEEP
 from .fanout import Outbox, Subscriber
 from .protocol import ProtocolError
 
@@ -75,12 +79,33 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
 
 
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def brackets_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether the arrays and objects of a frame's text nest deeper than `limit`, from its
+    brackets outside strings, balanced ones only (unbalanced ones are a parse error to report).
+    A frame holding no more than `limit` brackets is answered by two counts."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    if brackets.count("[") != brackets.count("]") or brackets.count("{") != brackets.count("}"):
+        return False
+    return max(itertools.accumulate(_STEP[b] for b in brackets)) > limit
+
+
 def parse_frame(text: str):
-    """The JSON value of a frame; ValueError for anything that is not strict JSON.
+    """The JSON value of a frame; ValueError for anything that is not strict JSON, and
+    InvalidRequest for a frame nested deeper than MAX_DEPTH (told from its text, undecoded).
 
     NaN and Infinity are refused (a strict JSON reader on the other side would choke on them
-    echoed back); nesting deep enough to exhaust the stack is a RecursionError, reported alike.
+    echoed back); unbalanced nesting deep enough to exhaust the decoder's stack is a
+    RecursionError, reported as a parse error.
     """
+    if brackets_too_deep(text):
+        raise ProtocolError("InvalidRequest", TOO_DEEP)
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
@@ -163,6 +188,9 @@ class Connection(Subscriber):
             await self.outbox.wait_drained()
             try:
                 message = parse_frame(frame)
+            except ProtocolError as err:  # nested too deeply to decode
+                self._answer(None, err)
+                continue
             except ValueError as err:
                 self._answer(None, ProtocolError("ParseError", f"parse error: {_short(err)}."))
                 continue
@@ -215,5 +243,5 @@ def _short(err: Exception) -> str:
     return text[:200].rstrip(".")
 
 
-__all__ = ["Connection", "Limits", "TokenBucket", "parse_frame", "encode", "error_response",
-           "readable_id"]
+__all__ = ["Connection", "Limits", "TokenBucket", "parse_frame", "brackets_too_deep", "encode",
+           "error_response", "readable_id"]

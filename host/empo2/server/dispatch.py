@@ -9,6 +9,12 @@ the connection and the host carry on.
 
 Batches (JSON arrays) are refused with one InvalidRequest error (id null): one request per frame
 keeps ordering, rate limiting and the inbox bound simple, and no client needs batches.
+
+A message nested deeper than MAX_DEPTH arrays and objects is refused with InvalidRequest before
+the schema sees it: the schema's validator descends recursively, and a few thousand levels would
+exhaust the stack inside it. The deepest message of the protocol (a run's config inside
+`run.start`) nests five levels; the connection checks a frame's text against the same bound
+before decoding it (connection.py).
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ log = logging.getLogger("empo2.server.dispatch")
 
 ENVELOPE = {"jsonrpc", "id", "method", "params"}
 MAX_METHOD_LENGTH = 100
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects a message may have, the envelope's object included."""
+TOO_DEEP = f"the request nests arrays and objects deeper than {MAX_DEPTH} levels."
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,8 @@ class Dispatcher:
             ).to_error()}
 
     def _envelope(self, message) -> tuple[Method | None, dict]:
+        if nesting_depth(message, MAX_DEPTH) > MAX_DEPTH:
+            raise ProtocolError("InvalidRequest", TOO_DEEP)
         if isinstance(message, list):
             raise ProtocolError("InvalidRequest",
                                 "batch requests are not supported; send one request per frame.")
@@ -109,6 +120,19 @@ class Dispatcher:
         return await method.handler(Request(connection, self.host, rid), params)
 
 
+def nesting_depth(value, limit: int) -> int:
+    """How deeply arrays and objects nest in a decoded JSON value (a scalar: 0), level by level
+    without recursion, and counted only up to limit + 1: a deeper value costs no more than that."""
+    deepest, level = 0, [value]
+    while deepest <= limit:
+        level = [v for v in level if isinstance(v, (dict, list))]
+        if not level:
+            break
+        deepest += 1
+        level = [child for v in level for child in (v.values() if isinstance(v, dict) else v)]
+    return deepest
+
+
 def _valid_id(rid) -> bool:
     if isinstance(rid, bool):
         return False
@@ -123,4 +147,4 @@ def _method_name(message) -> str:
     return "a message"
 
 
-__all__ = ["Method", "Request", "Dispatcher"]
+__all__ = ["Method", "Request", "Dispatcher", "MAX_DEPTH", "TOO_DEEP", "nesting_depth"]
