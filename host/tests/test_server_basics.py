@@ -140,9 +140,6 @@ def test_every_bad_message_gets_its_json_rpc_error(client, frame, rid, name):
     assert client.request("ping")["time"] > 0
 
 
-@pytest.mark.parametrize("method, params, field, words", [
-    ("trajectory.list", {"runId": "done", "filter": {"returnMin": "high"}}, "params.filter.returnMin", "must be a number"),
-    ("trajectory.list", {"runId": "done", "filter": {"colour": 1}}, "params.filter.colour", "not a known field"),
 def _nested_tip_id(levels: int) -> str:
     """memory.get with a tipId of `levels` nested arrays: the frame nests levels + 2 deep."""
     return ('{"jsonrpc":"2.0","id":21,"method":"memory.get","params":{"runId":"done","tipId":'
@@ -180,6 +177,9 @@ def test_a_decoded_message_nested_past_the_limit_never_reaches_the_schema(host):
     assert response["id"] == 5 and response["error"]["code"] == CODES["InvalidRequest"], response
 
 
+@pytest.mark.parametrize("method, params, field, words", [
+    ("trajectory.list", {"runId": "done", "filter": {"returnMin": "high"}}, "params.filter.returnMin", "must be a number"),
+    ("trajectory.list", {"runId": "done", "filter": {"colour": 1}}, "params.filter.colour", "not a known field"),
     ("trajectory.get", {"runId": "done"}, "params.episodeId", "is required"),
     ("trajectory.get", {"runId": "done", "episodeId": "../../etc"}, "params.episodeId", "expected form"),
     ("memory.update", {"runId": "done", "tipId": "t000001", "text": "x", "expectedVersion": 0},
