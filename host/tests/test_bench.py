@@ -12,8 +12,8 @@ import pytest
 from empo2.bench.arms import ABLATIONS, ARMS, DEFAULT_ARMS
 from empo2.bench.runner import bench_jobs, chosen_arms, markdown, run_bench, summarise
 from empo2.bench.stats import (
-    bca_ci, bootstrap_ci, claimed, curve_auc, paired_summary, student_t_cdf, student_t_quantile,
-    t_interval,
+    MIN_CLAIM_SEEDS, bca_ci, bootstrap_ci, claimed, curve_auc, paired_summary, student_t_cdf,
+    student_t_quantile, t_interval,
 )
 from empo2.bench.svg import learning_curves_svg, mean_curve
 from empo2.config import load_config
@@ -78,6 +78,48 @@ def test_a_difference_is_claimed_only_when_the_t_interval_excludes_zero():
     # A clear difference on fewer than 10 paired seeds is reported, never claimed.
     few = paired_summary([r for r in runs if r["seed"] < 9], "A", "B", "m")
     assert few["t95"][0] > 0 and not few["claimed"]
+
+
+# Ten paired differences on which the three intervals disagree about zero.
+BOOTSTRAPS_ONLY = [0.29, 0.32, 0.11, -0.01, -0.06, 0.1, -0.05, -0.12, 0.13, 0.12]  # t-interval holds 0
+T_AND_PERCENTILE = [0.5, 0.54, 0.51, 0.57, 0.53, 0.45, 0.52, 0.5, 0.5, -0.7]  # BCa holds 0
+
+
+def _paired_runs(differences, metrics=("m",), method="A", baseline="B"):
+    runs = [{"method": method, "seed": s, **{m: 0.2 + d for m in metrics}} for s, d in enumerate(differences)]
+    return runs + [{"method": baseline, "seed": s, **{m: 0.2 for m in metrics}} for s in range(len(differences))]
+
+
+def test_the_claim_follows_the_paired_t_interval_where_the_bootstraps_disagree():
+    """Only the paired t-interval decides: a difference both bootstrap intervals would claim is
+    not claimed when the t-interval holds zero, and one the t-interval excludes zero from is
+    claimed though BCa holds zero. Claiming on any other interval fails one of the two."""
+    assert len(BOOTSTRAPS_ONLY) == len(T_AND_PERCENTILE) == MIN_CLAIM_SEEDS
+    doubtful = paired_summary(_paired_runs(BOOTSTRAPS_ONLY), "A", "B", "m")
+    assert claimed(doubtful["ci95"]) and claimed(doubtful["bca95"]) and not claimed(doubtful["t95"])
+    assert not doubtful["claimed"]
+    clear = paired_summary(_paired_runs(T_AND_PERCENTILE), "A", "B", "m")
+    assert claimed(clear["t95"]) and claimed(clear["ci95"]) and not claimed(clear["bca95"])
+    assert clear["claimed"]
+    # The bench's own verdict is the primary comparison's, decided the same way.
+    metrics = ("train_success", "held_out_success", "auc")
+    for differences, verdict in ((BOOTSTRAPS_ONLY, False), (T_AND_PERCENTILE, True)):
+        summary = summarise(_paired_runs(differences, metrics, "EMPO²", "GRPO"), "held_out_success")
+        assert summary["claimed"] is verdict and summary["primary"]["claimed"] is verdict
+
+
+def test_no_difference_is_claimed_on_fewer_paired_seeds_than_the_minimum():
+    """MIN_CLAIM_SEEDS paired seeds claim a clear difference; one fewer never does, counting only
+    the seeds both arms ran (a seed one arm lacks is not a pair)."""
+    assert MIN_CLAIM_SEEDS >= 10
+    steady = [0.3 + 0.01 * s for s in range(MIN_CLAIM_SEEDS)]
+    assert paired_summary(_paired_runs(steady), "A", "B", "m")["claimed"]
+    fewer = paired_summary(_paired_runs(steady[:-1]), "A", "B", "m")
+    assert fewer["t95"][0] > 0.25 and not fewer["claimed"]
+    unpaired = [r for r in _paired_runs(steady) if not (r["method"] == "B" and r["seed"] == 0)]
+    lacking = paired_summary(unpaired, "A", "B", "m")
+    assert len(lacking["seeds"]) == MIN_CLAIM_SEEDS - 1 and lacking["t95"][0] > 0.25
+    assert not lacking["claimed"]
 
 
 def test_paired_summary_pairs_by_seed_and_skips_unpaired_runs():

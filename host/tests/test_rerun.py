@@ -170,6 +170,25 @@ def test_the_edits_in_a_memory_leave_out_what_the_policy_rewrote_later(tmp_path)
         ("t1", "update", "a", "a by ada"), ("t3", "add", None, "c"), ("t1", "delete", "a by ada", None)]
 
 
+def test_a_last_line_without_its_newline_is_not_yet_an_edit_even_when_it_is_whole_json(tmp_path):
+    """A writer appends an event's line and then its newline: until the newline is there the
+    event is not in the log, however complete the JSON before it. Neither the edits a rerun
+    reports nor those after a checkpoint may count it."""
+    from empo2.rerun.branch import person_edits_after, person_edits_in
+
+    add = {"kind": "add", "tip": {"id": "t1", "author": "policy", "text": "a", "variation_key": "task/1"}}
+    edit = {"kind": "update", "tip_id": "t1", "author": "ada", "text": "a by ada"}
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps(add) + "\n" + json.dumps(edit))  # whole JSON, newline not yet written
+    marker = {"events_bytes": len(json.dumps(add)) + 1}
+    assert person_edits_in(path) == [] and person_edits_after(path, marker) == []
+    assert person_edits_after(path, None) == []
+    with open(path, "a") as f:
+        f.write("\n")
+    assert [(e["tip_id"], e["before"], e["after"]) for e in person_edits_in(path)] == [("t1", "a", "a by ada")]
+    assert [e["after"] for e in person_edits_after(path, marker)] == ["a by ada"]
+
+
 def test_held_out_variations_are_evaluated_before_and_after_beside_the_chosen_ones(parent, embedder):
     """A rerun checks that it did not hurt what it was not aimed at: `held_out` test variations of
     each chosen variation's task are evaluated before and after, on the same seeds, and reported
