@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The repository speaks of the product, not of how it was built (docs/STYLE: docs say what the
-product does, never who did what when).
+"""The repository speaks of the product, not of how it was built (a doc says what the product
+does, never who did what when), and of nothing outside itself.
 
 Scans every tracked file (text only; package-lock.json and the generated protocol types are
 skipped) for:
@@ -9,7 +9,12 @@ skipped) for:
   session's machine") and issue numbers ("issue 9", "issue #9", ISSUE_4_...);
 - people who built it: helpers in prose, "the lead", "this workplace";
 - absolute paths of a build machine (/tmp/, /root/, /work/, /home/ but /home/ada/, the invented
-  user of the examples) in docs, markdown, test fixtures and recorded transcripts.
+  user of the examples) in docs, markdown, test fixtures and recorded transcripts;
+- references to a file outside the repository, in every file: a machine's own folders (/work/,
+  /root/, /home/<user>/ but /home/ada/, /Users/<user>/), a document that is not in the repository
+  (EMPO2.md: the algorithm's specification is docs/paper.md), and a relative path that climbs
+  above the repository's root from the file that names it to something the root does not hold
+  (a built test's `path.resolve(__dirname, '../../../../package.json')` names the root's own).
 
 A legitimate use (a debug session, `InferenceSession`, "test helpers") is listed in
 scripts/product-language-allow.txt: one regular expression per line, matched case-insensitively
@@ -45,6 +50,30 @@ IN_PROSE = [
     ("a build machine's path", re.compile(r"(?<![\w.~/-])/(?:tmp|root|work|home(?!/ada/))/")),
 ]
 
+OUTSIDE = [
+    ("a file outside the repository",
+     re.compile(r"(?<![\w.~/-])/(?:work|root|home/(?!ada/)[\w.-]+|Users/[\w.-]+)/|\bEMPO2\.md\b")),
+]
+CLIMB = re.compile(r"(?<![\w.])((?:\.\./)+)([\w.@-]*)")
+
+
+def root_names(files: list[str]) -> set[str]:
+    """What the root holds: its tracked top-level entries, and those its own tools make there
+    (the top-level names .gitignore lists: .venv, node_modules, out, ...)."""
+    ignore = ROOT / ".gitignore"
+    made = ignore.read_text(encoding="utf-8").splitlines() if ignore.exists() else []
+    return {f.split("/", 1)[0] for f in files} | {m.strip("/") for m in made if re.fullmatch(r"/?[\w.-]+/?", m)}
+
+
+def climbs_out(name: str, line: str, held: set[str]):
+    """The relative paths of `line` (in the file `name`) that leave the repository's root and name
+    something the root does not hold (`held`, root_names)."""
+    depth = len(Path(name).parent.parts)
+    for hit in CLIMB.finditer(line):
+        ups, first = hit.group(1).count("../"), hit.group(2)
+        if ups > depth and first.strip(".") and first not in held:  # a bare `..` names no file
+            yield hit
+
 
 def tracked_files() -> list[str]:
     out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -70,25 +99,27 @@ def allowed_patterns() -> list[re.Pattern]:
     return [re.compile(line, re.I) for line in lines if line.strip() and not line.startswith("#")]
 
 
-def findings(name: str, text: str, allow: list[re.Pattern]):
-    rules = EVERYWHERE + (IN_PROSE if PROSE.search(name) else [])
+def findings(name: str, text: str, allow: list[re.Pattern], held: set[str] = frozenset()):
+    rules = EVERYWHERE + OUTSIDE + (IN_PROSE if PROSE.search(name) else [])
     for number, line in enumerate(text.splitlines(), 1):
-        for what, rule in rules:
-            for hit in rule.finditer(line):
-                if not any(a.start() <= hit.start() and hit.end() <= a.end()
-                           for pattern in allow for a in pattern.finditer(line)):
-                    yield number, what, line.strip()
+        hits = [(what, hit) for what, rule in rules for hit in rule.finditer(line)]
+        hits += [("a file outside the repository", hit) for hit in climbs_out(name, line, held)]
+        for what, hit in hits:
+            if not any(a.start() <= hit.start() and hit.end() <= a.end()
+                       for pattern in allow for a in pattern.finditer(line)):
+                yield number, what, line.strip()
 
 
 def main() -> int:
     allow = allowed_patterns()
     bad = 0
     files = tracked_files()
+    held = root_names(files)
     for name in files:
         text = text_of(ROOT / name)
         if text is None:
             continue
-        for number, what, line in findings(name, text, allow):
+        for number, what, line in findings(name, text, allow, held):
             bad += 1
             shown = line if len(line) <= 160 else line[:157] + "..."
             print(f"{name}:{number}: {shown}  [{what}]")

@@ -32,7 +32,7 @@ First it prints the no-tip prior of the decisive choice: at each variation's fir
 tips, the log-probability of every token of "go to <the kind's hiding room>" (temperature 1.0);
 then that of every action of the gold path in its own states, which shows where a kind fails
 that the policy cannot write (the held-out kind's item and target words).
-The update's mask drops a token whose no-tip log π is below log δ = −5 (EMPO2.md §2.5), so a
+The update's mask drops a token whose no-tip log π is below log δ = −5 (docs/paper.md §3), so a
 room choice that the prior puts below it cannot be distilled; one far above it is found
 without tips, and exploration is no bottleneck.
 """

@@ -5,7 +5,7 @@ overrides with dotted keys (`algo.p_memory=0`). Everything a user can get wrong 
 a value of the wrong type, an out-of-range probability — is a `ConfigError` with one sentence
 that names the key; the CLI prints it and exits non-zero.
 
-Defaults are the paper's (EMPO2.md §2–5) where the paper gives one and the setting applies to the
+Defaults are the paper's (docs/paper.md §2–5) where the paper gives one and the setting applies to the
 built-in default; where the small CPU default must differ (batch, lr, tokens per action), the
 preset says so and the paper's value is in the field's docstring.
 """
@@ -176,23 +176,23 @@ class MemoryConfig:
     """Entries retrieved per step, ranked by their episode's score."""
     key: str = "step"
     """What a tip is stored under: 'step', one entry per step of its episode keyed by that
-    step's user turn, with the step's action (EMPO2.md §4; the default, which every recorded
+    step's user turn, with the step's action (docs/paper.md §4; the default, which every recorded
     bench used); 'episode', one entry keyed by the episode's final conversation, with no action
     (the final reference code; docs/algorithm.md, "Memory key"). Queries are each step's user
     turn either way."""
     edited_tip_actions: str = "drop"
     """What the tip block shows for a tip whose current text a person wrote: 'drop', the text
-    alone; 'keep', the text with its entry's action, as for any entry (EMPO2.md §4: entry = tip +
+    alone; 'keep', the text with its entry's action, as for any entry (docs/paper.md §4: entry = tip +
     the action its episode took; the reference code has no edits). The actions are what the
     episode that the old text described did, so after a rewrite they contradict it, and the
     built-in policy follows an entry's action over its text (host/benchmarks/probe_tips.py)."""
     write_tips: str = "auto"
     """When the policy writes a tip after a training episode: 'auto' when memory rollouts can
     happen (algo.p_memory > 0; with p = 0 nothing reads a tip, and reflection is about a third of
-    an iteration, so GRPO skips it); 'always' (EMPO2.md §2.4 literally, e.g. to evaluate a GRPO
+    an iteration, so GRPO skips it); 'always' (docs/paper.md §2.4 literally, e.g. to evaluate a GRPO
     run with memory)."""
     tip_writer: str = "policy"
-    """Whose weights write the tips: 'policy', the policy being trained (EMPO2.md §2.4, the
+    """Whose weights write the tips: 'policy', the policy being trained (docs/paper.md §2.4, the
     paper and the reference code); 'initial', the frozen warm start (under LoRA the base beneath
     the adapters, else a second copy, shared with the KL reference). A deviation for small
     policies: the update trains the shared weights on actions only, never on tips, and a small

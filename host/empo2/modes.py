@@ -1,4 +1,4 @@
-"""The names of the rollout and update modes (EMPO2.md §2 and the paper's Table 3), written once.
+"""The names of the rollout and update modes (docs/paper.md §2 and the paper's Table 3), written once.
 
 Torch-free, on the ground floor: the server, the debugger and the benchmarks name modes without
 loading the trainer. training/rollout.py and training/update.py re-export them.

@@ -1,4 +1,4 @@
-"""Tests of the tip memory (EMPO2.md §4): real all-MiniLM-L6-v2 embeddings, no mocks.
+"""Tests of the tip memory (docs/paper.md §4): real all-MiniLM-L6-v2 embeddings, no mocks.
 
 The model is loaded once per process (module-level cache); CPU only, one torch thread. Texts
 are short so the file stays well under a minute on two cores.
@@ -329,7 +329,7 @@ def test_list_tips_filters_and_pages(store):
 
 
 def reference_retrieve(embedder, entries, texts, queries, threshold, top_k):
-    """Per entry, per query, in plain Python: the rule of EMPO2.md §4 written out."""
+    """Per entry, per query, in plain Python: the rule of docs/paper.md §4 written out."""
     results = []
     for q in embedder.encode(queries):
         kept = []

@@ -1,7 +1,7 @@
 """People's edits of the tip memory (memory/edits.py), rule by rule: what the log, a listener, the
 duplicate check and an error see after an update or a delete (real, recorded MiniLM keys).
 
-test_memory.py checks the edit behaviour of EMPO2.md §4 and test_memory_retried_edits.py the edit
+test_memory.py checks the edit behaviour of docs/paper.md §4 and test_memory_retried_edits.py the edit
 ids' apply-once rule; these pin the details a mutation run found unchecked.
 """
 

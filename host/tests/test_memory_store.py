@@ -2,7 +2,7 @@
 and its errors sees (real MiniLM keys; each test takes milliseconds once the model is loaded,
 and no time at all with EMPO2_TEST_EMBEDDING_CACHE's recorded vectors).
 
-test_memory.py checks the behaviour of EMPO2.md §4 (retrieval, capacity, edits, persistence);
+test_memory.py checks the behaviour of docs/paper.md §4 (retrieval, capacity, edits, persistence);
 these pin the details a mutation run found unchecked: each field of the snapshot and the marker,
 each error's sentence, each guard of the replay.
 """

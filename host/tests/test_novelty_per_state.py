@@ -1,4 +1,4 @@
-"""The novelty reward is paid per state, along each episode (EMPO2.md §3: r_int = 1/n with n the
+"""The novelty reward is paid per state, along each episode (docs/paper.md §3: r_int = 1/n with n the
 visits of a similar past state), through the rollout's `add_intrinsic_rewards` and the real
 sentence embedder. The rewards asserted here hold whether a batch is scored episode after
 episode or jointly against the archive as it stood before the iteration: within one episode a

@@ -1,4 +1,4 @@
-"""The rollout played directly (EMPO2.md §2, steps 3–4): what every step records, the prompts
+"""The rollout played directly (docs/paper.md §2, steps 3–4): what every step records, the prompts
 with and without tips, retrieval per task variation, the step limit, the sequence budget, the
 episode and group bookkeeping, and the tips the policy writes.
 

@@ -1,4 +1,4 @@
-"""The update's choices, pinned one by one (EMPO2.md §3, paper Table 3; update.py's table).
+"""The update's choices, pinned one by one (docs/paper.md §3, paper Table 3; update.py's table).
 
 Each test here guards a choice that an end-to-end run cannot see (a run compared with another run
 of the same code): which prompt each log-prob is scored under in each update mode, that π_old is

@@ -1,4 +1,4 @@
-"""Intrinsic (exploration) rewards for EMPO² (arXiv 2602.23008, ../shared/EMPO2.md §3).
+"""Intrinsic (exploration) rewards for EMPO² (arXiv 2602.23008, docs/paper.md §3).
 
 The paper keeps, per task variation, a list of distinct states; a state whose cosine similarity to
 every stored state is below a threshold is new and is added; r_int = 1/n, "n counts similar past

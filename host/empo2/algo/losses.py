@@ -4,7 +4,7 @@ Pure functions, tensors in and tensors out; nothing here knows about models, tok
 trainer. Shapes in docstrings: B = rows (one row = one step's action tokens of one episode),
 T = response tokens per row (right-padded), V = vocabulary, E = episodes.
 
-Follows EMPO² (arXiv 2602.23008, ../shared/EMPO2.md §3): trajectory-level GRPO advantage, PPO clip
+Follows EMPO² (arXiv 2602.23008, docs/paper.md §3): trajectory-level GRPO advantage, PPO clip
 with asymmetric bounds (ε_low 0.2, ε_high 0.3), dual-clip c = 10 for negative advantages,
 token-mean aggregation, optional KL to a reference policy, low-probability masking (paper Eq. 2).
 The surrogate mirrors verl's ``compute_policy_loss`` (verl/trainer/ppo/core_algos.py).
@@ -33,7 +33,7 @@ Decisions and deviations, numbered:
    contributes exactly 0 loss and 0 gradient, but it STAYS in the token-mean denominator (all
    response tokens count). Masking therefore shrinks the update rather than re-weighting the
    surviving tokens up. The KL term is never masked by the keep-mask.
-4. Default masking is token level, log δ = −5, on (EMPO2.md). The reference code masks the whole
+4. Default masking is token level, log δ = −5, on (docs/paper.md §3). The reference code masks the whole
    step ("step" level), tests the behaviour log-prob and ships with masking off; both levels are
    in ``KEEP_MASK_LEVELS`` and the trainer decides which log-prob tensor to test.
 5. As in verl, log(ratio) is clamped to [−20, 20] before ``exp`` so an extreme off-policy ratio

@@ -7,7 +7,7 @@ the `scienceworld` wheel ships its jar and talks to it over py4j, so every `Scie
 owns one JVM (about 2 s to start, about 210 MB resident). The trainer keeps its environments for
 the whole run (envs/pool.py), so a run starts B×N JVMs once, not once per iteration.
 
-The setup follows EMPO2.md §5 and the reference code (agl-envs `scienceworld/base.py`):
+The setup follows docs/paper.md §5 and the reference code (agl-envs `scienceworld/base.py`):
 simplification preset "easy"; training on the first 5 training variations of a task and testing
 on the first 20 test variations; rewards are score deltas with the score in [-100, 100]; invalid
 actions are replaced by the valid action of highest word overlap (Jaccard), "invalid" meaning
@@ -91,7 +91,7 @@ TASKS = tuple(MAX_STEPS)
 
 # The 18 tasks of the paper's Table 1 (averages over them: GRPO 33.2, EMPO² 75.9). The paper's
 # text was not at hand when this list was written: it is the 17 tasks whose reference limit fits
-# the paper's 30-step episodes, plus chemistry-mix (named with its 60-step limit in EMPO2.md §5).
+# the paper's 30-step episodes, plus chemistry-mix (named with its 60-step limit in docs/paper.md §5).
 # Check it against Table 1 before quoting averages. Every one of the 30 tasks is selectable by
 # name whatever this list says; it only feeds `empo2-host`'s table1 presets and docs.
 PAPER_TASKS = (

@@ -1,4 +1,4 @@
-"""The tip memory of EMPO² (EMPO2.md §4): sentence-embedding keys, per-variation buffers,
+"""The tip memory of EMPO² (docs/paper.md §4): sentence-embedding keys, per-variation buffers,
 score-ranked retrieval, versioned edits by people, crash-safe persistence.
 
 The records load with the package; the store and the embedder (numpy, and torch once used) load

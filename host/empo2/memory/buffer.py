@@ -1,6 +1,6 @@
 """One task variation's entries: keys in a preallocated float32 matrix, and the ranking rule.
 
-EMPO2.md §4: entry = (key text, action, tip); key = sentence embedding of the step's text;
+docs/paper.md §4: entry = (key text, action, tip); key = sentence embedding of the step's text;
 capacity counts entries, oldest evicted first; exact duplicates dropped; retrieval keeps
 cosine > threshold and ranks by the stored episode score, not by similarity.
 

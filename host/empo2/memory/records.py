@@ -1,7 +1,7 @@
 """The memory's plain records: tips, retrieval results, errors; what a valid tip text and score
 are. JSON-ready, no behaviour beyond those checks.
 
-A tip is one text, written by the policy after an episode or by a person (EMPO2.md §4 plus this
+A tip is one text, written by the policy after an episode or by a person (docs/paper.md §4 plus this
 project's provenance and history). Its entries (key text + action + key vector) live in the
 variation's buffer (buffer.py); the tip keeps only what a person or the wire protocol sees.
 """

@@ -1,4 +1,4 @@
-"""The tip memory of EMPO2.md §4: per-variation buffers, batched retrieval, edits, persistence.
+"""The tip memory of docs/paper.md §4: per-variation buffers, batched retrieval, edits, persistence.
 
 Use:
     store = MemoryStore.open(run_dir / "memory", SentenceEmbedder())   # None: in memory only
@@ -10,7 +10,7 @@ Follows the reference code: a policy tip becomes one entry per step of its episo
 (key text of the step, action taken there, tip); key = embedding of the key text. Retrieval keeps
 cosine > threshold and ranks by the stored episode score (not by similarity), at most top_k.
 
-Deviations and additions (numbered, see also EMPO2.md §7):
+Deviations and additions (numbered, see also docs/paper.md §7):
 1. Buffers are keyed by any string (the trainer passes f"{task}/{variation}"), not slots 0-4.
 2. Retrieval is one matrix product per call over a preallocated float32 key matrix, not a
    Python loop over entries; ties in score go to the more similar, then the newer entry.

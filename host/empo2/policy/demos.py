@@ -14,7 +14,7 @@ an instruct model would:
 - explore: the item is in a random non-habit room; the agent searches non-habit rooms in random
   order from its first step. This is the only blind exploration the warm start saw, and it keeps
   the no-tip prior of going straight to any room low but above the update's mask (log π about
-  −4; EMPO2.md §2.5): a distilled room choice is not masked away.
+  −4; docs/paper.md §3): a distilled room choice is not masked away.
 - tip-success: a tip in the prompt says where the item was; the agent goes straight there. Half
   of these tips carry their entry's action, half only the tip's text (a person's edited tip, a
   tip retrieved from another state): the agent must read the room out of the sentence.

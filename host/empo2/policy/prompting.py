@@ -79,7 +79,8 @@ def with_tips(user_text: str, tips: Sequence[str]) -> str:
     Tips arrive best first (retrieval order: highest stored score first) and the block lists
     them best last, so the best tip and its action sit right before the answer: a fixed distance
     that a small model learns to copy from long before it learns to search a prompt by content.
-    EMPO2.md leaves the order inside the block open; a large instruct model reads either.
+    The paper leaves the order inside the block open (docs/paper.md §2.3); a large instruct
+    model reads either.
     """
     block = tip_block(list(reversed(tips)))
     return f"{user_text} {block}" if block else user_text
@@ -105,7 +106,7 @@ def reflection_messages(
     observation_words: int,
     system: str = SYSTEM_PROMPT,
 ) -> list[dict]:
-    """The conversation the policy answers with a tip after an episode (EMPO2.md §2.4).
+    """The conversation the policy answers with a tip after an episode (docs/paper.md §2.4).
     observation_words: words kept of each observation; 0 keeps them whole."""
     episode = " ; ".join(
         f"{t.action} -> {clip_words(t.observation, observation_words) if observation_words else ' '.join(t.observation.split())}"

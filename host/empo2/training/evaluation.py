@@ -1,6 +1,6 @@
 """Evaluation with memory trials: memory-free success, and adaptation with memory alone.
 
-The paper's out-of-distribution test (EMPO2.md §6): a trained policy plays a task it never trained
+The paper's out-of-distribution test (docs/paper.md §6): a trained policy plays a task it never trained
 on, with memory on and no weight updates, for 10 trials; after each trial it writes a tip per
 episode into a fresh memory, which later trials retrieve from. Trial 1 has an empty memory, so it
 is the memory-free score; the curve over trials shows what memory adds. `empo2-host eval` runs the

@@ -1,4 +1,4 @@
-"""Rolling out B×N episodes in lockstep, and writing their tips (EMPO2.md §2, steps 3–4).
+"""Rolling out B×N episodes in lockstep, and writing their tips (docs/paper.md §2, steps 3–4).
 
 Every turn, the prompts of all unfinished episodes go to the policy as one batch (one prefill,
 then one forward per token with the KV cache). In memory mode each episode's user turn gets the
@@ -132,7 +132,7 @@ def tip_entries(ep: Episode, after: list[str], settings: RolloutSettings) -> lis
     """The (key text, action) entries an episode's tip is stored under (memory.key).
 
     'step': one per step, keyed by the step's user turn without tips, with the action it executed
-    (EMPO2.md §4). 'episode': one, keyed by the episode's final conversation — the user turn that
+    (docs/paper.md §4). 'episode': one, keyed by the episode's final conversation — the user turn that
     would follow its last step: the task, its last steps and the final observation, built as any
     query is — with no action, since no one step's action is the whole episode's.
     """
@@ -343,7 +343,7 @@ def _retrieve_tips(memory, episodes, user_texts, settings):
 
 def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], reward_fn,
                           embedder) -> None:
-    """Novelty of every state an episode reached, per task variation (EMPO2.md §3).
+    """Novelty of every state an episode reached, per task variation (docs/paper.md §3).
 
     An iteration's states of one variation are scored in one call, jointly, against the archive
     as it stood before the iteration (algo/intrinsic.py, decision 3): an episode's reward does

@@ -1,4 +1,4 @@
-"""The EMPO² training loop (EMPO2.md §2), top to bottom in `Trainer.run`.
+"""The EMPO² training loop (docs/paper.md §2), top to bottom in `Trainer.run`.
 
     empo2-host train --preset builtin                 # EMPO² on the built-in worlds
     empo2-host train --preset builtin-grpo            # the paper's GRPO (empo2/bench/arms.py)

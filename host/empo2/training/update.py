@@ -1,4 +1,4 @@
-"""One EMPO² policy update from an iteration's episodes (EMPO2.md §2 step 6, §3).
+"""One EMPO² policy update from an iteration's episodes (docs/paper.md §2 step 6, §3).
 
 Every step of every episode is one sample: its action tokens, scored under the prompt that the
 update mode prescribes (paper Table 3), with the episode's GRPO advantage on every token:
@@ -43,7 +43,7 @@ from ..policy.generation import sequence_logprobs
 from .distributed import SINGLE, Dist
 from .rollout import MEMORY, Episode
 
-# The update modes of EMPO2.md Table 3 (the strings of the protocol's UpdateMode).
+# The update modes of docs/paper.md §3, the paper's Table 3 (the strings of the protocol's UpdateMode).
 from ..modes import ON_POLICY, ON_POLICY_WITH_TIPS, OFF_POLICY, UPDATE_MODES  # noqa: F401 - re-exported
 
 

@@ -964,7 +964,7 @@ export interface MemoryChange {
   by: Author;
 }
 /**
- * A tip in a run's memory, at its current version (EMPO2.md §4 plus provenance and history).
+ * A tip in a run's memory, at its current version (docs/paper.md §4 plus provenance and history).
  */
 export interface Tip {
   id: TipId;
