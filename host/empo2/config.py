@@ -237,7 +237,8 @@ class TrainConfig:
     checkpoint_every: int = 1
     """Save a checkpoint every this many iterations (resume starts from the last one)."""
     keep_checkpoints: int = 2
-    """Checkpoints kept; older ones are deleted."""
+    """Newest checkpoints kept; older ones are deleted, except the newest one before a person's
+    tip edit that no rerun branch has copied yet (so a rerun can start from before the edit)."""
     env: EnvConfig = field(default_factory=EnvConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     algo: AlgoConfig = field(default_factory=AlgoConfig)

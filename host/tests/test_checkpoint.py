@@ -180,9 +180,9 @@ def test_the_checkpoint_is_filled_under_a_temporary_name_with_trainer_json_last(
         seen.append(("trainer.json", path, sorted(p.name for p in path.parent.iterdir())))
         real_write(path, value)
 
-    def commit(iteration, tmp, keep):
+    def commit(iteration, tmp, keep, pinned=None):
         seen.append(("commit", tmp, folder.checkpoint_iterations()))
-        return real_commit(iteration, tmp, keep)
+        return real_commit(iteration, tmp, keep, pinned)
 
     monkeypatch.setattr(checkpoint_module, "atomic_write_json", write)
     monkeypatch.setattr(folder, "commit_checkpoint", commit)
@@ -222,6 +222,39 @@ def test_only_the_newest_checkpoints_are_kept(tmp_path, tiny_policy):
     trainer.iteration = 3
     save_checkpoint(folder, trainer, keep=1)
     assert folder.checkpoint_iterations() == [3]
+
+
+def test_the_checkpoint_before_a_person_s_edit_is_kept_until_a_rerun_has_seen_the_edit(tmp_path, tiny_policy):
+    """keep=2 alone would leave no checkpoint before an edit made three iterations ago, and
+    "Rerun Off-Policy Update" could not start from before it; the checkpoint just before the
+    oldest edit no branch has copied is kept besides the newest, and only until a branch has."""
+    from empo2.rerun.branch import create_branch
+
+    folder = run_folder(tmp_path)
+    trainer = make_trainer(tiny_policy, seed=3)
+    trainer.memory = MemoryStore.open(folder.memory_path, OneHotEmbedder())
+    policy_tip = trainer.memory.add_episode_tip("grow-plant/0", "water the seed", [("look", "water seed")], 1.0)
+
+    def save(iteration):
+        trainer.iteration = iteration
+        save_checkpoint(folder, trainer, keep=2)
+
+    for iteration in (0, 1, 2):
+        save(iteration)
+    assert folder.checkpoint_iterations() == [1, 2], "no edit: only the newest two"
+    trainer.memory.update(policy_tip.id, "water the seed, then wait", expected_version=policy_tip.version, author="alice")
+    for iteration in (3, 4, 5):
+        save(iteration)
+    assert folder.checkpoint_iterations() == [2, 4, 5], "the one before alice's edit stays"
+    branch = create_branch(folder, checkpoint=2)
+    assert json.loads((branch.path / "parent.json").read_text())["tip_edits"], "the branch has the edit"
+    save(6)
+    assert folder.checkpoint_iterations() == [5, 6], "a rerun has seen the edit: nothing pinned"
+    trainer.memory.add_tip("grow-plant/0", "look under the pot", None, author="bob")
+    for iteration in (7, 8, 9):
+        save(iteration)
+    assert folder.checkpoint_iterations() == [6, 8, 9], "an edit after the branch pins again"
+    trainer.memory.close()
 
 
 def test_a_rank_other_than_zero_writes_nothing(tmp_path, tiny_policy):

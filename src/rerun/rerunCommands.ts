@@ -4,13 +4,13 @@ import type { HostApi } from '../host/hostApi';
 import { showFailure } from '../host/notices';
 import { describeError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
-import { UPDATE_RERUN_PARAMS_DEFAULTS, type RerunResult, type UpdateRerunParams } from '../rpc/protocol';
+import { UPDATE_RERUN_PARAMS_DEFAULTS, type RerunResult, type Tip, type UpdateRerunParams } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
 import type { ComparisonPanel } from './comparisonPanel';
 import { RerunJobs } from './rerunJobs';
 import { rerunArgs } from './rerunArgs';
 import { clearTheWayForRerun } from './rerunGateDialog';
-import { checkpointPlaceholder, checkpointTime, editedSince, stepTitle, variationsWording } from './rerunSteps';
+import { checkpointDescription, checkpointPlaceholder, checkpointTime, editedSince, proposedCheckpoint, stepTitle, variationsWording } from './rerunSteps';
 import { branchPickItem, branchRuns, isBranch } from './branches';
 
 // "EMPO²: Rerun Off-Policy Update…" and the branch commands. The rerun asks, in quick picks, for
@@ -74,14 +74,27 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
       void vscode.window.showWarningMessage(`EMPO²: run ${runId} has no checkpoint to rerun from.`);
       return undefined;
     }
-    const checkpoint = await vscode.window.showQuickPick(
-      [...checkpoints].reverse().map((c): Pick<number> => ({ label: `iteration ${c.iteration}`, description: c.latest ? 'latest' : undefined, value: c.iteration })),
-      { title: stepTitle('checkpoint', ` of ${runId}`), placeHolder: checkpointPlaceholder(checkpoints) },
+    // The tips and the checkpoints' times, once: which checkpoints a person's edits came after.
+    const { host } = this.services;
+    const oldest = Math.min(...checkpoints.map((c) => c.iteration));
+    const [{ items }, { records }] = await Promise.all([
+      host.request(Requests.memoryList, { runId, filter: { includeDeleted: true }, limit: 500 }),
+      host.request(Requests.runMetrics, { runId, sinceIteration: Math.max(0, oldest - 1) }),
+    ]);
+    const editedAfter = (iteration: number) => {
+      const since = checkpointTime(iteration, records);
+      return since === undefined ? undefined : editedSince(items, since);
+    };
+    const proposed = proposedCheckpoint(checkpoints.map((c) => c.iteration), editedAfter);
+    const checkpoint = await pickOne(
+      [...checkpoints].reverse().map((c): Pick<number> => ({ label: `iteration ${c.iteration}`, description: checkpointDescription(c.latest, editedAfter(c.iteration)), value: c.iteration })),
+      (item) => item.value === proposed,
+      { title: stepTitle('checkpoint', ` of ${runId}`), placeholder: checkpointPlaceholder(checkpoints) },
     );
     if (!checkpoint) {
       return undefined;
     }
-    const variations = await this.pickVariations(runId, checkpoint.value, preset.variations);
+    const variations = await this.pickVariations(checkpoint.value, preset.variations, items, editedAfter(checkpoint.value));
     if (!variations) {
       return undefined;
     }
@@ -108,15 +121,8 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
 
   /** Variations to rerun: those given, else chosen among the run's, the ones whose tips a person
    *  edited after the chosen checkpoint ticked (empty: the host takes those). */
-  private async pickVariations(runId: string, checkpoint: number, given: readonly string[] | undefined): Promise<string[] | undefined> {
-    const { host } = this.services;
-    const [{ items }, { records }] = await Promise.all([
-      host.request(Requests.memoryList, { runId, filter: { includeDeleted: true }, limit: 500 }),
-      host.request(Requests.runMetrics, { runId, sinceIteration: Math.max(0, checkpoint - 1) }),
-    ]);
+  private async pickVariations(checkpoint: number, given: readonly string[] | undefined, items: readonly Tip[], edited: ReadonlySet<string> | undefined): Promise<string[] | undefined> {
     const keys = [...new Set(items.map((t) => t.variationKey))].sort();
-    const since = checkpointTime(checkpoint, records);
-    const edited = since === undefined ? undefined : editedSince(items, since);
     const { placeholder, note } = variationsWording(checkpoint, edited);
     const picks = await vscode.window.showQuickPick(
       keys.map((key): Pick<string> => ({
@@ -129,6 +135,27 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
     );
     return picks ? picks.map((p) => p.value) : undefined;
   }
+}
+
+/** One item picked, the proposed one highlighted (Enter takes it); undefined when cancelled. */
+function pickOne<T extends vscode.QuickPickItem>(items: readonly T[], proposed: (item: T) => boolean, options: { title: string; placeholder: string }): Promise<T | undefined> {
+  const pick = vscode.window.createQuickPick<T>();
+  pick.title = options.title;
+  pick.placeholder = options.placeholder;
+  pick.items = items;
+  pick.activeItems = items.filter(proposed).slice(0, 1);
+  return new Promise<T | undefined>((resolve) => {
+    let chosen: T | undefined;
+    pick.onDidAccept(() => {
+      chosen = pick.selectedItems[0] ?? pick.activeItems[0];
+      pick.hide();
+    });
+    pick.onDidHide(() => {
+      pick.dispose();
+      resolve(chosen);
+    });
+    pick.show();
+  });
 }
 
 async function askNumber(title: string, value: number, min: number, max: number): Promise<number | undefined> {

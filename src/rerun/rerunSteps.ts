@@ -14,12 +14,30 @@ export function stepTitle(step: RerunStep, more = ''): string {
   return `${RERUN_TITLE} (${STEPS.indexOf(step) + 1}/${STEPS.length}): ${step}${more}`;
 }
 
-/** The checkpoint pick's placeholder: the run keeps only its newest checkpoints. */
+/** The checkpoint pick's placeholder: the run keeps only its newest checkpoints, and the one
+ *  before a person's edits that no rerun has seen (training/checkpoint.py in the host). */
 export function checkpointPlaceholder(checkpoints: readonly CheckpointInfo[]): string {
   const oldest = Math.min(...checkpoints.map((c) => c.iteration));
   return oldest > 0
-    ? `The branch starts from this checkpoint (the run keeps only these; the ones before iteration ${oldest} are gone)`
+    ? `The branch starts from this checkpoint (the run keeps only these: its newest, and the one before edits no rerun has seen; the ones before iteration ${oldest} are gone)`
     : 'The branch starts from this checkpoint';
+}
+
+/**
+ * The checkpoint the pick proposes: the newest one with a person's edit after it, so that the
+ * edits are what the rerun tries (a checkpoint taken after them would count them as old); the
+ * newest checkpoint when no edit follows any. `editedAfter` gives the variations a person
+ * edited after a checkpoint (undefined: unknown).
+ */
+export function proposedCheckpoint(iterations: readonly number[], editedAfter: (iteration: number) => ReadonlySet<string> | undefined): number {
+  const newestFirst = [...iterations].sort((a, b) => b - a);
+  return newestFirst.find((iteration) => (editedAfter(iteration)?.size ?? 0) > 0) ?? newestFirst[0];
+}
+
+/** A checkpoint's line in the pick: latest, and how many variations a person edited after it. */
+export function checkpointDescription(latest: boolean, edited: ReadonlySet<string> | undefined): string | undefined {
+  const parts = [latest ? 'latest' : '', edited?.size ? `before your edits to ${edited.size} variation${edited.size === 1 ? '' : 's'}` : ''].filter(Boolean);
+  return parts.length ? parts.join(' · ') : undefined;
 }
 
 /** The host's metrics key for the wall-clock time a line was written (Unix seconds). */

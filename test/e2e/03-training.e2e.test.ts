@@ -116,8 +116,8 @@ describe('Training from the palette, as a person does it', () => {
     const textarea = card.locator('vscode-textarea textarea');
     await textarea.waitFor();
     // As a person does it: a click into the box, select all, and the new text typed at full
-    // speed straight away. VS Code echoes Ctrl+A back to the page a moment later; when that echo
-    // reached the page it selected what had been typed so far, and the next key replaced it.
+    // speed straight away, while the run trains and tips arrive; what was typed is what the
+    // host stores.
     editedText = `Search the shed first, then the office (edited in the e2e test at ${Date.now()})`;
     await textarea.click();
     await workbench.page.keyboard.press('ControlOrMeta+A');

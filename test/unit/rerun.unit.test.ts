@@ -5,7 +5,7 @@ import { changeWithInterval, chartData, comparisonView, percent, points } from '
 import { changeDirection, differenceInterval, wilsonInterval } from '../../src/rerun/successInterval';
 import { rerunArgs } from '../../src/rerun/rerunArgs';
 import { PAUSE_AND_RERUN, rerunObstacle, STOP_AND_RERUN } from '../../src/rerun/rerunGate';
-import { checkpointPlaceholder, checkpointTime, editedSince, stepTitle, variationsWording } from '../../src/rerun/rerunSteps';
+import { checkpointDescription, checkpointPlaceholder, checkpointTime, editedSince, proposedCheckpoint, stepTitle, variationsWording } from '../../src/rerun/rerunSteps';
 import type { BranchRerunResult, RerunResult, RunInfo } from '../../src/rpc/protocol';
 import type { RunEntry } from '../../src/runs/runsModel';
 import { aMetricsRecord, aRunInfo, aTip } from '../builders/protocol';
@@ -179,6 +179,19 @@ describe('the rerun wizard', () => {
     assert.deepEqual([...editedSince(tips, checkpointTime(4, records)!)], []);
     assert.deepEqual([...editedSince(tips, checkpointTime(0, records)!)].sort(), ['grow-plant/1', 'heat-food/4'], 'checkpoint 0: every edit');
     assert.equal(checkpointTime(5, records), undefined, 'no metrics line: unknown');
+  });
+
+  it('proposes the newest checkpoint a person\'s edits came after, so that they are ticked', () => {
+    // Edits during iteration 3; the host kept checkpoint 2 (before them) besides the newest, 7 and 8.
+    const records = [2, 7, 8].map((iteration) => aMetricsRecord({ iteration, time: Date.parse(`2026-12-04T21:0${iteration}:00Z`) / 1000 }));
+    const tips = [aTip({ variationKey: 'grow-plant/0', version: 2, versionAuthor: 'you', updated: '2026-12-04T21:03:30Z' })];
+    const editedAfter = (iteration: number) => editedSince(tips, checkpointTime(iteration, records)!);
+    assert.equal(proposedCheckpoint([2, 7, 8], editedAfter), 2);
+    assert.deepEqual([...editedAfter(2)], ['grow-plant/0'], 'ticked at checkpoint 2');
+    assert.equal(checkpointDescription(false, editedAfter(2)), 'before your edits to 1 variation');
+    assert.equal(checkpointDescription(true, editedAfter(8)), 'latest');
+    assert.equal(proposedCheckpoint([2, 7, 8], () => new Set()), 8, 'no edit: the latest');
+    assert.equal(proposedCheckpoint([7, 8], () => undefined), 8, 'times unknown: the latest');
   });
 
   it('says the same as it ticks: edited after the chosen checkpoint', () => {

@@ -47,9 +47,9 @@ except ImportError:  # Windows: no advisory locks
 from ..atomic import atomic_write_json, commit_folder, move_folder
 from ..memory.layout import EVENTS_FILE, KEYS_FILE
 from ..memory.records import is_person
+from ..run_folder.branch_files import PARENT_FILE
 from ..run_folder.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name
 
-PARENT_FILE = "parent.json"
 RERUN_FILE = "rerun.json"  # a branch's rerun: settings, progress, comparison (rerun/runner.py)
 STAGING = ".empo2-branching"  # under the root: branches being assembled
 TRASH = ".empo2-deleting"     # under the root: branches being deleted

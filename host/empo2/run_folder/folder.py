@@ -242,12 +242,15 @@ class RunFolder:
         tmp.mkdir(parents=True)
         return tmp
 
-    def commit_checkpoint(self, iteration: int, tmp: Path, keep: int) -> Path:
+    def commit_checkpoint(self, iteration: int, tmp: Path, keep: int, pinned: int | None = None) -> Path:
+        """Puts the checkpoint in place and deletes the older ones beyond the newest `keep`,
+        except `pinned` (the one before a person's edits that no rerun has seen yet)."""
         final = self.checkpoints_path / iteration_name(iteration)
         shutil.rmtree(final, ignore_errors=True)
         commit_folder(tmp, final)
         for old in self.checkpoint_iterations()[:-keep]:
-            shutil.rmtree(self.checkpoints_path / iteration_name(old), ignore_errors=True)
+            if old != pinned:
+                shutil.rmtree(self.checkpoints_path / iteration_name(old), ignore_errors=True)
         return final
 
     def checkpoint_iterations(self) -> list[int]:

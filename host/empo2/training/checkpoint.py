@@ -16,7 +16,10 @@ import json
 import torch
 
 from ..atomic import atomic_write_json
-from ..run_folder.folder import RunFolder
+from ..memory.layout import EVENTS_FILE
+from ..memory.person_edits import first_person_edit
+from ..run_folder.branch_files import log_bytes_branched
+from ..run_folder.folder import RunFolder, iteration_name
 from .sharding import load_sharded, save_sharded
 
 
@@ -55,7 +58,34 @@ def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
     }
     # trainer.json is written last: a folder without it is an incomplete checkpoint.
     atomic_write_json(tmp / "trainer.json", state)
-    folder.commit_checkpoint(trainer.iteration, tmp, keep)
+    folder.commit_checkpoint(trainer.iteration, tmp, keep, pinned=checkpoint_before_edits(folder, state))
+
+
+def checkpoint_before_edits(folder: RunFolder, newest: dict) -> int | None:
+    """The newest checkpoint taken before the oldest of a person's edits that no rerun has seen
+    (no branch of this run copied the memory log that far), so that "Rerun Off-Policy Update"
+    can start from before them however many checkpoints came since; None when there is no such
+    edit, or no checkpoint before it. `newest` is the trainer.json about to be committed."""
+    start = log_bytes_branched(folder.path)
+    edit = first_person_edit(folder.memory_path / EVENTS_FILE, start)
+    if edit is None:
+        return None
+    before = None
+    for iteration, marker in _markers(folder, newest):
+        if marker is not None and marker <= edit:
+            before = iteration if before is None else max(before, iteration)
+    return before
+
+
+def _markers(folder: RunFolder, newest: dict):
+    """(iteration, memory log bytes) of every checkpoint, the one being committed included."""
+    yield newest["iteration"], (newest.get("memory_marker") or {}).get("events_bytes")
+    for iteration in folder.checkpoint_iterations():
+        try:
+            state = json.loads((folder.checkpoints_path / iteration_name(iteration) / "trainer.json").read_text())
+        except (OSError, ValueError):
+            continue
+        yield iteration, (state.get("memory_marker") or {}).get("events_bytes")
 
 
 def load_checkpoint(path, trainer) -> dict:
