@@ -6,7 +6,9 @@ Scans every tracked file (text only; package-lock.json and the generated protoco
 skipped) for:
 
 - numbered work periods ("session 12", "sessions 6-8"; in prose also "this session", "the
-  session's machine") and issue numbers ("issue 9", "issue #9", ISSUE_4_...);
+  session's machine", "two sittings", a time-of-day span "04:21–05:36", remarks on the machine's
+  day: "while the machine was busy", "kept busy by", "where time allowed") and issue numbers
+  ("issue 9", "issue #9", ISSUE_4_...);
 - people who built it: helpers in prose, "the lead", "this workplace";
 - absolute paths of a build machine (/tmp/, /root/, /work/, /home/ but /home/ada/, the invented
   user of the examples) in docs, markdown, test fixtures and recorded transcripts;
@@ -47,6 +49,11 @@ IN_PROSE = [
     ("a helper (a person)", re.compile(r"\bhelpers?\b", re.I)),
     ("a work period", re.compile(r"\b(?:this|next|previous) session\b|\bthe session's (?:machine|time)\b",
                                  re.I)),
+    ("how the work went", re.compile(
+        r"\b(?:this|one|two|three|several|many|more|other|earlier|later|[0-9]+) sittings?\b"
+        r"|\b(?:while|when) the machine (?:was|had)\b|\bthe machine was (?:busy|shared|free|quiet|idle)\b"
+        r"|\bkept busy by\b|\bwhat else (?:had|ran on|was on) the machine\b|\bwhere time allowed\b"
+        r"|\bran out of time\b|\bmet on the way\b|\b[0-2]?[0-9]:[0-5][0-9][–-][0-2]?[0-9]:[0-5][0-9]\b", re.I)),
     ("a build machine's path", re.compile(r"(?<![\w.~/-])/(?:tmp|root|work|home(?!/ada/))/")),
 ]
 

@@ -55,3 +55,19 @@ def test_a_reference_to_a_file_outside_the_repository_is_found(check, name, line
 def test_paths_inside_the_repository_and_the_examples_invented_user_pass(check, name, line):
     assert not outside(check, name, line)
 
+
+
+@pytest.mark.parametrize("line, found", [
+    ("The bench took two sittings.", True),
+    ("measured while the machine was busy with a build", True),
+    ("on a machine kept busy by other jobs", True),
+    ("- Run A (04:21–05:36, two jobs) ran every mutant", True),
+    ("then the survivors named again where time allowed", True),
+    ("Two traps met on the way: it copies tests/", True),
+    ("A debug session stops at the turn; sitting idle, the host keeps the link.", False),
+    ("The step took 0.42 s on 2 cores at load 2 (medians of 5 starts).", False),
+    ("`at`: 2026-12-01T08:20:47.403+00:00, the time of the edit", False),
+])
+def test_a_page_that_tells_how_the_work_went_is_found(check, line, found):
+    what = [w for _, w, _ in check.findings("docs/bench/b9/RESULTS.md", line, check.allowed_patterns())]
+    assert ("how the work went" in what) is found
