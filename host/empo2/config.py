@@ -180,6 +180,11 @@ class MemoryConfig:
     bench used); 'episode', one entry keyed by the episode's final conversation, with no action
     (the final reference code; docs/algorithm.md, "Memory key"). Queries are each step's user
     turn either way."""
+    show_score: bool = True
+    """Whether each tip in the tip block ends with the score its episode earned (`tip ; action :
+    … ; score : 100`), as the reference code's entries do. Every bench recorded before this
+    option was run without it (false), and so were the built-in policy's demonstrations
+    (docs/algorithm.md, deviation 21)."""
     edited_tip_actions: str = "drop"
     """What the tip block shows for a tip whose current text a person wrote: 'drop', the text
     alone; 'keep', the text with its entry's action, as for any entry (docs/paper.md §4: entry = tip +

@@ -250,9 +250,10 @@ def test_exact_duplicates_are_dropped(store):
     assert t.n_entries == 2  # the repeated step is one entry
     again = store.add_episode_tip(VK, "same tip", [(BULB, "x"), (BULB_NEAR, "y")], 7.0)
     assert again.id == t.id and store.list_tips()[1] == 1 and len(store.entries(VK)) == 2
-    # The same text with a new step is the same tip too (store.py, deviation 9): nothing added.
+    # The same text with a new step is the same tip too (store.py, deviations 9 and 10): only
+    # the new step's entry joins it.
     partial = store.add_episode_tip(VK, "same tip", [(BULB, "x"), (BULB_OTHER, "z")], 7.0)
-    assert partial.id == t.id and partial.n_entries == 2 and len(store.entries(VK)) == 2
+    assert partial.id == t.id and partial.n_entries == 3 and len(store.entries(VK)) == 3
     other_text = store.add_episode_tip(VK, "another tip", [(BULB, "x")], 7.0)
     assert other_text.id != t.id
     person = store.add_tip(VK, "a person's tip", 1.0)

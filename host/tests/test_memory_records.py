@@ -31,7 +31,7 @@ def test_a_retrieved_entry_is_a_json_dict_of_each_of_its_fields(store):
     [[hit]] = store.retrieve(VK, [BULB], threshold=0.5, top_k=1)
     d = hit.to_dict()
     assert d == {"tip_id": tip.id, "text": "flip the switch", "score": 12.5,
-                 "similarity": hit.similarity, "action": "flip switch", "entry": 0}
+                 "similarity": hit.similarity, "action": "flip switch", "entry": 0, "episode_score": 12.5}
     assert d == dataclasses.asdict(hit) and json.loads(json.dumps(d)) == d
     assert hit.similarity > 0.99  # the query is the entry's own key text
 

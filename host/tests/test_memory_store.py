@@ -506,6 +506,45 @@ def test_a_duplicate_add_returns_the_tip_that_held_the_entry_first(embedder):
     assert store.add_episode_tip(VK, "tip x", [(BULB, "look")], 7.0).id not in (a.id, b.id)
 
 
+def test_a_repeated_tip_text_keeps_each_episodes_entries_with_its_own_score(tmp_path, embedder):
+    """Deviation 10: the same text written after a later episode adds that episode's entries
+    (key text, action), each with its episode's score, as the reference stores every entry; the
+    tip keeps its first id and provenance and takes the best score. A replay rebuilds the same
+    tip, and a rollback to before the repeat takes its entries away again."""
+    folder = tmp_path / "memory"
+    with MemoryStore.open(folder, embedder, capacity=10) as store:
+        first = store.add_episode_tip(VK, "go to the attic", [(BULB, "go to hall")], 0.0, {"episode": "e1"})
+        marker = store.marker()
+        again = store.add_episode_tip(VK, "go to the attic", [(BULB_NEAR, "go to attic")], 100.0,
+                                      {"episode": "e2"})
+        later = store.add_episode_tip(VK, "go to the attic", [(UNRELATED, "sell")], 30.0, {"episode": "e3"})
+        assert again.id == later.id == first.id and later.provenance["episode"] == "e1"
+        assert later.n_entries == 3 and later.score == 100.0  # the best of 0, 100 and 30
+        assert [(e["action"], e["score"]) for e in store.entries(VK)] == [
+            ("go to hall", 0.0), ("go to attic", 100.0), ("sell", 30.0)]
+        [hits] = store.retrieve(VK, [BULB_NEAR], threshold=0.0)
+        assert (hits[0].action, hits[0].score) == ("go to attic", 100.0)  # ranked by its own score
+        assert [e["kind"] for e in lines(folder)][-2:] == ["extend", "extend"]
+        tip = store.get(first.id).to_dict()
+    with MemoryStore.open(folder, embedder, capacity=10) as replayed:
+        assert replayed.get(first.id).to_dict() == tip
+        assert len(replayed.entries(VK)) == 3
+    with MemoryStore.open(folder, embedder, capacity=10, rollback_to=marker) as rolled:
+        back = rolled.get(first.id)
+        assert back.n_entries == 1 and back.score == 0.0
+        assert [e["action"] for e in rolled.entries(VK)] == ["go to hall"]
+
+
+def test_a_tip_text_a_person_wrote_is_not_extended_by_the_policy(embedder):
+    """A person's text is no episode's: the policy writing it again adds no entry to it."""
+    store = MemoryStore.open(None, embedder)
+    tip = store.add_episode_tip(VK, "no bulb here", [(BULB, "go to hall")], 0.0)
+    store.update(tip.id, "the bulb was in the attic", expected_version=1, author="ada")
+    again = store.add_episode_tip(VK, "the bulb was in the attic", [(BULB_NEAR, "go to attic")], 100.0)
+    assert again.id == tip.id and again.n_entries == 1 and again.score == 0.0
+    assert [e["action"] for e in store.entries(VK)] == ["go to hall"]
+
+
 def test_a_variations_keys_are_one_preallocated_float32_matrix():
     """The memory a variation takes is fixed by its capacity: capacity x dim float32 keys."""
     buf = VariationBuffer(capacity=5, dim=384)
@@ -523,15 +562,15 @@ def test_rank_puts_the_newer_of_two_exact_ties_first():
 
 
 def test_a_tip_text_already_live_in_the_variation_is_not_stored_twice_and_the_first_wins(embedder):
-    """Two episodes that end in the same advice: one tip, the first one whole (its id, score,
-    provenance); another variation, an edit, or a deleted tip's text still make their own."""
+    """Two episodes that end in the same advice: one tip, with the first one's id and
+    provenance; another variation, an edit, or a deleted tip's text still make their own."""
     store = MemoryStore.open(None, embedder)
     first = store.add_episode_tip(VK, "Flip the switch.", [(BULB, "look")], 20.0, {"iteration": 1})
     again = store.add_episode_tip(VK, "  Flip the switch. ", [(UNRELATED, "sell")], 90.0, {"iteration": 7})
-    assert again.id == first.id and again.score == 20.0 and again.provenance["iteration"] == 1
-    assert store.add_tip(VK, "Flip the switch.", None, author="ada").id == first.id
+    assert again.id == first.id and again.provenance["iteration"] == 1
+    assert store.add_tip(VK, "Flip the switch.", None, author="ada").id == first.id  # a person's: no entry
     tips, total = store.list_tips(VK)
-    assert total == 1 and [e["action"] for e in store.entries(VK)] == ["look"]
+    assert total == 1 and [e["action"] for e in store.entries(VK)] == ["look", "sell"]
     assert store.add_episode_tip("other/1", "Flip the switch.", [(BULB, "look")], 5.0).id != first.id
     other = store.add_episode_tip(VK, "Read the room.", [(BULB_NEAR, "look")], 5.0)
     store.update(other.id, "Flip the switch.", expected_version=1, author="ada")

@@ -322,7 +322,8 @@ def test_memory_mode_puts_the_retrieved_tips_into_the_prompt_and_records_them(po
     for ep in episodes:
         first, *later = ep.steps
         want = expected[ep.variation]
-        shown = [shown_tip(text, action) for _, text, action in want]
+        # memory.show_score (default): each tip ends with its entry's episode score.
+        shown = [shown_tip(text, action, tips[name].score) for name, text, action in want]
         assert first.user_text == (v0 if ep.variation == 0 else v1)  # the key: no tips in it
         assert first.tips == shown and first.tip_ids == [tips[name].id for name, _, _ in want]
         assert first.tip_texts == [text for _, text, _ in want]
@@ -347,19 +348,20 @@ def test_the_configured_threshold_and_edited_tip_actions_reach_retrieval(policy)
     assert episodes[0].steps[0].tip_ids == []
     best = tips["best"]
     store.update(best.id, "the battery is in the garage", best.version, author="ana")
-    for keep, action in [(False, ""), (True, "go to attic")]:  # a person's text: its action dropped
+    # A person's text: its action and its episode's score dropped, unless kept as any entry's.
+    for keep, action, score in [(False, "", None), (True, "go to attic", 9.0)]:
         settings = make_settings(similarity_threshold=0.99, top_k=1, keep_edited_tip_actions=keep)
         step = play(policy, [(TASK, 0, 0)], settings, memory=store, max_steps=(1,))[0][0].steps[0]
         assert step.tip_ids == [best.id] and step.tip_actions == [action]
-        assert step.tips == [shown_tip("the battery is in the garage", action)]
+        assert step.tips == [shown_tip("the battery is in the garage", action, score)]
 
 
 def test_the_sequence_budget_leaves_out_the_lowest_ranked_tips_then_all(policy):
     _, tokenizer = policy
     base = make_settings(top_k=3)
     store, tips, v0, _ = tip_store(base)
-    best = shown_tip("the battery is in the attic", "go to attic")
-    middle = shown_tip("look around the kitchen", "look around")
+    best = shown_tip("the battery is in the attic", "go to attic", 9.0)
+    middle = shown_tip("look around the kitchen", "look around", 5.0)
     fits_two = len(ids_of(tokenizer, v0, base, [best, middle]))
     settings = dataclasses.replace(base, max_sequence_tokens=fits_two + base.max_action_tokens)
     step = play(policy, [(TASK, 0, 0)], settings, memory=store, max_steps=(1,))[0][0].steps[0]
@@ -374,7 +376,8 @@ def test_the_sequence_budget_leaves_out_the_lowest_ranked_tips_then_all(policy):
 
 def test_step_prompts_builds_each_step_exactly_as_the_rollout_did(policy):
     _, tokenizer = policy
-    base = make_settings(top_k=3, history_steps=2)
+    # Without scores: the budget below is reckoned on these exact tip lengths.
+    base = make_settings(top_k=3, history_steps=2, show_score=False)
     tips = [shown_tip("the battery is in the attic", "go to attic"), shown_tip("look around the kitchen", "look around"),
             shown_tip("open the box", "go to hallway")]
     v0 = first_user_text(TASK, 0, base)
@@ -537,7 +540,8 @@ def test_every_rollout_setting_comes_from_its_config_key():
         "policy": {"max_action_tokens": 7, "temperature": 0.9, "eval_temperature": 0.3, "history_steps": 5,
                    "observation_words": 11, "max_sequence_tokens": 900, "generation_batch": 13,
                    "reflection_observation_words": 4, "history_action": "raw"},
-        "memory": {"similarity_threshold": 0.7, "top_k": 3, "edited_tip_actions": "keep", "key": "episode"},
+        "memory": {"similarity_threshold": 0.7, "top_k": 3, "edited_tip_actions": "keep", "key": "episode",
+                   "show_score": False},
         "env": {"workers": 2},
     })
     train = RolloutSettings.from_config(config, BuiltinEnv(), train=True)
@@ -545,11 +549,12 @@ def test_every_rollout_setting_comes_from_its_config_key():
         max_action_tokens=7, temperature=0.9, history_steps=5, observation_words=11,
         similarity_threshold=0.7, top_k=3, keep_edited_tip_actions=True, system_prompt=SYSTEM_PROMPT,
         max_sequence_tokens=900, workers=2, generation_batch=13, reflection_observation_words=4,
-        raw_history_actions=True, memory_key="episode")
+        raw_history_actions=True, memory_key="episode", show_score=False)
     evaluation = RolloutSettings.from_config(config, BuiltinEnv(), train=False)
     assert evaluation == dataclasses.replace(train, temperature=0.3)
     default = RolloutSettings.from_config(load_config("builtin"), BuiltinEnv(), train=True)
     assert not default.keep_edited_tip_actions and not default.raw_history_actions
+    assert default.show_score  # as the reference code's entries show it
     game = TextWorldEnv()  # an environment with its own instructions: they are the system prompt
     assert RolloutSettings.from_config(config, game, train=True).system_prompt == game.instructions() != SYSTEM_PROMPT
 

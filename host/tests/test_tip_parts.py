@@ -8,6 +8,8 @@ id names) and `tip_actions`, parallel to `tip_ids`, and the episode view shows b
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import tiny_run_overrides
@@ -19,8 +21,9 @@ from empo2.run_folder.folder import RunFolder
 from empo2.training.trainer import Trainer
 
 
-def entry(tip_id: str, text: str, action: str, score: float = 0.0) -> Retrieved:
-    return Retrieved(tip_id=tip_id, text=text, score=score, similarity=0.9, action=action, entry=0)
+def entry(tip_id: str, text: str, action: str, score: float = 0.0, episode_score=None) -> Retrieved:
+    return Retrieved(tip_id=tip_id, text=text, score=score, similarity=0.9, action=action, entry=0,
+                     episode_score=episode_score)
 
 
 def test_the_parts_of_each_shown_tip_join_into_what_the_prompt_shows():
@@ -32,6 +35,25 @@ def test_the_parts_of_each_shown_tip_join_into_what_the_prompt_shows():
     assert ids == ["t1", "t2"]
     assert parts == {"t1": ("open the shed", "open door"), "t2": ("heat the food", "")}
     assert [shown_tip(*parts[i]) for i in ids] == texts
+
+
+def test_with_show_score_each_shown_tip_ends_with_its_entrys_episode_score(embedder):
+    """memory.show_score: a tip reads `text ; action : … ; score : …`, the score its shown
+    entry's episode earned (the reference's entry = tip + action + score); a text a person
+    wrote has no episode, so no score; without show_score the block is as before."""
+    from empo2.memory import MemoryStore
+
+    store = MemoryStore.open(None, embedder)
+    bulb = "the room has a red light bulb, a battery and a switch"
+    store.add_episode_tip("k/1", "the bulb is here . it worked", [(bulb, "go to hall")], 0.0)
+    store.add_episode_tip("k/1", "the bulb is here . it worked", [(bulb + " !", "go to attic")], 100.0)
+    person = store.add_tip("k/1", "look in the attic", None, author="ada", key_text=bulb)
+    [retrieved] = store.retrieve("k/1", [bulb], threshold=0.0)
+    texts, ids = distinct_tips(retrieved, show_score=True)
+    assert texts == ["look in the attic", "the bulb is here . it worked ; action : go to attic ; score : 100"]
+    assert ids[0] == person.id
+    assert distinct_tips(retrieved)[0] == ["look in the attic", "the bulb is here . it worked ; action : go to attic"]
+    assert shown_tip("a", "b", -12.5) == "a ; action : b ; score : -12.5"
 
 
 @pytest.mark.slow
@@ -51,6 +73,7 @@ def test_every_step_record_keeps_the_tip_text_its_id_names_and_the_entry_action(
         assert len(step["tip_texts"]) == len(step["tip_actions"]) == len(step["tip_ids"]) == len(step["tips"])
         for tip_id, text, action, in_prompt in zip(step["tip_ids"], step["tip_texts"],
                                                    step["tip_actions"], step["tips"]):
-            assert shown_tip(text, action) == in_prompt
+            # memory.show_score (on by default): the entry's episode score follows.
+            assert re.fullmatch(re.escape(shown_tip(text, action)) + r" ; score : -?[0-9.]+", in_prompt)
             # Nobody edited a tip: the text recorded is the tip's text in the store.
             assert trainer.memory.get(tip_id).text.strip() == text

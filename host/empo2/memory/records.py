@@ -122,6 +122,8 @@ class Retrieved:
     similarity: float
     action: str
     entry: int
+    episode_score: float | None = None  # the score its episode earned, as the tip block shows
+                                        # it (None: a text a person wrote, no episode's)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -131,6 +133,7 @@ class Retrieved:
             "similarity": self.similarity,
             "action": self.action,
             "entry": self.entry,
+            "episode_score": self.episode_score,
         }
 
 

@@ -32,11 +32,17 @@ Deviations and additions (numbered, see also docs/paper.md §7):
    alone would already refuse the duplicate, but as a conflict the client could not tell from
    someone else's edit).
 9. A tip is not stored twice in one variation: an add (the policy's or a person's) whose text is
-   exactly the current text of a live tip there returns that tip and stores nothing. The tip
-   stored first wins whole: its id (what episodes and edits refer to), score, provenance and
-   history stay, since they describe the episode that wrote it; the later add's steps are not
-   added to it. Texts made identical by a person's edit stay side by side (the edit was asked
-   for), and a deleted or evicted tip's text can be stored again.
+   exactly the current text of a live tip there returns that tip and makes no new one. The tip
+   stored first keeps its id (what episodes and edits refer to), provenance and history. Texts
+   made identical by a person's edit stay side by side (the edit was asked for), and a deleted
+   or evicted tip's text can be stored again.
+10. What a repeated tip text keeps (docs/algorithm.md, deviation 26): when the policy writes a
+   text that is live in the variation as the policy wrote it, the new episode's entries (key
+   text, action) join that tip, each entry with its own episode's score ("extend" in the log),
+   as the reference code stores every entry with its action and score; retrieval ranks each
+   entry by its own score. The tip's score is the best of its episodes': the score its best
+   entry is ranked and shown with. A tip whose current text a person wrote is not extended: the
+   policy's episode is no evidence for the person's text.
 
 Threading: one RLock guards all state; embedding (slow) happens outside it, so a person's edit
 never waits for the model and is visible to the next retrieval. on_change runs under the lock,
@@ -194,6 +200,15 @@ class MemoryStore(PersonEdits):
                 gone = self._apply_add(ev, np.array(keys[first : first + k], dtype=np.float32))
                 changes.append(("add", ev["tip"]["id"], ev["tip"]["author"]))
                 changes += [("evict", other.id, SYSTEM) for other in gone]
+            elif kind == "extend":
+                first, k = int(ev["first_entry"]), len(ev["entries"])
+                if first + k > len(keys):
+                    raise CorruptMemory(
+                        f"{events.keys_path} has {len(keys)} key rows; the log needs {first + k}"
+                    )
+                gone = self._apply_extend(ev, np.array(keys[first : first + k], dtype=np.float32))
+                changes.append(("extend", ev["tip_id"], POLICY))
+                changes += [("evict", other.id, SYSTEM) for other in gone]
             elif kind in ("update", "delete"):
                 (self._apply_update if kind == "update" else self._apply_delete)(ev)
                 changes.append((kind, ev["tip_id"], ev["author"]))
@@ -321,6 +336,8 @@ class MemoryStore(PersonEdits):
         buf = self._buffers.get(variation_key)
         same_text = buf.tip_with_text(text) if buf is not None else None
         if same_text is not None:  # deviation 9
+            if author == POLICY and not is_person(self._tips[same_text].version_author):
+                return self._extend(same_text, score, steps, keys, at)  # deviation 10
             return self._tips[same_text].snapshot()
         keep: list[int] = []
         seen: set[tuple[str, str]] = set()
@@ -369,6 +386,57 @@ class MemoryStore(PersonEdits):
             self._emit("evict", other, SYSTEM)
         return tip.snapshot()
 
+    def _extend(self, idx: int, score: float, steps: list[tuple[str, str]], keys: np.ndarray,
+                at: str | None) -> Tip:
+        """Deviation 10: the policy's tip whose text is already live in the variation (as the
+        policy wrote it) gets the new episode's entries, each with that episode's score. Caller
+        holds the lock; exact duplicates of live entries are dropped as for an add."""
+        tip = self._tips[idx]
+        buf = self._buffers[tip.variation_key]
+        keep: list[int] = []
+        seen: set[tuple[str, str]] = set()
+        for i, (kt, act) in enumerate(steps):
+            if buf.owner(kt, act, tip.text) is None and (kt, act) not in seen:
+                seen.add((kt, act))
+                keep.append(i)
+        if not keep:
+            return tip.snapshot()
+        at = at or now_iso()
+        event = {"kind": "extend", "at": at, "tip_id": tip.id, "variation_key": tip.variation_key,
+                 "score": score, "entries": [list(steps[i]) for i in keep],
+                 "first_entry": self._next_entry}
+        doomed = buf.evicted_by(len(keep))
+        evictions = [
+            {"kind": "evict", "at": at, "tip_id": self._tips[t].id, "variation_key": tip.variation_key}
+            for t, c in doomed.items()
+            if t != idx and c == self._tips[t].n_entries
+        ]
+        kept_keys = np.ascontiguousarray(keys[keep], dtype=np.float32)
+        self._write([event] + evictions, kept_keys)  # write-ahead, as an add
+        gone = self._apply_extend(event, kept_keys)
+        self._emit("extend", tip, POLICY)
+        for other in gone:
+            self._emit("evict", other, SYSTEM)
+        return tip.snapshot()
+
+    def _apply_extend(self, ev: dict, keys: np.ndarray) -> list[Tip]:
+        """Append an extend's entries to its tip; the tip's score becomes the best of its
+        episodes' (deviation 10). Returns tips whose last entry was evicted."""
+        idx = self._index.get(ev["tip_id"])
+        if idx is None:
+            raise CorruptMemory(f"tip {ev['tip_id']} is extended before it is added")
+        tip = self._tips[idx]
+        score = finite_score(ev["score"])
+        if score is not None and (tip.score is None or score > tip.score):
+            tip.score = score
+        first = int(ev["first_entry"])
+        self._next_entry = max(self._next_entry, first + len(ev["entries"]))
+        tip.n_entries += len(ev["entries"])
+        evicted = self._buffers[tip.variation_key].append(
+            keys, [e[0] for e in ev["entries"]], [e[1] for e in ev["entries"]], idx, tip.text,
+            rank_score(score), first)
+        return self._account_evictions(evicted, ev["at"])
+
     def _new_id(self, author: str) -> str:
         kind = POLICY if author == POLICY else PERSON
         return f"{'t' if kind == POLICY else 'p'}{self._next_seq[kind]:06d}"
@@ -405,6 +473,10 @@ class MemoryStore(PersonEdits):
             rank_score(tip.score),
             first,
         )
+        return self._account_evictions(evicted, at)
+
+    def _account_evictions(self, evicted, at: str) -> list[Tip]:
+        """Counts the evicted rows off their tips; returns the tips left with none."""
         gone = []
         for other_idx, count in evicted.items():
             other = self._tips[other_idx]
@@ -452,7 +524,8 @@ class MemoryStore(PersonEdits):
                     tip = self._tips[int(buf.tip[r])]
                     stale = not keep_edited_actions and is_person(tip.version_author)
                     hits.append(Retrieved(tip.id, tip.text, float(buf.scores[r]), float(sims[i, r]),
-                                          "" if stale else buf.actions[r], int(buf.entry[r])))
+                                          "" if stale else buf.actions[r], int(buf.entry[r]),
+                                          None if stale or tip.score is None else float(buf.scores[r])))
                 out.append(hits)
             return out
 

@@ -40,10 +40,12 @@ def clip_words(text: str, max_words: int) -> str:
     return " ".join(parts[:max_words]) if len(parts) > max_words else " ".join(parts)
 
 
-def shown_tip(text: str, action: str) -> str:
+def shown_tip(text: str, action: str, score: float | None = None) -> str:
     """How one retrieved entry reads in the tip block: the tip, then the action its episode took
-    in the most similar state (the reference code's entry = tip + action suffix)."""
-    return f"{text.strip()} ; action : {action}" if action else text.strip()
+    in the most similar state, then (memory.show_score) the score that episode earned: the
+    reference code's entry = tip + action + score."""
+    shown = f"{text.strip()} ; action : {action}" if action else text.strip()
+    return f"{shown} ; score : {score:g}" if score is not None else shown
 
 
 def tip_block(tips: Sequence[str]) -> str:

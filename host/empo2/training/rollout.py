@@ -109,6 +109,7 @@ class RolloutSettings:
     reflection_observation_words: int  # words per observation in the reflection; 0: whole
     raw_history_actions: bool  # history shows the policy's raw text, not the executed action
     memory_key: str           # memory.key: 'step' or 'episode' (tip_entries)
+    show_score: bool          # memory.show_score: each shown tip ends with its episode's score
 
     @classmethod
     def from_config(cls, config: TrainConfig, env, train: bool) -> RolloutSettings:
@@ -124,7 +125,7 @@ class RolloutSettings:
             workers=config.env.workers, generation_batch=p.generation_batch,
             reflection_observation_words=p.reflection_observation_words,
             raw_history_actions=p.history_action == "raw",
-            memory_key=m.key,
+            memory_key=m.key, show_score=m.show_score,
         )
 
 
@@ -143,18 +144,18 @@ def tip_entries(ep: Episode, after: list[str], settings: RolloutSettings) -> lis
     return [(final, "")]
 
 
-def distinct_tips(retrieved) -> tuple[list[str], list[str]]:
+def distinct_tips(retrieved, show_score: bool = False) -> tuple[list[str], list[str]]:
     """The retrieved entries as the tip block shows them, one per tip, in rank order.
 
-    Entries of one episode share their tip; within a tip the best-ranked entry (ties on score go
-    to the most similar state) is kept, with its action: the action that episode took in the
-    state most like the current one.
+    Entries of one tip share its text; within a tip the best-ranked entry (ties on score go to
+    the most similar state) is kept, with its action: the action its episode took in the state
+    most like the current one, and with `show_score` (memory.show_score) that episode's score.
     """
     texts, ids = [], []
     for r in retrieved:
         if r.tip_id not in ids:
             ids.append(r.tip_id)
-            texts.append(shown_tip(r.text, r.action))
+            texts.append(shown_tip(r.text, r.action, r.episode_score if show_score else None))
     return texts, ids
 
 
@@ -336,7 +337,7 @@ def _retrieve_tips(memory, episodes, user_texts, settings):
                                   threshold=settings.similarity_threshold, top_k=settings.top_k,
                                   keep_edited_actions=settings.keep_edited_tip_actions)
         for i, retrieved in zip(rows, results):
-            shown[i] = distinct_tips(retrieved)
+            shown[i] = distinct_tips(retrieved, settings.show_score)
             parts[i] = tip_parts(retrieved)
     return shown, parts
 
@@ -412,7 +413,7 @@ def step_prompts(tokenizer, ep: Episode, after: list[str], observation: str,
     budget = settings.max_sequence_tokens - settings.max_action_tokens if settings.max_sequence_tokens else 0
     user_text, no_tip_ids = _fit_user_turn(tokenizer, ep, after, observation, settings, budget)
     retrieved = list(retrieve(user_text)) if retrieve is not None else []
-    shown = distinct_tips(retrieved)
+    shown = distinct_tips(retrieved, settings.show_score)
     prompt_ids = no_tip_ids
     if shown[0]:
         ids, shown = _fit_tips(tokenizer, user_text, shown, settings.system_prompt, budget)
