@@ -250,6 +250,12 @@ class TrainConfig:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     dist: DistConfig = field(default_factory=DistConfig)
+    report_to: list[str] = field(default_factory=list)
+    """Trackers that mirror the run while it trains, any of 'tensorboard' (event files in
+    <run>/tensorboard/), 'wandb' (offline in <run>/wandb/ unless an account is configured) and
+    'trackio' (its local store); empty: none. The mirror follows the run folder in a thread of
+    its own and a failing tracker only logs a warning: metrics.jsonl stays the record
+    (empo2/trackers/, docs/trackers.md). As an override: report_to=tensorboard,wandb."""
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -278,6 +284,8 @@ CHOICES = {
 # The built-in policy's sizes (policy/model.py's TINY_SIZES, a test holds them equal), named in
 # policy.model as 'builtin:<size>'; plain 'builtin' is the default size.
 BUILTIN_SIZES = ("tiny", "default", "large")
+# The trackers report_to can name (trackers/sinks.py has one class per name, a test holds them equal).
+TRACKERS = ("tensorboard", "wandb", "trackio")
 PROBABILITIES = ("algo.p_memory", "algo.q_off_policy")
 POSITIVE = ("iterations", "algo.batch_tasks", "algo.group_size", "env.max_steps",
             "policy.max_action_tokens", "policy.max_tip_tokens", "algo.minibatches",
@@ -388,6 +396,8 @@ def _apply_override(config: TrainConfig, item: str) -> None:
     kind = typing.get_type_hints(type(node))[leaf]
     if kind is str and not isinstance(value, str):
         value = raw
+    if typing.get_origin(kind) is list and isinstance(value, str):
+        value = [part for part in value.split(",") if part]  # a bare list: a,b,c
     setattr(node, leaf, _coerce(value, kind, key))
 
 
@@ -416,6 +426,10 @@ def _validate(config: TrainConfig) -> None:
         raise ConfigError("config key 'algo.minibatch_prompts' must be at least 0 (0: algo.minibatches steps per iteration)")
     if config.algo.group_size < 2:
         raise ConfigError("config key 'algo.group_size' must be at least 2 (GRPO compares rollouts of a group)")
+    unknown = [name for name in config.report_to if name not in TRACKERS]
+    if unknown:
+        raise ConfigError(f"config key 'report_to' names no tracker: {unknown[0]!r} "
+                          f"(trackers: {', '.join(TRACKERS)})")
     if not config.env.tasks:
         raise ConfigError("config key 'env.tasks' must name at least one task")
     if config.memory.tip_writer == "scripted" and config.env.name != "builtin":

@@ -24,6 +24,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("algo", "envs", "run_folder"),
     # the tip store (algo's bit-exact cosine); the policy (its demonstrations play the built-in worlds)
     ("memory", "policy"),
+    # the run folder mirrored to TensorBoard, W&B and trackio (reads the run's files and memory log)
+    ("trackers",),
     # the loop and everything one iteration needs
     ("training",),
     # what runs the trainer: reruns on branches, the bench, exporting a policy

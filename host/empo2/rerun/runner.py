@@ -52,6 +52,7 @@ from ..memory.layout import EVENTS_FILE
 from ..run_folder.folder import RunFolder, iteration_name
 from ..training.rollout import MEMORY_FREE, Episode, RolloutSettings, StepRecord, roll_out
 from ..training.run_control import RunControl, TrainerHooks
+from ..trackers import mirrored
 from ..training.trainer import Trainer
 from ..training.update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
 from .branch import (RERUN_FILE, BranchError, checkpoint_marker, create_branch,
@@ -154,9 +155,10 @@ def _continue(branch, record, settings, hooks, control, embedder, on_trainer) ->
 def _execute(branch: RunFolder, parent: RunFolder, settings: RerunSettings, hooks, control,
              embedder, on_trainer) -> dict:
     origin = parent_record(branch)
-    with branch.writer_lock():
-        trainer = Trainer(load_config(branch.config()), branch, hooks=hooks, control=control,
-                          embedder=embedder)
+    config = load_config(branch.config())
+    # A dry run's scratch branch is no run a tracker should show.
+    with branch.writer_lock(), mirrored(branch, [] if settings.dry_run else config.report_to):
+        trainer = Trainer(config, branch, hooks=hooks, control=control, embedder=embedder)
         if on_trainer is not None:
             on_trainer(trainer)
         try:

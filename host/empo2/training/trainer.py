@@ -53,6 +53,7 @@ from ..policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
 from ..policy.saved_folder import prompt_shape_difference
 from ..policy.scripted_writer import ScriptedTipWriter
 from ..run_folder.folder import RunFolder
+from ..trackers import mirrored
 from .checkpoint import load_checkpoint, save_checkpoint
 from .distributed import Dist
 from .learning_signals import learning_signals
@@ -239,8 +240,10 @@ class Trainer:
         """Trains until config.iterations or the env-step budget, from the newest checkpoint when
         resuming. Rank 0 holds the run folder's writer lock throughout: a second writer (another
         `train`/`resume`, or a host resuming the same run) is refused before it rolls anything
-        back."""
-        with self.folder.writer_lock() if self.dist.main else contextlib.nullcontext():
+        back. Rank 0 mirrors the run folder to the trackers of config.report_to meanwhile (a
+        thread that follows its files; trackers/mirror.py)."""
+        with self.folder.writer_lock() if self.dist.main else contextlib.nullcontext(), \
+                mirrored(self.folder, self.config.report_to if self.dist.main else []):
             try:
                 self._run(resume)
             finally:
