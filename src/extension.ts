@@ -40,6 +40,7 @@ import { runContext } from './runs/runContext';
 import { RunsModel } from './runs/runsModel';
 import { RunGuard } from './runGuard/runGuard';
 import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand, type TipServices } from './tips/tipCommands';
+import { TipHistoryDocuments } from './tips/tipHistoryDocuments';
 import { TipsModel } from './tips/tipsModel';
 import { PersonName } from './tips/personName';
 import { TipsViewProvider } from './tips/tipsViewProvider';
@@ -104,7 +105,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const rerunJobs = new RerunJobs(host, runs);
   const hostServices: HostServices = { trust, host, hostLog, settings, beforeStop: runGuard.beforeStop };
   const runServices: RunServices = { settings, hostLog, trust, host, runs, metrics };
-  const tipServices: TipServices = { host, tips, runs };
+  const tipHistories = new TipHistoryDocuments();
+  const tipServices: TipServices = { host, tips, runs, histories: tipHistories };
   const rerunServices: RerunServices = { host, runs, jobs: rerunJobs, panel: comparison };
 
   context.subscriptions.push(
@@ -124,6 +126,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     runGuard,
     comparison,
     rerunJobs,
+    tipHistories,
     new HostStatusBar(host, runs),
     new ConnectionNotices(host.health, host.reconnector, hostLog, host.onDidFail, host.state),
     new RunProgressReporter(runs, (runId) => vscode.commands.executeCommand(StopRunCommand.id, runId)),

@@ -25,13 +25,21 @@ function signed(value: number): string {
 /** The scale beside a score: "−100 to 100" (words, not "−100–100", whose dashes run together). */
 export const SCORE_SCALE = `${signed(SCORE_MIN)} to ${signed(SCORE_MAX)}`;
 
+/**
+ * `value.toFixed(digits)`, except that what rounds to zero reads "0" ("0.00"), never "-0"
+ * ("-0.00"): a tiny negative reward or advantage is no sign a person can act on.
+ */
+export function fixed(value: number, digits: number): string {
+  const text = value.toFixed(digits);
+  return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
+}
+
 /** A score as every view writes it: 25.0, 3.50, 100. */
 export function formatReturn(value: number | undefined): string {
   if (value === undefined || !Number.isFinite(value)) {
     return '–';
   }
-  const rounded = Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 10 ? value.toFixed(1) : value.toFixed(2);
-  return rounded === '-0.00' ? '0.00' : rounded;
+  return fixed(value, Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2);
 }
 
 /** A share of something (success, clipped tokens): the 0..1 keys of metric-keys.json. */

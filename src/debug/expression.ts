@@ -8,6 +8,8 @@
 // (and, or, not, in, True, False, None) and their JavaScript spellings (&&, ||, !) both work,
 // since researchers write either.
 
+import { fixed } from '../common/quantities';
+
 export type Value = number | string | boolean | null | Value[] | { readonly [key: string]: Value };
 
 export class ExpressionError extends Error {}
@@ -342,7 +344,7 @@ export function show(value: Value): string {
     return JSON.stringify(value);
   }
   if (typeof value === 'number') {
-    return Number.isInteger(value) ? String(value) : value.toFixed(4).replace(/0+$/, '').replace(/\.$/, '');
+    return Number.isInteger(value) ? String(value) : fixed(value, 4).replace(/0+$/, '').replace(/\.$/, '');
   }
   return JSON.stringify(value);
 }

@@ -5,8 +5,9 @@ import { showFailure, showHostRequired } from '../host/notices';
 import type { Tip } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
 import { deleteTipQuestion, type TipEdit } from './tipRules';
+import type { TipHistoryDocuments } from './tipHistoryDocuments';
 import { newEditId, type TipsModel } from './tipsModel';
-import { authorName, versionLine } from './tipWords';
+import { authorName, tipPickDescription, versionLine } from './tipWords';
 import { configuredVariations } from './variations';
 
 // Commands on the current run's memory tips, from the palette (the Memory Tips view does the
@@ -42,6 +43,7 @@ export interface TipServices {
   readonly host: HostManager;
   readonly tips: TipsModel;
   readonly runs: RunsModel;
+  readonly histories: TipHistoryDocuments;
 }
 
 /** The run whose tips the commands edit; explains what is missing when there is none. */
@@ -82,7 +84,7 @@ async function pickTip(tips: TipsModel, arg: unknown, title: string, includeDele
     .sort((a, b) => Number(Boolean(a.deleted)) - Number(Boolean(b.deleted)) || a.variationKey.localeCompare(b.variationKey) || a.id.localeCompare(b.id))
     .map((tip) => ({
       label: tip.deleted ? `$(trash) ${tip.text}` : tip.text,
-      description: `${tip.variationKey} · v${tip.version} · by ${tip.author}${tip.deleted ? ' · deleted' : ''}`,
+      description: tipPickDescription(tip),
       detail: tip.id,
       tip,
     }));
@@ -224,8 +226,6 @@ export class ShowTipHistoryCommand extends CommandBase<TipServices> {
       '',
       ...versions.flatMap((v) => [`## ${versionLine(v)}${v.at ? ` · ${v.at}` : ''}`, '', v.text, '']),
     ];
-    const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: lines.join('\n') });
-    await vscode.window.showTextDocument(document, { preview: true });
-    return document;
+    return this.services.histories.show(this.services.tips.currentRunId ?? 'run', tip.id, lines.join('\n'));
   }
 }

@@ -24,6 +24,11 @@ export function authorLine(tip: Tip): string {
   return `${verb} by ${current} (v1 by ${authorName(tip.author)})`;
 }
 
+/** A tip's line in the palette's tip pick: "grow-plant/0 · v2 · edited by you (v1 by the policy)". */
+export function tipPickDescription(tip: Tip): string {
+  return `${tip.variationKey} · v${tip.version} · ${authorLine(tip)}`;
+}
+
 /** What each kind of version did, as the history reads it. */
 const VERSION_DEEDS: Record<TipVersion['kind'], string> = { add: 'written', update: 'edited', delete: 'deleted', evict: 'evicted' };
 

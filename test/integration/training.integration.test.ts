@@ -172,6 +172,11 @@ describe('EMPO² Studio with the real training host', function () {
     assert.match(text, /deleted: retrieval no longer returns it/);
     assert.match(text, /## v\d+ · deleted by (you|\S+)/, 'the deletion is a version of its history');
     assert.match(text, /## v1 · written by the policy/, 'the policy named as the policy');
+    // Read-only, never an unsaved Untitled editor: closing it asks nothing.
+    assert.equal(document?.uri.scheme, 'empo2-tip-history');
+    assert.equal(document?.isDirty, false);
+    assert.equal(document?.isUntitled, false);
+    assert.equal(document?.languageId, 'markdown');
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
     // After a reload (what a reconnect or reopening the run does) it is still there, from the host.
     await api().tips.load(run.runId);

@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { evaluate, Expression, ExpressionError } from '../../src/debug/expression';
+import { fixed, formatReturn } from '../../src/common/quantities';
+import { evaluate, Expression, ExpressionError, show } from '../../src/debug/expression';
+import { tickLabels } from '../../webview/metrics/metrics-chart/chartMath';
 import type { Value } from '../../src/debug/expression';
 import { TIP_VARIABLE_CONTEXT, tipIdOfVariable, tipSummary } from '../../src/debug/tipVariables';
 import { VariableValues } from '../../src/debug/variableValues';
@@ -100,5 +102,19 @@ describe('a retrieved tip in the Variables view', () => {
     const [none] = values.children(values.handle({ tips: [] }));
     assert.equal(none.value, '[]', 'no tips reads as an empty list, not "[0]"');
     assert.equal(none.variablesReference, 0);
+  });
+});
+
+describe('numbers that round to zero', () => {
+  it('read "0", never "-0", in the Variables view, the charts and the views', () => {
+    assert.equal(show(-0.00001), '0');
+    assert.equal(show(-0), '0');
+    assert.equal(show(-0.25), '-0.25');
+    assert.equal(fixed(-0.004, 2), '0.00');
+    assert.equal(fixed(-0.4, 0), '0');
+    assert.equal(fixed(-0.006, 2), '-0.01');
+    assert.equal(formatReturn(-0.001), '0.00');
+    // uPlot's splits near zero come as -2.7e-17 after floating-point steps.
+    assert.deepEqual(tickLabels([-2.7e-17, 0.1, 0.2], 0.1), ['0.0', '0.1', '0.2']);
   });
 });

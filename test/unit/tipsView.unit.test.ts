@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { configuredVariations } from '../../src/tips/variations';
 import { NO_FILTER, applyChanges, countByVariation, filterTips, groupByVariation, groupCount, scoreLabel, scoreTitle } from '../../webview/tips/tipsView';
-import { authorLine, versionLine } from '../../src/tips/tipWords';
+import { authorLine, tipPickDescription, versionLine } from '../../src/tips/tipWords';
 import { aTip, aTipVersion } from '../builders/protocol';
 
 describe('Memory Tips panel logic', () => {
@@ -74,6 +74,12 @@ describe('tip card provenance', () => {
     assert.equal(authorLine(aTip()), 'by the policy');
     assert.equal(authorLine(aTip({ version: 2, versionAuthor: 'Ada' })), 'edited by Ada (v1 by the policy)');
     assert.equal(authorLine(aTip({ version: 3, deleted: true, versionAuthor: 'you' })), 'deleted by you (v1 by the policy)');
+  });
+
+  it('says in the palette\'s tip pick who edited the version it shows, not who wrote the first', () => {
+    const edited = aTip({ variationKey: 'grow-plant/0', version: 2, author: 'policy', versionAuthor: 'you' });
+    assert.equal(tipPickDescription(edited), 'grow-plant/0 · v2 · edited by you (v1 by the policy)');
+    assert.doesNotMatch(tipPickDescription(edited), /v2 · by policy/);
   });
 
   it('reads its history as a person writes it: what each version did, and who', () => {

@@ -1,6 +1,6 @@
 import type { MemoryChange, MemoryFilter, Tip } from '../../src/rpc/protocol';
 import { applyTipChanges, isPersonAuthor, POLICY_AUTHOR } from '../../src/tips/tipRules';
-import { SCORE_MAX, SCORE_SCALE } from '../../src/common/quantities';
+import { fixed, SCORE_MAX, SCORE_SCALE } from '../../src/common/quantities';
 
 // What the Memory Tips panel shows, as pure functions (unit-tested in plain Node): applying the
 // host's changes to the list, filtering and searching, grouping by task variation.
@@ -91,5 +91,5 @@ export function scoreTitle(tip: Tip): string {
 }
 
 export function formatScore(score: number | null): string {
-  return score === null ? '–' : Number.isInteger(score) ? String(score) : score.toFixed(2);
+  return score === null ? '–' : Number.isInteger(score) ? String(score) : fixed(score, 2);
 }

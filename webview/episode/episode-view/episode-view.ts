@@ -1,6 +1,6 @@
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import { formatReturn, SCORE, SCORE_SCALE } from '../../../src/common/quantities';
+import { fixed, formatReturn, SCORE, SCORE_SCALE } from '../../../src/common/quantities';
 import type { Episode, RolloutMode, TrajectoryStep, UpdateMode } from '../../../src/rpc/protocol';
 import { shownTips } from '../shownTips';
 import { episodeViewStyles } from './episode-view.styles';
@@ -19,7 +19,7 @@ function number(value: number | undefined): string {
   if (value === undefined || !Number.isFinite(value)) {
     return '–';
   }
-  return Math.abs(value) >= 10 ? value.toFixed(1) : value.toFixed(2);
+  return fixed(value, Math.abs(value) >= 10 ? 1 : 2);
 }
 
 /**

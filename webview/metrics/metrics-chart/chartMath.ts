@@ -1,3 +1,4 @@
+import { fixed } from '../../../src/common/quantities';
 import type { ChartSpec, MetricsColumns } from '../../../src/runs/metricsCharts';
 
 // What a metrics chart shows, as pure functions (unit-tested in plain Node): the axis ranges and
@@ -61,7 +62,7 @@ export function tickLabels(splits: readonly (number | null)[], step: number): st
   const largest = Math.max(0, ...finite.map(Math.abs));
   const exponent = largest >= 1e6 || (step > 0 && step < 1e-5);
   let digits = exponent ? 1 : step > 0 ? Math.max(0, Math.ceil(-Math.log10(step) - 1e-9)) : 0;
-  const write = (v: number) => (exponent ? v.toExponential(digits) : v.toFixed(digits));
+  const write = (v: number) => (exponent ? v.toExponential(digits) : fixed(v, digits));
   for (; digits < 15; digits++) {
     const labels = finite.map(write);
     if (new Set(labels).size === labels.length) {
@@ -319,7 +320,7 @@ export function formatValue(value: number): string {
   if (magnitude !== 0 && (magnitude >= 1e5 || magnitude < 1e-3)) {
     return value.toExponential(2);
   }
-  return value.toFixed(magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3);
+  return fixed(value, magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3);
 }
 
 /**

@@ -114,6 +114,17 @@ export class TipsPanel extends LitElement {
     this.card(tipId)?.scrollIntoView({ block: 'center' });
   }
 
+  /**
+   * Opens the Add form where the person looks: it sits under the sticky header, at the top of the
+   * list, so a list scrolled down is brought back to the top and the text box takes the focus.
+   */
+  async openAddForm(): Promise<void> {
+    this.adding = true;
+    await this.updateComplete;
+    window.scrollTo({ top: 0 });
+    this.renderRoot.querySelector<VscodeTextarea>('.add-text')?.focus();
+  }
+
   /** Opens a tip's editor (the Edit Tip command, with the panel visible). */
   async startEditing(tipId: string): Promise<void> {
     await this.reveal(tipId);
@@ -231,7 +242,7 @@ export class TipsPanel extends LitElement {
             .checked=${Boolean(this.filter.showDeleted)}
             @change=${(event: Event) => this.setFilter({ ...this.filter, showDeleted: (event.target as VscodeCheckbox).checked })}
           ></vscode-checkbox>
-          <vscode-button @click=${() => (this.adding = !this.adding)}>${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button>
+          <vscode-button @click=${() => (this.adding ? (this.adding = false) : void this.openAddForm())}>${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button>
         </div>
       </header>
       ${this.adding ? this.renderAddForm() : nothing}
