@@ -27,9 +27,15 @@ class ConfigError(ValueError):
 @dataclass
 class EnvConfig:
     name: str = "builtin"
-    """Environment family: 'builtin' (the built-in worlds), 'scienceworld' or 'textworld'."""
+    """The environment: 'builtin' (the built-in worlds), 'scienceworld', 'textworld', a name an
+    installed package declares in the 'empo2.environments' entry-point group,
+    'package.module:factory', or 'gymnasium:<id>' (docs/environments.md)."""
+    kwargs: dict = field(default_factory=dict)
+    """Keyword arguments of the factory of an environment found by name (not the built-in ones)."""
     tasks: list[str] = field(default_factory=lambda: ["power-device", "grow-plant", "heat-food"])
-    """Task kinds trained on; each training batch draws from them."""
+    """Task kinds trained on; each training batch draws from them. Empty: every task of the
+    environment. A config that names another environment than 'builtin' without setting them
+    (or an override of env.name without env.tasks) leaves them empty."""
     train_variations: list[int] = field(default_factory=list)
     """Variations trained on; empty means the environment's training split (built-in: 0–4)."""
     test_variations: list[int] = field(default_factory=list)
@@ -49,6 +55,8 @@ class EnvConfig:
     """ScienceWorld simplifications, comma-separated ('easy': the paper's preset)."""
     workers: int = 1
     """Threads stepping the environments of a batch (ScienceWorld: each waits on its own JVM)."""
+    step_timeout_s: float = 60.0
+    """Longest reset or step of an environment found by name before the run fails; 0: no limit."""
 
 
 @dataclass
@@ -276,7 +284,6 @@ CHOICES = {
     "policy.dtype": ("auto", "float32", "bfloat16", "mixed-bfloat16"),
     "policy.history_action": ("executed", "raw"),
     "policy.device": ("auto", "cpu", "cuda"),
-    "env.name": ("builtin", "scienceworld", "textworld"),
     "env.correction": ("unparsed", "listed"),
     "env.step_limits": ("fixed", "per-task"),
     "dist.strategy": ("ddp", "fsdp2"),
@@ -318,8 +325,52 @@ def load_config(source: str | dict | None = None, overrides: list[str] = ()) -> 
     config = _build(TrainConfig, data, "")
     for item in overrides:
         _apply_override(config, item)
+    _tasks_of_the_named_environment(config, data, overrides)
     _validate(config)
     return config
+
+
+# How env.name finds an environment (envs/registry.py makes it): a built-in family, an installed
+# package's entry point in this group, `module:factory`, or one of these prefixes.
+BUILTIN_ENVS = ("builtin", "scienceworld", "textworld")
+ENV_ENTRY_POINTS = "empo2.environments"
+GYMNASIUM, OPENENV = "gymnasium:", "openenv:"
+
+
+def env_entry_points() -> dict:
+    """The installed packages' environments by name: {name: importlib.metadata.EntryPoint}."""
+    from importlib import metadata
+
+    return {entry.name: entry for entry in metadata.entry_points(group=ENV_ENTRY_POINTS)}
+
+
+def check_env_name(name: str) -> None:
+    """A ConfigError unless `name` could name an environment: built in, an installed entry
+    point, or of the module:factory or gymnasium:<id> form. It imports nothing; whether the name
+    works shows when the run makes its environment."""
+    if name in BUILTIN_ENVS or name.startswith((GYMNASIUM, OPENENV)) or name in env_entry_points():
+        return
+    module, sep, attr = name.partition(":")
+    if sep and module and attr:
+        return
+    raise ConfigError(f"config key 'env.name' names no environment: {name!r} is not built in "
+                      f"({', '.join(BUILTIN_ENVS)}), not an installed package's {ENV_ENTRY_POINTS} "
+                      "entry point, nor of the form package.module:factory or gymnasium:<id>")
+
+
+def _tasks_of_the_named_environment(config: TrainConfig, data: dict, overrides) -> None:
+    """Tasks and variations belong to the environment they were written for: a config naming
+    another environment than 'builtin' without them, or an override that changes env.name
+    without them, trains on all of its environment's tasks and their own variations."""
+    env = data.get("env") if isinstance(data.get("env"), dict) else {}
+    written_for = env.get("name", EnvConfig.name)
+    overridden = {item.partition("=")[0] for item in overrides}
+    renamed = config.env.name != written_for
+    for key in ("tasks", "train_variations", "test_variations"):
+        if f"env.{key}" in overridden:
+            continue
+        if renamed or (key not in env and config.env.name != EnvConfig.name):
+            setattr(config.env, key, [])
 
 
 def _read_source(source: str) -> dict:
@@ -430,8 +481,9 @@ def _validate(config: TrainConfig) -> None:
     if unknown:
         raise ConfigError(f"config key 'report_to' names no tracker: {unknown[0]!r} "
                           f"(trackers: {', '.join(TRACKERS)})")
-    if not config.env.tasks:
-        raise ConfigError("config key 'env.tasks' must name at least one task")
+    check_env_name(config.env.name)
+    if not config.env.step_timeout_s >= 0:
+        raise ConfigError("config key 'env.step_timeout_s' must be at least 0 (0: no limit)")
     if config.memory.tip_writer == "scripted" and config.env.name != "builtin":
         raise ConfigError("config key 'memory.tip_writer' can be 'scripted' only with env.name=builtin "
                           "(it replays the built-in worlds to state what an episode did)")

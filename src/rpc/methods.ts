@@ -68,6 +68,7 @@ export const Requests = {
   updateCompare: request<P.UpdateCompareParams, P.UpdateCompareResult>('update.compare'),
   branchAdopt: request<P.BranchAdoptParams, P.BranchAdoptResult>('branch.adopt'),
   branchDelete: request<P.BranchDeleteParams, P.BranchDeleteResult>('branch.delete'),
+  envList: request<P.EmptyParams, P.EnvListResult>('env.list'),
 } as const;
 
 export const Notifications = {

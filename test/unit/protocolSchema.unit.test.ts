@@ -78,6 +78,16 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
   updateCompare: { params: [{ runId: 'what-if' }], result: { result: aBranchRerunResult() } },
   branchAdopt: { params: [{ runId: 'what-if' }], result: { run: aRunInfo({ runId: 'what-if', parent: { runId: 'run-1', checkpoint: 2, adopted: true } }) } },
   branchDelete: { params: [{ runId: 'what-if' }], result: { deleted: 'what-if' } },
+  envList: {
+    params: [{}],
+    result: {
+      environments: [
+        { name: 'builtin', source: 'built in', tasks: ['power-device', 'grow-plant'], error: null },
+        { name: 'lockbox', source: 'lockbox_env:LockboxEnv (package empo2-lockbox 0.1.0)', tasks: ['escape', 'open-chest'], error: null },
+        { name: 'textworld', source: 'built in', tasks: ['cooking'], error: 'the textworld package is not installed' },
+      ],
+    },
+  },
 };
 
 describe('protocol: src/rpc against the JSON Schema', () => {

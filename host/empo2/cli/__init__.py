@@ -6,6 +6,7 @@
     empo2-host config [--preset builtin] [k=v ..] print the resolved config (a file train --config reads)
     empo2-host resume RUN_FOLDER                 continue a run from its last checkpoint
     empo2-host runs [--state interrupted]        the run folders under .empo2/runs and their state
+    empo2-host envs [--json]                     the environments env.name can name, with their tasks
     empo2-host eval --run RUN_FOLDER             memory-free and memory-augmented success
     empo2-host bench [--seeds 0,1,2,3,4]          EMPO² vs the paper's GRPO on the built-in worlds
     empo2-host rerun RUN [--dry-run] [..]         rerun the off-policy update on a branch (rerun/runner.py)

@@ -224,6 +224,20 @@ def run_line(row: dict) -> str:
     return f"{row['run']}  {row['state']}  {progress}  {row['path']}"
 
 
+def cmd_envs(args) -> int:
+    from ..envs.registry import list_environments
+
+    rows = list_environments()
+    for row in rows:
+        if args.json:
+            print(json.dumps(row))
+            continue
+        tasks = ", ".join(row["tasks"]) if row["tasks"] else "-"
+        print(f"{row['name']}  {row['source']}  tasks: {tasks}"
+              + (f"  (unusable: {row['error']})" if row["error"] else ""))
+    return 0
+
+
 def cmd_eval(args) -> int:
     from ..run_folder.folder import RunFolder
 
@@ -231,7 +245,7 @@ def cmd_eval(args) -> int:
         raise UserError("--trials and --variations must be at least 1")
     folder = RunFolder.open(Path(args.run)) if args.run else None  # fails before torch loads
 
-    from ..envs.registry import make_env
+    from ..envs.registry import make_env, tasks_of
     from ..memory.embedding import SentenceEmbedder
     from ..policy.model import load_policy
     from ..training.evaluation import memory_trials
@@ -251,8 +265,8 @@ def cmd_eval(args) -> int:
     else:
         config = load_config("builtin")
         model_path = _ensure_builtin_with_progress() if args.model == "builtin" else resolve_model(args.model)
-    tasks = args.tasks.split(",") if args.tasks else config.env.tasks
     env = make_env(config.env)
+    tasks = args.tasks.split(",") if args.tasks else tasks_of(config.env, env)
     for task in tasks:
         if task not in env.tasks():
             raise UserError(f"unknown task {task!r}; known tasks: {', '.join(env.tasks())}")
@@ -455,6 +469,7 @@ COMMANDS = {
     "config": cmd_config,
     "resume": cmd_resume,
     "runs": cmd_runs,
+    "envs": cmd_envs,
     "eval": cmd_eval,
     "bench": cmd_bench,
     "rerun": cmd_rerun,

@@ -19,6 +19,7 @@ class UserError(Exception):
 LATE_USER_ERRORS = (
     ("empo2.policy.model", "PolicyLoadError"), ("empo2.run_folder.folder", "RunFolderError"),
     ("empo2.export.plain", "ExportError"), ("empo2.training.plan", "PlanError"),
+    ("empo2.envs.plugin", "EnvironmentFault"),
 )
 
 

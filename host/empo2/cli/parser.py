@@ -81,6 +81,10 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--state", help="only runs in these states, comma-separated (e.g. interrupted)")
     p.add_argument("--json", action="store_true", help="one JSON object per run instead of a table")
 
+    p = sub.add_parser("envs", help="the environments env.name can name here: built in and "
+                                    "installed (entry points), with their tasks")
+    p.add_argument("--json", action="store_true", help="one JSON object per environment instead of a table")
+
     p = sub.add_parser("eval", help="memory-free and memory-augmented success on held-out variations")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--run", help="a run folder (its latest checkpoint)")

@@ -46,7 +46,9 @@ from .. import metric_keys as metric
 from ..algo.intrinsic import make_intrinsic_reward
 from ..config import ConfigError, TrainConfig, builtin_size
 from ..envs.pool import EnvPool
-from ..envs.registry import make_env
+from ..envs.plugin import EnvironmentFault
+from ..envs.registry import make_env, tasks_of
+from ..one_sentence import sentence
 from ..memory.embedding import SentenceEmbedder
 from ..memory.store import MemoryStore
 from ..policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
@@ -143,7 +145,12 @@ class Trainer:
         self.embedder = embedder or SentenceEmbedder(device="cpu")
         # Environments live for the whole run: a ScienceWorld one is a JVM (envs/pool.py).
         self.envs = EnvPool(lambda: make_env(config.env), workers=config.env.workers)
-        self.env = self.envs.take(1)[0]
+        try:
+            self.env = self.envs.take(1)[0]
+            config.env.tasks = tasks_of(config.env, self.env)  # empty: all the environment's
+        except (ConfigError, EnvironmentFault) as err:
+            self._environment_failed(err)
+            raise
         unknown = [t for t in config.env.tasks if t not in self.env.tasks()]
         if unknown:
             raise ConfigError(f"config key 'env.tasks' names unknown {config.env.name} task(s) "
@@ -246,6 +253,9 @@ class Trainer:
                 mirrored(self.folder, self.config.report_to if self.dist.main else []):
             try:
                 self._run(resume)
+            except EnvironmentFault as fault:
+                self._environment_failed(fault)
+                raise
             finally:
                 if self.dist.main:
                     self.folder.write_progress(None)  # it trains no more: nothing in progress
@@ -420,6 +430,13 @@ class Trainer:
     def _set_state(self, state: str, iteration: int) -> None:
         if self.dist.main:
             self.folder.set_state(state, iteration=iteration)
+
+    def _environment_failed(self, err: Exception) -> None:
+        """The run ends `failed` with the environment's one sentence (run.json and the log);
+        the iterations and checkpoints written before stay as they are."""
+        if self.dist.main:
+            log.error("the run failed: %s", sentence(err))
+            self.folder.set_state("failed", error=sentence(err))
 
     def _store_tip(self, ep: Episode, after: list[str], iteration: int) -> None:
         if not ep.tip:

@@ -6,7 +6,7 @@
 /**
  * The version of this protocol, semantic versioning. A host accepts a client whose major version equals its own; a minor version adds optional fields, methods or notifications only.
  */
-export type ProtocolVersion = '1.7.0';
+export type ProtocolVersion = '1.8.0';
 /**
  * Every message a client may send: one of the requests. (No client notifications are defined; a host ignores unknown ones.)
  */
@@ -42,7 +42,8 @@ export type ClientMessage =
   | UpdateCancelRequest
   | UpdateCompareRequest
   | BranchAdoptRequest
-  | BranchDeleteRequest;
+  | BranchDeleteRequest
+  | EnvListRequest;
 /**
  * The first request on every connection: versions and capabilities. Anything else before it is NotInitialized; a second one is InvalidRequest.
  */
@@ -324,6 +325,13 @@ export type BranchAdoptRequest = RequestMessage & {
 export type BranchDeleteRequest = RequestMessage & {
   method?: 'branch.delete';
   params: BranchDeleteParams;
+};
+/**
+ * The environments runs can name here: the built-in families and every installed package's `empo2.environments` entry point, with their tasks (1.8.0). `module:factory` and `gymnasium:<id>` names are not listed; they are found when a run starts.
+ */
+export type EnvListRequest = RequestMessage & {
+  method?: 'env.list';
+  params?: EmptyParams;
 };
 /**
  * Every message a host may send: a response (success or error) or a notification. A success response's `result` is checked against the `...Response` definition of the request it answers (found by its id).
@@ -1476,6 +1484,33 @@ export interface RunListResult {
 export interface RunListResponse {
   result?: RunListResult;
 }
+export interface EnvListResult {
+  environments: EnvironmentInfo[];
+}
+/**
+ * An environment a run's `env.name` can name on this host (1.8.0).
+ */
+export interface EnvironmentInfo {
+  /**
+   * What `env.name` says: a built-in family (builtin, scienceworld, textworld) or an installed package's `empo2.environments` entry point.
+   */
+  name: string;
+  /**
+   * Where it comes from: `built in`, or the entry point's `module:factory` and its package and version.
+   */
+  source: string;
+  /**
+   * Its tasks (one, `main`, for an environment that lists none); empty when it cannot be made.
+   */
+  tasks: string[];
+  /**
+   * Why it cannot be used here now (a package not installed, a factory that fails), one sentence; null when it can.
+   */
+  error: string | null;
+}
+export interface EnvListResponse {
+  result?: EnvListResult;
+}
 export interface RunOpenResult {
   run: RunStatus;
 }
@@ -1876,6 +1911,7 @@ export type RunResumeResult = RunResult;
 export type RunStopParams = OptionalRunParams;
 export type RunStopResult = RunResult;
 export type RunListParams = EmptyParams;
+export type EnvListParams = EmptyParams;
 export type RunStatusParams = OptionalRunParams;
 export type MemoryGetParams = TipParams;
 export type MemoryGetResult = TipResult;
@@ -1890,7 +1926,7 @@ export type DebugReplayTurnResult = DebugTurnResult;
 // -- values the schema fixes ------------------------------------------------------------------
 
 /** The protocol version this client speaks ($defs.ProtocolVersion). */
-export const PROTOCOL_VERSION: ProtocolVersion = '1.7.0';
+export const PROTOCOL_VERSION: ProtocolVersion = '1.8.0';
 
 /** Every error code of the schema's ErrorCode, by its title. */
 export const ErrorCodes = {

@@ -8,7 +8,7 @@ checks both directions); `initialize` is the one method allowed before `initiali
 from __future__ import annotations
 
 from ..dispatch import Method
-from . import checkpoint, debug, host, memory, run, trajectory
+from . import checkpoint, debug, env, host, memory, run, trajectory
 from . import checkpoint, host, memory, run, trajectory, update
 
 METHODS: tuple[Method, ...] = (
@@ -44,6 +44,7 @@ METHODS: tuple[Method, ...] = (
     Method("update.compare", "UpdateCompareParams", update.compare),
     Method("branch.adopt", "BranchAdoptParams", update.adopt),
     Method("branch.delete", "BranchDeleteParams", update.delete),
+    Method("env.list", "EnvListParams", env.list_environments),
 )
 
 __all__ = ["METHODS"]

@@ -1,0 +1,73 @@
+"""The example environment package (examples/lockbox-env) as a researcher uses it: installed into
+the host's environment from its folder, listed by `empo2-host envs`, trained by its entry-point
+name from the command line, and the run folder it leaves."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import tiny_run_overrides
+
+pytestmark = pytest.mark.slow
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lockbox-env"
+HOST = [sys.executable, "-m", "empo2.cli"]
+
+
+def host(args, cwd, timeout=600):
+    environment = dict(os.environ, EMPO2_NO_PROGRESS="1")
+    return subprocess.run(HOST + args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=environment)
+
+
+@pytest.fixture(scope="module")
+def installed():
+    """pip install -e of the example's folder, without the network (no index, no build
+    isolation: the venv's setuptools builds it). Installing again is harmless, so the test can
+    run any number of times; the venv keeps the package (an editable install: the folder)."""
+    result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                             "--no-build-isolation", "--disable-pip-version-check", "-e", str(EXAMPLE)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_path, installed, tiny_policy):
+    listed = host(["envs", "--json"], cwd=tmp_path, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in map(json.loads, listed.stdout.splitlines())}
+    assert rows["lockbox"] == {"name": "lockbox", "source": "lockbox_env:LockboxEnv (package empo2-lockbox 0.1.0)",
+                               "tasks": ["escape", "open-chest"], "error": None}
+
+    config = tiny_run_overrides(tiny_policy, **{"iterations": 1, "env.max_steps": 4, "eval.every": 1})
+    del config["env"]["tasks"]  # the config names another environment: all of its tasks
+    config["env"]["name"] = "lockbox"
+    (tmp_path / "lockbox.json").write_text(json.dumps(config))
+    trained = host(["train", "--config", "lockbox.json", "--root", "runs", "--name", "lockbox"], cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    assert json.loads(trained.stdout.splitlines()[-1])["state"] == "finished"
+
+    run = tmp_path / "runs" / "lockbox"
+    assert json.loads((run / "config.json").read_text())["env"]["name"] == "lockbox"
+    assert json.loads((run / "run.json").read_text())["state"] == "finished"
+    assert json.loads((run / "run.json").read_text())["iteration"] == 1
+    (metrics,) = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert metrics["iteration"] == 1 and "rollout/return" in metrics
+    assert {"eval/memory_free/success/escape", "eval/memory_free/success/open-chest"} <= set(metrics)
+    summaries = [json.loads(line) for line in (run / "trajectories" / "index.jsonl").read_text().splitlines()]
+    assert len(summaries) == 2 * 2  # batch_tasks × group_size
+    assert {s["task"] for s in summaries} <= {"escape", "open-chest"}
+    assert {s["variation"] for s in summaries} <= set(range(6))  # the example's training split
+    episodes = [json.loads(line) for line in (run / "trajectories" / "iter-000001.jsonl").read_text().splitlines()]
+    for episode in episodes:
+        assert episode["description"] in ("find the key and leave the house through the front door",
+                                          "find the key and open the chest in the cellar")
+        assert 1 <= len(episode["steps"]) <= 4
+        assert all(step["observation"].startswith(("you are in the", "you search", "you take", "the "))
+                   or step["observation"] == "nothing happens ." for step in episode["steps"])
+    assert (run / "checkpoints" / "iter-000001" / "trainer.json").is_file()
