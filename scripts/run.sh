@@ -3,8 +3,10 @@
 # worlds, visible in VS Code. It installs what is missing, finds the built-in policy (shipped in
 # the package; built once into the cache only for another recipe), then opens VS Code with
 # EMPO² Studio (scripts/vscode-open.sh: code-server on 127.0.0.1 with its URL printed, or the
-# local `code`), where the extension starts
-# the host and the run: the trajectory tree fills, the metrics move, the tips appear.
+# local `code`) on a workspace of its own, .empo2/workspace (scripts/run-workspace.sh: an `empo2`
+# launch configuration for F5, the runs in .empo2/runs), where the extension starts
+# the host and the run: the trajectory tree fills, the metrics move, the tips appear. Each step
+# says in the terminal what it does.
 #
 #   scripts/run.sh [--headless] [OVERRIDE ...]
 #
@@ -18,13 +20,16 @@ cd "$root"
 
 headless=false
 if [ "${1:-}" = "--headless" ]; then headless=true; shift; fi
+step() { printf 'EMPO²: %s\n' "$*" >&2; }
 
+step "checking the training host's Python environment (.venv)"
 bash scripts/setup-host.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 if $headless; then
   exec .venv/bin/empo2-host train --preset builtin "$@"
 fi
 
+step "finding the built-in policy"
 .venv/bin/empo2-host build-policy >/dev/null  # the shipped weights; a build only for another recipe
 # This starts a new run; one that an earlier run.sh left mid-way (Ctrl-C, a closed terminal) is
 # not lost, and the person should hear where it is.
@@ -42,6 +47,9 @@ if [ $# -gt 0 ]; then
   # reported here, in one sentence, before VS Code opens).
   mkdir -p .empo2
   run="$root/.empo2/run-config.json"
+  step "checking the overrides: $*"
   .venv/bin/empo2-host config --preset builtin "$@" >"$run.tmp" && mv "$run.tmp" "$run"
 fi
-exec bash scripts/vscode-open.sh --train "$run"
+workspace="$(bash scripts/run-workspace.sh "$root")"
+step "opening VS Code on $workspace (runs in .empo2/runs)"
+exec bash scripts/vscode-open.sh --train "$run" "$workspace"

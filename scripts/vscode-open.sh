@@ -16,7 +16,11 @@
 # $EMPO2_CACHE_DIR/vscode/profiles/<hash of the clone's path>, so two clones never start each
 # other's host; EMPO2_VSCODE_PROFILE names another (the browser tests use one of their own).
 #
-# Prints the URL as one line `EMPO2_VSCODE_URL=http://127.0.0.1:PORT/?folder=...` before serving.
+# Prints the URL as one line `EMPO2_VSCODE_URL=http://127.0.0.1:PORT/?folder=...` before serving,
+# and a line at each step before it. The .vsix is rebuilt only when what it is built from changed
+# (a digest of its inputs, stamped beside it), and installed into code-server only when that
+# build is not the one installed. code-server's own messages go to code-server.log in the
+# profile (the terminal names it); a port already taken is said before.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -37,11 +41,13 @@ done
 log() { printf 'vscode-open: %s\n' "$*" >&2; }
 
 bash scripts/setup-host.sh
-[ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error </dev/null
-log "building the extension (.vsix)"
-npm run --silent package >/dev/null
+if [ ! -d node_modules ]; then
+  log "installing the extension's build tools (npm ci, first time only)"
+  npm ci --no-audit --no-fund --loglevel=error </dev/null
+fi
 vsix="$root/out/empo2-studio.vsix"
 python="$root/.venv/bin/python"
+digest="$(bash scripts/build-vsix.sh)"   # rebuilt only when its sources changed
 
 if command -v code >/dev/null 2>&1 && [ -z "${EMPO2_FORCE_CODE_SERVER:-}" ]; then
   log "installing into the local VS Code"
@@ -51,6 +57,7 @@ if command -v code >/dev/null 2>&1 && [ -z "${EMPO2_FORCE_CODE_SERVER:-}" ]; the
   exit 0
 fi
 
+log "checking code-server (installed once into the cache)"
 eval "$(bash scripts/vscode-install.sh </dev/null)"   # EMPO2_VSCODE_NODE, EMPO2_CODE_SERVER
 profile="${EMPO2_VSCODE_PROFILE:-${EMPO2_CACHE_DIR:-$HOME/.cache/empo2}/vscode/profiles/$(printf %s "$root" | sha256sum | cut -c1-12)}"
 mkdir -p "$profile/user-data/User" "$profile/user-data/Machine" "$profile/extensions"
@@ -85,12 +92,26 @@ JSON
 # Its own config file, so nothing is written to ~/.config/code-server.
 touch "$profile/config.yaml"
 cs() { "$EMPO2_VSCODE_NODE" "$EMPO2_CODE_SERVER" --config "$profile/config.yaml" --user-data-dir "$profile/user-data" --extensions-dir "$profile/extensions" "$@"; }
-log "installing the extension into code-server"
-cs --force --install-extension "$vsix" >/dev/null
+installed="$profile/extensions/.empo2-studio.inputs"
+if [ "$(cat "$installed" 2>/dev/null)" = "$digest" ] && compgen -G "$profile/extensions/*empo2-studio*/package.json" >/dev/null; then
+  log "the extension in code-server is this build"
+else
+  log "installing the extension into code-server"
+  rm -f "$installed"
+  cs --force --install-extension "$vsix" >/dev/null
+  echo "$digest" >"$installed"
+fi
 url="http://127.0.0.1:$port/?folder=$folder"
+server_log="$profile/code-server.log"
+# code-server's messages go to its log from here on: say now what would stop it from serving.
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  echo "vscode-open: port $port is taken; stop what listens there or pick another with --port N (or EMPO2_VSCODE_PORT)." >&2
+  exit 1
+fi
 echo "EMPO2_VSCODE_URL=$url"
-log "serving VS Code at $url (Ctrl-C stops it, and the training host with it)"
+log "serving VS Code at $url (open it in a browser; Ctrl-C stops it, and the training host with it)"
+log "code-server's own messages go to $server_log"
 PATH="$(dirname "$EMPO2_VSCODE_NODE"):$PATH" exec "$EMPO2_VSCODE_NODE" "$EMPO2_CODE_SERVER" \
   --config "$profile/config.yaml" --bind-addr "127.0.0.1:$port" --auth none --disable-telemetry --disable-update-check \
   --disable-workspace-trust --disable-getting-started-override \
-  --user-data-dir "$profile/user-data" --extensions-dir "$profile/extensions" "$folder"
+  --user-data-dir "$profile/user-data" --extensions-dir "$profile/extensions" "$folder" >"$server_log" 2>&1

@@ -8,6 +8,7 @@ import type { TrajectoryModel } from '../trajectories/trajectoryModel';
 import type { TrajectoryNode } from '../trajectories/trajectoryNodes';
 import { Empo2DebugAdapter, type Empo2LaunchArguments, type EpisodeView } from './adapter';
 import { EPISODE_SCHEME } from './episodeDocument';
+import { withCurrentRun } from './launchConfig';
 import { TokenView } from './tokenView';
 
 // The `empo2` debug type in VS Code: the inline adapter, the launch configuration provider, the
@@ -55,6 +56,13 @@ class ConfigurationProvider implements vscode.DebugConfigurationProvider {
         return undefined;
       }
       return defaultConfiguration(runId);
+    }
+    if (config.type === DEBUG_TYPE) {
+      const resolved = withCurrentRun(config, this.runs.current?.info.runId);
+      if (!resolved) {
+        void vscode.window.showErrorMessage(`Open or start a run first: "${config.name}" names no run, so it plays with the current one.`);
+      }
+      return resolved;
     }
     return config;
   }

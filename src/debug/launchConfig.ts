@@ -23,6 +23,17 @@ export function launchParams(args: Empo2LaunchArguments): DebugStartParams {
   return params as DebugStartParams;
 }
 
+/**
+ * A launch that names no policy (no `runId`, `policyPath` or `replay`) plays with the current
+ * run (its newest checkpoint), so one launch.json serves every run; undefined when no run is current.
+ */
+export function withCurrentRun<T extends { readonly type: string; readonly runId?: unknown; readonly policyPath?: unknown; readonly replay?: unknown }>(config: T, currentRunId: string | undefined): T | undefined {
+  if (config.runId || config.policyPath || config.replay) {
+    return config;
+  }
+  return currentRunId ? { ...config, runId: currentRunId } : undefined;
+}
+
 /** The session in one line: what plays, with what, where; a replay's agreement with its recording. */
 export function describeSession(s: HostDebugSession): string {
   const where = s.checkpoint !== null ? `checkpoint ${s.checkpoint}` : s.policy;
