@@ -62,6 +62,9 @@ def test_initialize_announces_version_and_capabilities(host, check):
         assert caps["maxFrameBytes"] == 1 << 20 and "builtin" in caps["presets"]
         assert set(caps["methods"]) >= {"run.start", "memory.update", "trajectory.get"}
         assert "host/resync" in caps["notifications"]
+        # What a config file may name at its top, so a client offers only files the host reads.
+        assert {"iterations", "env", "algo", "memory", "keep_checkpoints"} <= set(caps["configFields"])
+        assert "episodes" not in caps["configFields"] and "keys" not in caps["configFields"]
         assert result["serverInfo"]["pid"] == os.getpid()
         assert error_of(c, "initialize", {"protocolVersion": protocol_version(),
                                           "clientInfo": {"name": "again"}}).code == CODES["InvalidRequest"]

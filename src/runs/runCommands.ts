@@ -8,10 +8,13 @@ import type { WorkspaceTrustGuard } from '../host/workspaceTrust';
 import { describeError, isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { ErrorCodes, type RunInfo, type RunStartParams } from '../rpc/protocol';
+import { stopAndWait } from './liveRunWait';
 import type { MetricsPanel } from './metricsPanel';
+import { newRunObstacle, STOP_AND_START } from './newRunObstacle';
 import { showPendingNotice } from './pendingNotice';
 import { pickRuns, type MetricsTarget } from './pickRuns';
 import { isActive, type RunEntry, type RunsModel } from './runsModel';
+import { CONFIG_FILE_GLOB, isRunConfigText, NOT_CONFIG_FOLDERS_GLOB } from './runConfigFiles';
 import { resumeQuestion } from './runText';
 
 // Commands on training runs, through the host's run.* requests. They act on the live run, else
@@ -26,8 +29,6 @@ interface RunPick extends vscode.QuickPickItem {
  * config file is read here and sent as `config`, so a remote host needs no access to it.
  */
 export type NewRunArg = Pick<RunStartParams, 'preset' | 'config' | 'configFile' | 'pauseAfterIteration'>;
-
-const CONFIG_GLOB = '{.empo2/configs/*.json,**/empo2*.json,**/*.empo2.json}';
 
 /** What the run commands work with (activate() builds it once). */
 export interface RunServices {
@@ -47,7 +48,12 @@ export class NewRunCommand extends CommandBase<RunServices> {
     const { trust, host, runs } = this.services;
     return performAction({
       // A run starts a host when none is running, so it needs trust like Start Host does.
-      target: async () => ((await ensureHost(host, trust, 'Starting a training run')) ? (isStartArg(arg) ? this.paramsFrom(arg) : this.pick()) : undefined),
+      target: async () => {
+        if (!(await ensureHost(host, trust, 'Starting a training run'))) {
+          return undefined;
+        }
+        return isStartArg(arg) ? this.paramsFrom(arg) : (await this.clearTheWay()) ? this.pick() : undefined;
+      },
       request: async (params) => (await host.request(Requests.runStart, params)).run,
       report: (run) => {
         runs.select(runs.absorbInfo(run).info.runId);
@@ -63,9 +69,26 @@ export class NewRunCommand extends CommandBase<RunServices> {
     });
   }
 
+  /** Before the first question: a live run (paused ones too) is stopped when the person agrees. */
+  private async clearTheWay(): Promise<boolean> {
+    const { host, runs } = this.services;
+    const live = runs.live;
+    const obstacle = newRunObstacle(live);
+    if (!live || !obstacle) {
+      return true;
+    }
+    if (!obstacle.canStop) {
+      void vscode.window.showInformationMessage(`EMPO²: ${obstacle.message} ${obstacle.detail}`);
+      return false;
+    }
+    const choice = await vscode.window.showWarningMessage(obstacle.message, { modal: true, detail: obstacle.detail }, STOP_AND_START);
+    return choice === STOP_AND_START && stopAndWait(host, runs, live.info.runId);
+  }
+
   private async pick(): Promise<RunStartParams | undefined> {
-    const presets = this.services.host.current?.init.capabilities.presets ?? [];
-    const files = await vscode.workspace.findFiles(CONFIG_GLOB, '**/{node_modules,.venv,out}/**', 50);
+    const capabilities = this.services.host.current?.init.capabilities;
+    const presets = capabilities?.presets ?? [];
+    const files = await this.configFiles(capabilities?.configFields);
     const items: RunPick[] = [
       { label: 'Presets', kind: vscode.QuickPickItemKind.Separator },
       ...presets.map((preset) => ({
@@ -95,6 +118,22 @@ export class NewRunCommand extends CommandBase<RunServices> {
       )?.[0];
     }
     return file ? this.paramsFrom({ configFile: file.fsPath }) : undefined;
+  }
+
+  /** The workspace's run configurations (runConfigFiles.ts says which files are). */
+  private async configFiles(configFields: readonly string[] | undefined): Promise<vscode.Uri[]> {
+    const candidates = await vscode.workspace.findFiles(CONFIG_FILE_GLOB, NOT_CONFIG_FOLDERS_GLOB, 200);
+    const decoder = new TextDecoder();
+    const checked = await Promise.all(
+      candidates.map(async (uri) => {
+        try {
+          return isRunConfigText(decoder.decode(await vscode.workspace.fs.readFile(uri)), configFields) ? uri : undefined;
+        } catch {
+          return undefined; // unreadable: not offered
+        }
+      }),
+    );
+    return checked.filter((uri): uri is vscode.Uri => uri !== undefined).slice(0, 50);
   }
 
   /** A config file is read here and sent as an object, so a remote host needs no access to it. */

@@ -117,6 +117,18 @@ describe('package.json', () => {
     assert.ok(inline.some((m) => m.command === 'empo2.resumeRun' && m.group.startsWith('inline') && /interrupted/.test(m.when)));
   });
 
+  it('offers Stop Run in the context menu of a live run, a paused one included, and Pause Run where it can pause', () => {
+    const menu: Array<{ command: string; when: string; group: string }> = manifest.contributes.menus['view/item/context'];
+    const inContextMenu = (command: string, viewItem: string) =>
+      menu.some((m) => m.command === command && !m.group.startsWith('inline') && whenHolds(m.when, { view: 'empo2.trajectories', viewItem }));
+    for (const state of ['starting', 'running', 'pausing', 'paused']) {
+      assert.ok(inContextMenu('empo2.stopRun', `empo2.run.live.${state}`), `Stop Run on a ${state} run`);
+    }
+    assert.ok(inContextMenu('empo2.pauseRun', 'empo2.run.live.running'));
+    assert.equal(inContextMenu('empo2.pauseRun', 'empo2.run.live.paused'), false);
+    assert.equal(inContextMenu('empo2.stopRun', 'empo2.run.finished'), false);
+  });
+
   it('offers Reconnect, Show Tokens and the branch commands in the palette only where they apply', () => {
     const palette = new Map<string, string>((manifest.contributes.menus.commandPalette ?? []).map((m: { command: string; when: string }) => [m.command, m.when]));
     assert.equal(palette.get('empo2.reconnect'), 'empo2.connection =~ /^(reconnecting|lost)$/', 'not while connected');

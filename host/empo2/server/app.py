@@ -14,6 +14,7 @@ event loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import importlib
 import logging
@@ -24,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from websockets.asyncio.server import serve
 
 from .. import __version__
-from ..config import presets
+from ..config import TrainConfig, presets
 from .auth import Gate
 from .connection import Connection
 from .debug_sessions import MAX_SESSIONS, DebugSessions
@@ -171,6 +172,7 @@ class HostServer:
             "memoryEditsReachTraining": True,
             "debugSessions": MAX_SESSIONS,
             "debugAlongsideTraining": True,
+            "configFields": [f.name for f in dataclasses.fields(TrainConfig)],
         }
 
     async def server_info(self) -> dict:

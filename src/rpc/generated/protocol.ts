@@ -1402,6 +1402,10 @@ export interface HostCapabilities {
    * Debug sessions are served while a run trains: each loads its own read-only copy of a checkpoint and only reads the run's memory (1.1.0).
    */
   debugAlongsideTraining?: boolean;
+  /**
+   * The top-level fields of a training config (config.json); a config naming any other is refused. Clients offer only JSON files whose keys are among them as run configurations (1.8.0; absent from older hosts).
+   */
+  configFields?: string[];
 }
 export interface RunResult {
   run: RunInfo;
