@@ -1,6 +1,7 @@
 """The example environment package (examples/lockbox-env) as a researcher uses it: installed into
 the host's environment from its folder, listed by `empo2-host envs`, trained by its entry-point
-name from the command line, and the run folder it leaves."""
+name from the command line, the run folder it leaves, and the commands that work on a run
+(rerun, dry or on a branch, and export)."""
 
 from __future__ import annotations
 
@@ -71,3 +72,21 @@ def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_pat
         assert all(step["observation"].startswith(("you are in the", "you search", "you take", "the "))
                    or step["observation"] == "nothing happens ." for step in episode["steps"])
     assert (run / "checkpoints" / "iter-000001" / "trainer.json").is_file()
+
+    # What a run of the built-in worlds offers works on it too: a dry run and a branch of the
+    # off-policy update, and the export of its checkpoint.
+    dry = host(["rerun", str(run), "--dry-run", "--variations", "escape/0,open-chest/1"], cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    report = json.loads(dry.stdout.splitlines()[-1])
+    assert report["dry_run"] and report["variations"] == ["escape/0", "open-chest/1"]
+    assert report["loss"] == report["loss"] and report["stats"]["ratio_mean"] > 0  # a number, not NaN
+    branch = host(["rerun", str(run), "--variations", "escape/0", "--episodes", "2", "--iterations", "1",
+                   "--eval-episodes", "1", "--held-out", "1"], cwd=tmp_path)
+    assert branch.returncode == 0, branch.stderr
+    result = json.loads(branch.stdout.splitlines()[-1])
+    assert result["status"] == "finished" and result["iteration"] == 2
+    # The chosen training variation, and the example's first held-out one (6).
+    assert [row["variation"] for row in result["comparison"]] == ["escape/0", "escape/6"]
+    exported = host(["export", str(run), "--out", "exported"], cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    assert (tmp_path / "exported" / "model.safetensors").is_file()
