@@ -4,6 +4,7 @@ episode and to the first metrics line, on the built-in default, from a clean cac
     .venv/bin/python host/benchmarks/first_episode.py              # 2 runs
     .venv/bin/python host/benchmarks/first_episode.py --repeats 3
     .venv/bin/python host/benchmarks/first_episode.py env.max_steps=3   # overrides, as train takes
+    .venv/bin/python host/benchmarks/first_episode.py --burners 2   # two busy processes beside it
 
 This is the path `scripts/run.sh` takes once its installs are done: the extension spawns the
 real host (`python -m empo2.cli serve`), connects, and starts the `builtin` preset. Each repeat
@@ -16,7 +17,13 @@ written).
 
 The baseline, measured in the same run, is the first `trajectory/added`: until episodes were
 streamed, the tree showed nothing before the first iteration was written. Prints one line per
-run, the medians, and the ratio baseline / streamed.
+run (with the first iteration's phase times from its metrics line), the medians, and the ratio
+baseline / streamed.
+
+`--burners N` starts N pure-Python busy loops beside the host for the whole measurement (and
+ends them): a machine whose cores other work keeps busy, as a laptop running a build or a shared
+server is. On two cores, two burners leave the host about a third of the machine; the first
+metrics line should then come within a few times its quiet figure, not fifteen.
 """
 
 from __future__ import annotations
@@ -42,6 +49,19 @@ MARKS = {  # what the client sees first -> the name of its moment
     "run/metrics": "first_metrics_s",
     "trajectory/added": "first_iteration_written_s",
 }
+PHASES = ("rollout", "tips", "intrinsic", "update")  # time/<phase> of the first metrics line
+BURN = "while True: pass"  # one core's worth of pure-Python work, no I/O, no threads
+
+
+def start_burners(count: int) -> list[subprocess.Popen]:
+    return [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(count)]
+
+
+def stop_burners(burners: list[subprocess.Popen]) -> None:
+    for burner in burners:
+        burner.kill()
+    for burner in burners:
+        burner.wait()
 
 
 def one_run(workdir: Path, timeout_s: float, overrides: list[str]) -> dict:
@@ -71,6 +91,9 @@ def one_run(workdir: Path, timeout_s: float, overrides: list[str]) -> dict:
                     key = MARKS.get(message.get("method", ""))
                     if key and key not in seen and message["params"].get("runId") == name:
                         seen[key] = time.perf_counter() - started
+                        if key == "first_metrics_s":
+                            first = message["params"]["records"][0]
+                            result["phases"] = {p: first.get(f"time/{p}", 0.0) for p in PHASES}
                     return len(seen) == len(MARKS)
 
                 client.wait_for(mark, timeout=timeout_s)
@@ -90,18 +113,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=2, help="runs, each from a clean cache")
     parser.add_argument("--timeout", type=float, default=900, help="seconds to wait for the marks")
+    parser.add_argument("--burners", type=int, default=0,
+                        help="busy-looping processes to run beside the host (default 0: quiet)")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides of the run")
     args = parser.parse_args()
+    if args.burners < 0:
+        parser.error("--burners must be 0 or more")
     runs = []
-    for _ in range(args.repeats):
-        with tempfile.TemporaryDirectory(prefix="empo2-first-episode-") as scratch:
-            result = one_run(Path(scratch), args.timeout, args.overrides)
-        runs.append(result)
-        print(f"ready {result['ready_s']:5.1f} s  run started {result['run_started_s']:5.1f} s  "
-              f"first episode {result['first_episode_s']:5.1f} s  first metrics "
-              f"{result['first_metrics_s']:5.1f} s  first iteration written "
-              f"{result['first_iteration_written_s']:5.1f} s  (cache after: "
-              f"{', '.join(result['cache_after']) or 'nothing'})", flush=True)
+    load_before = os.getloadavg()[0]
+    burners = start_burners(args.burners)
+    try:
+        for _ in range(args.repeats):
+            with tempfile.TemporaryDirectory(prefix="empo2-first-episode-") as scratch:
+                result = one_run(Path(scratch), args.timeout, args.overrides)
+            result["load_average"] = os.getloadavg()[0]
+            runs.append(result)
+            phases = ", ".join(f"{p} {result['phases'][p]:.1f}" for p in PHASES)
+            print(f"ready {result['ready_s']:5.1f} s  run started {result['run_started_s']:5.1f} s  "
+                  f"first episode {result['first_episode_s']:5.1f} s  first metrics "
+                  f"{result['first_metrics_s']:5.1f} s ({phases})  first iteration written "
+                  f"{result['first_iteration_written_s']:5.1f} s  load {result['load_average']:.1f}  "
+                  f"(cache after: {', '.join(result['cache_after']) or 'nothing'})", flush=True)
+    finally:
+        stop_burners(burners)
     keys = ("ready_s", "run_started_s", "first_episode_s", "first_metrics_s", "first_iteration_written_s")
     median = {key: statistics.median(r[key] for r in runs) for key in keys}
     print(f"median: first episode {median['first_episode_s']:.1f} s, first metrics "
@@ -109,9 +143,11 @@ def main() -> int:
           f"{median['first_iteration_written_s']:.1f} s after the host's spawn")
     print(f"first iteration written / first episode streamed: "
           f"{median['first_iteration_written_s'] / median['first_episode_s']:.1f}x")
-    print(json.dumps({"repeats": args.repeats, "overrides": args.overrides, "median": median,
+    print(json.dumps({"repeats": args.repeats, "overrides": args.overrides, "burners": args.burners,
+                      "median": median, "phases": [r["phases"] for r in runs],
                       "cache_after": runs[-1]["cache_after"], "cpus": os.cpu_count(),
-                      "load_average": os.getloadavg()[0]}))
+                      "load_average_before": load_before,
+                      "load_average": [r["load_average"] for r in runs]}))
     return 0
 
 

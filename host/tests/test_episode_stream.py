@@ -98,10 +98,12 @@ def test_each_episode_is_reported_as_it_ends_before_its_iteration(tmp_path, tiny
         assert all(c[1] == iteration for c in ended)
         assert [(c[3], c[4]) for c in ended] == [(k, len(final)) for k in range(1, len(final) + 1)]
         assert_ended_in_order([c[2] for c in ended], final)
-        # The iteration's phases in order: rollout, reflection (the tips, once every episode
-        # has ended), update.
+        # The iteration's phases in order: rollout, reflection (the tips written, once every
+        # episode has ended), novelty, storing (the tips stored), update.
         phases = [c[2] for c in calls if c[0] == "progress"]
-        assert phases.index("rollout") < phases.index("reflection") < phases.index("update")
+        assert (phases.index("rollout") < phases.index("reflection") < phases.index("novelty")
+                < phases.index("storing") < phases.index("update")), phases
+        assert "reflection" not in phases[phases.index("novelty"):], "the writing is over, not stuck at its last tip"
         assert calls.index(("progress", iteration, "reflection")) > calls.index(ended[-1])
         # The update counts its optimizer steps up, after a first report with no count yet.
         steps = int(folder.metrics()[iteration - 1]["update/optimizer_steps"])
@@ -111,6 +113,10 @@ def test_each_episode_is_reported_as_it_ends_before_its_iteration(tmp_path, tiny
         tips = [(done, total) for i, phase, done, total in hooks.counts if (i, phase) == (iteration, "reflection")]
         assert tips[0] == (0, len(final)) and tips[-1] == (len(final), len(final)), tips
         assert len(tips) > 2 and all(a[0] <= b[0] and b[1] == len(final) for a, b in zip(tips, tips[1:])), tips
+        # Storing counts the tips stored of those written: one batch, so none, then all.
+        written = sum(1 for s in final if s["tip_id"])
+        stored = [(done, total) for i, phase, done, total in hooks.counts if (i, phase) == (iteration, "storing")]
+        assert written and stored == [(0, written), (written, written)], stored
 
 
 @pytest.mark.slow

@@ -12,15 +12,18 @@ export function isMoving(entry: RunEntry): boolean {
   return entry.info.live && MOVING_STATES.includes(entry.info.state);
 }
 
-/** What a phase's done/total count, as the long text names it. */
-const COUNTED: Partial<Record<string, string>> = { rollout: 'step ', reflection: 'tip ', update: 'step ' };
+/** What a counting phase is doing, as the long text names it before its done/total. */
+const COUNTED: Partial<Record<string, string>> = {
+  rollout: 'rollout step ', reflection: 'writing tip ', storing: 'storing tips ', update: 'update step ',
+};
 
 /**
  * "iteration 5/40: rollout step 4/15" (long; a rollout counts env steps, the tree's row its
- * episodes; a reflection the tips written, "reflection tip 3/8"; an update its optimizer
- * steps, "update step 2/9") or "iter 5/40 rollout" (short); a phase the host does not count
- * (evaluation) without a count; paused and interrupted runs say so; a run another process trains
- * names the iteration that process is in, as its progress.json says ("iter 5/40 rollout elsewhere").
+ * episodes; a reflection the tips written, "writing tip 3/8"; storing the tips stored, "storing
+ * tips 3/8"; an update its optimizer steps, "update step 2/9") or "iter 5/40 rollout" (short);
+ * a phase the host does not count (novelty, evaluation) by its name; paused and interrupted runs
+ * say so; a run another process trains names the iteration that process is in, as its
+ * progress.json says ("iter 5/40 rollout elsewhere").
  */
 export function iterationText(entry: RunEntry, short = false): string {
   const { info, progress } = entry;
@@ -33,7 +36,7 @@ export function iterationText(entry: RunEntry, short = false): string {
     const pausing = info.state === 'pausing' ? ' (pausing after it)' : '';
     return short
       ? `${word} ${progress.iteration}${total} ${progress.phase}${info.state === 'pausing' ? ', pausing' : ''}`
-      : `${word} ${progress.iteration}${total}: ${progress.phase}${counted(progress, '/')}${pausing}`;
+      : `${word} ${progress.iteration}${total}: ${doing(progress, '/')}${pausing}`;
   }
   if (trainedElsewhere(info)) {
     // The iteration its trainer is in, from the progress.json the host follows; before the
@@ -42,7 +45,7 @@ export function iterationText(entry: RunEntry, short = false): string {
     if (ahead) {
       return short
         ? `${word} ${ahead.iteration}${total} ${ahead.phase} elsewhere`
-        : `${word} ${ahead.iteration}${total}: ${ahead.phase}${counted(ahead, '/')} in another process`;
+        : `${word} ${ahead.iteration}${total}: ${doing(ahead, '/')} in another process`;
     }
     return short ? `${info.state} elsewhere, ${word} ${info.iteration}${total}` : `${info.state} in another process, ${word} ${info.iteration}${total}`;
   }
@@ -96,7 +99,7 @@ export function waitingText(entry: RunEntry, iterations = Math.max(entry.info.it
  */
 function elsewhereText(progress: RunEntry['progress'], iterations: number): string | undefined {
   const ahead = aheadOfWritten(progress, iterations);
-  return ahead && `Iteration ${ahead.iteration}: ${ahead.phase}${counted(ahead, ' of ')} in another process; its episodes show once it is written…`;
+  return ahead && `Iteration ${ahead.iteration}: ${doing(ahead, ' of ')} in another process; its episodes show once it is written…`;
 }
 
 type Progress = NonNullable<RunEntry['progress']>;
@@ -107,9 +110,13 @@ function aheadOfWritten(progress: RunEntry['progress'], written: number): Progre
   return progress && progress.phase !== 'preparing' && progress.iteration > written ? progress : undefined;
 }
 
-/** " step 4/15" (or " step 4 of 15"): what a phase has done of its total, none when it counts one. */
-function counted(progress: Progress, of: string): string {
-  return progress.total > 1 ? ` ${COUNTED[progress.phase] ?? ''}${progress.done}${of}${progress.total}` : '';
+/** "rollout step 4/15" (or "rollout step 4 of 15"): what a phase is doing and how far it is, or
+ *  its name alone when it counts one thing; a phase this client does not know, by its name. */
+function doing(progress: Progress, of: string): string {
+  if (progress.total <= 1) {
+    return progress.phase;
+  }
+  return `${COUNTED[progress.phase] ?? `${progress.phase} `}${progress.done}${of}${progress.total}`;
 }
 
 /** The codicon of a run's state in the status bar: only a moving run spins. */

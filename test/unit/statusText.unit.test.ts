@@ -23,9 +23,9 @@ describe('status bar text', () => {
     assert.equal(iterationText(run), 'iteration 4/40: rollout step 2/15', 'the progress item names the same iteration, and what it counts');
   });
 
-  it('names each phase of an iteration, counting the rollout\'s steps, the tips written and the update\'s optimizer steps', () => {
+  it('names each phase of an iteration, counting the rollout\'s steps, the tips written and stored and the update\'s optimizer steps', () => {
     const run = anEntry(aRunInfo({ runId: 'builtin-1', state: 'running', live: true, iteration: 3, iterations: 40 }), { iteration: 4, phase: 'rollout', done: 2, total: 15 });
-    for (const phase of ['reflection', 'update', 'evaluation'] as const) {
+    for (const phase of ['reflection', 'novelty', 'storing', 'update', 'evaluation'] as const) {
       const later = { ...run, progress: { iteration: 4, phase, done: 0, total: 1 } };
       assert.equal(iterationText(later), `iteration 4/40: ${phase}`);
       assert.equal(statusText({ state: 'running', run: later }), `$(sync~spin) EMPO²: host running · builtin-1 · iter 4/40 ${phase}`);
@@ -33,7 +33,9 @@ describe('status bar text', () => {
     const updating = { ...run, progress: { iteration: 4, phase: 'update' as const, done: 2, total: 9 } };
     assert.equal(iterationText(updating), 'iteration 4/40: update step 2/9');
     const reflecting = { ...run, progress: { iteration: 4, phase: 'reflection' as const, done: 3, total: 8 } };
-    assert.equal(iterationText(reflecting), 'iteration 4/40: reflection tip 3/8');
+    assert.equal(iterationText(reflecting), 'iteration 4/40: writing tip 3/8', 'the policy writes the tips');
+    const storing = { ...run, progress: { iteration: 4, phase: 'storing' as const, done: 3, total: 8 } };
+    assert.equal(iterationText(storing), 'iteration 4/40: storing tips 3/8', 'the memory stores them: not the writing, stuck at 8/8');
   });
 
   it('shows a paused run paused: no spinner, the iteration it paused after', () => {

@@ -25,6 +25,7 @@ import os
 import sys
 import traceback
 
+from .. import cpu_threads
 from ..one_sentence import sentence
 from ..torchrun import leave_rank, world_size
 from .commands import COMMANDS
@@ -33,6 +34,7 @@ from .parser import build_parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    cpu_threads.configure()  # before anything loads torch or numpy (cpu_threads.py says why)
     code = _run(argv)
     if world_size() > 1:
         leave_rank(code)

@@ -4,6 +4,7 @@ Use:
     store = MemoryStore.open(run_dir / "memory", SentenceEmbedder())   # None: in memory only
     store.add_episode_tip("power-component/3", tip_text, steps=[(key_text, action), ...],
                           score=final_score, provenance={"run": ..., "iteration": ..., ...})
+    store.add_episode_tips([EpisodeTip(...), ...])   # an iteration's: one embedding call, one write
     hits = store.retrieve("power-component/3", [key_text_of_this_step, ...])  # per query
 
 Follows the reference code: a policy tip becomes one entry per step of its episode, entry =
@@ -51,8 +52,10 @@ in order; it must not block (post to a queue or an event loop).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -84,6 +87,19 @@ log = logging.getLogger(__name__)
 DEFAULTS = MemoryConfig()  # capacity, threshold and top_k as a run's config has them
 
 
+@dataclass(frozen=True)
+class EpisodeTip:
+    """The policy's tip about one episode, as `MemoryStore.add_episode_tips` takes it: its text,
+    the (key text, action) of each step it is keyed by, the episode's score and provenance
+    ({run, iteration, episode, step, score}; score is filled in if missing)."""
+
+    variation_key: str
+    text: str
+    steps: Sequence[tuple[str, str]]
+    score: float
+    provenance: dict | None = None
+
+
 class MemoryStore(PersonEdits):
     """Tips and their entries for every task variation; see the module docstring."""
 
@@ -109,6 +125,7 @@ class MemoryStore(PersonEdits):
         self._log: EventLog | None = None
         self._read_only = False  # a snapshot (MemoryStore.read_snapshot) of another process's store
         self._replayed = 0  # bytes of events.jsonl replayed into this state
+        self._batch: _Batch | None = None  # what `_one_write` holds back until its one append
 
     # --- opening, replay, rollback ---------------------------------------------------------
 
@@ -283,17 +300,35 @@ class MemoryStore(PersonEdits):
         provenance: dict | None = None,
     ) -> Tip:
         """Store the policy's tip about one episode: one entry per step (key text, action).
+        `add_episode_tips` with one tip; see there."""
+        return self.add_episode_tips([EpisodeTip(variation_key, text, steps, score, provenance)])[0]
 
-        provenance: {run, iteration, episode, step, score}; score is filled in if missing.
-        Returns the new tip, or the existing tip when its text is already stored in the
-        variation (deviation 9) or every entry was an exact duplicate.
+    def add_episode_tips(self, tips: Sequence[EpisodeTip]) -> list[Tip]:
+        """Store the policy's tips about several episodes (an iteration's), in their order, as
+        one batch: one embedding call for the key texts of all their steps, then one append to
+        the log (every key row, then every event line: one fsync each), then their changes to
+        `on_change`. Each tip is stored as a lone add would store it, after the ones before it
+        (a repeated text in the batch meets the tip stored before it, deviations 9 and 10).
+
+        Returns, per tip, the new tip, or the existing tip when its text is already stored in
+        the variation (deviation 9) or every entry was an exact duplicate. All or nothing: a
+        tip refused (no steps, an empty text, a score that is not finite) or a failed write
+        leaves the store as it was.
         """
-        if not steps:
+        tips = [EpisodeTip(_check_variation_key(t.variation_key), clean_text(t.text),
+                           [(str(k), str(a)) for k, a in t.steps], finite_score(t.score), t.provenance)
+                for t in tips]
+        if any(not t.steps for t in tips):
             raise ValueError("an episode tip needs at least one step to key it")
-        steps = [(str(k), str(a)) for k, a in steps]
-        keys = self.embedder.encode([k for k, _ in steps])
-        with self._lock:
-            return self._add(variation_key, text, score, POLICY, provenance, steps, keys)
+        keys = self.embedder.encode([k for t in tips for k, _ in t.steps])
+        out, first = [], 0
+        with self._lock, self._one_write():
+            for t in tips:
+                rows = keys[first : first + len(t.steps)]
+                first += len(t.steps)
+                out.append(self._add(t.variation_key, t.text, t.score, POLICY, t.provenance,
+                                     list(t.steps), rows))
+        return out
 
     def add_tip(
         self,
@@ -331,8 +366,7 @@ class MemoryStore(PersonEdits):
         """Dedupe, log, apply, announce one add. Caller holds the lock; keys (len(steps), dim)."""
         self._refuse_applied(edit_id, "add")
         text, score = clean_text(text), finite_score(score)
-        if not isinstance(variation_key, str) or not variation_key:
-            raise ValueError("variation_key must be a non-empty string")
+        _check_variation_key(variation_key)
         buf = self._buffers.get(variation_key)
         same_text = buf.tip_with_text(text) if buf is not None else None
         if same_text is not None:  # deviation 9
@@ -646,13 +680,82 @@ class MemoryStore(PersonEdits):
         if self._read_only:  # write-ahead: refused before any state changes
             raise MemoryReadOnly(f"the memory in {self.folder} is another process's; it can be read here, "
                                  "not changed")
-        if self._log is not None:
+        if self._batch is not None:  # inside `_one_write`: appended with the rest of the batch
+            self._batch.events += events
+            if keys is not None and len(keys):
+                self._batch.keys.append(keys)
+        elif self._log is not None:
             self._log.append(events, keys)
 
     def _emit(self, kind: str, tip: Tip, author: str) -> None:
         if self.on_change is None:
             return
+        change = {"kind": kind, "tip": tip.to_dict(), "author": author}  # the tip as it is now
+        if self._batch is not None:  # announced once the batch is written
+            self._batch.changes.append(change)
+            return
+        self._announce(change)
+
+    def _announce(self, change: dict) -> None:
         try:
-            self.on_change({"kind": kind, "tip": tip.to_dict(), "author": author})
+            self.on_change(change)
         except Exception:  # a listener's bug must not break training; the change is committed
-            log.exception("memory: on_change listener failed on %s of %s", kind, tip.id)
+            log.exception("memory: on_change listener failed on %s of %s", change["kind"],
+                          change["tip"]["id"])
+
+    @contextlib.contextmanager
+    def _one_write(self):
+        """Changes made inside apply at once but reach the log as one append when the block
+        ends (the key rows of them all, then their event lines: the crash-safety order of a
+        single add), and `on_change` hears of them after it. If the block or the append fails,
+        the files are cut back to where they were and the state is replayed from them: nothing
+        of the block stays. Caller holds the lock, so no change of another thread interleaves."""
+        if self._batch is not None:
+            raise RuntimeError("memory: batches do not nest")
+        cut = (self._log.events_bytes, self._log.keys_rows * self._log.row_bytes) if self._log else None
+        self._batch = batch = _Batch()
+        try:
+            yield
+            self._batch = None
+            if batch.events and self._log is not None:
+                self._log.append(batch.events, np.concatenate(batch.keys) if batch.keys else None)
+        except BaseException:
+            self._batch = None
+            if batch.events:
+                self._restore(cut)
+            raise
+        for change in batch.changes:
+            self._announce(change)
+
+    def _restore(self, cut: tuple[int, int] | None) -> None:
+        """The state the log holds up to `cut` (events bytes, keys bytes), after a failed batch."""
+        if cut is None:  # an in-memory store has no log to replay: its tips were checked first
+            log.error("memory: a batch failed half-way in a store without files; its state stays")
+            return
+        with contextlib.suppress(OSError):  # a disk that refused the append may refuse this too
+            self._log.truncate_to(*cut)
+        fresh = MemoryStore(self.embedder, self.capacity)
+        fresh._replay(self._log, cut[0])
+        for name, value in vars(fresh).items():
+            if name not in _SETTINGS:
+                setattr(self, name, value)
+
+
+def _check_variation_key(variation_key: Any) -> str:
+    if not isinstance(variation_key, str) or not variation_key:
+        raise ValueError("variation_key must be a non-empty string")
+    return variation_key
+
+
+@dataclass
+class _Batch:
+    """What `MemoryStore._one_write` holds back: event lines, key rows, changes to announce."""
+
+    events: list[dict] = field(default_factory=list)
+    keys: list[np.ndarray] = field(default_factory=list)
+    changes: list[dict] = field(default_factory=list)
+
+
+# What a store is set up with, not what it holds: `_restore` keeps these and replays the rest.
+_SETTINGS = frozenset({"embedder", "capacity", "dim", "on_change", "folder", "_lock", "_log",
+                       "_read_only", "_batch"})

@@ -50,7 +50,7 @@ from ..envs.plugin import EnvironmentFault
 from ..envs.registry import make_env, tasks_of
 from ..one_sentence import sentence
 from ..memory.embedding import SentenceEmbedder
-from ..memory.store import MemoryStore
+from ..memory.store import EpisodeTip, MemoryStore
 from ..policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
 from ..policy.saved_folder import prompt_shape_difference
 from ..policy.scripted_writer import ScriptedTipWriter
@@ -349,10 +349,10 @@ class Trainer:
                                    lambda n: self.hooks.on_progress(iteration, "reflection", n, count)))
             timings["tips"] = self._lap(clock, timings)
         episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
+        self.hooks.on_progress(iteration, "novelty", 0, 1)
         add_intrinsic_rewards(episodes, after, self.intrinsic, self.embedder)
         timings["intrinsic"] = self._lap(clock, timings)
-        for e, ep in enumerate(episodes):  # the same tips, in the same order, on every rank
-            self._store_tip(ep, after[e], iteration)
+        self._store_tips(iteration, episodes, after)  # the same tips, in the same order, on every rank
         timings["tips"] += self._lap(clock, timings)
         return episodes, after, timings, split
 
@@ -438,17 +438,26 @@ class Trainer:
             log.error("the run failed: %s", sentence(err))
             self.folder.set_state("failed", error=sentence(err))
 
-    def _store_tip(self, ep: Episode, after: list[str], iteration: int) -> None:
-        if not ep.tip:
+    def _store_tips(self, iteration: int, episodes: list[Episode], after: list[list[str]]) -> None:
+        """The iteration's tips into the memory as one batch (MemoryStore.add_episode_tips): one
+        embedding call for all their keys and one append to the log, not a call and two fsyncs
+        per tip. Its progress, `storing`, counts the tips stored of those written."""
+        written = [e for e, ep in enumerate(episodes) if ep.tip]
+        if not written:
             return
-        tip = self.memory.add_episode_tip(
-            ep.variation_key, ep.tip,
-            steps=tip_entries(ep, after, self._settings(train=True)),
-            score=ep.final_score,
-            provenance={"run": self.folder.run_id, "iteration": iteration, "episode": ep.id,
-                        "step": len(ep.steps), "score": ep.final_score},
-        )
-        ep.tip_id = tip.id if tip is not None else None
+        self.hooks.on_progress(iteration, "storing", 0, len(written))
+        settings = self._settings(train=True)
+        tips = self.memory.add_episode_tips([
+            EpisodeTip(episodes[e].variation_key, episodes[e].tip,
+                       steps=tip_entries(episodes[e], after[e], settings),
+                       score=episodes[e].final_score,
+                       provenance={"run": self.folder.run_id, "iteration": iteration,
+                                   "episode": episodes[e].id, "step": len(episodes[e].steps),
+                                   "score": episodes[e].final_score})
+            for e in written])
+        for e, tip in zip(written, tips):
+            episodes[e].tip_id = tip.id
+        self.hooks.on_progress(iteration, "storing", len(written), len(written))
 
     def evaluate(self, iteration: int) -> dict:
         """Memory-free success on held-out variations; memory-augmented on training ones (each

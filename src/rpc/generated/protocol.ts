@@ -887,9 +887,9 @@ export interface Progress {
    */
   iteration: number;
   /**
-   * What the iteration is doing: `rollout` (playing its episodes; done/total count steps), `reflection` (the policy writes a tip per episode, since 1.2.0; done/total count the tips written since 1.5.0, a run on several processes reports 0/1), `update` (the optimizer steps; done/total count them since 1.4.0, after a first report of 0/1 before the count is known), `evaluation`; `preparing` before the first iteration. A client shows a phase it does not know by its name.
+   * What the iteration is doing: `rollout` (playing its episodes; done/total count steps), `reflection` (the policy writes a tip per episode, since 1.2.0; done/total count the tips written since 1.5.0, a run on several processes reports 0/1), `novelty` (the novelty rewards of the iteration's states, since 1.8.0; 0/1), `storing` (the tips written are stored in the memory as one batch, since 1.8.0; done/total count the tips stored), `update` (the optimizer steps; done/total count them since 1.4.0, after a first report of 0/1 before the count is known), `evaluation`; `preparing` before the first iteration. A client shows a phase it does not know by its name.
    */
-  phase: 'preparing' | 'rollout' | 'reflection' | 'update' | 'evaluation';
+  phase: 'preparing' | 'rollout' | 'reflection' | 'novelty' | 'storing' | 'update' | 'evaluation';
   done: number;
   total: number;
 }
@@ -1968,7 +1968,7 @@ export const ROLLOUT_MODES = ['memory', 'memory-free'] as const satisfies readon
 export const UPDATE_MODES = ['on-policy', 'on-policy-with-tips', 'off-policy'] as const satisfies readonly UpdateMode[];
 
 /** Every value of Progress['phase'], in the schema's order. */
-export const PROGRESS_PHASES = ['preparing', 'rollout', 'reflection', 'update', 'evaluation'] as const satisfies readonly Progress['phase'][];
+export const PROGRESS_PHASES = ['preparing', 'rollout', 'reflection', 'novelty', 'storing', 'update', 'evaluation'] as const satisfies readonly Progress['phase'][];
 
 /** Every value of Author['kind'], in the schema's order. */
 export const AUTHOR_KINDS = ['policy', 'person', 'system'] as const satisfies readonly Author['kind'][];
