@@ -32,6 +32,7 @@ import numbers
 import queue
 import threading
 from dataclasses import fields
+from itertools import repeat
 
 from .base import StepInfo, correct_action, parse_action
 
@@ -117,7 +118,7 @@ class PluginEnv:
         observation = self._observation(observation, "reset")
         info = self._info(raw_info, "reset")
         self.description = info.get("task_description") or ""
-        self.score, self.steps, self.done = float(info.get("score", 0.0)), 0, False
+        self.score, self.steps, self.done = float(info.get("score") or 0.0), 0, False
         self.valid = self._valid_actions(info, "reset")
         return observation, self._step_info(info)
 
@@ -138,14 +139,15 @@ class PluginEnv:
         else:
             observation, reward, done, raw_info = result
         observation = self._observation(observation, "step")
-        if isinstance(reward, bool) or not isinstance(reward, numbers.Real) or not math.isfinite(reward):
+        if not _finite(reward):
             raise EnvironmentFault(f"environment {self.name!r} step returned the reward {_shown(reward)}, "
                                    "not a finite number")
-        if not (isinstance(done, (bool, numbers.Integral)) or type(done).__name__ == "bool_"):  # numpy's too
+        if not (type(done) is bool or isinstance(done, numbers.Integral) or type(done).__name__ == "bool_"):  # numpy's too
             raise EnvironmentFault(f"environment {self.name!r} step returned done={_shown(done)}, not true or false")
         info = self._info(raw_info, "step")
         self.steps += 1
-        self.score = float(info["score"]) if "score" in info else self.score + float(reward)
+        score = info.get("score")
+        self.score = float(score) if score is not None else self.score + float(reward)
         self.valid = self._valid_actions(info, "step")
         self.done = bool(done) or self.steps >= self.max_steps
         step_info = self._step_info(info)
@@ -178,20 +180,20 @@ class PluginEnv:
         return observation
 
     def _info(self, info, where: str) -> dict:
+        """The info as a dict of StepInfo's fields (a missing or None field: not given), its
+        other keys kept for StepInfo.extra."""
         if info is None:
             return {}
         if isinstance(info, StepInfo):
-            info = {f: getattr(info, f) for f in _INFO_FIELDS}
-        if not isinstance(info, dict):
+            info = info.__dict__  # read, never written
+        elif not isinstance(info, dict):
             raise EnvironmentFault(f"environment {self.name!r} {where} returned info {_shown(info)}, "
                                    "not a StepInfo or a dict")
-        for key in ("score",):
-            value = info.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)
-                                      or not math.isfinite(value)):
-                raise EnvironmentFault(f"environment {self.name!r} {where} returned the score "
-                                       f"{_shown(value)}, not a finite number")
-        return {k: v for k, v in info.items() if v is not None}
+        score = info.get("score")
+        if score is not None and not _finite(score):
+            raise EnvironmentFault(f"environment {self.name!r} {where} returned the score "
+                                   f"{_shown(score)}, not a finite number")
+        return info
 
     def _valid_actions(self, info: dict, where: str) -> list[str] | None:
         valid = info.get("valid_actions")
@@ -205,18 +207,25 @@ class PluginEnv:
                 log.info("environment %r lists no valid actions: its actions are not corrected "
                          "(env.correct_actions has no effect on it)", self.name)
             return None
-        if not isinstance(valid, (list, tuple)) or not all(isinstance(a, str) for a in valid):
+        if not isinstance(valid, (list, tuple)) or not all(map(isinstance, valid, repeat(str))):
             raise EnvironmentFault(f"environment {self.name!r} {where} listed its valid actions as "
                                    f"{_shown(valid)}, not a list of text")
         return list(valid)
 
     def _step_info(self, info: dict) -> StepInfo:
-        extra = {k: v for k, v in info.items() if k not in _INFO_FIELDS}
+        extra = {} if info.keys() <= _INFO_FIELDS else {k: v for k, v in info.items() if k not in _INFO_FIELDS}
         if isinstance(info.get("extra"), dict):
             extra.update(info["extra"])
-        extra.update({"steps": self.steps, "limit": self.max_steps})
-        return StepInfo(task_description=self.description, valid_actions=list(self.valid or []),
-                        score=self.score, success=bool(info.get("success", False)), extra=extra)
+        extra["steps"], extra["limit"] = self.steps, self.max_steps
+        return StepInfo(self.description, self.valid or [], self.score, bool(info.get("success") or False),
+                        None, extra)
+
+
+def _finite(value) -> bool:
+    """A real number that is finite (not a bool, not NaN or infinite)."""
+    if type(value) is float or type(value) is int:  # the usual case, without the ABC check
+        return math.isfinite(value)
+    return not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
 
 
 def raised(name: str, what: str, err: BaseException) -> str:
