@@ -148,3 +148,34 @@ def test_an_exception_mid_run_keeps_the_iterations_and_checkpoints_before_it(tmp
     assert folder.latest_checkpoint()[0] == 1
     assert len(list(folder.trajectory_summaries())) == 2
     assert f"the run failed: {sentence}" in caplog.text
+
+
+def test_the_host_fails_a_hostile_run_with_its_sentence_and_takes_the_next(tmp_path, tiny_policy, embedder):
+    """Through the host the extension starts: the run's state notification, run.status and the
+    host's log carry the sentence, and the host goes on to train another run."""
+    from server_support import SchemaCheck, connect, make_host
+
+    check = SchemaCheck()
+    (tmp_path / "runs").mkdir()
+    host = make_host([tmp_path / "runs"], embedder)
+    sentence = "environment 'test_hostile_envs:NanReward' step returned the reward float nan, not a finite number."
+    try:
+        with connect(host, check) as client:
+            config = tiny_run_overrides(tiny_policy, **{
+                "env.name": "test_hostile_envs:NanReward", "env.tasks": [], "env.max_steps": 2, "iterations": 1,
+                "algo.batch_tasks": 1, "eval.every": 0})
+            client.request("run.start", {"config": config, "name": "hostile"})
+            failed = client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "hostile"
+                                     and m["params"]["run"]["state"] == "failed")
+            assert failed["params"]["run"]["error"] == sentence
+            assert client.request("run.status", {"runId": "hostile"})["run"]["error"] == sentence
+            logged = client.request("log.tail", {})["entries"]
+            assert any(sentence in json.dumps(entry) for entry in logged)
+
+            good = dict(config, env={**config["env"], "name": "builtin", "tasks": ["power-device"]})
+            client.request("run.start", {"config": good, "name": "next"})
+            client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "next"
+                            and m["params"]["run"]["state"] == "finished")
+        check.assert_clean()
+    finally:
+        host.stop()
