@@ -1,7 +1,7 @@
 """The example environment package (examples/lockbox-env) as a researcher uses it: installed into
 the host's environment from its folder, listed by `empo2-host envs`, trained by its entry-point
-name from the command line, the run folder it leaves, and the commands that work on a run
-(rerun, dry or on a branch, and export)."""
+name from the command line, the run folder it leaves, and what works on a run (rerun, dry or on a
+branch, the episode debugger's replay, and export)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,24 @@ pytestmark = pytest.mark.slow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lockbox-env"
 HOST = [sys.executable, "-m", "empo2.cli"]
+# A debug session replaying the first recorded episode of a run (argv[1]), turn by turn, in a
+# process of its own (one started after the example was installed).
+REPLAY = """
+import json, sys
+from empo2.debug.launch import Launch, open_session
+from empo2.memory.embedding import SentenceEmbedder
+from empo2.run_folder.folder import RunFolder
+folder = RunFolder.open(sys.argv[1])
+record = next(iter(folder.trajectories(1)))
+session, info = open_session(Launch(task=None, variation=None, seed=0, mode="memory-free", temperature=None,
+                                    device="cpu", run=folder, record=record, record_run=folder), SentenceEmbedder())
+matches = []
+while not session.done:
+    turn, _ = session.step("turn")
+    matches.append(turn.replay["observationMatches"])
+print(json.dumps({"turns": info["replay"]["turns"], "matches": matches, "same_actions":
+                  [t.executed_action for t in session.turns] == [s["executed_action"] for s in record["steps"]]}))
+"""
 
 
 def host(args, cwd, timeout=600):
@@ -87,6 +105,14 @@ def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_pat
     assert result["status"] == "finished" and result["iteration"] == 2
     # The chosen training variation, and the example's first held-out one (6).
     assert [row["variation"] for row in result["comparison"]] == ["escape/0", "escape/6"]
+    # The episode debugger replays a recorded episode: the example's reset is deterministic in
+    # its seed, so every replayed observation is the recorded one.
+    replayed = subprocess.run([sys.executable, "-c", REPLAY, str(run)], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+    assert replayed.returncode == 0, replayed.stderr
+    replay = json.loads(replayed.stdout.splitlines()[-1])
+    assert replay["turns"] == len(replay["matches"]) >= 1 and all(replay["matches"]) and replay["same_actions"]
+
     exported = host(["export", str(run), "--out", "exported"], cwd=tmp_path)
     assert exported.returncode == 0, exported.stderr
     assert (tmp_path / "exported" / "model.safetensors").is_file()
