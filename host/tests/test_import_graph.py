@@ -18,8 +18,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "empo2"
 # lower layer; never another unit of its own layer, never a higher one.
 LAYERS: list[tuple[str, ...]] = [
     # the ground floor: the version, the config, the metrics' keys, the crash-safe write kit, the
-    # modes' names, the one-sentence error, the cache's place, the torchrun job a process is in
-    ("", "config", "metric_keys", "atomic", "modes", "one_sentence", "cache", "torchrun"),
+    # modes' names, the one-sentence error, the cache's place, the torchrun job a process is in,
+    # the CPU thread pools' settings (made before torch loads)
+    ("", "config", "metric_keys", "atomic", "modes", "one_sentence", "cache", "torchrun", "cpu_threads"),
     # pure maths; the text worlds; the run folder on disk
     ("algo", "envs", "run_folder"),
     # the tip store (algo's bit-exact cosine); the policy (its demonstrations play the built-in worlds)
@@ -40,7 +41,7 @@ LAYER_OF = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
 # The only modules at the top of the package: the entry point and the ground floor. Everything
 # else lives in the package of its feature.
 TOP_MODULES = {"__init__.py", "config.py", "metric_keys.py", "atomic.py", "modes.py", "one_sentence.py",
-               "cache.py", "torchrun.py"}
+               "cache.py", "torchrun.py", "cpu_threads.py"}
 
 
 def module_name(path: Path) -> str:
