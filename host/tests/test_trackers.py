@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import struct
 import tempfile
 from pathlib import Path
@@ -336,3 +337,22 @@ def test_a_trackers_warning_reaches_the_clients_as_a_training_line(tmp_path):
     (entry,) = [p["entries"][0] for m, p in Hub.sent if m == "log/message"]
     assert (entry["level"], entry["logger"], entry["runId"]) == ("WARNING", "empo2.trackers", "run")
     assert entry["message"].startswith("tracker wandb cannot mirror run run (training goes on")
+
+
+@pytest.mark.slow
+def test_the_overhead_benchmark_compares_both_arms_and_reports_the_mirrors_cpu(tiny_policy, tmp_path):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "tracker_overhead.py"
+    env = dict(os.environ, EMPO2_NO_PROGRESS="1", HF_HUB_OFFLINE="1", WANDB_CONFIG_DIR=str(tmp_path))
+    result = subprocess.run([sys.executable, str(script), "--iterations", "2", "--policy", str(tiny_policy)],
+                            capture_output=True, text=True, timeout=900, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert sum(line.strip().startswith(("off ", "all three ")) and "run 0" in line for line in lines) == 4
+    assert any(line.startswith("all three ") and len(line.split()) == 6 for line in lines), lines
+    assert any(line.startswith("difference ") and "95% interval" in line for line in lines), lines
+    assert any(re.match(r"the mirror's thread: [0-9.]+ s of CPU per run of 2 iterations \(runs: [0-9.]+, [0-9.]+\)", line)
+               for line in lines), lines
+    assert any(line.startswith("load average before ") for line in lines)
