@@ -356,3 +356,24 @@ def test_the_overhead_benchmark_compares_both_arms_and_reports_the_mirrors_cpu(t
     assert any(re.match(r"the mirror's thread: [0-9.]+ s of CPU per run of 2 iterations \(runs: [0-9.]+, [0-9.]+\)", line)
                for line in lines), lines
     assert any(line.startswith("load average before ") for line in lines)
+
+
+@pytest.mark.slow
+def test_a_rerun_branch_is_mirrored_as_its_own_run_and_a_dry_run_not_at_all(tmp_path, tiny_policy, embedder,
+                                                                          recording, monkeypatch):
+    from empo2.rerun.runner import RerunSettings, rerun
+
+    monkeypatch.setitem(SINKS, "tensorboard", Recording)
+    config = load_config(tiny_run_overrides(tiny_policy, iterations=1, report_to=["tensorboard"],
+                                            **{"eval.every": 0}))
+    config.root, config.name = str(tmp_path), "run"
+    folder = RunFolder.create(tmp_path, "run", config.to_dict())
+    Trainer(config, folder, embedder=embedder).run()
+    small = dict(variations=["power-device/0"], episodes=2, iterations=1, eval_episodes=1)
+    rerun(folder, RerunSettings(dry_run=True, **small), embedder=embedder)
+    assert [run.name for run in Recording.opened] == ["run"]  # the dry run: no tracker run
+    result = rerun(folder, RerunSettings(**small), embedder=embedder)
+    branch = Recording.opened[-1]
+    assert (branch.name, branch.group) == (f"run@1 ({result['branch']})", "run")
+    assert [(c[1], c[3]["iteration"]) for c in _mirrored("metrics")] == [(1, 1), (2, 2)]
+    assert json.loads((tmp_path / result["branch"] / STATE_FILE).read_text())["iteration"] == 2
