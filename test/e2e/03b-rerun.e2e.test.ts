@@ -73,7 +73,8 @@ describe('Rerunning the off-policy update after a tip edit, as a person does it'
     const cells = table.locator('tbody tr').first().locator('td.number');
     assert.equal(await cells.count(), 3, 'before, after and change');
     for (const text of await cells.allInnerTexts()) {
-      assert.match(text.trim(), /^(\d+(\.\d)?%|[+−±]\d+(\.\d)? pts)$/, `a success or a change, not "${text}"`);
+      // A change comes with its 95% interval and the episodes each side played.
+      assert.match(text.trim(), /^(\d+(\.\d)?%|[+−±]\d+(\.\d)? pts \[(0|[+−]\d+), (0|[+−]\d+)\] · \d+ vs \d+ episodes)$/, `a success or a change, not "${text}"`);
     }
     // The edited tip, before and after, as the branch recorded it.
     await view.locator('table[aria-label="tip texts before and after the edit"] td.tip', { hasText: editedText }).waitFor({ timeout: 30_000 });
