@@ -1,5 +1,6 @@
 import { MessageEndpoint, type MessagePort } from '../../src/common/messageEndpoint';
 import { INITIAL_STATE_ELEMENT_ID } from '../../src/common/webviewConstants';
+import { keepTextEditingNative } from './nativeTextEditing';
 
 // The webview's end of the extension channel, and the only module that touches
 // acquireVsCodeApi (which VS Code lets a page call once). Elements never post messages
@@ -14,6 +15,10 @@ interface VsCodeApi {
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscodeApi = acquireVsCodeApi();
+
+// Every page that talks to the extension has text fields or may grow them: what a person types
+// there must not race VS Code's echo of select all and undo (nativeTextEditing.ts).
+keepTextEditingNative(window);
 
 /** Connects to the extension. Install handlers on the result, then call signalReady(). */
 export function connectToExtension(): MessageEndpoint {
