@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from empo2.training import rollout
-from empo2.config import load_config
+from empo2.config import MemoryConfig, load_config
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.envs.textworld import TextWorldEnv
 from empo2.memory.store import MemoryStore
@@ -554,7 +554,8 @@ def test_every_rollout_setting_comes_from_its_config_key():
     assert evaluation == dataclasses.replace(train, temperature=0.3)
     default = RolloutSettings.from_config(load_config("builtin"), BuiltinEnv(), train=True)
     assert not default.keep_edited_tip_actions and not default.raw_history_actions
-    assert default.show_score  # as the reference code's entries show it
+    assert MemoryConfig().show_score  # as the reference code's entries show it
+    assert not default.show_score  # the built-in presets: their policy's demonstrations show none
     game = TextWorldEnv()  # an environment with its own instructions: they are the system prompt
     assert RolloutSettings.from_config(config, game, train=True).system_prompt == game.instructions() != SYSTEM_PROMPT
 
