@@ -111,7 +111,57 @@ fi
 echo "EMPO2_VSCODE_URL=$url"
 log "serving VS Code at $url (open it in a browser; Ctrl-C stops it, and the training host with it)"
 log "code-server's own messages go to $server_log"
-PATH="$(dirname "$EMPO2_VSCODE_NODE"):$PATH" exec "$EMPO2_VSCODE_NODE" "$EMPO2_CODE_SERVER" \
+
+# Ctrl-C stops the training host first and VS Code after it. Were both to get the terminal's
+# SIGINT at once, the open tab would lose its server before the extension could say the host
+# stopped, and show the run live until the browser gave up on the connection. So code-server runs
+# in a session of its own (the terminal's Ctrl-C reaches only this script), under a watchdog that
+# stops it if this script goes without stopping it (kill -9).
+script_pid=$$
+PATH="$(dirname "$EMPO2_VSCODE_NODE"):$PATH" setsid bash -c '
+  parent=$1; shift
+  "$@" & server=$!
+  while kill -0 "$parent" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 1; done
+  kill -TERM "$server" 2>/dev/null
+  wait "$server"' vscode-server "$script_pid" \
+  "$EMPO2_VSCODE_NODE" "$EMPO2_CODE_SERVER" \
   --config "$profile/config.yaml" --bind-addr "127.0.0.1:$port" --auth none --disable-telemetry --disable-update-check \
   --disable-workspace-trust --disable-getting-started-override \
-  --user-data-dir "$profile/user-data" --extensions-dir "$profile/extensions" "$folder" >"$server_log" 2>&1
+  --user-data-dir "$profile/user-data" --extensions-dir "$profile/extensions" "$folder" >"$server_log" 2>&1 &
+session=$!  # the session's leader: its process group holds code-server and all it started
+
+# The training hosts code-server's extension hosts started (`python -m empo2.cli serve`): the
+# session's descendants, found by walking the process tree down from its leader.
+training_hosts() {
+  ps -eo pid=,ppid=,args= | awk -v root="$session" '
+    { pid[NR] = $1; parent[NR] = $2; host[NR] = ($0 ~ / -m empo2\.cli serve/) }
+    END {
+      inside[root] = 1
+      do { grew = 0; for (i in pid) if ((parent[i] in inside) && !(pid[i] in inside)) { inside[pid[i]] = 1; grew = 1 } } while (grew)
+      for (i in pid) if (host[i] && (pid[i] in inside)) print pid[i]
+    }'
+}
+
+stop_all() {
+  trap '' INT TERM HUP
+  local hosts alive
+  hosts="$(training_hosts)"
+  if [ -n "$hosts" ]; then
+    log "stopping the training host (a run in progress stays at its last checkpoint; Resume Run continues it)"
+    # The host's first SIGINT waits for the iteration to end, the second stops waiting.
+    kill -INT $hosts 2>/dev/null || true; sleep 0.5; kill -INT $hosts 2>/dev/null || true
+    for _ in $(seq 100); do
+      alive=0
+      for pid in $hosts; do kill -0 "$pid" 2>/dev/null && alive=1; done
+      [ "$alive" = 0 ] && break
+      sleep 0.2
+    done
+    sleep 2  # the open tab shows the host stopped and its views no longer live
+  fi
+  log "stopping VS Code"
+  kill -TERM -- "-$session" 2>/dev/null || true
+  wait "$session" 2>/dev/null || true  # its TERM status is no failure of this script
+  exit 130
+}
+trap stop_all INT TERM HUP
+wait "$session"

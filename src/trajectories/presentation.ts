@@ -147,11 +147,11 @@ function presentRun(runId: string, model: TrajectoryModel, shownUnder?: string):
   // the editor's form (`builtin-20261204-212233`) leaves about 8 characters at a default
   // sidebar, and anything after the state made VS Code's ellipsis eat its last letters
   // ("runnin…"). Iterations and score are in the tooltip (and, for the run that trains, in
-  // the status bar and its iteration's row). While the link is down a run's last known state
-  // is shown, without a spinner that would claim it is moving. (The runs model clears `live`
-  // when the link drops, so the state says it.)
-  const unheard = model.linkDown && inActiveState(info);
-  const parts = [info.state + (unheard ? ' (reconnecting…)' : '')];
+  // the status bar and its iteration's row). While the link is down, or the host has stopped, a
+  // run's last known state is shown, without a spinner that would claim it is moving. (The runs
+  // model clears `live` when the link drops, so the state says it.)
+  const unheard = !model.hostConnected && inActiveState(info);
+  const parts = [info.state + (unheard ? (model.linkDown ? ' (reconnecting…)' : ' (no host)') : '')];
   if (info.parent) {
     parts.push(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
   }

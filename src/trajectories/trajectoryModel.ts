@@ -64,12 +64,12 @@ export class TrajectoryModel extends Disposable {
     this._register(host.on(Notifications.trajectoryProgress, (event) => this.episodesEnded(event)));
     this._register(host.on(Notifications.runMetrics, ({ runId, records }) => this.data.metricsArrived(runId, records)));
     this._register(host.onDidConnect(() => this.clear()));
-    let linkWasDown = host.health.isInterrupted;
+    let heard = this.hostConnected;
     this._register(
       host.health.onDidChange(() => {
-        if (linkWasDown !== host.health.isInterrupted) {
-          linkWasDown = host.health.isInterrupted;
-          this._onDidChange.fire(undefined); // the runs' icons: no spinner while the link is down
+        if (heard !== this.hostConnected) {
+          heard = this.hostConnected;
+          this._onDidChange.fire(undefined); // the runs' icons: no spinner while no host is heard
         }
       }),
     );

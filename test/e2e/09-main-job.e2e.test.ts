@@ -222,4 +222,28 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
       await other.close();
     }
   });
+
+  it('Ctrl-C in the terminal stops the training host first: the tab says so before VS Code goes', async function () {
+    this.timeout(180_000);
+    const workbench = new Workbench(page!);
+    const folder = runFolder(workspace)!;
+    await workbench.statusBarItem('EMPO²').first().waitFor({ timeout: 60_000 });
+    const pressed = Date.now();
+    // What a terminal's Ctrl-C does: SIGINT to the foreground process group, the script's.
+    process.kill(-opened!.child.pid!, 'SIGINT');
+    await page!.getByText('the training host stopped by itself').first().waitFor({ timeout: 60_000 });
+    e2eSession().measurements['main job: Ctrl-C to the tab saying the host stopped (s)'] = (Date.now() - pressed) / 1000;
+    await workbench.screenshot('84-main-job-ctrl-c');
+    const exitCode = await new Promise<number | null>((resolve) => {
+      if (opened!.child.exitCode !== null) {
+        resolve(opened!.child.exitCode);
+      } else {
+        opened!.child.once('exit', (code) => resolve(code));
+      }
+    });
+    assert.equal(exitCode, 130, opened!.output.join('').slice(-2000));
+    const state = (JSON.parse(readFileSync(path.join(folder, 'run.json'), 'utf8')) as { state: string }).state;
+    assert.equal(state, 'interrupted', 'the run stays at its last checkpoint, to resume');
+    await assert.rejects(listening(Number(new URL(url).port), 1_000), 'code-server stopped with the script');
+  });
 });

@@ -212,6 +212,19 @@ describe('TrajectoryModel', () => {
     assert.match(shown.description ?? '', /^running \(reconnecting…\)/);
   });
 
+  it('shows a run the host was stopping as unheard, without a spinner, once the host process has exited', async () => {
+    // Ctrl-C in run.sh's terminal: the host's last word was "stopping", then its process ended.
+    const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: 1 });
+    await runs.reload();
+    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ runId: 'big', state: 'stopping', live: true, iteration: 1, iterations: 5 }) });
+    const run = await child(model, undefined, 0);
+    assert.equal(present(run, model).icon?.id, 'loading~spin');
+    host.disconnect(true);
+    const shown = present(run, model);
+    assert.equal(shown.icon?.id, 'debug-disconnect');
+    assert.match(shown.description ?? '', /^stopping \(no host\)/);
+  });
+
   it('shows a branch whose rerun finished as finished, and says what can be done with it', async () => {
     const parent = { runId: 'big', checkpoint: 3, adopted: false };
     const host = new FakeHost()
