@@ -24,6 +24,7 @@ import { autoStartRequest, autoStartStep } from './runs/autoStartPlan';
 import { autoStartedRecordFile, readAutoStartedRecord, writeAutoStartedRecord } from './runs/autoStartRecord';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
+import { OpenInTensorBoardCommand, OpenRootInTensorBoardCommand, tensorBoardServers, type TensorBoardServices } from './tensorboard/openInTensorBoard';
 import {
   CompareMetricsCommand,
   NewRunCommand,
@@ -105,6 +106,8 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const rerunJobs = new RerunJobs(host, runs);
   const hostServices: HostServices = { trust, host, hostLog, settings, beforeStop: runGuard.beforeStop };
   const runServices: RunServices = { settings, hostLog, trust, host, runs, metrics };
+  const tensorBoards = tensorBoardServers(settings, hostLog, context.extensionUri.fsPath);
+  const tensorBoardServices: TensorBoardServices = { settings, hostLog, host, runs, projectRoot: context.extensionUri.fsPath, servers: tensorBoards };
   const tipHistories = new TipHistoryDocuments();
   const tipServices: TipServices = { host, tips, runs, histories: tipHistories };
   const rerunServices: RerunServices = { host, runs, jobs: rerunJobs, panel: comparison };
@@ -127,6 +130,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     comparison,
     rerunJobs,
     tipHistories,
+    tensorBoards,
     new HostStatusBar(host, runs),
     new ConnectionNotices(host.health, host.reconnector, hostLog, host.onDidFail, host.state),
     new RunProgressReporter(runs, (runId) => vscode.commands.executeCommand(StopRunCommand.id, runId)),
@@ -144,6 +148,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     registerCommands([
       ...[StartHostCommand, StopHostCommand, RestartHostCommand, ConnectRemoteCommand, ReconnectCommand].map((Host) => new Host(hostServices)),
       ...[NewRunCommand, PauseRunCommand, ResumeRunCommand, StopRunCommand, OpenRunFolderCommand, ShowMetricsCommand, CompareMetricsCommand].map((Run) => new Run(runServices)),
+      ...[OpenInTensorBoardCommand, OpenRootInTensorBoardCommand].map((TensorBoard) => new TensorBoard(tensorBoardServices)),
       refresh,
       ...[AddTipCommand, EditTipCommand, DeleteTipCommand, ShowTipHistoryCommand].map((TipCommand) => new TipCommand(tipServices)),
       new ShowHostLogCommand({ hostLog }),

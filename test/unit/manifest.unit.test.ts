@@ -46,6 +46,9 @@ const RECONNECT_COMMANDS = ['empo2.reconnect'];
 /** The metrics view overlays several runs (from the palette, and on runs in the tree). */
 const COMPARE_COMMANDS = ['empo2.compareMetrics'];
 
+/** A run, or every run of a root, in TensorBoard (src/tensorboard/). */
+const TENSORBOARD_COMMANDS = ['empo2.openInTensorBoard', 'empo2.openRootInTensorBoard'];
+
 /** The episode debugger (src/debug/). */
 const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens', 'empo2.showTipInMemoryTips', 'empo2.scoreEpisodeLocally'];
 
@@ -66,7 +69,7 @@ describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
   it('contributes every command of the host, runs, tips, comparison, rerun, reconnect and the debugger, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...CORE_COMMANDS, ...COMPARE_COMMANDS, ...RERUN_COMMANDS, ...RECONNECT_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
+    assert.deepEqual(commands.map((c) => c.command).sort(), [...CORE_COMMANDS, ...COMPARE_COMMANDS, ...TENSORBOARD_COMMANDS, ...RERUN_COMMANDS, ...RECONNECT_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);
@@ -85,6 +88,19 @@ describe('package.json', () => {
     assert.equal(entry.when, 'view == empo2.trajectories && viewItem =~ /^empo2\\.run/');
     const extension = readFileSync(path.join(root, 'src', 'extension.ts'), 'utf8');
     assert.match(extension, /createTreeView\(TrajectoryTreeProvider\.viewId, \{[^}]*canSelectMany: true/);
+  });
+
+  it('offers Open in TensorBoard and Open All Runs in TensorBoard on every run of the Trajectories tree, and the latter in its title menu', () => {
+    const onRun = (manifest.contributes.menus['view/item/context'] as Array<{ command: string; when: string }>).filter((m) => TENSORBOARD_COMMANDS.includes(m.command));
+    assert.deepEqual(onRun.map((m) => m.command).sort(), [...TENSORBOARD_COMMANDS].sort());
+    for (const menu of onRun) {
+      for (const viewItem of ['empo2.run.finished', 'empo2.run.live.running', 'empo2.run.stopped.branch']) {
+        assert.ok(whenHolds(menu.when, { view: 'empo2.trajectories', viewItem }), `${menu.command} on ${viewItem}`);
+      }
+      assert.ok(!whenHolds(menu.when, { view: 'empo2.trajectories', viewItem: 'empo2.episode' }), `${menu.command} on an episode`);
+    }
+    const title = (manifest.contributes.menus['view/title'] as Array<{ command: string; when: string }>).filter((m) => TENSORBOARD_COMMANDS.includes(m.command));
+    assert.deepEqual(title.map((m) => m.command), ['empo2.openRootInTensorBoard']);
   });
 
   it('offers "Show Tip in Memory Tips" on a retrieved tip in the debugger\'s Variables view', () => {
