@@ -231,10 +231,17 @@ export class Workbench {
   /** Expands a collapsed tree row (an expanded row is left as it is). */
   async expandRow(row: Locator): Promise<void> {
     await row.waitFor();
-    if ((await row.getAttribute('aria-expanded')) !== 'true') {
+    // A row of a run that trains can move between the locator finding it and the click landing
+    // (a new iteration's row is inserted above it), and the click then toggles its neighbour:
+    // click again until this row is the expanded one.
+    await this.eventually('the row to expand', async () => {
+      if ((await row.getAttribute('aria-expanded')) === 'true') {
+        return true;
+      }
       await this.twistie(row).click();
-      await this.eventually('the row to expand', async () => ((await row.getAttribute('aria-expanded')) === 'true' ? true : undefined), 10_000);
-    }
+      await this.page.waitForTimeout(500);
+      return (await row.getAttribute('aria-expanded')) === 'true' ? true : undefined;
+    }, 20_000);
   }
 
   /** Picks a folder in VS Code's own folder dialog (the browser has no native one) by typing its path. */
