@@ -161,6 +161,10 @@ stop_all() {
   log "stopping VS Code"
   kill -TERM -- "-$session" 2>/dev/null || true
   wait "$session" 2>/dev/null || true  # its TERM status is no failure of this script
+  # The session's leader goes at once; code-server takes a moment to close its port. The
+  # script returns when the whole session has gone (killed after 10 s).
+  for _ in $(seq 50); do kill -0 -- "-$session" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$session" 2>/dev/null || true
   exit 130
 }
 trap stop_all INT TERM HUP

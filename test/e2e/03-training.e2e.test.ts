@@ -82,6 +82,9 @@ describe('Training from the palette, as a person does it', () => {
 
   it('opens an episode from the tree in the read-only episode view', async () => {
     await workbench.openViewContainer('EMPO²');
+    // The short run may still be adding iterations: their rows go in above Iteration 1's while
+    // the clicks below look for it. Once it has finished the tree holds still.
+    await workbench.treeRow(/^run-/).first().filter({ hasText: 'finished' }).waitFor({ timeout: 240_000 });
     await workbench.expandRow(workbench.treeRow('Iteration 1').first());
     const group = workbench.treeRow(/^(power-device|grow-plant)\//).first();
     await workbench.expandRow(group);

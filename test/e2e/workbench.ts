@@ -63,14 +63,36 @@ export class Workbench {
   /** In the open multi-select pick, ticks exactly the rows labelled `wanted`, as a person clicks them. */
   async tickExactly(wanted: readonly string[]): Promise<void> {
     await this.quickInputRows().first().waitFor();
-    for (const row of await this.quickInputRows().all()) {
-      // The row's first label is its own; a detail line under it (a run's folder) has one too.
-      const label = (await row.locator('.label-name').first().innerText()).trim();
-      const tick = wanted.includes(label);
-      if ((await row.getAttribute('aria-checked')) !== String(tick)) {
-        await row.locator('.label-name').first().click();
-        await this.eventually(`${label} ${tick ? 'ticked' : 'unticked'}`, async () => ((await row.getAttribute('aria-checked')) === String(tick) ? true : undefined), 5_000);
+    // The list draws only the rows in view: with more runs than fit, a row to tick (or one that
+    // came ticked) is not in the DOM until the list scrolls to it. So each drawn row is set,
+    // then the list scrolls on, until a scroll draws no row not seen yet.
+    const seen = new Set<string>();
+    for (let page = 0; page < 50; page++) {
+      let fresh = 0;
+      for (const row of await this.quickInputRows().all()) {
+        // The row's first label is its own; a detail line under it (a run's folder) has one too.
+        const label = (await row.locator('.label-name').first().innerText()).trim();
+        if (seen.has(label)) {
+          continue;
+        }
+        seen.add(label);
+        fresh++;
+        const tick = wanted.includes(label);
+        if ((await row.getAttribute('aria-checked')) !== String(tick)) {
+          await row.locator('.label-name').first().click();
+          await this.eventually(`${label} ${tick ? 'ticked' : 'unticked'}`, async () => ((await row.getAttribute('aria-checked')) === String(tick) ? true : undefined), 5_000);
+        }
       }
+      if (fresh === 0 && page > 0) {
+        break;
+      }
+      await this.quickInput().locator('.monaco-list').first().hover();
+      await this.page.mouse.wheel(0, 120);
+      await this.page.waitForTimeout(150);
+    }
+    const missing = wanted.filter((label) => !seen.has(label));
+    if (missing.length > 0) {
+      throw new Error(`the pick lists no row ${missing.join(', ')}; it lists ${[...seen].join(', ')}`);
     }
   }
 
