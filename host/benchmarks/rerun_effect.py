@@ -35,6 +35,7 @@ import argparse
 import json
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -171,7 +172,8 @@ def main() -> int:
             return 2
         rows = kept["rows"]
     done = {(r["seed"], r["condition"]) for r in rows}
-    root = Path(args.root or f"/tmp/empo2-rerun-bench-{time.strftime('%Y%m%d-%H%M%S')}")
+    # Without --root the runs go to a fresh folder of the system's temporary place.
+    root = Path(args.root or tempfile.mkdtemp(prefix="empo2-rerun-bench-"))
     embedder = None
     for seed in [int(s) for s in args.seeds.split(",")]:
         missing = [c for c in conditions if (seed, c) not in done]
