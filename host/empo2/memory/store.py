@@ -209,21 +209,11 @@ class MemoryStore(PersonEdits):
             if start == 0:
                 self._check_header(ev)
             elif kind == "add":
-                first, k = int(ev["first_entry"]), len(ev["entries"])
-                if first + k > len(keys):
-                    raise CorruptMemory(
-                        f"{events.keys_path} has {len(keys)} key rows; the log needs {first + k}"
-                    )
-                gone = self._apply_add(ev, np.array(keys[first : first + k], dtype=np.float32))
+                gone = self._apply_add(ev, _event_keys(ev, keys, events.keys_path))
                 changes.append(("add", ev["tip"]["id"], ev["tip"]["author"]))
                 changes += [("evict", other.id, SYSTEM) for other in gone]
             elif kind == "extend":
-                first, k = int(ev["first_entry"]), len(ev["entries"])
-                if first + k > len(keys):
-                    raise CorruptMemory(
-                        f"{events.keys_path} has {len(keys)} key rows; the log needs {first + k}"
-                    )
-                gone = self._apply_extend(ev, np.array(keys[first : first + k], dtype=np.float32))
+                gone = self._apply_extend(ev, _event_keys(ev, keys, events.keys_path))
                 changes.append(("extend", ev["tip_id"], POLICY))
                 changes += [("evict", other.id, SYSTEM) for other in gone]
             elif kind in ("update", "delete"):
@@ -759,3 +749,12 @@ class _Batch:
 # What a store is set up with, not what it holds: `_restore` keeps these and replays the rest.
 _SETTINGS = frozenset({"embedder", "capacity", "dim", "on_change", "folder", "_lock", "_log",
                        "_read_only", "_batch"})
+
+
+def _event_keys(ev: dict, keys: np.ndarray, keys_path) -> np.ndarray:
+    """The key rows an add or extend event's entries point at (float32, (k, dim)); a log that
+    needs more rows than the key file holds is corrupt."""
+    first, k = int(ev["first_entry"]), len(ev["entries"])
+    if first + k > len(keys):
+        raise CorruptMemory(f"{keys_path} has {len(keys)} key rows; the log needs {first + k}")
+    return np.array(keys[first : first + k], dtype=np.float32)
