@@ -33,6 +33,10 @@ def run(args, cwd, timeout=600, env=None):
     (["bench", "--seeds", "a,b"], "--seeds must be comma-separated integers"),
     (["runs", "--root", "/no/such/root"], "/no/such/root is not a folder of run folders"),
     (["runs", "--root", "ROOT", "--state", "runing"], "unknown run state 'runing'"),
+    # `config` checks a config without training: a name that finds no environment is refused
+    # as train refuses it, whether its form is wrong or its module cannot be imported.
+    (["config", "env.name=alfworld"], "config key 'env.name' names no environment: 'alfworld'"),
+    (["config", "env.name=no_such_module_x:make"], "environment 'no_such_module_x:make' cannot be imported"),
 ])
 def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, message):
     args = [str(tmp_path) if a == "ROOT" else a for a in args]

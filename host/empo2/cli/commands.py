@@ -102,6 +102,13 @@ def cmd_train(args) -> int:
 
 def cmd_config(args) -> int:
     config = load_config(args.config or args.preset or "builtin", args.overrides)
+    # load_config checks only the name's form; train would fail at its first reset on a module
+    # that cannot be imported or a gymnasium id nobody registered, so this check finds the
+    # factory too (importing it, without making the environment).
+    from ..envs.registry import ENVIRONMENTS, find_factory
+
+    if config.env.name not in ENVIRONMENTS:
+        find_factory(config.env.name)
     print(json.dumps(config.to_dict(), indent=2))
     return 0
 
