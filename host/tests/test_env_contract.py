@@ -7,12 +7,15 @@ import json
 import logging
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 
 from empo2.cli import main
 from empo2.config import ConfigError, load_config
 from empo2.envs import DEFAULT_TASK, SEED_VARIATIONS, StepInfo, TextEnv
+from empo2.envs.plugin import EnvironmentFault, call_each
 from empo2.envs.registry import list_environments, make_env, wrap
 from server_support import check, connect, make_host  # noqa: F401 - check is a fixture
 
@@ -228,3 +231,66 @@ def test_env_list_gives_the_extension_what_envs_lists(tmp_path, monkeypatch, che
     assert environments == list_environments()
     assert {"name": "corridor", "source": "corridor_pkg:Corridor (package corridor-envs 1.2)",
             "tasks": ["walk-it"], "error": None} in environments
+
+
+class Sleeper(Corridor):
+    """Steps take `pause` seconds; `stuck` never returns from its second step."""
+
+    def __init__(self, pause=0.0, stuck=False):
+        self.pause, self.stuck, self.steps = pause, stuck, 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.stuck and self.steps == 2:
+            threading.Event().wait()
+        time.sleep(self.pause)
+        return super().step(action)
+
+
+def test_a_turn_of_timed_environments_goes_over_in_one_hand_off_and_keeps_each_call_timed():
+    """With env.step_timeout_s, a rollout turn runs on one environment thread (envs/plugin.py,
+    call_each): the results come in order, and one call past the limit still ends the turn in
+    the sentence naming the environment and the step, however short the others are."""
+    envs = [wrap(f"sleeper-{i}", Sleeper, {"pause": 0.01}, max_steps=9, step_timeout_s=0.5) for i in range(4)]
+    for env in envs:
+        env.reset("main", 0)
+    threads = []
+
+    def step(env, action):
+        threads.append(threading.get_ident())
+        return env.step(action)
+
+    results = call_each(step, envs, ["walk", "wait", "walk", "wait"])
+    assert [r[0] for r in results] == ["you are at step 1 .", "you are at step 0 .", "you are at step 1 .",
+                                       "you are at step 0 ."]
+    assert len(set(threads)) == 1 and threads[0] != threading.get_ident()
+
+    # 4 calls of 0.2 s each: a turn of 0.8 s under a 0.5 s limit per call is not a fault
+    slow = [wrap(f"slow-{i}", Sleeper, {"pause": 0.2}, max_steps=9, step_timeout_s=0.5) for i in range(4)]
+    for env in slow:
+        env.reset("main", 0)
+    assert len(call_each(lambda env, a: env.step(a), slow, ["wait"] * 4)) == 4
+
+    stuck = [wrap("quick", Sleeper, {}, max_steps=9, step_timeout_s=0.3),
+             wrap("stuck", Sleeper, {"stuck": True}, max_steps=9, step_timeout_s=0.3)]
+    for env in stuck:
+        env.reset("main", 0)
+    call_each(lambda env, a: env.step(a), stuck, ["wait", "wait"])
+    with pytest.raises(EnvironmentFault, match=r"^environment 'stuck' took more than 0.3 s in step "
+                                               r"\(env.step_timeout_s\)$"):
+        call_each(lambda env, a: env.step(a), stuck, ["wait", "wait"])
+    with pytest.raises(EnvironmentFault, match="still inside a call"):
+        call_each(lambda env, a: env.step(a), stuck, ["wait", "wait"])
+
+
+def test_an_exception_inside_a_timed_turn_is_the_environments_sentence():
+    class Breaks(Corridor):
+        def step(self, action):
+            raise KeyError("the map has no such room")
+
+    envs = [wrap("fine", Corridor, {}, max_steps=9, step_timeout_s=5),
+            wrap("breaks", Breaks, {}, max_steps=9, step_timeout_s=5)]
+    for env in envs:
+        env.reset("main", 0)
+    with pytest.raises(EnvironmentFault, match="^environment 'breaks' raised KeyError in step"):
+        call_each(lambda env, a: env.step(a), envs, ["walk", "walk"])

@@ -31,6 +31,7 @@ import math
 import numbers
 import queue
 import threading
+import time
 from dataclasses import fields
 from itertools import repeat
 
@@ -125,10 +126,13 @@ class PluginEnv:
     def step(self, action: str) -> tuple[str, float, bool, StepInfo]:
         if self.done:
             return "the episode is over .", 0.0, True, self._step_info({})
-        command = parse_action(action)
-        if self.valid and command not in self.valid and self.correct_actions:
-            command = correct_action(command, self.valid)
-        corrected = command if command != " ".join(action.split()) else None
+        if self.valid and action in self.valid:  # the usual case, as it is: nothing to parse
+            command, corrected = action, None
+        else:
+            command = parse_action(action)
+            if self.valid and command not in self.valid and self.correct_actions:
+                command = correct_action(command, self.valid)
+            corrected = command if command != " ".join(action.split()) else None
         result = self._call("step", self.inner.step, command)
         if not isinstance(result, tuple) or len(result) not in (4, 5):
             raise EnvironmentFault(f"environment {self.name!r} step returned {_shown(result)}, not "
@@ -255,7 +259,13 @@ def _keywords(method, wanted: tuple[str, ...]) -> tuple[str, ...]:
 class _Caller:
     """Runs an environment's calls on a thread of its own so that a call that hangs ends in a
     fault after `timeout_s` instead of hanging the run (the stuck thread is a daemon: it
-    cannot keep the process alive)."""
+    cannot keep the process alive).
+
+    A hand-off between threads costs more than a small environment's whole step, so a rollout
+    turn goes over in one (`turn`): the turn's thread calls each environment directly and
+    notes which call it is in since when; the waiting thread ends the turn in a fault when
+    one call runs past `timeout_s`.
+    """
 
     def __init__(self, name: str, timeout_s: float):
         self.name = name
@@ -265,14 +275,14 @@ class _Caller:
         self._stuck = False
 
     def call(self, what: str, method, *args, **kwargs):
-        if self._stuck:
-            raise EnvironmentFault(f"environment {self.name!r} is still inside a call that took more "
-                                   f"than {self.timeout_s:g} s (env.step_timeout_s)")
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._serve, name=f"env {self.name}", daemon=True)
-            self._thread.start()
-        answer: queue.SimpleQueue = queue.SimpleQueue()
-        self._calls.put((method, args, kwargs, answer))
+        playing = getattr(_turn_thread, "turn", None)
+        if playing is not None:  # on a turn's thread: the turn's waiter keeps the time
+            playing.name, playing.what, playing.since = self.name, what, time.monotonic()
+            try:
+                return method(*args, **kwargs)
+            except Exception as err:  # noqa: BLE001 - whatever it raised, said in one sentence
+                raise EnvironmentFault(raised(self.name, what, err)) from err
+        answer = self._hand_over(lambda: method(*args, **kwargs))
         try:
             ok, value = answer.get(timeout=self.timeout_s)
         except queue.Empty:
@@ -283,10 +293,68 @@ class _Caller:
             raise EnvironmentFault(raised(self.name, what, value)) from value
         return value
 
+    def turn(self, play):
+        """`play()` on this caller's thread, its environments' calls made there directly; an
+        EnvironmentFault when one of them takes more than `timeout_s`."""
+        playing = _Turn(self.name)
+
+        def on_the_thread():
+            _turn_thread.turn = playing
+            try:
+                return play()
+            finally:
+                _turn_thread.turn = None
+
+        answer = self._hand_over(on_the_thread)
+        while True:
+            left = playing.since + self.timeout_s - time.monotonic()
+            try:
+                ok, value = answer.get(timeout=max(left, 0.0))
+                break
+            except queue.Empty:
+                if time.monotonic() - playing.since >= self.timeout_s:
+                    self._stuck = True
+                    raise EnvironmentFault(f"environment {playing.name!r} took more than "
+                                           f"{self.timeout_s:g} s in {playing.what} "
+                                           "(env.step_timeout_s)") from None
+        if not ok:
+            raise value
+        return value
+
+    def _hand_over(self, job) -> queue.SimpleQueue:
+        if self._stuck:
+            raise EnvironmentFault(f"environment {self.name!r} is still inside a call that took more "
+                                   f"than {self.timeout_s:g} s (env.step_timeout_s)")
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name=f"env {self.name}", daemon=True)
+            self._thread.start()
+        answer: queue.SimpleQueue = queue.SimpleQueue()
+        self._calls.put((job, answer))
+        return answer
+
     def _serve(self) -> None:
         while True:
-            method, args, kwargs, answer = self._calls.get()
+            job, answer = self._calls.get()
             try:
-                answer.put((True, method(*args, **kwargs)))
+                answer.put((True, job()))
             except BaseException as err:  # noqa: BLE001 - handed to the caller's thread
                 answer.put((False, err))
+
+
+class _Turn:
+    """Which environment call a turn's thread is in, and since when (time.monotonic)."""
+
+    def __init__(self, name: str):
+        self.name, self.what, self.since = name, "a turn", time.monotonic()
+
+
+_turn_thread = threading.local()  # .turn: the _Turn this thread plays, if any
+
+
+def call_each(call, envs: list, items: list) -> list:
+    """call(env, item) for every pair, in order, on this thread. Environments with a step
+    timeout take the whole turn in one hand-off to a thread of theirs (see _Caller)."""
+    callers = [env._caller if isinstance(env, PluginEnv) else None for env in envs]
+    if not envs or any(caller is None for caller in callers):
+        return [call(env, item) for env, item in zip(envs, items)]
+    return callers[0].turn(lambda: [call(env, item) for env, item in zip(envs, items)])

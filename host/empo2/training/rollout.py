@@ -25,6 +25,7 @@ import torch
 
 from ..config import TrainConfig
 from ..envs.base import TextEnv
+from ..envs.plugin import call_each
 from ..policy.generation import Sampler, generate_from_ids
 from ..policy.prompting import (Turn, reflection_messages, shown_tip, step_messages,
                                 step_user_text, system_prompt_for, with_tips)
@@ -271,9 +272,10 @@ class _Clock:
 
 def _each(workers: int, call, envs, items) -> list:
     """call(env, item) for every pair, in order; on threads when workers > 1 (each env is used by
-    one thread only, so environments need not be thread-safe, only independent)."""
+    one thread only, so environments need not be thread-safe, only independent), else in one
+    hand-off to the environments' own thread when they have a step timeout (plugin.call_each)."""
     if workers <= 1 or len(envs) <= 1:
-        return [call(env, item) for env, item in zip(envs, items)]
+        return call_each(call, envs, items)
     with ThreadPoolExecutor(max_workers=min(workers, len(envs))) as pool:
         return list(pool.map(call, envs, items))
 
