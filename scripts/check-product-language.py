@@ -53,7 +53,8 @@ IN_PROSE = [
         r"\b(?:this|one|two|three|several|many|more|other|earlier|later|[0-9]+) sittings?\b"
         r"|\b(?:while|when) the machine (?:was|had)\b|\bthe machine was (?:busy|shared|free|quiet|idle)\b"
         r"|\bkept busy by\b|\bwhat else (?:had|ran on|was on) the machine\b|\bwhere time allowed\b"
-        r"|\bran out of time\b|\bmet on the way\b|\b[0-2]?[0-9]:[0-5][0-9][–-][0-2]?[0-9]:[0-5][0-9]\b", re.I)),
+        r"|\bran out of time\b|\bmet on the way\b|\bhad the machine\b|\bworking sessions?\b"
+        r"|\b(?:over|in|across) (?:two|three|four|five|several|many|[0-9]+) sessions\b|\b[0-2]?[0-9]:[0-5][0-9][–-][0-2]?[0-9]:[0-5][0-9]\b", re.I)),
     ("a build machine's path", re.compile(r"(?<![\w.~/-])/(?:tmp|root|work|home(?!/ada/))/")),
 ]
 
