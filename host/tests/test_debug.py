@@ -289,3 +289,100 @@ def test_a_replay_beside_a_paused_run_names_the_run_state_and_the_checkpoint_it_
             client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "stopped")
     finally:
         host.stop()
+
+
+# A hallway whose reset (or step, from its second one) counts how often the environment was
+# called when DRIFT says so: not a function of its seed, so a replay cannot show what was recorded.
+DRIFTING_HALLWAY = '''
+from empo2.envs import StepInfo
+
+DRIFT = {"reset": False, "step": False}
+CALLS = [0]
+GOAL = "walk to the end of the hallway"
+
+
+class Hallway:
+    def reset(self, seed):
+        CALLS[0] += 1
+        self.position, self.steps = 0, 0
+        lamp = f" the lamp has flickered {CALLS[0]} times ." if DRIFT["reset"] else ""
+        return "you stand in a hallway ." + lamp, StepInfo(GOAL, ["walk", "wait"])
+
+    def step(self, action):
+        CALLS[0] += 1
+        self.steps += 1
+        self.position += action == "walk"
+        done = self.position >= 3
+        clock = f" a clock strikes {CALLS[0]} ." if DRIFT["step"] and self.steps >= 2 else ""
+        return (f"you have walked {self.position} steps ." + clock, 30.0 * (action == "walk"), done,
+                StepInfo(GOAL, ["walk", "wait"], score=30.0 * self.position, success=done))
+'''
+
+
+def test_a_replay_whose_environment_shows_another_observation_says_at_which_turn_with_both_texts(
+        tmp_path, monkeypatch, tiny_policy, embedder, check):
+    """An environment found by name whose reset is not deterministic in its seed: the replay
+    says so at turn 0 with both texts, through the protocol, and plays on from the
+    environment's own state instead of the recording; one whose second step drifts, at turn 1.
+    With the environment deterministic again, nothing is said and every turn is the recording's."""
+    import importlib
+
+    from conftest import tiny_run_overrides
+    from empo2.training.trainer import Trainer
+
+    (tmp_path / "drifting_hallway.py").write_text(DRIFTING_HALLWAY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    hallway = importlib.import_module("drifting_hallway")
+    overrides = tiny_run_overrides(tiny_policy, iterations=1, **{"eval.every": 0, "env.max_steps": 4})
+    del overrides["env"]["tasks"]
+    overrides["env"]["name"] = "drifting_hallway:Hallway"
+    config = load_config(overrides)
+    root = tmp_path / "runs"
+    config.root, config.name = str(root), "hallway"
+    folder = RunFolder.create(root, "hallway", config.to_dict())
+    trainer = Trainer(config, folder, embedder=embedder)
+    trainer.run()
+    trainer.memory.close()
+    trainer.close()
+    record = next(r for r in folder.trajectories(1) if len(r["steps"]) >= 2)
+    recorded_first = record["steps"][0]["observation"]
+
+    hallway.DRIFT["reset"] = True
+    host = make_host([root], embedder)
+    try:
+        with connect(host, check) as client:
+            session = client.request("debug.start", {"replay": {"runId": "hallway", "episodeId": record["id"]},
+                                                     "device": "cpu"}, timeout=120)["session"]
+            mismatch = session["replay"]["observationMismatch"]
+            assert mismatch["turn"] == 0 and mismatch["recorded"] == recorded_first == "you stand in a hallway ."
+            assert mismatch["replayed"].startswith("you stand in a hallway . the lamp has flickered ")
+            assert mismatch["message"].startswith("The replay left the recording at turn 0: the environment's "
+                                                  f"reset with seed {record['group']} showed another first observation")
+            step = client.request("debug.step", {"sessionId": session["sessionId"]}, timeout=120)
+            assert step["episode"]["observationMismatch"] == mismatch and not step["episode"]["replaying"]
+            assert step["turn"]["replay"] is None  # the policy's own turn, from the environment's state
+            assert step["turn"]["observation"] == mismatch["replayed"]
+    finally:
+        host.stop()
+
+    hallway.DRIFT.update(reset=False, step=True)
+    replay = launch(root / "hallway", record=record, record_run=folder, task=None, variation=None)
+    session, info = open_session(replay, embedder)
+    assert info["replay"]["observationMismatch"] is None and session.replaying
+    first, _ = session.step("turn")
+    assert first.replay["observationMatches"] is True and session.observation_mismatch is None
+    second, _ = session.step("turn")
+    assert second.replay["observationMatches"] is False and not session.replaying
+    mismatch = session.observation_mismatch
+    assert mismatch["turn"] == 1 and mismatch["recorded"] == record["steps"][1]["next_observation"]
+    assert mismatch["replayed"] == second.next_observation and " a clock strikes " in mismatch["replayed"]
+    assert f"the recorded action {record['steps'][1]['action']!r}" in mismatch["message"]
+    if not session.done:  # the next turn is the policy's, not the recording's
+        assert session.step("turn")[0].replay is None
+
+    hallway.DRIFT["step"] = False
+    session, info = open_session(replay, embedder)
+    while not session.done:
+        turn, _ = session.step("turn")
+        assert turn.replay["observationMatches"] is True and session.observation_mismatch is None
+    assert [t.action for t in session.turns] == [s["action"] for s in record["steps"]]

@@ -5,6 +5,7 @@ export type {
   DebugAlternative,
   DebugEpisodeState,
   DebugForceParams,
+  DebugObservationMismatch,
   DebugReplaySummary,
   DebugReplayTurn,
   DebugReplayTurnParams,

@@ -69,6 +69,8 @@ export const Requests = {
   branchAdopt: request<P.BranchAdoptParams, P.BranchAdoptResult>('branch.adopt'),
   branchDelete: request<P.BranchDeleteParams, P.BranchDeleteResult>('branch.delete'),
   envList: request<P.EmptyParams, P.EnvListResult>('env.list'),
+  configCheck: request<P.ConfigCheckParams, P.ConfigCheckResult>('config.check'),
+  policyList: request<P.EmptyParams, P.PolicyListResult>('policy.list'),
 } as const;
 
 export const Notifications = {

@@ -199,6 +199,8 @@ def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
     spec = SessionSpec(task=task, variation=variation, seed=seed, mode=mode, settings=settings,
                        record=record, replay_scores=scores)
     session = DebugSession(spec, env, model, tokenizer, intrinsic, embedder)
+    if summary is not None:  # a reset that showed another first observation says so at once
+        summary["observationMismatch"] = session.observation_mismatch
     info = {"task": task, "variation": variation, "seed": seed, "mode": mode,
             "temperature": settings.temperature, "policy": model_path, "checkpoint": iteration,
             "device": str(device), "description": session.episode.description,

@@ -15,6 +15,10 @@ Stepping model:
   turn k plays again (with the tips as they are now, e.g. after an edit).
 - A replay session plays a recorded episode: each turn shows the recorded prompt, tips and
   action, re-scored by the session's policy (replay.py); a forced action ends the replay there.
+  So does an observation the environment shows other than the recorded one (its reset or step is
+  not deterministic in the seed): the recorded turns after it were played from a state the
+  environment is not in, so `observation_mismatch` says where and with which texts, and the
+  policy plays on from the environment's own state.
 """
 
 from __future__ import annotations
@@ -126,10 +130,32 @@ class DebugSession:
 
     @property
     def replaying(self) -> bool:
-        """Still on the recording: a replay session none of whose turns so far was forced."""
+        """Still on the recording: a replay session none of whose turns so far was forced, whose
+        environment has shown every recorded observation so far."""
         record = self.spec.record
         return (record is not None and len(self.turns) < len(record["steps"])
-                and not any(t.forced for t in self.turns))
+                and not any(t.forced for t in self.turns) and self.observation_mismatch is None)
+
+    @property
+    def observation_mismatch(self) -> dict | None:
+        """The first observation of a replay that differs from the recording's, as the protocol's
+        DebugObservationMismatch (turn: the turn whose action it answered, 0 for the reset's
+        too; None when none does so far)."""
+        record = self.spec.record
+        if record is None or not record["steps"]:
+            return None
+        recorded = record["steps"][0]["observation"]
+        if self.first_observation != recorded:
+            return _mismatch(0, recorded, self.first_observation,
+                             f"the environment's reset with seed {self.spec.seed} showed another first "
+                             "observation than the recorded one")
+        for turn in self.turns:
+            if turn.replay is None or turn.replay.get("observationMatches") is not False:
+                continue
+            return _mismatch(turn.index, turn.replay["recordedNextObservation"], turn.next_observation,
+                             f"the environment answered the recorded action {turn.action!r} with "
+                             "another observation than the recorded one")
+        return None
 
     @property
     def variation_key(self) -> str:
@@ -268,8 +294,9 @@ class DebugSession:
         turn.intrinsic = self._intrinsic_reward(obs, len(turn.tip_ids), turn.index)
         turn.done = bool(done)
         turn.success = bool(info.success)
-        if turn.replay is not None:
-            turn.replay["observationMatches"] = obs == turn.replay.get("recordedNextObservation")
+        recorded_next = turn.replay.get("recordedNextObservation") if turn.replay is not None else None
+        if recorded_next is not None:  # a record without it (older runs) cannot say
+            turn.replay["observationMatches"] = obs == recorded_next
         self._record_step(turn)
         return turn
 
@@ -281,6 +308,12 @@ class DebugSession:
         retrieved = np.array([n_tips]) if self.spec.mode == MEMORY else None
         return float(self.intrinsic.rewards(self.variation_key, embeddings=embeddings, n_retrieved=retrieved,
                                             steps=np.array([step], dtype=np.int64))[0])
+
+
+def _mismatch(turn: int, recorded: str, replayed: str, what: str) -> dict:
+    return {"turn": turn, "recorded": recorded, "replayed": replayed,
+            "message": f"The replay left the recording at turn {turn}: {what}, so the environment is not "
+                       "deterministic in its seed; the policy plays on from the environment's own state."}
 
 
 def token_views(tokenizer, action_ids, logp, logp_no_tips, top_ids, top_logp,

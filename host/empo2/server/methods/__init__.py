@@ -8,7 +8,7 @@ checks both directions); `initialize` is the one method allowed before `initiali
 from __future__ import annotations
 
 from ..dispatch import Method
-from . import checkpoint, debug, env, host, memory, run, trajectory
+from . import checkpoint, config, debug, env, host, memory, run, trajectory
 from . import checkpoint, host, memory, run, trajectory, update
 
 METHODS: tuple[Method, ...] = (
@@ -45,6 +45,8 @@ METHODS: tuple[Method, ...] = (
     Method("branch.adopt", "BranchAdoptParams", update.adopt),
     Method("branch.delete", "BranchDeleteParams", update.delete),
     Method("env.list", "EnvListParams", env.list_environments),
+    Method("config.check", "ConfigCheckParams", config.check),
+    Method("policy.list", "PolicyListParams", config.list_policies),
 )
 
 __all__ = ["METHODS"]

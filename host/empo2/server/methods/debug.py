@@ -144,7 +144,8 @@ def _episode_json(session) -> dict:
             "success": bool(last.success) if last else False,
             "score": last.score if last and last.score is not None else 0.0,
             "observation": session.observation, "replaying": session.replaying,
-            "firstObservation": session.first_observation}
+            "firstObservation": session.first_observation,
+            "observationMismatch": session.observation_mismatch}
 
 
 def turn_json(turn) -> dict:
