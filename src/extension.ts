@@ -32,6 +32,7 @@ import {
   ResumeRunCommand,
   resumeRun,
   ShowMetricsCommand,
+  StartSavedRunCommand,
   StopRunCommand,
   type NewRunArg,
   type RunServices,
@@ -147,7 +148,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     runs.onDidChangeRuns(() => setRunContext(runs)),
     registerCommands([
       ...[StartHostCommand, StopHostCommand, RestartHostCommand, ConnectRemoteCommand, ReconnectCommand].map((Host) => new Host(hostServices)),
-      ...[NewRunCommand, PauseRunCommand, ResumeRunCommand, StopRunCommand, OpenRunFolderCommand, ShowMetricsCommand, CompareMetricsCommand].map((Run) => new Run(runServices)),
+      ...[NewRunCommand, StartSavedRunCommand, PauseRunCommand, ResumeRunCommand, StopRunCommand, OpenRunFolderCommand, ShowMetricsCommand, CompareMetricsCommand].map((Run) => new Run(runServices)),
       ...[OpenInTensorBoardCommand, OpenRootInTensorBoardCommand].map((TensorBoard) => new TensorBoard(tensorBoardServices)),
       refresh,
       ...[AddTipCommand, EditTipCommand, DeleteTipCommand, ShowTipHistoryCommand].map((TipCommand) => new TipCommand(tipServices)),

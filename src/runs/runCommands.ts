@@ -13,20 +13,18 @@ import type { MetricsPanel } from './metricsPanel';
 import { newRunObstacle, STOP_AND_START } from './newRunObstacle';
 import { showPendingNotice } from './pendingNotice';
 import { pickRuns, type MetricsTarget } from './pickRuns';
+import { askNewRun, type NewRunSetup } from './newRunFlow';
+import { readRunConfigurations, saveRunConfiguration } from './runConfigurationFile';
+import { describeChoice, RUN_CONFIGURATIONS_FILE, startParams, type RunChoice, type RunConfiguration } from './runConfigurations';
 import { isActive, type RunEntry, type RunsModel } from './runsModel';
-import { CONFIG_FILE_GLOB, isRunConfigText, NOT_CONFIG_FOLDERS_GLOB } from './runConfigFiles';
 import { resumeQuestion } from './runText';
 
 // Commands on training runs, through the host's run.* requests. They act on the live run, else
 // on the current one (selected in the Trajectories tree, or opened last).
 
-interface RunPick extends vscode.QuickPickItem {
-  readonly start?: Pick<RunStartParams, 'preset'> & { readonly configFile?: vscode.Uri; readonly browse?: boolean };
-}
-
 /**
- * The command's argument (scripts, tests, empo2.autoStartRun): the start request's own fields. A
- * config file is read here and sent as `config`, so a remote host needs no access to it.
+ * New Training Run's argument (scripts, tests, empo2.autoStartRun): the start request's own
+ * fields. A config file is read here and sent as `config`, so a remote host needs no access to it.
  */
 export type NewRunArg = Pick<RunStartParams, 'preset' | 'config' | 'configFile' | 'pauseAfterIteration'>;
 
@@ -40,100 +38,41 @@ export interface RunServices {
   readonly metrics: MetricsPanel;
 }
 
+/** What a new run starts with: run.start's params, and the choice that made them (to save it). */
+interface RunStart {
+  readonly params: RunStartParams;
+  readonly choice?: RunChoice;
+}
+
+const SAVE_CONFIGURATION = 'Save as Run Configuration…';
+
 export class NewRunCommand extends CommandBase<RunServices> {
   static readonly id = 'empo2.newRun';
 
-  /** Argument (scripts, tests): `{ preset }`, `{ config }` or `{ configFile }` skips the pick. */
+  /** Argument (scripts, tests): `{ preset }`, `{ config }` or `{ configFile }` skips the questions. */
   execute(arg?: unknown): Promise<RunInfo | undefined> {
-    const { trust, host, runs } = this.services;
-    return performAction({
-      // A run starts a host when none is running, so it needs trust like Start Host does.
-      target: async () => {
-        if (!(await ensureHost(host, trust, 'Starting a training run'))) {
-          return undefined;
-        }
-        return isStartArg(arg) ? this.paramsFrom(arg) : (await this.clearTheWay()) ? this.pick() : undefined;
-      },
-      request: async (params) => (await host.request(Requests.runStart, params)).run,
-      report: (run) => {
-        runs.select(runs.absorbInfo(run).info.runId);
-        void vscode.commands.executeCommand('empo2.trajectories.focus');
-      },
-      failed: async (error) => {
-        if (isRpcError(error, ErrorCodes.RunBusy)) {
-          await vscode.window.showWarningMessage(`EMPO²: ${describeError(error)}`);
-        } else {
-          await showFailure('Starting the run', error);
-        }
-      },
+    return startRun(this.services, async () => {
+      if (isStartArg(arg)) {
+        const params = await this.paramsFrom(arg);
+        return params && { params };
+      }
+      if (!(await clearTheWay(this.services))) {
+        return undefined;
+      }
+      const setup = await askNewRun(this.services.host);
+      return setup && this.startOf(setup);
     });
   }
 
-  /** Before the first question: a live run (paused ones too) is stopped when the person agrees. */
-  private async clearTheWay(): Promise<boolean> {
-    const { host, runs } = this.services;
-    const live = runs.live;
-    const obstacle = newRunObstacle(live);
-    if (!live || !obstacle) {
-      return true;
+  private async startOf(setup: NewRunSetup): Promise<RunStart | undefined> {
+    if (setup.kind === 'choice') {
+      return { params: startParams(setup.choice), choice: setup.choice };
     }
-    if (!obstacle.canStop) {
-      void vscode.window.showInformationMessage(`EMPO²: ${obstacle.message} ${obstacle.detail}`);
-      return false;
+    if (setup.kind === 'saved') {
+      return checkedConfiguration(this.services.host, setup.configuration);
     }
-    const choice = await vscode.window.showWarningMessage(obstacle.message, { modal: true, detail: obstacle.detail }, STOP_AND_START);
-    return choice === STOP_AND_START && stopAndWait(host, runs, live.info.runId);
-  }
-
-  private async pick(): Promise<RunStartParams | undefined> {
-    const capabilities = this.services.host.current?.init.capabilities;
-    const presets = capabilities?.presets ?? [];
-    const files = await this.configFiles(capabilities?.configFields);
-    const items: RunPick[] = [
-      { label: 'Presets', kind: vscode.QuickPickItemKind.Separator },
-      ...presets.map((preset) => ({
-        label: preset,
-        description: preset === 'builtin' ? 'the built-in default: small text worlds, a small policy, trains on a CPU' : undefined,
-        start: { preset },
-      })),
-      { label: 'Config files', kind: vscode.QuickPickItemKind.Separator },
-      ...files.map((uri) => ({ label: vscode.workspace.asRelativePath(uri), description: 'config file', start: { configFile: uri } })),
-      { label: '$(folder-opened) Choose a config file…', start: { browse: true } },
-    ];
-    const picked = await vscode.window.showQuickPick(items, {
-      title: 'EMPO²: New Training Run',
-      placeHolder: 'A preset, or a JSON config file (the fields of a run\'s config.json)',
-      ignoreFocusOut: true,
-    });
-    if (!picked?.start) {
-      return undefined;
-    }
-    if (picked.start.preset) {
-      return { preset: picked.start.preset };
-    }
-    let file = picked.start.configFile;
-    if (picked.start.browse) {
-      file = (
-        await vscode.window.showOpenDialog({ title: 'EMPO²: config file', canSelectMany: false, filters: { 'JSON config': ['json'] }, openLabel: 'Train' })
-      )?.[0];
-    }
-    return file ? this.paramsFrom({ configFile: file.fsPath }) : undefined;
-  }
-
-  /** The workspace's run configurations (runConfigFiles.ts says which files are). */
-  private async configFiles(configFields: readonly string[] | undefined): Promise<vscode.Uri[]> {
-    const candidates = await vscode.workspace.findFiles(CONFIG_FILE_GLOB, NOT_CONFIG_FOLDERS_GLOB, 200);
-    const decoder = new TextDecoder();
-    const checked = await Promise.all(
-      candidates.map(async (uri) => {
-        try {
-          return isRunConfigText(decoder.decode(await vscode.workspace.fs.readFile(uri)), configFields) ? uri : undefined;
-        } catch {
-          return undefined; // unreadable: not offered
-        }
-      }),
-    );
-    return checked.filter((uri): uri is vscode.Uri => uri !== undefined).slice(0, 50);
+    const params = await this.paramsFrom({ configFile: setup.file });
+    return params && { params };
   }
 
   /** A config file is read here and sent as an object, so a remote host needs no access to it. */
@@ -156,6 +95,134 @@ export class NewRunCommand extends CommandBase<RunServices> {
       await vscode.window.showErrorMessage(`EMPO²: cannot read the config file ${arg.configFile}: ${describeError(error)}`);
       return undefined;
     }
+  }
+}
+
+/**
+ * Starts one of the run configurations saved in the workspace (.vscode/empo2-runs.json), after
+ * the host has checked it. Argument (scripts, keybindings): a configuration's name.
+ */
+export class StartSavedRunCommand extends CommandBase<RunServices> {
+  static readonly id = 'empo2.startSavedRun';
+
+  execute(arg?: unknown): Promise<RunInfo | undefined> {
+    return startRun(this.services, async () => {
+      const saved = await readRunConfigurations();
+      if ('problem' in saved) {
+        void vscode.window.showErrorMessage(`EMPO²: ${saved.problem}`);
+        return undefined;
+      }
+      if (saved.configurations.length === 0) {
+        return noTarget(`EMPO²: no run configurations are saved in ${RUN_CONFIGURATIONS_FILE} yet; New Training Run offers "${SAVE_CONFIGURATION}" once a run starts.`);
+      }
+      const configuration = typeof arg === 'string' ? saved.configurations.find((c) => c.name === arg) : await pickConfiguration(saved.configurations);
+      if (!configuration) {
+        return typeof arg === 'string' ? noTarget(`EMPO²: ${RUN_CONFIGURATIONS_FILE} has no run configuration named "${arg}".`) : undefined;
+      }
+      return (await clearTheWay(this.services)) ? checkedConfiguration(this.services.host, configuration) : undefined;
+    });
+  }
+}
+
+/** New Training Run and Start Saved Run Configuration: a host, what to start, run.start, the run shown. */
+function startRun(services: RunServices, what: () => Promise<RunStart | undefined>): Promise<RunInfo | undefined> {
+  const { trust, host, runs } = services;
+  return performAction({
+    // A run starts a host when none is running, so it needs trust like Start Host does.
+    target: async () => {
+      if (!(await ensureHost(host, trust, 'Starting a training run'))) {
+        return undefined;
+      }
+      try {
+        return await what();
+      } catch (error) {
+        await showFailure('Setting up the run', error);
+        return undefined;
+      }
+    },
+    request: async (start) => (await host.request(Requests.runStart, start.params)).run,
+    report: (run, start) => {
+      runs.select(runs.absorbInfo(run).info.runId);
+      void vscode.commands.executeCommand('empo2.trajectories.focus');
+      if (start.choice) {
+        void offerToSave(run.runId, start.choice);
+      }
+    },
+    failed: async (error) => {
+      if (isRpcError(error, ErrorCodes.RunBusy)) {
+        await vscode.window.showWarningMessage(`EMPO²: ${describeError(error)}`);
+      } else {
+        await showFailure('Starting the run', error);
+      }
+    },
+  });
+}
+
+/** Before the first question: a live run (paused ones too) is stopped when the person agrees. */
+async function clearTheWay({ host, runs }: RunServices): Promise<boolean> {
+  const live = runs.live;
+  const obstacle = newRunObstacle(live);
+  if (!live || !obstacle) {
+    return true;
+  }
+  if (!obstacle.canStop) {
+    void vscode.window.showInformationMessage(`EMPO²: ${obstacle.message} ${obstacle.detail}`);
+    return false;
+  }
+  const choice = await vscode.window.showWarningMessage(obstacle.message, { modal: true, detail: obstacle.detail }, STOP_AND_START);
+  return choice === STOP_AND_START && stopAndWait(host, runs, live.info.runId);
+}
+
+/** A saved configuration's params once the host has checked them; its refusal in one sentence. */
+async function checkedConfiguration(host: HostManager, configuration: RunConfiguration): Promise<RunStart | undefined> {
+  const params = startParams(configuration);
+  try {
+    await host.request(Requests.configCheck, params);
+  } catch (error) {
+    if (!isRpcError(error, ErrorCodes.ConfigInvalid)) {
+      throw error;
+    }
+    void vscode.window.showErrorMessage(`EMPO²: the run configuration "${configuration.name}" (${RUN_CONFIGURATIONS_FILE}) cannot start: ${describeError(error)}`);
+    return undefined;
+  }
+  return { params, choice: undefined };
+}
+
+async function pickConfiguration(configurations: readonly RunConfiguration[]): Promise<RunConfiguration | undefined> {
+  const picked = await vscode.window.showQuickPick(
+    configurations.map((configuration) => ({ label: configuration.name, detail: describeChoice(configuration), configuration })),
+    { title: 'EMPO²: Start Saved Run Configuration', placeHolder: `A run configuration of ${RUN_CONFIGURATIONS_FILE}`, matchOnDetail: true },
+  );
+  return picked?.configuration;
+}
+
+/** Once a run set up by the questions has started: keep its choice under a name, if wanted. */
+async function offerToSave(runId: string, choice: RunChoice): Promise<void> {
+  if ((await vscode.window.showInformationMessage(`EMPO²: ${runId} started: ${describeChoice(choice)}.`, SAVE_CONFIGURATION)) !== SAVE_CONFIGURATION) {
+    return;
+  }
+  const saved = await readRunConfigurations();
+  const names = 'problem' in saved ? [] : saved.configurations.map((c) => c.name);
+  const name = await vscode.window.showInputBox({
+    title: `EMPO²: ${SAVE_CONFIGURATION}`,
+    prompt: `A name for this run configuration, saved in ${RUN_CONFIGURATIONS_FILE}`,
+    value: `${choice.env} ${choice.preset}`,
+    ignoreFocusOut: true,
+    validateInput: (value) =>
+      !value.trim()
+        ? 'A run configuration needs a name.'
+        : names.includes(value.trim())
+          ? { message: `Replaces the saved run configuration "${value.trim()}".`, severity: vscode.InputBoxValidationSeverity.Warning }
+          : undefined,
+  });
+  if (!name?.trim()) {
+    return;
+  }
+  const problem = await saveRunConfiguration({ name: name.trim(), ...choice });
+  if (problem) {
+    void vscode.window.showErrorMessage(`EMPO²: the run configuration was not saved: ${problem}`);
+  } else {
+    vscode.window.setStatusBarMessage(`EMPO²: saved the run configuration "${name.trim()}" in ${RUN_CONFIGURATIONS_FILE}`, 5_000);
   }
 }
 

