@@ -24,7 +24,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Emitter } from '../common/event';
 import { describeError } from '../rpc/errors';
 import type { RequestType } from '../rpc/methods';
-import type { DebugTurn, DebugTurnResult } from '../rpc/debugProtocol';
+import type { DebugObservationMismatch, DebugTurn, DebugTurnResult } from '../rpc/debugProtocol';
 import { DebugRequests } from './debugRequests';
 import { EPISODE_SCHEME, episodePath, episodeText, turnOfLine } from './episodeDocument';
 import { Expression, ExpressionError, show } from './expression';
@@ -35,6 +35,14 @@ import { VariableValues } from './variableValues';
 
 export interface DebugHostApi {
   request<Params, Result>(type: RequestType<Params, Result>, params: Params, options?: { timeoutMs?: number }): Promise<Result>;
+}
+
+/** A replay that left its recording, and the two documents holding its observations. */
+export interface LeftRecording {
+  readonly mismatch: DebugObservationMismatch;
+  /** Paths (in the episode documents' scheme) of the recorded and the replayed observation. */
+  readonly recordedPath: string;
+  readonly replayedPath: string;
 }
 
 /** Where the episode's document is; the extension shows it (a test only reads it). */
@@ -58,6 +66,14 @@ export class Empo2DebugAdapter extends DebugSession {
   /** The debugger stopped (on a turn, a token, the entry): the token view follows it. Not
    *  onDidSendMessage, which holds one listener only, VS Code's. */
   readonly onDidStop = this.stopped.event;
+  private readonly leftRecording = new Emitter<LeftRecording>();
+  /** The replayed environment showed another observation than the recorded one (the extension
+   *  offers both texts side by side). */
+  readonly onDidLeaveRecording = this.leftRecording.event;
+  /** The mismatch said last (its turn), until the host no longer reports one (a rewind before it). */
+  private mismatchSaid: number | undefined;
+  /** A mismatch found by the last step, for the stop after it. */
+  private mismatchToStopOn: DebugObservationMismatch | undefined;
   private path = '';
   private totalLines = 30;
 
@@ -113,6 +129,8 @@ export class Empo2DebugAdapter extends DebugSession {
     }
     this.sendResponse(response);
     this.output(`${this.episode.session.description}\n${describeSession(this.episode.session)}\n`);
+    this.noticeMismatch(this.episode.session.replay?.observationMismatch);
+    this.mismatchToStopOn = undefined; // the stop on entry stands on it
     this.sendEvent(new InitializedEvent());
     await this.configured;
     if (args.stopOnFirstDifference) {
@@ -275,7 +293,7 @@ export class Empo2DebugAdapter extends DebugSession {
         this.output(`turn ${turn} replayed; before: ${result.previous.action} (reward ${result.previous.reward ?? 0})\n`);
       }
       this.absorb(result);
-      this.sendEvent(new StoppedEvent('restart', THREAD));
+      this.sendEvent(this.mismatchStop() ?? new StoppedEvent('restart', THREAD));
     });
   }
 
@@ -309,7 +327,20 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 
   private stopOn(turn: DebugTurn): StoppedEvent | undefined {
-    return stopReason(turn, this.breakpoints, this.filters, (text, category) => this.output(text, category));
+    return this.mismatchStop() ?? stopReason(turn, this.breakpoints, this.filters, (text, category) => this.output(text, category));
+  }
+
+  /** The stop on a replay that has just left its recording, whatever the filters: every turn
+   *  after it is the policy's own. */
+  private mismatchStop(): StoppedEvent | undefined {
+    const mismatch = this.mismatchToStopOn;
+    this.mismatchToStopOn = undefined;
+    if (!mismatch) {
+      return undefined;
+    }
+    const event = new StoppedEvent('exception', THREAD, mismatch.message) as DebugProtocol.StoppedEvent;
+    event.body.description = mismatch.message;
+    return event;
   }
 
   private async step(unit: 'token' | 'turn'): Promise<DebugTurnResult> {
@@ -321,6 +352,27 @@ export class Empo2DebugAdapter extends DebugSession {
   private absorb(result: DebugTurnResult): void {
     this.episode.absorb(result);
     this.refreshDocument();
+    this.noticeMismatch(result.episode.observationMismatch);
+  }
+
+  /** A replay that left its recording is said once, where it happened: in the Debug Console with
+   *  both texts, as the reason of the next stop, and to the extension (a notice with a diff). */
+  private noticeMismatch(mismatch: DebugObservationMismatch | null | undefined): void {
+    if (!mismatch) {
+      this.mismatchSaid = undefined;
+      return;
+    }
+    if (this.mismatchSaid === mismatch.turn) {
+      return;
+    }
+    this.mismatchSaid = mismatch.turn;
+    this.mismatchToStopOn = mismatch;
+    this.output(`${mismatch.message}\n  recorded: ${mismatch.recorded}\n  replayed: ${mismatch.replayed}\n`, 'stderr');
+    const base = this.path.replace(/\.empo2-episode$/, '');
+    const left = { mismatch, recordedPath: `${base}.turn-${mismatch.turn}.recorded.txt`, replayedPath: `${base}.turn-${mismatch.turn}.replayed.txt` };
+    this.view?.update(left.recordedPath, mismatch.recorded);
+    this.view?.update(left.replayedPath, mismatch.replayed);
+    this.leftRecording.fire(left);
   }
 
   /** Runs a host call; its failure is reported and the debugger stops where it was. */

@@ -6,7 +6,7 @@ import { DEBUG_START_PARAMS_DEFAULTS, ROLLOUT_MODES } from '../rpc/protocol';
 import type { RunsModel } from '../runs/runsModel';
 import type { TrajectoryModel } from '../trajectories/trajectoryModel';
 import type { TrajectoryNode } from '../trajectories/trajectoryNodes';
-import { Empo2DebugAdapter, type Empo2LaunchArguments, type EpisodeView } from './adapter';
+import { Empo2DebugAdapter, type Empo2LaunchArguments, type EpisodeView, type LeftRecording } from './adapter';
 import { EPISODE_SCHEME } from './episodeDocument';
 import { withCurrentRun } from './launchConfig';
 import { TokenView } from './tokenView';
@@ -147,6 +147,19 @@ export class ShowTokensCommand extends CommandBase<{ feature: DebugFeature }> {
   }
 }
 
+const COMPARE_OBSERVATIONS = 'Compare Observations';
+
+/** A replay that left its recording: the host's sentence naming the turn, and both observations
+ *  side by side on request (they are in the Debug Console too). */
+async function showLeftRecording(left: LeftRecording): Promise<void> {
+  const choice = await vscode.window.showWarningMessage(left.mismatch.message, COMPARE_OBSERVATIONS);
+  if (choice === COMPARE_OBSERVATIONS) {
+    const uri = (path: string) => vscode.Uri.from({ scheme: EPISODE_SCHEME, path });
+    await vscode.commands.executeCommand('vscode.diff', uri(left.recordedPath), uri(left.replayedPath),
+      `Turn ${left.mismatch.turn}: recorded ↔ replayed observation`);
+  }
+}
+
 /** The context key of "Show Tokens of the Current Turn": a running session stands on a turn. */
 export const DEBUG_TURN_CONTEXT = 'empo2.debugTurn';
 
@@ -174,6 +187,7 @@ export class DebugFeature extends Disposable {
           this.adapters.push(adapter);
           this.running.set(session.id, adapter);
           adapter.onDidStop(() => this.stopped(adapter)); // lives as long as the adapter
+          adapter.onDidLeaveRecording((left) => void showLeftRecording(left));
           return new vscode.DebugAdapterInlineImplementation(adapter);
         },
       }),

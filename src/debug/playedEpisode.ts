@@ -1,5 +1,5 @@
 import { StackFrame, type Source } from '@vscode/debugadapter';
-import type { DebugSession as HostDebugSession, DebugTurn, DebugTurnResult } from '../rpc/debugProtocol';
+import type { DebugEpisodeState, DebugObservationMismatch, DebugSession as HostDebugSession, DebugTurn, DebugTurnResult } from '../rpc/debugProtocol';
 import { lineOfTurn } from './episodeDocument';
 import type { Value } from './expression';
 import { tokenScope, turnScope } from './turnScope';
@@ -22,6 +22,9 @@ export class PlayedEpisode {
   /** How many of the pending turn's tokens are revealed. */
   revealed = 0;
   done = false;
+  /** The host's word on the episode after the last step (whether turns still come from the
+   *  recording, where the environment left it). */
+  private state: DebugEpisodeState | undefined;
 
   /** Takes in what a step, a forced action or a replayed turn did. */
   absorb(result: DebugTurnResult): void {
@@ -35,6 +38,16 @@ export class PlayedEpisode {
       this.revealed = result.revealed;
     }
     this.done = result.episode.done;
+    this.state = result.episode;
+  }
+
+  /** Where a replay's environment left the recording: a step's answer once there was one, else
+   *  a reset found other when the session started. */
+  observationMismatch(): DebugObservationMismatch | null {
+    if (this.state) {
+      return this.state.observationMismatch ?? null;
+    }
+    return this.session?.replay?.observationMismatch ?? null;
   }
 
   /** Restart Frame: the turns from `turn` on are played again. */
@@ -96,8 +109,15 @@ export class PlayedEpisode {
       first_different_turn: s?.replay?.firstDifferentTurn ?? null,
       replay_logprob_error: s?.replay?.maxLogprobError ?? null,
       advantage: s?.replay?.advantage ?? null,
+      replaying: this.state ? this.state.replaying : Boolean(s?.replay) && !this.observationMismatch(),
+      left_recording: mismatchValue(this.observationMismatch()),
     };
   }
+}
+
+/** The Variables view's `left_recording`: the turn and both observations, expandable. */
+function mismatchValue(mismatch: DebugObservationMismatch | null): Value {
+  return mismatch ? { turn: mismatch.turn, recorded: mismatch.recorded, replayed: mismatch.replayed, message: mismatch.message } : null;
 }
 
 export function withoutKeys(scope: Record<string, Value>, keys: string[]): Record<string, Value> {
