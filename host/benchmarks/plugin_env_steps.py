@@ -1,6 +1,8 @@
-"""Steps per second of an environment of one's own: the example (examples/lockbox-env) alone, and
+"""Steps per second of an environment of one's own: the example (examples/lockbox-env) alone,
 through the trainer's environment pool (registry → PluginEnv's checks → EnvPool), with and without
-the step timeout's thread (env.step_timeout_s: 60 s by default, 0 off).
+the step timeout's thread (env.step_timeout_s: 60 s by default, 0 off), and through OpenEnv over
+loopback (`empo2-host serve-env` in a process of its own, the pool's `openenv:<url>` environments
+each a WebSocket session on it; with --no-openenv, or without OpenEnv installed, not measured).
 
     .venv/bin/python host/benchmarks/plugin_env_steps.py [--seconds 2] [--rounds 5] [--group 8]
 
@@ -14,9 +16,12 @@ to alone. Run it on a quiet machine: on a shared one the rounds spread widely.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -68,15 +73,34 @@ def pooled(timeout_s: float, group: int) -> list:
     return EnvPool(lambda: make_env(config.env)).take(group)
 
 
+def served() -> tuple[subprocess.Popen, str]:
+    """The example served by `empo2-host serve-env` in its own process, and its URL."""
+    server = subprocess.Popen([sys.executable, "-m", "empo2.cli", "serve-env", NAME, "env.max_steps=20",
+                               "env.step_timeout_s=0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              cwd=ROOT / "host", env={**os.environ,
+                                                       "PYTHONPATH": str(ROOT / "examples" / "lockbox-env")})
+    url = server.stdout.readline().strip()
+    if not url.startswith("http"):
+        server.kill()
+        raise SystemExit(f"plugin_env_steps: serve-env printed no URL (exit {server.wait()})")
+    return server, url
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--group", type=int, default=8, help="environments played in lockstep")
+    parser.add_argument("--no-openenv", action="store_true", help="leave out the OpenEnv way")
     args = parser.parse_args()
     ways = {"alone": ([LockboxEnv(max_steps=20) for _ in range(args.group)], alone_turn),
             "pool, step timeout 60 s": (pooled(60.0, args.group), pool_turn),
             "pool, no step timeout": (pooled(0.0, args.group), pool_turn)}
+    server = None
+    if not args.no_openenv and importlib.util.find_spec("openenv") is not None:
+        server, url = served()
+        ways["OpenEnv over loopback"] = (EnvPool(lambda: make_env(load_config(
+            "builtin", [f"env.name=openenv:{url}", "env.max_steps=20"]).env)).take(args.group), pool_turn)
     rates = {way: [] for way in ways}
     latencies = {way: [] for way in ways}
     for _ in range(args.rounds):
@@ -84,6 +108,9 @@ def main() -> None:
             rate, each = play(envs, turn, args.seconds)
             rates[way].append(rate)
             latencies[way] += each
+    if server is not None:
+        server.terminate()
+        server.wait(timeout=30)
     alone = statistics.median(rates["alone"])
     for way in ways:
         each = sorted(latencies[way])

@@ -348,7 +348,10 @@ def check_env_name(name: str) -> None:
     """A ConfigError unless `name` could name an environment: built in, an installed entry
     point, or of the module:factory or gymnasium:<id> form. It imports nothing; whether the name
     works shows when the run makes its environment."""
-    if name in BUILTIN_ENVS or name.startswith((GYMNASIUM, OPENENV)) or name in env_entry_points():
+    if name.startswith(OPENENV):
+        check_openenv_url(name[len(OPENENV):])
+        return
+    if name in BUILTIN_ENVS or name.startswith(GYMNASIUM) or name in env_entry_points():
         return
     module, sep, attr = name.partition(":")
     if sep and module and attr:
@@ -356,6 +359,20 @@ def check_env_name(name: str) -> None:
     raise ConfigError(f"config key 'env.name' names no environment: {name!r} is not built in "
                       f"({', '.join(BUILTIN_ENVS)}), not an installed package's {ENV_ENTRY_POINTS} "
                       "entry point, nor of the form package.module:factory or gymnasium:<id>")
+
+
+def check_openenv_url(url: str) -> None:
+    """A ConfigError unless `url` (of env.name=openenv:<url>) can name an OpenEnv server."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    try:
+        parsed.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https", "ws", "wss") or not parsed.hostname:
+        raise ConfigError(f"config key 'env.name' is 'openenv:{url}': an OpenEnv server's URL starts with "
+                          "http://, https://, ws:// or wss:// and names a host (and a port that is a number)")
 
 
 def _tasks_of_the_named_environment(config: TrainConfig, data: dict, overrides) -> None:

@@ -122,8 +122,8 @@ def test_module_factory_names_and_kwargs(tmp_path, monkeypatch):
 def test_an_unknown_name_is_one_sentence_and_other_names_clear_the_builtin_tasks():
     with pytest.raises(ConfigError, match=r"^config key 'env.name' names no environment: 'alfworld'"):
         load_config("builtin", ["env.name=alfworld"])
-    with pytest.raises(ConfigError, match="OpenEnv"):
-        make_env(env_config("openenv:http://localhost:1"))
+    with pytest.raises(ConfigError, match="an OpenEnv server's URL starts with http://"):
+        load_config("builtin", ["env.name=openenv:ftp://localhost:1"])
     # The preset's tasks are the built-in worlds': another environment trains on all of its own.
     assert env_config("my_module:make").tasks == []
     assert env_config("my_module:make", **{"env.tasks": ["a"]}).tasks == ["a"]

@@ -1,7 +1,9 @@
 """The example environment package (examples/lockbox-env) as a researcher uses it: installed into
 the host's environment from its folder, listed by `empo2-host envs`, trained by its entry-point
 name from the command line, the run folder it leaves, and what works on a run (rerun, dry or on a
-branch, the episode debugger's replay, and export)."""
+branch, the episode debugger's replay, and export); then the same through the JSON-RPC host the
+extension spawns (`empo2-host serve`): the environment list, the tree's trajectories, the tips,
+the metrics, both reruns, and a replay in the episode debugger."""
 
 from __future__ import annotations
 
@@ -14,6 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import tiny_run_overrides
+from empo2.server.client import HostClient
+from server_support import TOKEN, SchemaCheck
+from test_server_process import Served
 
 pytestmark = pytest.mark.slow
 
@@ -56,6 +61,14 @@ def installed():
     assert result.returncode == 0, result.stderr
 
 
+def lockbox_config(tiny_policy) -> dict:
+    """One iteration of the tiny policy on all of the example's tasks, evaluated once."""
+    config = tiny_run_overrides(tiny_policy, **{"iterations": 1, "env.max_steps": 4, "eval.every": 1})
+    del config["env"]["tasks"]  # the config names another environment: all of its tasks
+    config["env"]["name"] = "lockbox"
+    return config
+
+
 def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_path, installed, tiny_policy):
     listed = host(["envs", "--json"], cwd=tmp_path, timeout=120)
     assert listed.returncode == 0, listed.stderr
@@ -63,10 +76,7 @@ def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_pat
     assert rows["lockbox"] == {"name": "lockbox", "source": "lockbox_env:LockboxEnv (package empo2-lockbox 0.1.0)",
                                "tasks": ["escape", "open-chest"], "error": None}
 
-    config = tiny_run_overrides(tiny_policy, **{"iterations": 1, "env.max_steps": 4, "eval.every": 1})
-    del config["env"]["tasks"]  # the config names another environment: all of its tasks
-    config["env"]["name"] = "lockbox"
-    (tmp_path / "lockbox.json").write_text(json.dumps(config))
+    (tmp_path / "lockbox.json").write_text(json.dumps(lockbox_config(tiny_policy)))
     trained = host(["train", "--config", "lockbox.json", "--root", "runs", "--name", "lockbox"], cwd=tmp_path)
     assert trained.returncode == 0, trained.stderr
     assert json.loads(trained.stdout.splitlines()[-1])["state"] == "finished"
@@ -114,5 +124,79 @@ def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_pat
     assert replay["turns"] == len(replay["matches"]) >= 1 and all(replay["matches"]) and replay["same_actions"]
 
     exported = host(["export", str(run), "--out", "exported"], cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    assert (tmp_path / "exported" / "model.safetensors").is_file()
+
+
+def test_every_view_of_the_spawned_host_works_on_the_example(tmp_path, installed, tiny_policy):
+    """What the extension's views ask `empo2-host serve` for, on a run of the example trained
+    through it: every message checked against the protocol's schema."""
+    check = SchemaCheck()
+    root = tmp_path / "runs"
+    with Served(["--port", "0", "--run-root", str(root)], tmp_path) as served, \
+            HostClient(served.url, TOKEN, observe=check.observer()) as client:
+        client.initialize("studio")
+        listed = {env["name"]: env for env in client.request("env.list", timeout=120)["environments"]}
+        assert listed["lockbox"]["tasks"] == ["escape", "open-chest"] and listed["lockbox"]["error"] is None
+
+        run = client.request("run.start", {"config": lockbox_config(tiny_policy), "name": "lockbox"})["run"]
+        assert run["runId"] == "lockbox"
+        ended = client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "lockbox"
+                                and m["params"]["run"]["state"] in ("finished", "failed"), timeout=600)
+        assert ended["params"]["run"]["state"] == "finished", f"{ended}\n{served.log()}"
+
+        # The Trajectories tree: the run's episodes under the example's task names.
+        items = client.request("trajectory.list", {"runId": "lockbox"})["items"]
+        assert len(items) == 2 * 2 and {item["task"] for item in items} <= {"escape", "open-chest"}
+        episode = client.request("trajectory.get", {"runId": "lockbox", "episodeId": items[0]["id"]})["episode"]
+        assert episode["description"] in ("find the key and leave the house through the front door",
+                                          "find the key and open the chest in the cellar")
+        # The Memory Tips view: the tips the policy wrote after its lockbox episodes.
+        tips = client.request("memory.list", {"runId": "lockbox", "limit": 100})["items"]
+        assert tips and {tip["variationKey"].split("/")[0] for tip in tips} <= {"escape", "open-chest"}
+        # The metrics view: iteration 1, with the example's per-task evaluation.
+        (record,) = client.request("run.metrics", {"runId": "lockbox"})["records"]
+        assert record["iteration"] == 1 and "rollout/return" in record
+        assert {"eval/memory_free/success/escape", "eval/memory_free/success/open-chest"} <= set(record)
+
+        # Rerun: a dry run, then a branch.
+        small = {"variations": ["escape/0"], "episodes": 2, "iterations": 1, "evalEpisodes": 1}
+
+        def rerun(params):
+            job = client.request("update.rerun", {"runId": "lockbox", **small, **params})
+            done = client.wait_for(lambda m: m["method"] == "update/finished"
+                                   and m["params"]["jobId"] == job["jobId"], timeout=600)["params"]
+            assert done["status"] == "finished", f"{done}\n{served.log()}"
+            return done["result"]
+
+        dry = rerun({"dryRun": True})
+        assert dry["dry_run"] and dry["variations"] == ["escape/0"] and dry["loss"] == dry["loss"]
+        branch = rerun({"dryRun": False, "name": "lockbox-what-if"})
+        assert not branch["dry_run"] and branch["iteration"] == 2
+        assert [row["variation"] for row in branch["comparison"]][0] == "escape/0"
+        runs = {r["runId"]: r for r in client.request("run.list")["runs"]}
+        assert runs["lockbox-what-if"]["parent"]["runId"] == "lockbox"
+
+        # The episode debugger replays a recorded episode turn by turn, every observation the
+        # recorded one (the example's reset is deterministic in its seed).
+        session = client.request("debug.start", {"replay": {"runId": "lockbox", "episodeId": items[0]["id"]},
+                                                 "device": "cpu"}, timeout=300)["session"]
+        assert session["task"] == items[0]["task"] and session["replay"]["observationMismatch"] is None
+        steps = []
+        while not steps or not steps[-1]["episode"]["done"]:
+            steps.append(client.request("debug.step", {"sessionId": session["sessionId"]}, timeout=120))
+        assert len(steps) == session["replay"]["turns"] == len(episode["steps"])
+        assert all(s["turn"]["replay"]["observationMatches"] for s in steps)
+        # Replaying while recorded turns remain; the last one ends the recording.
+        assert [s["episode"]["replaying"] for s in steps] == [True] * (len(steps) - 1) + [False]
+        assert all(s["episode"]["observationMismatch"] is None for s in steps)
+        assert [s["turn"]["executedAction"] for s in steps] == [s["executed_action"] for s in episode["steps"]]
+        assert client.request("debug.stop", {"sessionId": session["sessionId"]}) == {"stopped": True}
+        assert client.request("shutdown") == {"stoppedRun": None}
+        assert served.wait(60) == 0
+    check.assert_clean()
+
+    # export is a terminal command: it exports the checkpoint of the run the served host trained.
+    exported = host(["export", str(root / "lockbox"), "--out", "exported"], cwd=tmp_path)
     assert exported.returncode == 0, exported.stderr
     assert (tmp_path / "exported" / "model.safetensors").is_file()

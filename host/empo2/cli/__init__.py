@@ -13,6 +13,7 @@
     empo2-host branch create|adopt|delete|list RUN  branch runs (rerun/branch.py)
     empo2-host export-onnx SOURCE [--out DIR]     a policy as ONNX for local scoring (export/onnx.py)
     empo2-host serve [--port 0] [--run-root DIR]  the JSON-RPC host for EMPO² Studio (protocol/)
+    empo2-host serve-env ENV [--port 0]           an environment as an OpenEnv server (envs/openenv_server.py)
 
 A user's mistake (a bad config, a missing file or model) prints one sentence and exits with 2;
 progress bars and logs go to stderr, results to stdout.

@@ -438,6 +438,26 @@ def cmd_serve(args) -> int:
         return EXIT_USAGE
 
 
+def cmd_serve_env(args) -> int:
+    unknown = [item for item in args.overrides if not item.startswith("env.") or item.startswith("env.name=")]
+    if unknown:
+        raise UserError(f"serve-env takes the environment's settings (env.KEY=VALUE, the name apart), "
+                        f"not {unknown[0]!r}")
+    if args.max_sessions < 1:
+        raise UserError("--max-sessions must be at least 1")
+    config = load_config(None, [f"env.name={args.env}", *args.overrides])
+    try:
+        from ..envs.openenv_server import serve_env
+    except ImportError:
+        from ..envs.openenv_client import INSTALL
+
+        raise UserError(f"serve-env needs OpenEnv's package openenv, which is not installed ({INSTALL})") from None
+    try:
+        return serve_env(config.env, args.host, args.port, args.max_sessions)
+    except OSError as err:  # the port is taken, the interface does not exist
+        raise UserError(str(err)) from None
+
+
 # -- helpers ----------------------------------------------------------------------------------
 
 
@@ -485,5 +505,6 @@ COMMANDS = {
     "export": cmd_export,
     "export-onnx": cmd_export_onnx,
     "serve": cmd_serve,
+    "serve-env": cmd_serve_env,
 }
 

@@ -180,4 +180,16 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--shutdown-grace", type=float, default=30.0, metavar="SECONDS",
                    help="how long a shutdown waits for the live run's iteration boundary before "
                         "leaving it to its last checkpoint (default 30)")
+
+    p = sub.add_parser("serve-env", help="serve an environment as an OpenEnv server (for TRL, ART, "
+                                         "SkyRL, or env.name=openenv:<url>)",
+                       description="Prints the server's URL on stdout; one WebSocket session per "
+                                   "episode's client (docs/environments.md).")
+    p.add_argument("env", help="an env.name: builtin, an installed entry point, module:factory, ...")
+    p.add_argument("overrides", nargs="*", metavar="env.KEY=VALUE",
+                   help="the environment's settings, e.g. env.max_steps=30 env.kwargs='{...}'")
+    p.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback only)")
+    p.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
+    p.add_argument("--max-sessions", type=int, default=64, metavar="N",
+                   help="the most sessions (episodes' clients) open at once (default 64)")
     return parser

@@ -6,7 +6,8 @@ A name is one of (docs/environments.md):
 - a name an installed package declares in the `empo2.environments` entry-point group
   (`lockbox = "lockbox_env:LockboxEnv"` in its pyproject.toml);
 - `package.module:factory`, a callable importable from the Python path;
-- `gymnasium:<id>`, a registered gymnasium environment with text observations and actions.
+- `gymnasium:<id>`, a registered gymnasium environment with text observations and actions;
+- `openenv:<url>`, an OpenEnv server's environment (openenv_client.py).
 
 Every name but the built-in ones is called with `env.kwargs` and wrapped in `PluginEnv`
 (plugin.py), which checks what it returns. Benchmarks with heavy dependencies (a JVM, Inform 7,
@@ -15,6 +16,7 @@ gymnasium) are imported only when asked for, so the built-in default starts with
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 from importlib import metadata
@@ -73,6 +75,10 @@ def make_env(config) -> TextEnv:
     A name that finds no environment is a ConfigError; an environment whose factory raises or
     makes something without `reset` and `step` is an EnvironmentFault; both are one sentence.
     """
+    if config.name.startswith(OPENENV):
+        from .openenv_client import open_remote
+
+        return open_remote(config)
     if config.name in ENVIRONMENTS:
         if config.kwargs:
             raise ConfigError(f"config key 'env.kwargs' is for environments found by name; the built-in "
@@ -87,6 +93,8 @@ def wrap(name: str, factory: Callable, kwargs: dict, **settings) -> PluginEnv:
     """`factory(**kwargs)` checked and wrapped behind TextEnv."""
     try:
         inner = factory(**kwargs)
+    except (EnvironmentFault, ConfigError):  # already one sentence (an OpenEnv server's, openenv_client.py)
+        raise
     except Exception as err:  # noqa: BLE001 - a researcher's code: any exception is its fault
         raise EnvironmentFault(raised(name, "its factory", err)) from err
     missing = [m for m in ("reset", "step") if not callable(getattr(inner, m, None))]
@@ -100,7 +108,9 @@ def find_factory(name: str) -> Callable:
     """The callable that makes the environment `name` (not a built-in one); a ConfigError with
     one sentence when there is none."""
     if name.startswith(OPENENV):
-        raise ConfigError(f"config key 'env.name' is {name!r}: OpenEnv servers are not supported yet")
+        from .openenv_client import OpenEnvRemote
+
+        return functools.partial(OpenEnvRemote, name, name[len(OPENENV):])  # make_env: open_remote
     if name.startswith(GYMNASIUM):
         return _gymnasium(name[len(GYMNASIUM):])
     entry = env_entry_points().get(name)
