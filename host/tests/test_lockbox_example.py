@@ -100,6 +100,10 @@ def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_pat
         assert all(step["observation"].startswith(("you are in the", "you search", "you take", "the "))
                    or step["observation"] == "nothing happens ." for step in episode["steps"])
     assert (run / "checkpoints" / "iter-000001" / "trainer.json").is_file()
+    # The tips the policy wrote after its lockbox episodes, in the run's memory log.
+    events = [json.loads(line) for line in (run / "memory" / "events.jsonl").read_text().splitlines()]
+    added = [event["tip"] for event in events if event["kind"] == "add"]
+    assert added and {tip["variation_key"].split("/")[0] for tip in added} <= {"escape", "open-chest"}
 
     # What a run of the built-in worlds offers works on it too: a dry run and a branch of the
     # off-policy update, and the export of its checkpoint.
