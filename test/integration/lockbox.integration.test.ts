@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
@@ -13,7 +13,8 @@ import { eventually as waitFor } from '../builders/wait';
 // A researcher's own environment in every view: the example package (examples/lockbox-env),
 // installed into the host's Python from its folder, trained by its entry-point name `lockbox`
 // through the host the extension spawns; its task names in the Trajectories tree, its tips, its
-// metrics, a dry rerun and a branch, and the episode debugger replaying one of its episodes.
+// metrics, a dry rerun and a branch, and the episode debugger replaying one of its episodes (and
+// saying where a recording the environment does not reproduce leaves it).
 
 const TASKS = ['escape', 'open-chest'];
 
@@ -35,6 +36,7 @@ describe('a plug-in environment (the example lockbox) in every view', function (
   this.timeout(600_000);
   let run: RunInfo;
   const stops: DebugProtocol.StoppedEvent[] = [];
+  const outputs: string[] = [];
   let tracker: vscode.Disposable | undefined;
 
   before(async () => {
@@ -50,6 +52,9 @@ describe('a plug-in environment (the example lockbox) in every view', function (
           const event = message as DebugProtocol.Event;
           if (event.type === 'event' && event.event === 'stopped') {
             stops.push(event as DebugProtocol.StoppedEvent);
+          }
+          if (event.type === 'event' && event.event === 'output') {
+            outputs.push((event as DebugProtocol.OutputEvent).body.output);
           }
         },
       }),
@@ -135,6 +140,50 @@ describe('a plug-in environment (the example lockbox) in every view', function (
     await eventually('the stop after turn 0', () => stops.length >= 2, 300_000);
     assert.ok(['step', 'end'].includes(stops[1].body.reason), `${stops[1].body.reason}: ${stops[1].body.text ?? ''}`);
     assert.equal((await episodeScope()).get('left_recording'), 'null', 'lockbox resets and steps the same for the same seed');
+    await vscode.debug.stopDebugging(session);
+  });
+
+  it('says where a replay leaves a recording the environment does not reproduce, with both texts', async () => {
+    // The recording's first observation edited by hand: lockbox's reset shows its own one.
+    const { items } = await api().host.request(Requests.trajectoryList, { runId: run.runId, limit: 1 });
+    const file = path.join(api().runs.get(run.runId)!.info.path, 'trajectories', 'iter-000001.jsonl');
+    const edited = 'you are on the roof . (a recording edited by hand)';
+    let played = '';
+    const lines = readFileSync(file, 'utf8').split('\n').map((line) => {
+      if (!line.includes(items[0].id)) {
+        return line;
+      }
+      const episode = JSON.parse(line) as { id: string; steps: Array<{ observation: string }> };
+      if (episode.id !== items[0].id) {
+        return line;
+      }
+      played = episode.steps[0].observation;
+      episode.steps[0].observation = edited;
+      return JSON.stringify(episode);
+    });
+    assert.ok(played, 'the episode in its iteration file');
+    writeFileSync(file, lines.join('\n'));
+    const before = stops.length;
+    const started = await vscode.debug.startDebugging(undefined, {
+      type: 'empo2', request: 'launch', name: 'lockbox replay edited', replay: { runId: run.runId, episodeId: items[0].id }, device: 'cpu', stopOnEntry: true,
+    });
+    assert.ok(started, 'the debug session started');
+    await eventually('the stop on entry', () => stops.length > before, 300_000);
+    const said = outputs.find((o) => o.startsWith('The replay left the recording at turn 0:'));
+    assert.ok(said, outputs.join(''));
+    assert.ok(said.includes(`recorded: ${edited}`) && said.includes(`replayed: ${played}`), said);
+    const session = vscode.debug.activeDebugSession!;
+    const stack = (await session.customRequest('stackTrace', { threadId: 1 })) as DebugProtocol.StackTraceResponse['body'];
+    const scopes = (await session.customRequest('scopes', { frameId: stack.stackFrames[stack.stackFrames.length - 1].id })) as DebugProtocol.ScopesResponse['body'];
+    const scope = scopes.scopes.find((s) => s.name === 'Episode')!;
+    const vars = (await session.customRequest('variables', { variablesReference: scope.variablesReference })) as DebugProtocol.VariablesResponse['body'];
+    assert.equal(vars.variables.find((v) => v.name === 'replaying')?.value, 'false');
+    const left = vars.variables.find((v) => v.name === 'left_recording')!;
+    const shown = (await session.customRequest('variables', { variablesReference: left.variablesReference })) as DebugProtocol.VariablesResponse['body'];
+    const values = new Map(shown.variables.map((v) => [v.name, v.value]));
+    assert.equal(values.get('turn'), '0');
+    assert.equal(values.get('recorded'), JSON.stringify(edited));
+    assert.equal(values.get('replayed'), JSON.stringify(played));
     await vscode.debug.stopDebugging(session);
   });
 });
