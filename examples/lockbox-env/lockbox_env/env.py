@@ -13,6 +13,7 @@ Scores run from 0 to 100 and rewards are their deltas: taking the key 30, unlock
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from empo2.envs import StepInfo
 
@@ -52,6 +53,11 @@ class LockboxEnv:
     def instructions(self) -> str:
         return ("You are in a house with a locked door or chest. Each turn answer with exactly "
                 "one of the valid actions, e.g. 'search oven' or 'go to cellar'.")
+
+    def demonstrations(self) -> Path:
+        """A scripted solver's episodes on the training variations (make_demonstrations.py), for
+        `empo2-host build-policy --warm-start --env lockbox`."""
+        return Path(__file__).with_name("demonstrations.jsonl")
 
     def reset(self, task: str, variation: int, seed: int) -> tuple[str, StepInfo]:
         self.description, self.lock_room, self.lock, self.goal_text, offset = TASKS[task]

@@ -20,7 +20,17 @@ from .errors import EXIT_USAGE, UserError
 
 
 def cmd_build_policy(args) -> int:
+    from ..policy.pretrained import PACKAGED_MODELS
+
+    if args.env is not None and not args.warm_start:
+        raise UserError("--env is for --warm-start: it names the environment whose demonstrations "
+                        "the model is fine-tuned on")
     if args.model != "builtin":
+        if args.env is not None:
+            return _env_warm_start(args.model, args.env, args.seed)
+        if args.model not in PACKAGED_MODELS:
+            raise UserError(f"--model {args.model!r} is not 'builtin' nor a packaged model "
+                            f"({', '.join(PACKAGED_MODELS)}); a local model folder is for --warm-start --env")
         return _warm_start(args.model) if args.warm_start else _convert_packaged(args.model, args.force)
     if args.warm_start:
         raise UserError("--warm-start is for a packaged model (--model NAME); the built-in policy "
@@ -64,20 +74,43 @@ def _warm_start(name: str) -> int:
 
     _convert_packaged(name, force=False)  # its own line: the converted folder
     bar = _bar(f"warm start of {name}", unit="batch")
-
-    def update(done: int, total: int, loss: float) -> None:
-        if bar.total != total:
-            bar.reset(total=total)
-        bar.update(done - bar.n)
-        bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
     try:
-        path = ensure_warm_start(name, progress=update)
+        path = ensure_warm_start(name, progress=_batch_progress(bar))
     finally:
         bar.close()
     print(json.dumps({"path": str(path), **json.loads((path / "empo2_build.json").read_text())}))
     # Its prompts are cut where its demonstrations were: say how to train it alike.
     print(f"train it with: policy.model={path} {' '.join(prompt_shape_overrides(path))}", file=sys.stderr)
     return 0
+
+
+def _env_warm_start(model: str, env: str, seed: int) -> int:
+    from ..policy.env_warm_start import ensure_env_warm_start, env_warm_start_recipe
+    from ..policy.pretrained import PACKAGED_MODELS
+    from ..policy.saved_folder import BUILD_REPORT, prompt_shape_overrides
+
+    recipe, path = env_warm_start_recipe(model, env, seed)  # a bad name or file: before any model loads
+    if model in PACKAGED_MODELS:
+        _convert_packaged(model, force=False)  # its own line: the converted folder
+    bar = _bar(f"warm start of {Path(model).name} on {env}", unit="batch")
+    try:
+        path = ensure_env_warm_start(recipe, path, progress=_batch_progress(bar))
+    finally:
+        bar.close()
+    print(json.dumps({"path": str(path), **json.loads((path / BUILD_REPORT).read_text())}))
+    print(f"train it with: env.name={env} policy.model={path} {' '.join(prompt_shape_overrides(path))}",
+          file=sys.stderr)
+    return 0
+
+
+def _batch_progress(bar):
+    """A warm start's progress callback (batches done, their total, the loss) drawn on `bar`."""
+    def update(done: int, total: int, loss: float) -> None:
+        if bar.total != total:
+            bar.reset(total=total)
+        bar.update(done - bar.n)
+        bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+    return update
 
 
 def cmd_train(args) -> int:

@@ -48,11 +48,17 @@ def build_parser(description: str) -> argparse.ArgumentParser:
 
     p = sub.add_parser("build-policy", help="build the built-in policy, or convert a packaged "
                                             "model, into the cache (once)")
-    p.add_argument("--model", default="builtin", choices=("builtin", *PACKAGED_MODELS),
-                   help="'builtin' (default) or a pretrained model shipped in a Python package")
+    p.add_argument("--model", default="builtin", metavar="MODEL",
+                   help=f"'builtin' (default), a pretrained model shipped in a Python package "
+                        f"({', '.join(PACKAGED_MODELS)}), or with --warm-start --env a local "
+                        "Hugging Face model folder")
     p.add_argument("--warm-start", action="store_true",
                    help="with --model NAME: also fine-tune it on the built-in worlds' "
-                        "demonstrations (policy/chat_warm_start.py; slow on a CPU)")
+                        "demonstrations (policy/chat_warm_start.py; slow on a CPU), or with --env "
+                        "on that environment's own")
+    p.add_argument("--env", metavar="NAME",
+                   help="with --warm-start: the environment (an env.name) whose demonstrations "
+                        "the model is fine-tuned on (docs/environments.md)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--size", default="default", choices=BUILTIN_SIZES,
                    help="the built-in policy's size (default: %(default)s; 'large' for the size test)")

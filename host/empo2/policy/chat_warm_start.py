@@ -77,20 +77,30 @@ def build_warm_start(name: str, recipe: ChatWarmStartRecipe, destination: Path,
                      progress: Progress | None = None) -> dict:
     """Fine-tunes the converted model on the demonstrations into `destination` (atomically);
     returns the build report."""
-    import torch
-
     from .demos import PromptShape, demonstration_examples
-    from .imitation import imitate, steps_per_epoch
-    from .model import load_policy
 
     started = time.time()
     source = ensure_packaged_policy(name)
+    shape = PromptShape(recipe.history_steps, recipe.observation_words)
+    examples = demonstration_examples(recipe.episodes, recipe.seed, shape, recipe.max_steps)
+    model, tokenizer, report = fine_tune(source, examples, recipe, progress)
+    report = {"model": name, "source": source.name, "recipe": asdict(recipe),
+              "recipe_key": recipe.key(), **report, "seconds": round(time.time() - started, 1)}
+    return save_policy_folder(model, tokenizer, report, destination)
+
+
+def fine_tune(source: Path, examples: list, recipe, progress: Progress | None = None):
+    """The model in `source` fitted to (chat messages, answer) `examples` by `recipe`'s epochs,
+    batch_size, lr, warmup and seed; returns (model, tokenizer, the report's training part)."""
+    import torch
+
+    from .imitation import imitate, steps_per_epoch
+    from .model import load_policy
+
     # On a GPU when there is one (minutes there, tens of minutes on 2 CPU cores), in float32
     # either way; the report records which.
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model, tokenizer = load_policy(str(source), device=device, dtype="float32")
-    shape = PromptShape(recipe.history_steps, recipe.observation_words)
-    examples = demonstration_examples(recipe.episodes, recipe.seed, shape, recipe.max_steps)
     steps = steps_per_epoch(len(examples), recipe.batch_size)
     total = steps * recipe.epochs
     per_step = None if progress is None else (
@@ -101,10 +111,8 @@ def build_warm_start(name: str, recipe: ChatWarmStartRecipe, destination: Path,
                          batch_size=recipe.batch_size, lr=recipe.lr, seed=recipe.seed,
                          progress=per_step, warmup_steps=round(recipe.warmup * total))
     model.eval()
-    report = {"model": name, "source": source.name, "recipe": asdict(recipe),
-              "recipe_key": recipe.key(), "examples": len(examples), "optimizer_steps": total,
-              "epoch_losses": losses, "seconds": round(time.time() - started, 1), "device": device}
-    return save_policy_folder(model, tokenizer, report, destination)
+    return model, tokenizer, {"examples": len(examples), "optimizer_steps": total,
+                              "epoch_losses": losses, "device": device}
 
 
 def ensure_warm_start(name: str, recipe: ChatWarmStartRecipe | None = None,

@@ -89,9 +89,10 @@ def with_tips(user_text: str, tips: Sequence[str]) -> str:
 
 
 def system_prompt_for(env) -> str:
-    """The environment's own instructions when it has them, else the built-in system prompt."""
+    """The environment's own instructions when it has them, else the built-in system prompt (a
+    PluginEnv's instructions() is None for an environment without them)."""
     instructions = getattr(env, "instructions", None)
-    return instructions() if callable(instructions) else SYSTEM_PROMPT
+    return (instructions() if callable(instructions) else None) or SYSTEM_PROMPT
 
 
 def step_messages(user_text: str, system: str = SYSTEM_PROMPT) -> list[dict]:
