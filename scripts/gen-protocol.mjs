@@ -49,6 +49,9 @@ function prepared(schema) {
   const copy = JSON.parse(
     JSON.stringify(schema).replace(/"#\/\$defs\/(\w+)"/g, (ref, name) => (alias.has(name) ? `"#/$defs/${alias.get(name)}"` : ref)),
   );
+  // A `properties` map's keys are field names, not keywords: a field called `title` or
+  // `default` stays; only the schemas under it are stripped.
+  const visitMap = (map) => Object.values(map).forEach((schema) => visit(schema, false));
   const visit = (node, top) => {
     if (Array.isArray(node)) {
       node.forEach((item) => visit(item, false));
@@ -60,7 +63,13 @@ function prepared(schema) {
       if (node.type === 'object' && !node.properties && !node.allOf && !('additionalProperties' in node)) {
         node.additionalProperties = true;
       }
-      Object.values(node).forEach((value) => visit(value, false));
+      for (const [key, value] of Object.entries(node)) {
+        if ((key === 'properties' || key === 'patternProperties') && value && typeof value === 'object') {
+          visitMap(value);
+        } else {
+          visit(value, false);
+        }
+      }
     }
   };
   Object.values(copy.$defs).forEach((def) => visit(def, true));

@@ -21,9 +21,6 @@ export type NewRunSetup =
   | { readonly kind: 'saved'; readonly configuration: RunConfiguration }
   | { readonly kind: 'file'; readonly file: string };
 
-/** policy.list's row; `title` is in the protocol's PolicyInfo, which the generated type leaves out. */
-type PolicyChoice = PolicyInfo & { readonly title?: string };
-
 interface FirstItem extends vscode.QuickPickItem {
   readonly env?: EnvironmentInfo;
   readonly saved?: RunConfiguration;
@@ -32,7 +29,7 @@ interface FirstItem extends vscode.QuickPickItem {
 }
 
 interface ModelItem extends vscode.QuickPickItem {
-  readonly policy?: PolicyChoice;
+  readonly policy?: PolicyInfo;
   readonly browse?: boolean;
 }
 
@@ -111,9 +108,9 @@ async function pickModel(host: HostManager): Promise<{ model: string; overrides:
   const items = (async (): Promise<ModelItem[]> => {
     const { policies } = await host.request(Requests.policyList, {});
     return [
-      ...(policies as PolicyChoice[]).map((policy) => ({
-        label: policy.error ? `$(warning) ${policy.title ?? policy.model}` : (policy.title ?? policy.model),
-        description: policy.title && policy.title !== policy.model ? policy.model : undefined,
+      ...policies.map((policy) => ({
+        label: policy.error ? `$(warning) ${policy.title}` : policy.title,
+        description: policy.title !== policy.model ? policy.model : undefined,
         detail: policy.error ?? policy.description,
         policy,
       })),
@@ -127,7 +124,7 @@ async function pickModel(host: HostManager): Promise<{ model: string; overrides:
       return undefined;
     }
     if (picked.policy?.error) {
-      await vscode.window.showWarningMessage(`EMPO²: ${picked.policy.title ?? picked.policy.model} cannot be used here: ${picked.policy.error}`);
+      await vscode.window.showWarningMessage(`EMPO²: ${picked.policy.title} cannot be used here: ${picked.policy.error}`);
       continue;
     }
     if (picked.policy) {

@@ -1574,6 +1574,10 @@ export interface PolicyInfo {
    */
   model: string;
   /**
+   * How a person names it.
+   */
+  title: string;
+  /**
    * Where it comes from and whether it is built, one line.
    */
   description: string;
