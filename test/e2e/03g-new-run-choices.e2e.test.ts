@@ -5,16 +5,17 @@ import type { Locator } from 'playwright-core';
 import { e2eSession } from './session';
 import { Workbench } from './workbench';
 
-// A researcher sets up a new run in VS Code: the environment, the model and the preset picked,
+// A researcher sets up a new run in VS Code: the environment, the model (the real one the docs
+// describe, SmolLM2-135M-Instruct from its package) and the preset picked,
 // an override typed (a wrong one first: the host's sentence shows in the input, which stays
 // open), the run started with it; then the choice saved as a named run configuration in
 // .vscode/empo2-runs.json and started again from the Trajectories view's title menu.
 
 describe('New Training Run chooses what matters, as a person does it', function () {
-  this.timeout(300_000);
+  this.timeout(600_000); // two one-iteration runs of SmolLM2 on a CPU
   const workbench = new Workbench();
   const configurationsFile = () => path.join(e2eSession().workspace, '.vscode', 'empo2-runs.json');
-  const saved = { name: 'smoke once', env: 'builtin', model: 'builtin', preset: 'builtin-smoke', overrides: ['iterations=1'] };
+  const saved = { name: 'smoke once', env: 'builtin', model: 'smollm2-135m-instruct', preset: 'builtin-smoke', overrides: ['iterations=1'] };
   let firstRun = '';
 
   function runConfig(runId: string): { iterations: number; env: { name: string }; policy: { model: string } } {
@@ -38,7 +39,7 @@ describe('New Training Run chooses what matters, as a person does it', function 
       } catch {
         return undefined;
       }
-    }, 300_000);
+    }, 540_000);
   }
 
   /** Waits for the step of the flow whose title ends in `(n/4): what`; a failure says what shows instead. */
@@ -84,7 +85,7 @@ describe('New Training Run chooses what matters, as a person does it', function 
     assert.match(models, /SmolLM2-135M-Instruct/);
     assert.match(models, /Local Hugging Face folder…/);
     await workbench.screenshot('31-new-run-model');
-    await choose('Built-in policy');
+    await choose('SmolLM2-135M-Instruct');
 
     await atStep('3/4): preset');
     await choose('builtin-smoke');
@@ -104,7 +105,7 @@ describe('New Training Run chooses what matters, as a person does it', function 
     await input.fill('iterations=1');
     await workbench.page.keyboard.press('Enter');
     await workbench.quickInput().waitFor({ state: 'hidden', timeout: 60_000 });
-    const { runId } = await startedRun(/started: builtin · builtin · builtin-smoke · iterations=1/);
+    const { runId } = await startedRun(/started: builtin · smollm2-135m-instruct · builtin-smoke · iterations=1/);
     firstRun = runId;
     const config = await workbench.eventually('the run\'s config.json', async () => {
       try {
@@ -115,7 +116,7 @@ describe('New Training Run chooses what matters, as a person does it', function 
     }, 60_000);
     assert.equal(config.iterations, 1, 'the override is in the run\'s config');
     assert.equal(config.env.name, 'builtin');
-    assert.equal(config.policy.model, 'builtin');
+    assert.equal(config.policy.model, 'smollm2-135m-instruct');
     await workbench.screenshot('33-new-run-started');
   });
 
