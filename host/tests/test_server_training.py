@@ -148,8 +148,12 @@ def test_a_live_run_pause_edit_resume_concurrent_edits_pause_stop(tmp_path, tiny
         assert [r["iteration"] for r in metrics] == [1, 2, 3]
         assert any(m["method"] == "run/progress" for m in alice.notifications)
 
-        # 5. A run that fails says why, and the host takes the next one.
-        bad = dict(config, policy={**config["policy"], "model": str(tmp_path / "no-such-model")})
+        # 5. A run that fails says why, and the host takes the next one. (A folder with no model
+        # at all is refused before the run starts; this one looks like a model until it loads.)
+        broken_model = tmp_path / "no-such-model"
+        broken_model.mkdir()
+        (broken_model / "config.json").write_text(json.dumps({"model_type": "no-such-architecture"}))
+        bad = dict(config, policy={**config["policy"], "model": str(broken_model)})
         (tmp_path / "runs" / "broken.json").write_text(json.dumps(bad))
         alice.request("run.start", {"configFile": str(tmp_path / "runs" / "broken.json"), "name": "broken",
                                     "overrides": ["iterations=2"]})
