@@ -92,7 +92,10 @@ function copyOnnxRuntime() {
     for (const part of parts) {
       const from = path.join('node_modules', name, part);
       if (existsSync(from)) {
-        cpSync(from, path.join(target, name, part), { recursive: true, filter: (file) => !file.endsWith('.map') && !file.endsWith('.d.ts') });
+        cpSync(from, path.join(target, name, part), {
+          recursive: true,
+          filter: (file) => !file.endsWith('.map') && !file.endsWith('.d.ts'),
+        });
       }
     }
   }

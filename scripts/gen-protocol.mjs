@@ -47,7 +47,9 @@ function prepared(schema) {
   // An alias's references point at its target; the alias itself is written as `type A = B`.
   const alias = aliases(schema.$defs);
   const copy = JSON.parse(
-    JSON.stringify(schema).replace(/"#\/\$defs\/(\w+)"/g, (ref, name) => (alias.has(name) ? `"#/$defs/${alias.get(name)}"` : ref)),
+    JSON.stringify(schema).replace(/"#\/\$defs\/(\w+)"/g, (ref, name) =>
+      alias.has(name) ? `"#/$defs/${alias.get(name)}"` : ref,
+    ),
   );
   // A `properties` map's keys are field names, not keywords: a field called `title` or
   // `default` stays; only the schemas under it are stripped.
@@ -85,7 +87,11 @@ const literal = (value) => (typeof value === 'string' ? `'${value.replaceAll("'"
 /** The schema's constants as values: version, error codes, each string enum as a list, defaults. */
 function values(schema) {
   const defs = schema.$defs;
-  const lines = ['', '// -- values the schema fixes ------------------------------------------------------------------', ''];
+  const lines = [
+    '',
+    '// -- values the schema fixes ------------------------------------------------------------------',
+    '',
+  ];
   lines.push('/** The protocol version this client speaks ($defs.ProtocolVersion). */');
   lines.push(`export const PROTOCOL_VERSION: ProtocolVersion = ${literal(defs.ProtocolVersion.const)};`, '');
   lines.push("/** Every error code of the schema's ErrorCode, by its title. */");
@@ -135,8 +141,14 @@ export async function generate(schemaText) {
   // The wrapper the generator needs to reach every definition is no type of the protocol.
   types = types
     .replace(/^export interface Empo2ProtocolDefinitions \{\}\n/m, '')
-    .replace(/\n \*\n \* This interface was referenced by `Empo2ProtocolDefinitions`'s JSON-Schema\n \* via the `definition` "\w+"\./g, '')
-    .replace(/\/\*\*\n \* This interface was referenced by `Empo2ProtocolDefinitions`'s JSON-Schema\n \* via the `definition` "\w+"\.\n \*\/\n/g, '');
+    .replace(
+      /\n \*\n \* This interface was referenced by `Empo2ProtocolDefinitions`'s JSON-Schema\n \* via the `definition` "\w+"\./g,
+      '',
+    )
+    .replace(
+      /\/\*\*\n \* This interface was referenced by `Empo2ProtocolDefinitions`'s JSON-Schema\n \* via the `definition` "\w+"\.\n \*\/\n/g,
+      '',
+    );
   const aliasLines = [...aliases(schema.$defs)].map(([name, target]) => {
     const description = schema.$defs[name].description;
     return `${description ? `/** ${description} */\n` : ''}export type ${name} = ${target};`;
@@ -154,7 +166,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       // missing: stale
     }
     if (current !== text) {
-      console.error(`${path.relative(root, OUTPUT)} is stale: it does not match ${path.relative(root, SCHEMA)}. Run npm run gen:protocol.`);
+      console.error(
+        `${path.relative(root, OUTPUT)} is stale: it does not match ${path.relative(root, SCHEMA)}. Run npm run gen:protocol.`,
+      );
       process.exit(1);
     }
     console.log(`${path.relative(root, OUTPUT)} matches the schema.`);

@@ -8,7 +8,9 @@ const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', arg
 try {
   const page = await browser.newPage({ viewport: { width: 128, height: 128 } });
   await page.setContent(`<html><body style="margin:0;background:transparent">${svg}</body></html>`);
-  await page.locator('svg').screenshot({ path: new URL('../media/empo2.png', import.meta.url).pathname, omitBackground: true });
+  await page
+    .locator('svg')
+    .screenshot({ path: new URL('../media/empo2.png', import.meta.url).pathname, omitBackground: true });
 } finally {
   await browser.close();
 }

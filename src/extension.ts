@@ -4,7 +4,14 @@ import { registerCommands } from './common/command';
 import { folderStateFile } from './common/folderState';
 import { Settings } from './common/settings';
 import { ConnectionNotices } from './host/connectionNotices';
-import { ConnectRemoteCommand, ReconnectCommand, RestartHostCommand, StartHostCommand, StopHostCommand, type HostServices } from './host/hostCommands';
+import {
+  ConnectRemoteCommand,
+  ReconnectCommand,
+  RestartHostCommand,
+  StartHostCommand,
+  StopHostCommand,
+  type HostServices,
+} from './host/hostCommands';
 import { HostLog } from './host/hostLog';
 import { HostManager } from './host/hostManager';
 import { RunRoots } from './host/runRoots';
@@ -14,7 +21,13 @@ import { WorkspaceTrustGuard } from './host/workspaceTrust';
 import { HostStatusBar } from './hostStatusBar';
 import { RefreshCommand } from './refresh';
 import { ComparisonPanel } from './rerun/comparisonPanel';
-import { AdoptBranchCommand, CompareWithParentCommand, DeleteBranchCommand, RerunUpdateCommand, type RerunServices } from './rerun/rerunCommands';
+import {
+  AdoptBranchCommand,
+  CompareWithParentCommand,
+  DeleteBranchCommand,
+  RerunUpdateCommand,
+  type RerunServices,
+} from './rerun/rerunCommands';
 import { RerunJobs } from './rerun/rerunJobs';
 import { branchRuns, HAS_BRANCH_CONTEXT } from './rerun/branches';
 import { describeError } from './rpc/errors';
@@ -24,7 +37,12 @@ import { autoStartRequest, autoStartStep } from './runs/autoStartPlan';
 import { autoStartedRecordFile, readAutoStartedRecord, writeAutoStartedRecord } from './runs/autoStartRecord';
 import { MetricsPanel } from './runs/metricsPanel';
 import { OpenRunFolderCommand } from './runs/openRunFolder';
-import { OpenInTensorBoardCommand, OpenRootInTensorBoardCommand, tensorBoardServers, type TensorBoardServices } from './tensorboard/openInTensorBoard';
+import {
+  OpenInTensorBoardCommand,
+  OpenRootInTensorBoardCommand,
+  tensorBoardServers,
+  type TensorBoardServices,
+} from './tensorboard/openInTensorBoard';
 import {
   CompareMetricsCommand,
   NewRunCommand,
@@ -41,7 +59,13 @@ import { RunProgressReporter } from './runs/runProgress';
 import { runContext } from './runs/runContext';
 import { RunsModel } from './runs/runsModel';
 import { RunGuard } from './runGuard/runGuard';
-import { AddTipCommand, DeleteTipCommand, EditTipCommand, ShowTipHistoryCommand, type TipServices } from './tips/tipCommands';
+import {
+  AddTipCommand,
+  DeleteTipCommand,
+  EditTipCommand,
+  ShowTipHistoryCommand,
+  type TipServices,
+} from './tips/tipCommands';
 import { TipHistoryDocuments } from './tips/tipHistoryDocuments';
 import { TipsModel } from './tips/tipsModel';
 import { PersonName } from './tips/personName';
@@ -84,7 +108,12 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     extensionVersion: version,
     projectRoot: context.extensionUri.fsPath,
     secrets: context.secrets,
-    runRoots: new RunRoots(settings, path.join(globalStorage, 'runs'), folderStateFile(globalStorage, 'run-roots', folder), context.workspaceState),
+    runRoots: new RunRoots(
+      settings,
+      path.join(globalStorage, 'runs'),
+      folderStateFile(globalStorage, 'run-roots', folder),
+      context.workspaceState,
+    ),
   });
   hostToStop = host;
   const runs = new RunsModel(host);
@@ -95,11 +124,17 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const trajectories = new TrajectoryTreeProvider(trajectoryModel);
   const debug = new DebugFeature(host, runs);
   // Several runs selected at once are compared in one metrics panel (Compare Runs' Metrics).
-  const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, { treeDataProvider: trajectories, showCollapseAll: true, canSelectMany: true });
+  const treeView = vscode.window.createTreeView(TrajectoryTreeProvider.viewId, {
+    treeDataProvider: trajectories,
+    showCollapseAll: true,
+    canSelectMany: true,
+  });
   let tipsView: TipsViewProvider | undefined;
   const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
   const episodes = new EpisodeBrowser(trajectoryModel, runs, treeView, episodePanel, hostLog);
-  tipsView = new TipsViewProvider(context.extensionUri, hostState, host.health, tips, runs, (runId, episodeId) => episodes.open(runId, episodeId));
+  tipsView = new TipsViewProvider(context.extensionUri, hostState, host.health, tips, runs, (runId, episodeId) =>
+    episodes.open(runId, episodeId),
+  );
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
   const refresh = new RefreshCommand({ trajectories, runs, tips });
   const runGuard = new RunGuard(host, runs);
@@ -108,7 +143,14 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
   const hostServices: HostServices = { trust, host, hostLog, settings, beforeStop: runGuard.beforeStop };
   const runServices: RunServices = { settings, hostLog, trust, host, runs, metrics };
   const tensorBoards = tensorBoardServers(settings, hostLog, context.extensionUri.fsPath);
-  const tensorBoardServices: TensorBoardServices = { settings, hostLog, host, runs, projectRoot: context.extensionUri.fsPath, servers: tensorBoards };
+  const tensorBoardServices: TensorBoardServices = {
+    settings,
+    hostLog,
+    host,
+    runs,
+    projectRoot: context.extensionUri.fsPath,
+    servers: tensorBoards,
+  };
   const tipHistories = new TipHistoryDocuments();
   const tipServices: TipServices = { host, tips, runs, histories: tipHistories };
   const rerunServices: RerunServices = { host, runs, jobs: rerunJobs, panel: comparison };
@@ -135,30 +177,51 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     new HostStatusBar(host, runs),
     new ConnectionNotices(host.health, host.reconnector, hostLog, host.onDidFail, host.state),
     new RunProgressReporter(runs, (runId) => vscode.commands.executeCommand(StopRunCommand.id, runId)),
-    vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.window.registerWebviewViewProvider(TipsViewProvider.viewType, tipsView, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
     host.on(Notifications.hostResync, ({ reason, dropped }) => {
       hostLog.warn(`The host dropped ${dropped} notification(s) for this window (${reason}); reloading.`);
       void refresh.execute();
     }),
     host.state.onDidChange((state) => void vscode.commands.executeCommand('setContext', 'empo2.hostState', state)),
     // "Reconnect to Host" applies while the link is down (reconnecting, or lost after the retries).
-    host.health.onDidChange((health) => void vscode.commands.executeCommand('setContext', 'empo2.connection', health.kind)),
+    host.health.onDidChange(
+      (health) => void vscode.commands.executeCommand('setContext', 'empo2.connection', health.kind),
+    ),
     runs.onDidChangeCurrent(() => setRunContext(runs)),
     runs.onDidChangeRun(() => setRunContext(runs)),
     runs.onDidChangeRuns(() => setRunContext(runs)),
     registerCommands([
-      ...[StartHostCommand, StopHostCommand, RestartHostCommand, ConnectRemoteCommand, ReconnectCommand].map((Host) => new Host(hostServices)),
-      ...[NewRunCommand, StartSavedRunCommand, PauseRunCommand, ResumeRunCommand, StopRunCommand, OpenRunFolderCommand, ShowMetricsCommand, CompareMetricsCommand].map((Run) => new Run(runServices)),
-      ...[OpenInTensorBoardCommand, OpenRootInTensorBoardCommand].map((TensorBoard) => new TensorBoard(tensorBoardServices)),
+      ...[StartHostCommand, StopHostCommand, RestartHostCommand, ConnectRemoteCommand, ReconnectCommand].map(
+        (Host) => new Host(hostServices),
+      ),
+      ...[
+        NewRunCommand,
+        StartSavedRunCommand,
+        PauseRunCommand,
+        ResumeRunCommand,
+        StopRunCommand,
+        OpenRunFolderCommand,
+        ShowMetricsCommand,
+        CompareMetricsCommand,
+      ].map((Run) => new Run(runServices)),
+      ...[OpenInTensorBoardCommand, OpenRootInTensorBoardCommand].map(
+        (TensorBoard) => new TensorBoard(tensorBoardServices),
+      ),
       refresh,
-      ...[AddTipCommand, EditTipCommand, DeleteTipCommand, ShowTipHistoryCommand].map((TipCommand) => new TipCommand(tipServices)),
+      ...[AddTipCommand, EditTipCommand, DeleteTipCommand, ShowTipHistoryCommand].map(
+        (TipCommand) => new TipCommand(tipServices),
+      ),
       new ShowHostLogCommand({ hostLog }),
       new OpenEpisodeCommand({ episodes }),
       new DebugEpisodeCommand({ runs, trajectories: trajectoryModel }),
       new ShowTokensCommand({ feature: debug }),
       new ScoreEpisodeLocallyCommand({ settings, tokens: debug.tokens }),
       new ShowTipCommand({ feature: debug, runs, reveal: (tipId) => tipsView!.reveal(tipId) }),
-      ...[RerunUpdateCommand, CompareWithParentCommand, AdoptBranchCommand, DeleteBranchCommand].map((Rerun) => new Rerun(rerunServices)),
+      ...[RerunUpdateCommand, CompareWithParentCommand, AdoptBranchCommand, DeleteBranchCommand].map(
+        (Rerun) => new Rerun(rerunServices),
+      ),
     ]),
   );
   void vscode.commands.executeCommand('setContext', 'empo2.hostState', host.state.state);
@@ -189,7 +252,14 @@ function setRunContext(runs: RunsModel): void {
 /** empo2.autoStart: the host, then (empo2.autoStartRun) a training run, shown live. The EMPO²
  * views open first, so the window shows what it is doing (the host starting) from the start. A
  * window opened again goes on with the run it started (autoStartPlan.ts). */
-async function autoStart(host: HostManager, runs: RunsModel, settings: Settings, folder: string, recordFile: string, log: HostLog): Promise<void> {
+async function autoStart(
+  host: HostManager,
+  runs: RunsModel,
+  settings: Settings,
+  folder: string,
+  recordFile: string,
+  log: HostLog,
+): Promise<void> {
   if (settings.autoStartRun) {
     await vscode.commands.executeCommand('workbench.view.extension.empo2');
   }
@@ -199,8 +269,16 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings,
   await runs.reload();
   const what = settings.autoStartRun;
   const request = autoStartRequest(what, settings.autoStartLaunch);
-  const step = autoStartStep(request, readAutoStartedRecord(recordFile), runs.list().map((entry) => entry.info));
-  log.info(step.kind === 'start' ? `Auto-start: a new ${what} run.` : `Auto-start: ${step.kind === 'show' ? 'showing' : 'resuming'} run ${step.runId}, started for this launch.`);
+  const step = autoStartStep(
+    request,
+    readAutoStartedRecord(recordFile),
+    runs.list().map((entry) => entry.info),
+  );
+  log.info(
+    step.kind === 'start'
+      ? `Auto-start: a new ${what} run.`
+      : `Auto-start: ${step.kind === 'show' ? 'showing' : 'resuming'} run ${step.runId}, started for this launch.`,
+  );
   let run: RunInfo | undefined;
   if (step.kind === 'show') {
     runs.select(step.runId);
@@ -221,7 +299,9 @@ async function autoStart(host: HostManager, runs: RunsModel, settings: Settings,
     try {
       writeAutoStartedRecord(recordFile, { request, runId: run.runId });
     } catch (error) {
-      log.warn(`Auto-start: cannot record run ${run.runId} (${describeError(error)}); a window opened again starts another.`);
+      log.warn(
+        `Auto-start: cannot record run ${run.runId} (${describeError(error)}); a window opened again starts another.`,
+      );
     }
     await vscode.commands.executeCommand(ShowMetricsCommand.id, run.runId);
   }

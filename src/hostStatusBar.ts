@@ -13,7 +13,9 @@ import { deviceLabel, statusText } from './statusText';
  * host, show the log of a running one; for a lost link, Reconnect (remote) or Restart (spawned).
  */
 export class HostStatusBar extends Disposable {
-  private readonly item = this._register(vscode.window.createStatusBarItem('empo2.host', vscode.StatusBarAlignment.Left, 10));
+  private readonly item = this._register(
+    vscode.window.createStatusBarItem('empo2.host', vscode.StatusBarAlignment.Left, 10),
+  );
 
   constructor(
     private readonly host: HostManager,
@@ -37,12 +39,20 @@ export class HostStatusBar extends Disposable {
     const session = this.host.current;
     const run = session ? this.runs.current : undefined;
     const health = this.host.health.health;
-    this.item.text = statusText({ state, health, device: session?.init.serverInfo.device, remote: session?.remote, run });
+    this.item.text = statusText({
+      state,
+      health,
+      device: session?.init.serverInfo.device,
+      remote: session?.remote,
+      run,
+    });
     if (health.kind === 'reconnecting' || health.kind === 'lost') {
       const lost = health.kind === 'lost';
       this.item.command = health.remote || !lost ? ReconnectCommand.id : RestartHostCommand.id;
       this.item.tooltip = `EMPO²: ${describeHealth(health)}${health.reason ? ` (${health.reason})` : ''}.\n${health.remote ? `The host at ${health.url} keeps training on its own. ` : ''}Click to ${health.remote || !lost ? 'reconnect now' : 'restart the host'}`;
-      this.item.backgroundColor = new vscode.ThemeColor(lost ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
+      this.item.backgroundColor = new vscode.ThemeColor(
+        lost ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground',
+      );
       return;
     }
     const up = state === 'running' || state === 'starting';
@@ -51,6 +61,7 @@ export class HostStatusBar extends Disposable {
     this.item.tooltip = up
       ? `EMPO² training host${session ? ` ${session.init.serverInfo.version} at ${session.url}` : ''}${device ? ` on ${device}` : ''}${run ? `\nRun ${run.info.runId}: ${run.info.state}${trainedElsewhere(run.info) ? ', trained by another process' : ''}` : ''}\nClick to show its log`
       : 'EMPO² training host: click to start it';
-    this.item.backgroundColor = state === 'crashed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    this.item.backgroundColor =
+      state === 'crashed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }
 }

@@ -59,7 +59,8 @@ export function statusText({ state, health, device, remote, run }: StatusInputs,
     return `${STATE_ICON[state]} ${STATE_TEXT[state]}`;
   }
   // This host's device says nothing of a run another process trains (a terminal's may use a GPU).
-  const parts = run && trainedElsewhere(run.info) ? [] : [deviceLabel(device) ?? (remote ? 'remote host' : 'host running')];
+  const parts =
+    run && trainedElsewhere(run.info) ? [] : [deviceLabel(device) ?? (remote ? 'remote host' : 'host running')];
   if (run) {
     parts.push(run.info.runId, iterationText(run, true));
     const ret = latestReturn(run.latestMetrics);

@@ -48,7 +48,9 @@ export function noTarget(message: string): undefined {
 }
 
 /** Runs a command's steps; resolves to the request's result, or undefined when a step ended it. */
-export async function performAction<Target, Result>(action: CommandAction<Target, Result>): Promise<Result | undefined> {
+export async function performAction<Target, Result>(
+  action: CommandAction<Target, Result>,
+): Promise<Result | undefined> {
   const target = await action.target();
   if (target === undefined || (action.confirm && !(await action.confirm(target)))) {
     return undefined;
@@ -57,7 +59,9 @@ export async function performAction<Target, Result>(action: CommandAction<Target
     const title = action.progress?.(target);
     const result = await (title === undefined
       ? action.request(target)
-      : vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, () => action.request(target)));
+      : vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, () =>
+          action.request(target),
+        ));
     await action.report?.(result, target);
     return result;
   } catch (error) {

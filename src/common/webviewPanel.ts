@@ -57,7 +57,11 @@ export abstract class SingleWebviewPanel extends Disposable {
       this.kind.viewType,
       title,
       { viewColumn: vscode.ViewColumn.Active, preserveFocus },
-      { ...webviewOptions(this.extensionUri), retainContextWhenHidden: true, enableFindWidget: this.kind.enableFindWidget ?? false },
+      {
+        ...webviewOptions(this.extensionUri),
+        retainContextWhenHidden: true,
+        enableFindWidget: this.kind.enableFindWidget ?? false,
+      },
     );
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'empo2.png');
     const endpoint = new MessageEndpoint(webviewPort(panel.webview), { awaitPeerReady: true });
@@ -73,7 +77,11 @@ export abstract class SingleWebviewPanel extends Disposable {
         this.closed();
       }),
     );
-    panel.webview.html = renderWebviewHtml(panel.webview, this.extensionUri, { entry: this.kind.entry, title, initialState });
+    panel.webview.html = renderWebviewHtml(panel.webview, this.extensionUri, {
+      entry: this.kind.entry,
+      title,
+      initialState,
+    });
     return true;
   }
 

@@ -34,7 +34,11 @@ import { EPISODE_FRAME, PlayedEpisode, TOKEN_FRAME, TURN_FRAME, withoutKeys } fr
 import { VariableValues } from './variableValues';
 
 export interface DebugHostApi {
-  request<Params, Result>(type: RequestType<Params, Result>, params: Params, options?: { timeoutMs?: number }): Promise<Result>;
+  request<Params, Result>(
+    type: RequestType<Params, Result>,
+    params: Params,
+    options?: { timeoutMs?: number },
+  ): Promise<Result>;
 }
 
 /** A replay that left its recording, and the two documents holding its observations. */
@@ -77,7 +81,10 @@ export class Empo2DebugAdapter extends DebugSession {
   private path = '';
   private totalLines = 30;
 
-  constructor(private readonly host: DebugHostApi, private readonly view?: EpisodeView) {
+  constructor(
+    private readonly host: DebugHostApi,
+    private readonly view?: EpisodeView,
+  ) {
     super();
     this.setDebuggerLinesStartAt1(true);
     this.setDebuggerColumnsStartAt1(true);
@@ -114,14 +121,19 @@ export class Empo2DebugAdapter extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override async launchRequest(response: DebugProtocol.LaunchResponse, args: Empo2LaunchArguments): Promise<void> {
+  protected override async launchRequest(
+    response: DebugProtocol.LaunchResponse,
+    args: Empo2LaunchArguments,
+  ): Promise<void> {
     const params = launchParams(args);
     try {
       const { session } = await this.host.request(DebugRequests.start, params, { timeoutMs: START_TIMEOUT_MS });
       this.episode.session = session;
-      const name = session.replay ? session.replay.episodeId : `${session.task}-${session.variation}-seed${session.seed}`;
+      const name = session.replay
+        ? session.replay.episodeId
+        : `${session.task}-${session.variation}-seed${session.seed}`;
       this.path = episodePath(args.runId ?? args.replay?.runId, name);
-      this.totalLines = session.replay ? session.replay.turns : session.maxSteps ?? 30;
+      this.totalLines = session.replay ? session.replay.turns : (session.maxSteps ?? 30);
       this.refreshDocument();
     } catch (err) {
       this.sendErrorResponse(response, 1, `Could not start the episode: ${describeError(err)}`);
@@ -170,7 +182,10 @@ export class Empo2DebugAdapter extends DebugSession {
 
   // -- breakpoints ------------------------------------------------------------------------------
 
-  protected override setBreakPointsRequest(response: DebugProtocol.SetBreakpointsResponse, args: DebugProtocol.SetBreakpointsArguments): void {
+  protected override setBreakPointsRequest(
+    response: DebugProtocol.SetBreakpointsResponse,
+    args: DebugProtocol.SetBreakpointsArguments,
+  ): void {
     const wanted = args.breakpoints ?? [];
     const ours = !args.source.path || args.source.path.endsWith('.empo2-episode');
     this.breakpoints = [];
@@ -202,7 +217,10 @@ export class Empo2DebugAdapter extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override setExceptionBreakPointsRequest(response: DebugProtocol.SetExceptionBreakpointsResponse, args: DebugProtocol.SetExceptionBreakpointsArguments): void {
+  protected override setExceptionBreakPointsRequest(
+    response: DebugProtocol.SetExceptionBreakpointsResponse,
+    args: DebugProtocol.SetExceptionBreakpointsArguments,
+  ): void {
     this.filters = new Set(args.filters);
     this.sendResponse(response);
   }
@@ -247,7 +265,10 @@ export class Empo2DebugAdapter extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
+  protected override variablesRequest(
+    response: DebugProtocol.VariablesResponse,
+    args: DebugProtocol.VariablesArguments,
+  ): void {
     const variables = this.values.children(args.variablesReference);
     response.body = { variables };
     this.sendResponse(response);
@@ -283,14 +304,24 @@ export class Empo2DebugAdapter extends DebugSession {
     void this.run(() => this.continueToBreakpoint());
   }
 
-  protected override restartFrameRequest(response: DebugProtocol.RestartFrameResponse, args: DebugProtocol.RestartFrameArguments): void {
-    const turn = args.frameId === EPISODE_FRAME ? 0 : (this.episode.pending?.index ?? this.episode.currentTurn()?.index ?? 0);
+  protected override restartFrameRequest(
+    response: DebugProtocol.RestartFrameResponse,
+    args: DebugProtocol.RestartFrameArguments,
+  ): void {
+    const turn =
+      args.frameId === EPISODE_FRAME ? 0 : (this.episode.pending?.index ?? this.episode.currentTurn()?.index ?? 0);
     this.sendResponse(response);
     void this.run(async () => {
-      const result = await this.host.request(DebugRequests.replayTurn, { sessionId: this.sessionId(), turn }, { timeoutMs: STEP_TIMEOUT_MS });
+      const result = await this.host.request(
+        DebugRequests.replayTurn,
+        { sessionId: this.sessionId(), turn },
+        { timeoutMs: STEP_TIMEOUT_MS },
+      );
       this.episode.forgetFrom(turn);
       if (result.previous) {
-        this.output(`turn ${turn} replayed; before: ${result.previous.action} (reward ${result.previous.reward ?? 0})\n`);
+        this.output(
+          `turn ${turn} replayed; before: ${result.previous.action} (reward ${result.previous.reward ?? 0})\n`,
+        );
       }
       this.absorb(result);
       this.sendEvent(this.mismatchStop() ?? new StoppedEvent('restart', THREAD));
@@ -327,7 +358,10 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 
   private stopOn(turn: DebugTurn): StoppedEvent | undefined {
-    return this.mismatchStop() ?? stopReason(turn, this.breakpoints, this.filters, (text, category) => this.output(text, category));
+    return (
+      this.mismatchStop() ??
+      stopReason(turn, this.breakpoints, this.filters, (text, category) => this.output(text, category))
+    );
   }
 
   /** The stop on a replay that has just left its recording, whatever the filters: every turn
@@ -344,7 +378,11 @@ export class Empo2DebugAdapter extends DebugSession {
   }
 
   private async step(unit: 'token' | 'turn'): Promise<DebugTurnResult> {
-    const result = await this.host.request(DebugRequests.step, { sessionId: this.sessionId(), unit }, { timeoutMs: STEP_TIMEOUT_MS });
+    const result = await this.host.request(
+      DebugRequests.step,
+      { sessionId: this.sessionId(), unit },
+      { timeoutMs: STEP_TIMEOUT_MS },
+    );
     this.absorb(result);
     return result;
   }
@@ -369,7 +407,11 @@ export class Empo2DebugAdapter extends DebugSession {
     this.mismatchToStopOn = mismatch;
     this.output(`${mismatch.message}\n  recorded: ${mismatch.recorded}\n  replayed: ${mismatch.replayed}\n`, 'stderr');
     const base = this.path.replace(/\.empo2-episode$/, '');
-    const left = { mismatch, recordedPath: `${base}.turn-${mismatch.turn}.recorded.txt`, replayedPath: `${base}.turn-${mismatch.turn}.replayed.txt` };
+    const left = {
+      mismatch,
+      recordedPath: `${base}.turn-${mismatch.turn}.recorded.txt`,
+      replayedPath: `${base}.turn-${mismatch.turn}.replayed.txt`,
+    };
     this.view?.update(left.recordedPath, mismatch.recorded);
     this.view?.update(left.replayedPath, mismatch.replayed);
     this.leftRecording.fire(left);
@@ -387,15 +429,25 @@ export class Empo2DebugAdapter extends DebugSession {
 
   // -- the debug console and watch ----------------------------------------------------------------
 
-  protected override async evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): Promise<void> {
+  protected override async evaluateRequest(
+    response: DebugProtocol.EvaluateResponse,
+    args: DebugProtocol.EvaluateArguments,
+  ): Promise<void> {
     const text = args.expression.trim();
     if (text.startsWith('>') && args.context === 'repl') {
       const action = text.slice(1).trim();
       try {
-        const result = await this.host.request(DebugRequests.force, { sessionId: this.sessionId(), action }, { timeoutMs: STEP_TIMEOUT_MS });
+        const result = await this.host.request(
+          DebugRequests.force,
+          { sessionId: this.sessionId(), action },
+          { timeoutMs: STEP_TIMEOUT_MS },
+        );
         this.absorb(result);
         const turn = result.turn;
-        response.body = { result: `turn ${turn.index}: ${turn.executedAction} → reward ${turn.reward ?? 0}, score ${turn.score ?? 0}: ${turn.nextObservation ?? ''}`, variablesReference: 0 };
+        response.body = {
+          result: `turn ${turn.index}: ${turn.executedAction} → reward ${turn.reward ?? 0}, score ${turn.score ?? 0}: ${turn.nextObservation ?? ''}`,
+          variablesReference: 0,
+        };
         this.sendResponse(response);
         this.sendEvent(this.stopOn(turn) ?? new StoppedEvent(this.episode.done ? 'end' : 'step', THREAD));
       } catch (err) {
@@ -406,7 +458,10 @@ export class Empo2DebugAdapter extends DebugSession {
     try {
       const value = new Expression(text).evaluate(this.episode.scopeOfFrame(args.frameId ?? TURN_FRAME));
       const isObject = value !== null && typeof value === 'object';
-      response.body = { result: isObject ? JSON.stringify(value).slice(0, 2000) : show(value), variablesReference: isObject ? this.values.handle(value) : 0 };
+      response.body = {
+        result: isObject ? JSON.stringify(value).slice(0, 2000) : show(value),
+        variablesReference: isObject ? this.values.handle(value) : 0,
+      };
       this.sendResponse(response);
     } catch (err) {
       this.consoleError(response, 3, err instanceof ExpressionError ? err.message : describeError(err));

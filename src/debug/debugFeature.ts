@@ -48,11 +48,16 @@ class ConfigurationProvider implements vscode.DebugConfigurationProvider {
   }
 
   /** F5 without a launch.json: an episode of the current run's first task. */
-  resolveDebugConfiguration(_folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration): vscode.DebugConfiguration | undefined {
+  resolveDebugConfiguration(
+    _folder: vscode.WorkspaceFolder | undefined,
+    config: vscode.DebugConfiguration,
+  ): vscode.DebugConfiguration | undefined {
     if (!config.type && !config.request && !config.name) {
       const runId = this.runs.current?.info.runId;
       if (!runId) {
-        void vscode.window.showErrorMessage('Open or start a run first: an EMPO² debug session plays an episode with one of its checkpoints.');
+        void vscode.window.showErrorMessage(
+          'Open or start a run first: an EMPO² debug session plays an episode with one of its checkpoints.',
+        );
         return undefined;
       }
       return defaultConfiguration(runId);
@@ -60,7 +65,9 @@ class ConfigurationProvider implements vscode.DebugConfigurationProvider {
     if (config.type === DEBUG_TYPE) {
       const resolved = withCurrentRun(config, this.runs.current?.info.runId);
       if (!resolved) {
-        void vscode.window.showErrorMessage(`Open or start a run first: "${config.name}" names no run, so it plays with the current one.`);
+        void vscode.window.showErrorMessage(
+          `Open or start a run first: "${config.name}" names no run, so it plays with the current one.`,
+        );
       }
       return resolved;
     }
@@ -105,19 +112,41 @@ export class DebugEpisodeCommand extends CommandBase<{ runs: RunsModel; trajecto
     if (node?.kind === 'taskGroup') {
       const group = this.services.trajectories.group(node);
       if (group) {
-        return { ...base, name: `${group.task}/${group.variation}`, runId: node.runId, task: group.task, variation: group.variation, seed: DEFAULT_SEED, mode: DEFAULT_MODE };
+        return {
+          ...base,
+          name: `${group.task}/${group.variation}`,
+          runId: node.runId,
+          task: group.task,
+          variation: group.variation,
+          seed: DEFAULT_SEED,
+          mode: DEFAULT_MODE,
+        };
       }
     }
     const runs = this.services.runs.list();
     if (!runs.length) {
-      void vscode.window.showErrorMessage('Open or start a run first: an EMPO² debug session plays an episode with one of its checkpoints.');
+      void vscode.window.showErrorMessage(
+        'Open or start a run first: an EMPO² debug session plays an episode with one of its checkpoints.',
+      );
       return undefined;
     }
-    const run = runs.length === 1 ? runs[0] : (await vscode.window.showQuickPick(runs.map((r) => ({ label: r.info.runId, entry: r })), { title: 'Debug an episode: which run?' }))?.entry;
+    const run =
+      runs.length === 1
+        ? runs[0]
+        : (
+            await vscode.window.showQuickPick(
+              runs.map((r) => ({ label: r.info.runId, entry: r })),
+              { title: 'Debug an episode: which run?' },
+            )
+          )?.entry;
     if (!run) {
       return undefined;
     }
-    const taskText = await vscode.window.showInputBox({ title: 'Task and variation', value: 'power-device/0', prompt: 'task/variation, e.g. power-device/0' });
+    const taskText = await vscode.window.showInputBox({
+      title: 'Task and variation',
+      value: 'power-device/0',
+      prompt: 'task/variation, e.g. power-device/0',
+    });
     const match = taskText ? /^\s*([^/\s]+)\s*\/\s*(\d+)\s*$/.exec(taskText) : null;
     if (!match) {
       return undefined;
@@ -127,7 +156,15 @@ export class DebugEpisodeCommand extends CommandBase<{ runs: RunsModel; trajecto
     if (!mode) {
       return undefined;
     }
-    return { ...base, name: `${match[1]}/${match[2]}`, runId: run.info.runId, task: match[1], variation: Number(match[2]), seed: DEFAULT_SEED, mode };
+    return {
+      ...base,
+      name: `${match[1]}/${match[2]}`,
+      runId: run.info.runId,
+      task: match[1],
+      variation: Number(match[2]),
+      seed: DEFAULT_SEED,
+      mode,
+    };
   }
 }
 
@@ -139,7 +176,9 @@ export class ShowTokensCommand extends CommandBase<{ feature: DebugFeature }> {
     const { feature } = this.services;
     const turn = feature.current?.turnInView;
     if (!turn) {
-      void vscode.window.showInformationMessage('Start an EMPO² debug session and play a turn first: the token view shows the turn the debugger is on.');
+      void vscode.window.showInformationMessage(
+        'Start an EMPO² debug session and play a turn first: the token view shows the turn the debugger is on.',
+      );
       return false;
     }
     await feature.tokens.show(turn);
@@ -155,8 +194,12 @@ async function showLeftRecording(left: LeftRecording): Promise<void> {
   const choice = await vscode.window.showWarningMessage(left.mismatch.message, COMPARE_OBSERVATIONS);
   if (choice === COMPARE_OBSERVATIONS) {
     const uri = (path: string) => vscode.Uri.from({ scheme: EPISODE_SCHEME, path });
-    await vscode.commands.executeCommand('vscode.diff', uri(left.recordedPath), uri(left.replayedPath),
-      `Turn ${left.mismatch.turn}: recorded ↔ replayed observation`);
+    await vscode.commands.executeCommand(
+      'vscode.diff',
+      uri(left.recordedPath),
+      uri(left.replayedPath),
+      `Turn ${left.mismatch.turn}: recorded ↔ replayed observation`,
+    );
   }
 }
 
@@ -224,6 +267,5 @@ export class DebugFeature extends Disposable {
     }
   }
 }
-
 
 export type { Empo2LaunchArguments };

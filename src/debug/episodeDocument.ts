@@ -35,7 +35,12 @@ export function episodeText(turns: readonly DebugTurn[], totalLines: number, rec
   for (let k = 0; k < count; k++) {
     const turn = turns[k];
     if (turn) {
-      const marks = [turn.forced ? 'forced' : '', turn.corrected ? `corrected to "${turn.executedAction}"` : '', turn.reward ? `reward ${turn.reward}` : '', turn.done ? (turn.success ? 'success' : 'failed') : '']
+      const marks = [
+        turn.forced ? 'forced' : '',
+        turn.corrected ? `corrected to "${turn.executedAction}"` : '',
+        turn.reward ? `reward ${turn.reward}` : '',
+        turn.done ? (turn.success ? 'success' : 'failed') : '',
+      ]
         .filter(Boolean)
         .join(', ');
       lines.push(`turn ${k}: ${oneLine(turn.observation)} → ${turn.action}${marks ? `   [${marks}]` : ''}`);

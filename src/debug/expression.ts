@@ -30,12 +30,52 @@ interface Token {
 
 const own = (table: object, key: string): boolean => Object.prototype.hasOwnProperty.call(table, key);
 const WORD_OPS: Readonly<Record<string, string>> = { and: '&&', or: '||', not: '!', in: 'in' };
-const CONSTANTS: Readonly<Record<string, Value>> = { true: true, false: false, True: true, False: false, None: null, null: null };
-const SYMBOLS = ['==', '!=', '<=', '>=', '&&', '||', '<', '>', '!', '+', '-', '*', '/', '%', '(', ')', '[', ']', '.', ','];
+const CONSTANTS: Readonly<Record<string, Value>> = {
+  true: true,
+  false: false,
+  True: true,
+  False: false,
+  None: null,
+  null: null,
+};
+const SYMBOLS = [
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '<',
+  '>',
+  '!',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '(',
+  ')',
+  '[',
+  ']',
+  '.',
+  ',',
+];
 // Binding power of each infix operator: higher binds tighter.
 const INFIX: Readonly<Record<string, number>> = {
-  '||': 1, '&&': 2, in: 4, '==': 4, '!=': 4, '<': 4, '<=': 4, '>': 4, '>=': 4,
-  '+': 5, '-': 5, '*': 6, '/': 6, '%': 6,
+  '||': 1,
+  '&&': 2,
+  in: 4,
+  '==': 4,
+  '!=': 4,
+  '<': 4,
+  '<=': 4,
+  '>': 4,
+  '>=': 4,
+  '+': 5,
+  '-': 5,
+  '*': 6,
+  '/': 6,
+  '%': 6,
 };
 const MAX_LENGTH = 1000;
 
@@ -127,7 +167,11 @@ class Parser {
       if (token.kind === 'op' && token.text === '!' && this.tokens[this.position + 1]?.text === 'in') {
         // `not in`
         this.position += 2;
-        left = { kind: 'unary', op: '!', operand: { kind: 'binary', op: 'in', left, right: this.expression(INFIX.in + 1) } };
+        left = {
+          kind: 'unary',
+          op: '!',
+          operand: { kind: 'binary', op: 'in', left, right: this.expression(INFIX.in + 1) },
+        };
         continue;
       }
       const power = token.kind === 'op' && own(INFIX, token.text) ? INFIX[token.text] : undefined;
@@ -169,7 +213,9 @@ class Parser {
       node = this.expression(0);
       this.expect(')');
     } else {
-      throw new ExpressionError(token.kind === 'end' ? 'the expression ends too early' : `unexpected '${token.text}' at column ${token.at + 1}`);
+      throw new ExpressionError(
+        token.kind === 'end' ? 'the expression ends too early' : `unexpected '${token.text}' at column ${token.at + 1}`,
+      );
     }
     return this.postfix(node);
   }
@@ -197,11 +243,19 @@ class Parser {
 }
 
 const FUNCTIONS: Readonly<Record<string, (...args: Value[]) => Value>> = {
-  len: (x) => (typeof x === 'string' || Array.isArray(x) ? x.length : x !== null && typeof x === 'object' ? Object.keys(x).length : 0),
+  len: (x) =>
+    typeof x === 'string' || Array.isArray(x)
+      ? x.length
+      : x !== null && typeof x === 'object'
+        ? Object.keys(x).length
+        : 0,
   abs: (x) => Math.abs(number(x)),
   min: (...xs) => Math.min(...flatten(xs).map(number)),
   max: (...xs) => Math.max(...flatten(xs).map(number)),
-  sum: (...xs) => flatten(xs).map(number).reduce((a, b) => a + b, 0),
+  sum: (...xs) =>
+    flatten(xs)
+      .map(number)
+      .reduce((a, b) => a + b, 0),
   exp: (x) => Math.exp(number(x)),
   lower: (x) => String(x).toLowerCase(),
 };
@@ -227,7 +281,9 @@ export function truthy(value: Value): boolean {
   if (Array.isArray(value)) {
     return value.length > 0;
   }
-  return value !== null && value !== 0 && value !== '' && value !== false && !(typeof value === 'number' && isNaN(value));
+  return (
+    value !== null && value !== 0 && value !== '' && value !== false && !(typeof value === 'number' && isNaN(value))
+  );
 }
 
 function equal(a: Value, b: Value): boolean {
@@ -263,7 +319,9 @@ function evaluateNode(node: Node, scope: Readonly<Record<string, Value>>): Value
         return Array.isArray(object) ? (object[at] ?? null) : (object[at] ?? null);
       }
       if (object !== null && typeof object === 'object') {
-        return Object.prototype.hasOwnProperty.call(object, String(key)) ? (object as Record<string, Value>)[String(key)] : null;
+        return Object.prototype.hasOwnProperty.call(object, String(key))
+          ? (object as Record<string, Value>)[String(key)]
+          : null;
       }
       return null;
     }
@@ -293,7 +351,9 @@ function evaluateNode(node: Node, scope: Readonly<Record<string, Value>>): Value
           if (Array.isArray(right)) {
             return right.some((item) => equal(item, left));
           }
-          return right !== null && typeof right === 'object' && Object.prototype.hasOwnProperty.call(right, String(left));
+          return (
+            right !== null && typeof right === 'object' && Object.prototype.hasOwnProperty.call(right, String(left))
+          );
         case '==':
           return equal(left, right);
         case '!=':
@@ -307,7 +367,9 @@ function evaluateNode(node: Node, scope: Readonly<Record<string, Value>>): Value
         case '>=':
           return number(left) >= number(right);
         case '+':
-          return typeof left === 'string' || typeof right === 'string' ? `${left}${right}` : number(left) + number(right);
+          return typeof left === 'string' || typeof right === 'string'
+            ? `${left}${right}`
+            : number(left) + number(right);
         case '-':
           return number(left) - number(right);
         case '*':

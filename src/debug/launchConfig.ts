@@ -13,7 +13,19 @@ export interface Empo2LaunchArguments extends DebugProtocol.LaunchRequestArgumen
 
 /** The launch configuration's fields that go to `debug.start`, nothing else. */
 export function launchParams(args: Empo2LaunchArguments): DebugStartParams {
-  const keys = ['runId', 'checkpoint', 'policyPath', 'task', 'variation', 'seed', 'mode', 'memoryRunId', 'temperature', 'device', 'replay'] as const;
+  const keys = [
+    'runId',
+    'checkpoint',
+    'policyPath',
+    'task',
+    'variation',
+    'seed',
+    'mode',
+    'memoryRunId',
+    'temperature',
+    'device',
+    'replay',
+  ] as const;
   const params: Record<string, unknown> = {};
   for (const key of keys) {
     if (args[key] !== undefined && args[key] !== null && args[key] !== '') {
@@ -27,7 +39,14 @@ export function launchParams(args: Empo2LaunchArguments): DebugStartParams {
  * A launch that names no policy (no `runId`, `policyPath` or `replay`) plays with the current
  * run (its newest checkpoint), so one launch.json serves every run; undefined when no run is current.
  */
-export function withCurrentRun<T extends { readonly type: string; readonly runId?: unknown; readonly policyPath?: unknown; readonly replay?: unknown }>(config: T, currentRunId: string | undefined): T | undefined {
+export function withCurrentRun<
+  T extends {
+    readonly type: string;
+    readonly runId?: unknown;
+    readonly policyPath?: unknown;
+    readonly replay?: unknown;
+  },
+>(config: T, currentRunId: string | undefined): T | undefined {
   if (config.runId || config.policyPath || config.replay) {
     return config;
   }
@@ -39,7 +58,9 @@ export function describeSession(s: HostDebugSession): string {
   const where = s.checkpoint !== null ? `checkpoint ${s.checkpoint}` : s.policy;
   const replay = s.replay
     ? ` Replaying ${s.replay.episodeId}: ${s.replay.turns} turns, max |Δ log p| ${s.replay.maxLogprobError.toExponential(1)}, ` +
-      (s.replay.firstDifferentTurn === null ? 'greedy decoding agrees on every turn.' : `first different turn ${s.replay.firstDifferentTurn}.`) +
+      (s.replay.firstDifferentTurn === null
+        ? 'greedy decoding agrees on every turn.'
+        : `first different turn ${s.replay.firstDifferentTurn}.`) +
       (s.replay.note ? ` ${s.replay.note}` : '')
     : '';
   // The host's own run state: a paused run is not "training".

@@ -1,5 +1,11 @@
 import { StackFrame, type Source } from '@vscode/debugadapter';
-import type { DebugEpisodeState, DebugObservationMismatch, DebugSession as HostDebugSession, DebugTurn, DebugTurnResult } from '../rpc/debugProtocol';
+import type {
+  DebugEpisodeState,
+  DebugObservationMismatch,
+  DebugSession as HostDebugSession,
+  DebugTurn,
+  DebugTurnResult,
+} from '../rpc/debugProtocol';
 import { lineOfTurn } from './episodeDocument';
 import type { Value } from './expression';
 import { tokenScope, turnScope } from './turnScope';
@@ -67,14 +73,32 @@ export class PlayedEpisode {
     if (this.pending && this.revealed > 0) {
       const j = this.revealed - 1;
       const token = this.pending.tokens[j];
-      frames.push(new StackFrame(TOKEN_FRAME, `token ${j}: ${JSON.stringify(token?.text ?? '')} (log p ${token ? token.logprob.toFixed(3) : '?'})`, source, lineOfTurn(this.pending.index), 1));
+      frames.push(
+        new StackFrame(
+          TOKEN_FRAME,
+          `token ${j}: ${JSON.stringify(token?.text ?? '')} (log p ${token ? token.logprob.toFixed(3) : '?'})`,
+          source,
+          lineOfTurn(this.pending.index),
+          1,
+        ),
+      );
     }
     if (current) {
-      const label = current.executed ? `turn ${current.index}: ${current.executedAction ?? current.action}` : `turn ${current.index} (generating)`;
+      const label = current.executed
+        ? `turn ${current.index}: ${current.executedAction ?? current.action}`
+        : `turn ${current.index} (generating)`;
       frames.push(new StackFrame(TURN_FRAME, label, source, lineOfTurn(current.index), 1));
     }
     const state = this.done ? 'ended' : `${this.turns.length} turns played`;
-    frames.push(new StackFrame(EPISODE_FRAME, `episode ${this.session?.task ?? ''} #${this.session?.variation ?? ''} (${state})`, source, current ? lineOfTurn(current.index) : 1, 1));
+    frames.push(
+      new StackFrame(
+        EPISODE_FRAME,
+        `episode ${this.session?.task ?? ''} #${this.session?.variation ?? ''} (${state})`,
+        source,
+        current ? lineOfTurn(current.index) : 1,
+        1,
+      ),
+    );
     return frames;
   }
 
@@ -117,7 +141,9 @@ export class PlayedEpisode {
 
 /** The Variables view's `left_recording`: the turn and both observations, expandable. */
 function mismatchValue(mismatch: DebugObservationMismatch | null): Value {
-  return mismatch ? { turn: mismatch.turn, recorded: mismatch.recorded, replayed: mismatch.replayed, message: mismatch.message } : null;
+  return mismatch
+    ? { turn: mismatch.turn, recorded: mismatch.recorded, replayed: mismatch.replayed, message: mismatch.message }
+    : null;
 }
 
 export function withoutKeys(scope: Record<string, Value>, keys: string[]): Record<string, Value> {

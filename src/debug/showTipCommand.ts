@@ -13,7 +13,11 @@ interface VariableMenuArgument {
  * "Show Tip in Memory Tips", on a retrieved tip in the debugger's Variables view: the tip's card
  * in the Memory Tips view, scrolled to and highlighted, in the run whose memory the session reads.
  */
-export class ShowTipCommand extends CommandBase<{ feature: DebugFeature; runs: RunsModel; reveal: (tipId: string) => Promise<void> }> {
+export class ShowTipCommand extends CommandBase<{
+  feature: DebugFeature;
+  runs: RunsModel;
+  reveal: (tipId: string) => Promise<void>;
+}> {
   static readonly id = 'empo2.showTipInMemoryTips';
 
   async execute(arg?: unknown): Promise<boolean> {
@@ -21,7 +25,9 @@ export class ShowTipCommand extends CommandBase<{ feature: DebugFeature; runs: R
     const value = (arg as VariableMenuArgument | undefined)?.variable?.value;
     const tipId = typeof value === 'string' ? tipIdOfVariable(value) : undefined;
     if (!tipId) {
-      void vscode.window.showInformationMessage('EMPO²: open this from a retrieved tip in the Variables view of an EMPO² debug session.');
+      void vscode.window.showInformationMessage(
+        'EMPO²: open this from a retrieved tip in the Variables view of an EMPO² debug session.',
+      );
       return false;
     }
     const memoryRun = feature.adapters.at(-1)?.memoryRunId;

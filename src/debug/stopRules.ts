@@ -16,9 +16,24 @@ export const THREAD = 1;
 type Output = (text: string, category?: 'console' | 'stderr') => void;
 
 export const EXCEPTION_FILTERS: DebugProtocol.ExceptionBreakpointsFilter[] = [
-  { filter: 'corrected', label: 'Invalid action corrected', description: 'Stop after a turn whose action the environment corrected to a valid one.', default: false },
-  { filter: 'failed', label: 'Episode failed', description: 'Stop when the episode ends without success.', default: true },
-  { filter: 'differs', label: 'Replay: policy would act differently', description: 'Stop at each replayed turn where greedy decoding would not produce the recorded action.', default: false },
+  {
+    filter: 'corrected',
+    label: 'Invalid action corrected',
+    description: 'Stop after a turn whose action the environment corrected to a valid one.',
+    default: false,
+  },
+  {
+    filter: 'failed',
+    label: 'Episode failed',
+    description: 'Stop when the episode ends without success.',
+    default: true,
+  },
+  {
+    filter: 'differs',
+    label: 'Replay: policy would act differently',
+    description: 'Stop at each replayed turn where greedy decoding would not produce the recorded action.',
+    default: false,
+  },
 ];
 
 /** A breakpoint on a turn's line of the episode document. */
@@ -30,7 +45,12 @@ export interface LineBreakpoint {
 }
 
 /** A breakpoint or exception filter that stops on this just-played turn (logpoints print). */
-export function stopReason(turn: DebugTurn, breakpoints: readonly LineBreakpoint[], filters: ReadonlySet<string>, output: Output): StoppedEvent | undefined {
+export function stopReason(
+  turn: DebugTurn,
+  breakpoints: readonly LineBreakpoint[],
+  filters: ReadonlySet<string>,
+  output: Output,
+): StoppedEvent | undefined {
   const scope = turnScope(turn);
   const hit: number[] = [];
   for (const bp of breakpoints.filter((b) => b.turn === turn.index)) {
@@ -66,7 +86,9 @@ export function stopReason(turn: DebugTurn, breakpoints: readonly LineBreakpoint
     return exception(`invalid action corrected: "${turn.action}" → "${turn.executedAction}"`);
   }
   if (filters.has('differs') && turn.replay?.differs) {
-    return exception(`the policy would act differently at turn ${turn.index} (prefers ${JSON.stringify(turn.replay.preferredToken)})`);
+    return exception(
+      `the policy would act differently at turn ${turn.index} (prefers ${JSON.stringify(turn.replay.preferredToken)})`,
+    );
   }
   if (filters.has('failed') && turn.done && !turn.success) {
     return exception(`episode failed (score ${turn.score ?? 0})`);

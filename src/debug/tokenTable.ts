@@ -29,8 +29,13 @@ function cell(text: string): string {
 
 /** The view's text and the cells to colour. */
 export function tokenTable(turn: DebugTurn): { text: string; cells: TokenCell[] } {
-  const header = `turn ${turn.index}: ${turn.action}` + (turn.replay ? `   (recorded; advantage ${turn.replay.advantage ?? '—'}, ${turn.replay.updateMode ?? ''})` : '');
-  const lines = [header, cell('token') + cell('log p tips') + cell('log p no tips') + cell('ratio') + cell('masked') + 'top-5'];
+  const header =
+    `turn ${turn.index}: ${turn.action}` +
+    (turn.replay ? `   (recorded; advantage ${turn.replay.advantage ?? '—'}, ${turn.replay.updateMode ?? ''})` : '');
+  const lines = [
+    header,
+    cell('token') + cell('log p tips') + cell('log p no tips') + cell('ratio') + cell('masked') + 'top-5',
+  ];
   const cells: TokenCell[] = [];
   for (const token of turn.tokens) {
     const line = lines.length;
@@ -45,4 +50,3 @@ export function tokenTable(turn: DebugTurn): { text: string; cells: TokenCell[] 
   }
   return { text: lines.join('\n') + '\n', cells };
 }
-

@@ -9,13 +9,20 @@ import type { DebugTurn } from '../rpc/debugProtocol';
 import { TOKENS_SCHEME, tokenTable, type TokenCell } from './tokenTable';
 import { Disposable } from '../common/lifecycle';
 
-const COLOURS = ['rgba(70, 180, 90, 0.35)', 'rgba(160, 190, 60, 0.35)', 'rgba(230, 160, 40, 0.4)', 'rgba(220, 60, 60, 0.45)'];
+const COLOURS = [
+  'rgba(70, 180, 90, 0.35)',
+  'rgba(160, 190, 60, 0.35)',
+  'rgba(230, 160, 40, 0.4)',
+  'rgba(220, 60, 60, 0.45)',
+];
 
 export class TokenView extends Disposable implements vscode.TextDocumentContentProvider {
   private readonly texts = new Map<string, { text: string; cells: TokenCell[] }>();
   private readonly changed = this._register(new vscode.EventEmitter<vscode.Uri>());
   readonly onDidChange = this.changed.event;
-  private readonly decorations = COLOURS.map((backgroundColor) => this._register(vscode.window.createTextEditorDecorationType({ backgroundColor })));
+  private readonly decorations = COLOURS.map((backgroundColor) =>
+    this._register(vscode.window.createTextEditorDecorationType({ backgroundColor })),
+  );
 
   constructor() {
     super();

@@ -26,7 +26,9 @@ export class VariableValues {
     if (value === undefined || value === null || typeof value !== 'object') {
       return [];
     }
-    const entries: Array<[string, Value]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    const entries: Array<[string, Value]> = Array.isArray(value)
+      ? value.map((v, i) => [String(i), v])
+      : Object.entries(value);
     return entries.map(([name, child]) => this.variable(name, child));
   }
 
@@ -36,7 +38,9 @@ export class VariableValues {
     }
     const size = Array.isArray(value) ? value.length : Object.keys(value).length;
     const tip = Array.isArray(value) ? undefined : tipSummary(value);
-    const summary = Array.isArray(value) ? listSummary(size) : tip ?? `{${Object.keys(value).slice(0, 4).join(', ')}${size > 4 ? ', …' : ''}}`;
+    const summary = Array.isArray(value)
+      ? listSummary(size)
+      : (tip ?? `{${Object.keys(value).slice(0, 4).join(', ')}${size > 4 ? ', …' : ''}}`);
     const variable: DebugProtocol.Variable & { __vscodeVariableMenuContext?: string } = {
       name,
       value: summary,

@@ -79,7 +79,8 @@ export function describeHealth(health: ConnectionHealth, now: number = Date.now(
     case 'connected':
       return `connected to ${health.remote ? 'the remote host' : 'the host'}`;
     case 'reconnecting': {
-      const next = health.nextTryAt === undefined ? 'trying now' : `next try in ${secondsUntil(health.nextTryAt, now)} s`;
+      const next =
+        health.nextTryAt === undefined ? 'trying now' : `next try in ${secondsUntil(health.nextTryAt, now)} s`;
       return `reconnecting… (${duration(now - health.since)}, ${next})`;
     }
     case 'lost': {
@@ -97,11 +98,7 @@ export function healthBadge(kind: HealthKind): string | undefined {
 /** A request could not reach the host: no connection, and none coming (stopped, or lost). */
 export class HostUnreachableError extends Error {
   constructor(readonly health: ConnectionHealth) {
-    super(
-      health.kind === 'lost'
-        ? 'the connection to the training host is lost'
-        : 'no training host is connected',
-    );
+    super(health.kind === 'lost' ? 'the connection to the training host is lost' : 'no training host is connected');
     this.name = 'HostUnreachableError';
   }
 }

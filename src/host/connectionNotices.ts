@@ -74,7 +74,8 @@ export class ConnectionNotices extends Disposable {
       { location: vscode.ProgressLocation.Notification, title: 'EMPO²: connection to the training host lost' },
       (progress) =>
         new Promise<void>((resolve) => {
-          const remote = this.health.health.kind !== 'none' && 'remote' in this.health.health && this.health.health.remote;
+          const remote =
+            this.health.health.kind !== 'none' && 'remote' in this.health.health && this.health.health.remote;
           const suffix = remote ? ' Training goes on on the host.' : '';
           const update = () => progress.report({ message: `${describeHealth(this.health.health)}.${suffix}` });
           update();

@@ -46,7 +46,11 @@ export type HostStopAction = 'stop' | 'restart' | 'connect';
 export type BeforeHostStop = (action: HostStopAction) => Promise<{ readonly now: boolean } | undefined>;
 
 /** Stops the host once beforeStop agreed (asked only while a host runs); false: cancelled. */
-async function stopAfterAsking({ host, beforeStop }: HostServices, action: 'stop' | 'restart', stop: (now: boolean) => Thenable<void>): Promise<boolean> {
+async function stopAfterAsking(
+  { host, beforeStop }: HostServices,
+  action: 'stop' | 'restart',
+  stop: (now: boolean) => Thenable<void>,
+): Promise<boolean> {
   const choice = host.current ? await beforeStop(action) : { now: false };
   if (!choice) {
     return false;
@@ -80,7 +84,10 @@ export class StopHostCommand extends CommandBase<HostServices> {
       return;
     }
     await stopAfterAsking(this.services, 'stop', (now) =>
-      vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'EMPO²: stopping the training host' }, () => host.stop({ now })),
+      vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'EMPO²: stopping the training host' },
+        () => host.stop({ now }),
+      ),
     );
   }
 }
@@ -94,7 +101,9 @@ export class ReconnectCommand extends CommandBase<HostServices> {
     if (host.current) {
       void vscode.window.showInformationMessage('EMPO²: the training host is connected.');
     } else if (!host.reconnect()) {
-      void vscode.window.showInformationMessage('EMPO²: there is no host to reconnect to; start one, or connect to a remote host.');
+      void vscode.window.showInformationMessage(
+        'EMPO²: there is no host to reconnect to; start one, or connect to a remote host.',
+      );
     }
   }
 }
@@ -115,7 +124,8 @@ export class ConnectRemoteCommand extends CommandBase<HostServices> {
               (host.current && !host.isRemote ? '. The host running here stops once the remote one answers.' : ''),
             value: settings.remoteUrl || 'ws://127.0.0.1:8765',
             ignoreFocusOut: true,
-            validateInput: (value) => (/^wss?:\/\/[^\s/]+/.test(value.trim()) ? undefined : 'A ws:// or wss:// URL, e.g. ws://127.0.0.1:8765'),
+            validateInput: (value) =>
+              /^wss?:\/\/[^\s/]+/.test(value.trim()) ? undefined : 'A ws:// or wss:// URL, e.g. ws://127.0.0.1:8765',
           });
     if (!url) {
       return false;
@@ -126,7 +136,7 @@ export class ConnectRemoteCommand extends CommandBase<HostServices> {
       if (!token) {
         token = await vscode.window.showInputBox({
           title: `EMPO²: token of ${trimmed}`,
-          prompt: 'The EMPO2_HOST_TOKEN the remote host was started with; it is kept in VS Code\'s secret storage.',
+          prompt: "The EMPO2_HOST_TOKEN the remote host was started with; it is kept in VS Code's secret storage.",
           password: true,
           ignoreFocusOut: true,
         });
@@ -149,7 +159,9 @@ export class ConnectRemoteCommand extends CommandBase<HostServices> {
         }
         await host.remoteTokens.store(trimmed, token);
         if (settings.remoteUrl !== trimmed) {
-          await vscode.workspace.getConfiguration('empo2').update('remoteUrl', trimmed, vscode.ConfigurationTarget.Global);
+          await vscode.workspace
+            .getConfiguration('empo2')
+            .update('remoteUrl', trimmed, vscode.ConfigurationTarget.Global);
         }
         return true;
       } catch (error) {

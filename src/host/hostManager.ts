@@ -50,7 +50,7 @@ const ACTIONS: Record<string, string> = {
   'memory.add': 'Adding a tip',
   'memory.delete': 'Deleting a tip',
   'memory.list': 'Loading the tips',
-  'memory.history': 'Reading a tip\'s history',
+  'memory.history': "Reading a tip's history",
   'run.start': 'Starting a run',
   'run.pause': 'Pausing the run',
   'run.resume': 'Resuming the run',
@@ -106,8 +106,11 @@ export class HostManager extends Disposable {
       this.notificationEmitters.set(type.method, this._register(new Emitter<unknown>()));
     }
     this.reconnector = this._register(
-      new Reconnector(this.health, log, (target) =>
-        new ReconnectSchedule({ slowLimitMs: target.remote ? this.settings.backgroundRetryMinutes * 60_000 : 0 }),
+      new Reconnector(
+        this.health,
+        log,
+        (target) =>
+          new ReconnectSchedule({ slowLimitMs: target.remote ? this.settings.backgroundRetryMinutes * 60_000 : 0 }),
       ),
     );
     // A remote host's log: live training lines, and the rest from log.tail after each connect.
@@ -135,9 +138,15 @@ export class HostManager extends Disposable {
   }
 
   /** A request to the connected host; HostNotRunningError when there is none. */
-  request<Params, Result>(type: RequestType<Params, Result>, params: Params, options?: RequestOptions): Promise<Result> {
+  request<Params, Result>(
+    type: RequestType<Params, Result>,
+    params: Params,
+    options?: RequestOptions,
+  ): Promise<Result> {
     if (!this.session) {
-      return Promise.reject(new HostNotRunningError(ACTIONS[type.method] ?? `'${type.method}'`, this.health.isInterrupted));
+      return Promise.reject(
+        new HostNotRunningError(ACTIONS[type.method] ?? `'${type.method}'`, this.health.isInterrupted),
+      );
     }
     return this.session.client.request(type, params, options);
   }
@@ -166,7 +175,9 @@ export class HostManager extends Disposable {
         progress.report({ message: `${interpreter.python} -m empo2.cli serve` });
         const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? path.dirname(this.runRoots.list()[0]);
         const args = [...this.runRoots.list().flatMap((root) => ['--run-root', root]), ...this.settings.hostArgs];
-        this.log.info(`Starting the host: ${interpreter.python} -m empo2.cli serve ${args.join(' ')} (in ${cwd}; interpreter from ${interpreter.source})`);
+        this.log.info(
+          `Starting the host: ${interpreter.python} -m empo2.cli serve ${args.join(' ')} (in ${cwd}; interpreter from ${interpreter.source})`,
+        );
         const host = new HostProcess({ python: interpreter.python, args, cwd });
         this.process = host;
         host.onStderrLine((line) => this.log.hostLine(line));
@@ -336,9 +347,11 @@ export class HostManager extends Disposable {
     this.reconnector.cancel();
     try {
       if (host && this.session && !this.session.remote) {
-        await this.session.client.request(Requests.shutdown, options.now ? { now: true } : {}, { timeoutMs: options.graceMs ?? 40_000 }).catch((error) => {
-          this.log.warn(`shutdown request: ${describeError(error)}`);
-        });
+        await this.session.client
+          .request(Requests.shutdown, options.now ? { now: true } : {}, { timeoutMs: options.graceMs ?? 40_000 })
+          .catch((error) => {
+            this.log.warn(`shutdown request: ${describeError(error)}`);
+          });
       }
       await this.disconnect();
       if (host) {

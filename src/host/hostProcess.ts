@@ -164,7 +164,9 @@ export class HostProcess extends Disposable {
         }
       };
       const timer = setTimeout(() => {
-        settle(() => reject(new HostStartError(`the host printed no ready line within ${timeoutMs / 1000} s`, this.stderrTail())));
+        settle(() =>
+          reject(new HostStartError(`the host printed no ready line within ${timeoutMs / 1000} s`, this.stderrTail())),
+        );
         this.signal('SIGKILL');
       }, timeoutMs);
       stdout.once('line', (line) => {
@@ -175,7 +177,14 @@ export class HostProcess extends Disposable {
           }
           settle(() => resolve(ready));
         } catch {
-          settle(() => reject(new HostStartError(`the host's first line is not its ready line: ${line.slice(0, 200)}`, this.stderrTail())));
+          settle(() =>
+            reject(
+              new HostStartError(
+                `the host's first line is not its ready line: ${line.slice(0, 200)}`,
+                this.stderrTail(),
+              ),
+            ),
+          );
         }
       });
       this.child.once('error', (error) => {

@@ -30,7 +30,9 @@ export async function runHostSetup(setupScript: string, log: HostLog): Promise<b
         child.once('error', (error) => {
           cancel.dispose();
           log.error(`Cannot run bash: ${error.message}`);
-          void vscode.window.showErrorMessage(`EMPO²: cannot run the setup script (${error.message}). Install bash and Python 3.10+, or set empo2.pythonPath.`);
+          void vscode.window.showErrorMessage(
+            `EMPO²: cannot run the setup script (${error.message}). Install bash and Python 3.10+, or set empo2.pythonPath.`,
+          );
           resolve(false);
         });
         child.once('exit', (code) => {
@@ -40,13 +42,15 @@ export async function runHostSetup(setupScript: string, log: HostLog): Promise<b
             resolve(true);
             return;
           }
-          const why = token.isCancellationRequested ? 'cancelled' : lines.slice(-1)[0] ?? `exit code ${code}`;
+          const why = token.isCancellationRequested ? 'cancelled' : (lines.slice(-1)[0] ?? `exit code ${code}`);
           log.error(`The host's setup failed: ${why}`);
-          void vscode.window.showErrorMessage(`EMPO²: installing the host failed: ${why}`, 'Show Host Log').then((choice) => {
-            if (choice) {
-              log.show();
-            }
-          });
+          void vscode.window
+            .showErrorMessage(`EMPO²: installing the host failed: ${why}`, 'Show Host Log')
+            .then((choice) => {
+              if (choice) {
+                log.show();
+              }
+            });
           resolve(false);
         });
       }),

@@ -15,7 +15,11 @@ const CREATE_ENV = 'Create Environment and Install';
 const OPEN_SETTINGS = 'Open Settings';
 
 /** The interpreter to use, after offering to install the host where it is missing. */
-export async function findHostInterpreter(settings: Settings, projectRoot: string, log: HostLog): Promise<Interpreter | undefined> {
+export async function findHostInterpreter(
+  settings: Settings,
+  projectRoot: string,
+  log: HostLog,
+): Promise<Interpreter | undefined> {
   const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
   let fromPython = await pythonExtensionInterpreter(resource);
   if (fromPython && !settings.pythonPath && (await checkHostInstalled(fromPython)).kind !== 'ok') {
@@ -36,7 +40,7 @@ export async function findHostInterpreter(settings: Settings, projectRoot: strin
   if (interpreter.source === 'setting' && check.kind === 'no-interpreter') {
     const choice = await vscode.window.showErrorMessage(
       `EMPO²: the Python interpreter in the setting empo2.pythonPath cannot run (${check.detail}). ` +
-        'Point the setting at a Python 3.10+ interpreter, or clear it to use the project\'s own virtual environment.',
+        "Point the setting at a Python 3.10+ interpreter, or clear it to use the project's own virtual environment.",
       OPEN_SETTINGS,
     );
     if (choice === OPEN_SETTINGS) {
@@ -48,7 +52,12 @@ export async function findHostInterpreter(settings: Settings, projectRoot: strin
 }
 
 /** Offers to create .venv next to host/ and install the host into it. */
-async function offerSetup(interpreter: Interpreter, detail: string, projectRoot: string, log: HostLog): Promise<Interpreter | undefined> {
+async function offerSetup(
+  interpreter: Interpreter,
+  detail: string,
+  projectRoot: string,
+  log: HostLog,
+): Promise<Interpreter | undefined> {
   const sources = hostSources(projectRoot);
   if (!sources) {
     await vscode.window.showErrorMessage(
@@ -79,9 +88,12 @@ async function offerSetup(interpreter: Interpreter, detail: string, projectRoot:
   const venvInterpreter = chooseInterpreter({ settingPath: '', pythonExtensionPath: undefined, projectRoot });
   const check = await checkHostInstalled(venvInterpreter.python);
   if (check.kind !== 'ok') {
-    await vscode.window.showErrorMessage(`EMPO²: the host still cannot run after the install (${check.detail}). See the host log.`, SHOW_LOG).then(
-      (c) => c === SHOW_LOG && log.show(),
-    );
+    await vscode.window
+      .showErrorMessage(
+        `EMPO²: the host still cannot run after the install (${check.detail}). See the host log.`,
+        SHOW_LOG,
+      )
+      .then((c) => c === SHOW_LOG && log.show());
     return undefined;
   }
   if (interpreter.source !== 'project-venv') {

@@ -32,7 +32,9 @@ export class Reconnector extends Disposable {
   private readonly _onDidLose = this._register(new Emitter<ReconnectTarget>());
   /** The fast retries are spent (once per outage): time to offer the user a way out. */
   readonly onDidLose = this._onDidLose.event;
-  private readonly _onDidRecover = this._register(new Emitter<{ target: ReconnectTarget; downMs: number; attempts: number }>());
+  private readonly _onDidRecover = this._register(
+    new Emitter<{ target: ReconnectTarget; downMs: number; attempts: number }>(),
+  );
   readonly onDidRecover = this._onDidRecover.event;
 
   constructor(
@@ -132,7 +134,9 @@ export class Reconnector extends Disposable {
         }
         const downMs = this.now() - this.since;
         const attempts = this.schedule?.attempts ?? 0;
-        this.log.info(`Reconnected to ${describeTarget(target)} after ${seconds(downMs)} (${attempts} attempt${attempts === 1 ? '' : 's'}).`);
+        this.log.info(
+          `Reconnected to ${describeTarget(target)} after ${seconds(downMs)} (${attempts} attempt${attempts === 1 ? '' : 's'}).`,
+        );
         this.target = undefined;
         this.dial = undefined;
         this._onDidRecover.fire({ target, downMs, attempts });

@@ -18,5 +18,9 @@ export function branchRuns(runs: readonly RunEntry[]): RunEntry[] {
 export function branchPickItem(entry: RunEntry): { label: string; description: string; runId: string } {
   const parent = entry.info.parent!;
   const adopted = parent.adopted ? ' · adopted' : '';
-  return { label: entry.info.runId, description: `from ${parent.runId} at iteration ${parent.checkpoint}${adopted}`, runId: entry.info.runId };
+  return {
+    label: entry.info.runId,
+    description: `from ${parent.runId} at iteration ${parent.checkpoint}${adopted}`,
+    runId: entry.info.runId,
+  };
 }

@@ -78,7 +78,9 @@ export function comparisonView(record: RerunResult): ComparisonView {
     after: e.logprob_after ?? null,
   }));
   return {
-    title: record.dry_run ? `Dry run of ${record.run} at checkpoint ${record.checkpoint}` : `${record.branch} vs ${record.parent} at checkpoint ${record.checkpoint}`,
+    title: record.dry_run
+      ? `Dry run of ${record.run} at checkpoint ${record.checkpoint}`
+      : `${record.branch} vs ${record.parent} at checkpoint ${record.checkpoint}`,
     dryRun: record.dry_run,
     status: record.dry_run ? 'finished' : record.status,
     checkpoint: record.checkpoint,
@@ -100,11 +102,17 @@ function facts(record: RerunResult): [string, string][] {
   }
   const ratios = record.dry_run ? record.ratios.flatMap((r) => r.ratios) : [];
   if (ratios.length) {
-    out.push(['importance ratio π(a|s,u) / π(a|s,u,tips)', `mean ${mean(ratios).toFixed(3)}, min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)} over ${ratios.length} tokens`]);
+    out.push([
+      'importance ratio π(a|s,u) / π(a|s,u,tips)',
+      `mean ${mean(ratios).toFixed(3)}, min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)} over ${ratios.length} tokens`,
+    ]);
   }
   if (!record.dry_run && record.updates.length) {
     const last = record.updates[record.updates.length - 1];
-    out.push(['updates', `${record.updates.length} iteration(s), last loss ${fixed(last.loss)}, masked ${last.masked_fraction === undefined ? '—' : percent(last.masked_fraction)}`]);
+    out.push([
+      'updates',
+      `${record.updates.length} iteration(s), last loss ${fixed(last.loss)}, masked ${last.masked_fraction === undefined ? '—' : percent(last.masked_fraction)}`,
+    ]);
   }
   if (record.kl_to_checkpoint !== null) {
     out.push(['KL to the checkpoint', record.kl_to_checkpoint.toExponential(2)]);

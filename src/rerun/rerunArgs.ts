@@ -41,13 +41,20 @@ export function rerunArgs(arg: unknown, more?: unknown): RerunArgs {
       ...(Array.isArray(arg.variationKeys) ? arg.variationKeys.filter((k): k is string => typeof k === 'string') : []),
       ...(typeof arg.variationKey === 'string' ? [arg.variationKey] : []),
       // VS Code passes the selected items of a multi-selection as the second argument.
-      ...(Array.isArray(more) ? more.filter(isObject).map((m) => m.variationKey).filter((k): k is string => typeof k === 'string') : []),
+      ...(Array.isArray(more)
+        ? more
+            .filter(isObject)
+            .map((m) => m.variationKey)
+            .filter((k): k is string => typeof k === 'string')
+        : []),
     ];
     return { runId, request: { variations: [...new Set(keys)] }, complete: false };
   }
   const request: Partial<UpdateRerunParams> = {
     ...(typeof arg.checkpoint === 'number' ? { checkpoint: arg.checkpoint } : {}),
-    ...(Array.isArray(arg.variations) ? { variations: arg.variations.filter((k): k is string => typeof k === 'string') } : {}),
+    ...(Array.isArray(arg.variations)
+      ? { variations: arg.variations.filter((k): k is string => typeof k === 'string') }
+      : {}),
     ...(typeof arg.episodes === 'number' ? { episodes: arg.episodes } : {}),
     ...(typeof arg.iterations === 'number' ? { iterations: arg.iterations } : {}),
     ...(typeof arg.evalEpisodes === 'number' ? { evalEpisodes: arg.evalEpisodes } : {}),

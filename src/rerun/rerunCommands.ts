@@ -10,7 +10,15 @@ import type { ComparisonPanel } from './comparisonPanel';
 import { RerunJobs } from './rerunJobs';
 import { rerunArgs } from './rerunArgs';
 import { clearTheWayForRerun } from './rerunGateDialog';
-import { checkpointDescription, checkpointPlaceholder, checkpointTime, editedSince, proposedCheckpoint, stepTitle, variationsWording } from './rerunSteps';
+import {
+  checkpointDescription,
+  checkpointPlaceholder,
+  checkpointTime,
+  editedSince,
+  proposedCheckpoint,
+  stepTitle,
+  variationsWording,
+} from './rerunSteps';
 import { branchPickItem, branchRuns, isBranch } from './branches';
 
 // "EMPO²: Rerun Off-Policy Update…" and the branch commands. The rerun asks, in quick picks, for
@@ -52,13 +60,17 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
   /** The full request: the argument's, the rest picked; undefined when something is missing. */
   private async request(arg: unknown, more: unknown): Promise<UpdateRerunParams | undefined> {
     if (!this.services.host.current) {
-      void vscode.window.showInformationMessage('EMPO²: rerunning the off-policy update needs the training host; run "EMPO²: Start Host" first.');
+      void vscode.window.showInformationMessage(
+        'EMPO²: rerunning the off-policy update needs the training host; run "EMPO²: Start Host" first.',
+      );
       return undefined;
     }
     const given = rerunArgs(arg, more);
     const runId = given.runId ?? this.services.runs.current?.info.runId;
     if (!runId) {
-      void vscode.window.showInformationMessage('EMPO²: rerunning an update needs a run; open a run folder or select a run in the Trajectories view first.');
+      void vscode.window.showInformationMessage(
+        'EMPO²: rerunning an update needs a run; open a run folder or select a run in the Trajectories view first.',
+      );
       return undefined;
     }
     if (given.complete) {
@@ -85,31 +97,63 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
       const since = checkpointTime(iteration, records);
       return since === undefined ? undefined : editedSince(items, since);
     };
-    const proposed = proposedCheckpoint(checkpoints.map((c) => c.iteration), editedAfter);
+    const proposed = proposedCheckpoint(
+      checkpoints.map((c) => c.iteration),
+      editedAfter,
+    );
     const checkpoint = await pickOne(
-      [...checkpoints].reverse().map((c): Pick<number> => ({ label: `iteration ${c.iteration}`, description: checkpointDescription(c.latest, editedAfter(c.iteration)), value: c.iteration })),
+      [...checkpoints]
+        .reverse()
+        .map((c): Pick<number> => ({
+          label: `iteration ${c.iteration}`,
+          description: checkpointDescription(c.latest, editedAfter(c.iteration)),
+          value: c.iteration,
+        })),
       (item) => item.value === proposed,
       { title: stepTitle('checkpoint', ` of ${runId}`), placeholder: checkpointPlaceholder(checkpoints) },
     );
     if (!checkpoint) {
       return undefined;
     }
-    const variations = await this.pickVariations(checkpoint.value, preset.variations, items, editedAfter(checkpoint.value));
+    const variations = await this.pickVariations(
+      checkpoint.value,
+      preset.variations,
+      items,
+      editedAfter(checkpoint.value),
+    );
     if (!variations) {
       return undefined;
     }
-    const episodes = await askNumber(stepTitle('N, rollouts per variation'), preset.episodes ?? UPDATE_RERUN_PARAMS_DEFAULTS.episodes, 1, 256);
+    const episodes = await askNumber(
+      stepTitle('N, rollouts per variation'),
+      preset.episodes ?? UPDATE_RERUN_PARAMS_DEFAULTS.episodes,
+      1,
+      256,
+    );
     if (episodes === undefined) {
       return undefined;
     }
-    const iterations = await askNumber(stepTitle('K, update iterations'), preset.iterations ?? UPDATE_RERUN_PARAMS_DEFAULTS.iterations, 1, 1000);
+    const iterations = await askNumber(
+      stepTitle('K, update iterations'),
+      preset.iterations ?? UPDATE_RERUN_PARAMS_DEFAULTS.iterations,
+      1,
+      1000,
+    );
     if (iterations === undefined) {
       return undefined;
     }
     const mode = await vscode.window.showQuickPick(
       [
-        { label: '$(beaker) Dry run', description: 'the loss, ratios and masked tokens; no weight changes, no branch', value: true },
-        { label: '$(git-branch) Rerun on a new branch', description: `the parent ${runId} is never modified`, value: false },
+        {
+          label: '$(beaker) Dry run',
+          description: 'the loss, ratios and masked tokens; no weight changes, no branch',
+          value: true,
+        },
+        {
+          label: '$(git-branch) Rerun on a new branch',
+          description: `the parent ${runId} is never modified`,
+          value: false,
+        },
       ] satisfies Pick<boolean>[],
       { title: stepTitle('dry run or rerun'), placeHolder: 'Dry run first, or rerun for real?' },
     );
@@ -121,7 +165,12 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
 
   /** Variations to rerun: those given, else chosen among the run's, the ones whose tips a person
    *  edited after the chosen checkpoint ticked (empty: the host takes those). */
-  private async pickVariations(checkpoint: number, given: readonly string[] | undefined, items: readonly Tip[], edited: ReadonlySet<string> | undefined): Promise<string[] | undefined> {
+  private async pickVariations(
+    checkpoint: number,
+    given: readonly string[] | undefined,
+    items: readonly Tip[],
+    edited: ReadonlySet<string> | undefined,
+  ): Promise<string[] | undefined> {
     const keys = [...new Set(items.map((t) => t.variationKey))].sort();
     const { placeholder, note } = variationsWording(checkpoint, edited);
     const picks = await vscode.window.showQuickPick(
@@ -138,7 +187,11 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
 }
 
 /** One item picked, the proposed one highlighted (Enter takes it); undefined when cancelled. */
-function pickOne<T extends vscode.QuickPickItem>(items: readonly T[], proposed: (item: T) => boolean, options: { title: string; placeholder: string }): Promise<T | undefined> {
+function pickOne<T extends vscode.QuickPickItem>(
+  items: readonly T[],
+  proposed: (item: T) => boolean,
+  options: { title: string; placeholder: string },
+): Promise<T | undefined> {
   const pick = vscode.window.createQuickPick<T>();
   pick.title = options.title;
   pick.placeholder = options.placeholder;
@@ -162,7 +215,8 @@ async function askNumber(title: string, value: number, min: number, max: number)
   const text = await vscode.window.showInputBox({
     title,
     value: String(value),
-    validateInput: (v) => (/^\d+$/.test(v.trim()) && +v >= min && +v <= max ? undefined : `A whole number from ${min} to ${max}`),
+    validateInput: (v) =>
+      /^\d+$/.test(v.trim()) && +v >= min && +v <= max ? undefined : `A whole number from ${min} to ${max}`,
   });
   return text === undefined ? undefined : Number(text.trim());
 }
@@ -183,7 +237,12 @@ async function branchOf(arg: unknown, runs: RunsModel, title: string): Promise<s
   if (!branches.length) {
     return noTarget('EMPO²: there is no branch run; "EMPO²: Rerun Off-Policy Update…" makes one.');
   }
-  return (await vscode.window.showQuickPick(branches.map(branchPickItem), { title: `EMPO²: ${title}`, placeHolder: 'Which branch run?' }))?.runId;
+  return (
+    await vscode.window.showQuickPick(branches.map(branchPickItem), {
+      title: `EMPO²: ${title}`,
+      placeHolder: 'Which branch run?',
+    })
+  )?.runId;
 }
 
 export class CompareWithParentCommand extends CommandBase<RerunServices> {
@@ -210,7 +269,9 @@ export class AdoptBranchCommand extends CommandBase<RerunServices> {
       request: async (runId) => (await host.request(Requests.branchAdopt, { runId })).run,
       report: (run, runId) => {
         runs.absorbInfo(run);
-        void vscode.window.showInformationMessage(`EMPO²: ${runId} is now a run of its own; "Resume Run" trains it on from iteration ${run.iteration}.`);
+        void vscode.window.showInformationMessage(
+          `EMPO²: ${runId} is now a run of its own; "Resume Run" trains it on from iteration ${run.iteration}.`,
+        );
       },
       failed: (error) => showFailure('Adopting the branch', error),
     });
@@ -233,7 +294,8 @@ export class DeleteBranchCommand extends CommandBase<RerunServices> {
         await runs.reload();
         return true;
       },
-      failed: (error, runId) => void vscode.window.showErrorMessage(`EMPO²: deleting ${runId} failed: ${describeError(error)}`),
+      failed: (error, runId) =>
+        void vscode.window.showErrorMessage(`EMPO²: deleting ${runId} failed: ${describeError(error)}`),
     });
     return deleted === true;
   }

@@ -21,7 +21,10 @@ export interface RerunObstacle {
 }
 
 /** The obstacle, if any: `live` is the run the host trains, `job` the rerun this window runs. */
-export function rerunObstacle(live: RunEntry | undefined, job: UpdateRerunParams | undefined): RerunObstacle | undefined {
+export function rerunObstacle(
+  live: RunEntry | undefined,
+  job: UpdateRerunParams | undefined,
+): RerunObstacle | undefined {
   if (job) {
     return {
       message: `${job.dryRun ? 'A dry run' : 'A rerun'} of ${job.runId} is in progress; the host runs one at a time.`,
@@ -34,10 +37,15 @@ export function rerunObstacle(live: RunEntry | undefined, job: UpdateRerunParams
   }
   const { runId, state } = live.info;
   if (state === 'stopping') {
-    return { message: `${runId} is stopping; rerun once it has stopped.`, detail: 'It stops at its next iteration boundary.', wayOut: [] };
+    return {
+      message: `${runId} is stopping; rerun once it has stopped.`,
+      detail: 'It stops at its next iteration boundary.',
+      wayOut: [],
+    };
   }
   const iteration = live.progress?.iteration ?? live.info.iteration + 1;
-  const training = state === 'pausing' ? `is finishing iteration ${iteration} before it pauses` : `is training iteration ${iteration}`;
+  const training =
+    state === 'pausing' ? `is finishing iteration ${iteration} before it pauses` : `is training iteration ${iteration}`;
   return {
     message: `${runId} ${training}. A rerun starts while no run trains, or beside a paused one.`,
     detail:

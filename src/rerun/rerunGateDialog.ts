@@ -19,9 +19,15 @@ export async function clearTheWayForRerun(host: HostApi, runs: RunsModel, jobs: 
     void vscode.window.showInformationMessage(`EMPO²: ${obstacle.message} ${obstacle.detail}`);
     return false;
   }
-  const choice = await vscode.window.showWarningMessage(obstacle.message, { modal: true, detail: obstacle.detail }, ...obstacle.wayOut);
+  const choice = await vscode.window.showWarningMessage(
+    obstacle.message,
+    { modal: true, detail: obstacle.detail },
+    ...obstacle.wayOut,
+  );
   if (!choice) {
     return false;
   }
-  return choice === PAUSE_AND_RERUN ? pauseAndWait(host, runs, live.info.runId) : stopAndWait(host, runs, live.info.runId);
+  return choice === PAUSE_AND_RERUN
+    ? pauseAndWait(host, runs, live.info.runId)
+    : stopAndWait(host, runs, live.info.runId);
 }

@@ -23,7 +23,9 @@ export class RerunJobs extends Disposable {
     super();
     this._register(
       host.on(Notifications.updateProgress, ({ jobId, progress }) => {
-        this.progress.get(jobId)?.(`iteration ${progress.iteration}: ${progress.phase}${progress.total > 1 ? ` ${progress.done}/${progress.total}` : ''}`);
+        this.progress.get(jobId)?.(
+          `iteration ${progress.iteration}: ${progress.phase}${progress.total > 1 ? ` ${progress.done}/${progress.total}` : ''}`,
+        );
       }),
     );
     this._register(
@@ -77,7 +79,9 @@ export class RerunJobs extends Disposable {
     }
     if (event.status === 'stopped') {
       void vscode.window.showInformationMessage(
-        request.dryRun ? 'EMPO²: the dry run was cancelled.' : `EMPO²: the rerun was cancelled; branch ${job.branchId} is kept and "Rerun Off-Policy Update…" on it continues.`,
+        request.dryRun
+          ? 'EMPO²: the dry run was cancelled.'
+          : `EMPO²: the rerun was cancelled; branch ${job.branchId} is kept and "Rerun Off-Policy Update…" on it continues.`,
       );
       return undefined;
     }

@@ -6,7 +6,13 @@ import { isPersonAuthor } from '../tips/tipRules';
 
 export const RERUN_TITLE = 'EMPO²: Rerun Off-Policy Update';
 
-const STEPS = ['checkpoint', 'variations', 'N, rollouts per variation', 'K, update iterations', 'dry run or rerun'] as const;
+const STEPS = [
+  'checkpoint',
+  'variations',
+  'N, rollouts per variation',
+  'K, update iterations',
+  'dry run or rerun',
+] as const;
 export type RerunStep = (typeof STEPS)[number];
 
 /** "EMPO²: Rerun Off-Policy Update (2/5): variations", and `more` after it. */
@@ -29,14 +35,20 @@ export function checkpointPlaceholder(checkpoints: readonly CheckpointInfo[]): s
  * newest checkpoint when no edit follows any. `editedAfter` gives the variations a person
  * edited after a checkpoint (undefined: unknown).
  */
-export function proposedCheckpoint(iterations: readonly number[], editedAfter: (iteration: number) => ReadonlySet<string> | undefined): number {
+export function proposedCheckpoint(
+  iterations: readonly number[],
+  editedAfter: (iteration: number) => ReadonlySet<string> | undefined,
+): number {
   const newestFirst = [...iterations].sort((a, b) => b - a);
   return newestFirst.find((iteration) => (editedAfter(iteration)?.size ?? 0) > 0) ?? newestFirst[0];
 }
 
 /** A checkpoint's line in the pick: latest, and how many variations a person edited after it. */
 export function checkpointDescription(latest: boolean, edited: ReadonlySet<string> | undefined): string | undefined {
-  const parts = [latest ? 'latest' : '', edited?.size ? `before your edits to ${edited.size} variation${edited.size === 1 ? '' : 's'}` : ''].filter(Boolean);
+  const parts = [
+    latest ? 'latest' : '',
+    edited?.size ? `before your edits to ${edited.size} variation${edited.size === 1 ? '' : 's'}` : '',
+  ].filter(Boolean);
   return parts.length ? parts.join(' · ') : undefined;
 }
 
@@ -75,7 +87,10 @@ export function editedSince(tips: readonly Tip[], since: number): Set<string> {
 }
 
 /** The variations pick's placeholder, and each variation's note, for checkpoint `iteration`. */
-export function variationsWording(iteration: number, edited: ReadonlySet<string> | undefined): { placeholder: string; note: string } {
+export function variationsWording(
+  iteration: number,
+  edited: ReadonlySet<string> | undefined,
+): { placeholder: string; note: string } {
   const after = iteration === 0 ? 'since the run started' : `after iteration ${iteration}`;
   if (!edited) {
     return { placeholder: `None picked: the host takes the variations whose tips a person edited ${after}`, note: '' };

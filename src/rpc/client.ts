@@ -94,10 +94,16 @@ export class RpcClient extends Disposable {
     return emitter.event(listener as (value: unknown) => void);
   }
 
-  request<Params, Result>(type: RequestType<Params, Result>, params: Params, options: RequestOptions = {}): Promise<Result> {
+  request<Params, Result>(
+    type: RequestType<Params, Result>,
+    params: Params,
+    options: RequestOptions = {},
+  ): Promise<Result> {
     const method = type.method;
     if (this.closedWith) {
-      return Promise.reject(new ConnectionClosedError(method, this.closedWith.reason || `code ${this.closedWith.code}`));
+      return Promise.reject(
+        new ConnectionClosedError(method, this.closedWith.reason || `code ${this.closedWith.code}`),
+      );
     }
     if (options.token?.isCancellationRequested) {
       return Promise.reject(new RequestCancelledError(method));
@@ -107,7 +113,9 @@ export class RpcClient extends Disposable {
     return new Promise<Result>((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
       const timer = setTimeout(() => this.fail(id, new RequestTimeoutError(method, timeoutMs)), timeoutMs);
-      const cancellation = options.token?.onCancellationRequested(() => this.fail(id, new RequestCancelledError(method)));
+      const cancellation = options.token?.onCancellationRequested(() =>
+        this.fail(id, new RequestCancelledError(method)),
+      );
       this.pending.set(id, {
         method,
         resolve: resolve as (result: unknown) => void,

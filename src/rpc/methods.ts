@@ -86,5 +86,6 @@ export const Notifications = {
   updateFinished: notification<P.UpdateFinishedEvent>('update/finished', 'UpdateFinishedEvent'),
 } as const;
 
-export type ParamsOf<T> = T extends RequestType<infer Params, unknown> ? Params : T extends NotificationType<infer Params> ? Params : never;
+export type ParamsOf<T> =
+  T extends RequestType<infer Params, unknown> ? Params : T extends NotificationType<infer Params> ? Params : never;
 export type ResultOf<T> = T extends RequestType<unknown, infer Result> ? Result : never;

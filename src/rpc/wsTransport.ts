@@ -28,7 +28,11 @@ export class ConnectError extends Error {
   }
 }
 
-export function connectWebSocket(url: string, token: string | undefined, options: WebSocketOptions = {}): Promise<Transport> {
+export function connectWebSocket(
+  url: string,
+  token: string | undefined,
+  options: WebSocketOptions = {},
+): Promise<Transport> {
   return new Promise((resolve, reject) => {
     let socket: WebSocket;
     try {

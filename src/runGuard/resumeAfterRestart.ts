@@ -49,7 +49,10 @@ export class ResumeAfterRestart extends Disposable {
       return;
     }
     this.pending = undefined;
-    if (decision === 'leave' || (decision === 'ask' && !(await this.actions.ask(pending.runId, entry!.info.iteration)))) {
+    if (
+      decision === 'leave' ||
+      (decision === 'ask' && !(await this.actions.ask(pending.runId, entry!.info.iteration)))
+    ) {
       return;
     }
     try {

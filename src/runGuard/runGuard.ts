@@ -28,9 +28,13 @@ export class RunGuard extends Disposable {
       new ResumeAfterRestart(host, runs, {
         setting: () => vscode.workspace.getConfiguration('empo2').get<ResumeSetting>('resumeAfterRestart', 'resume'),
         ask: async (runId, iteration) =>
-          (await vscode.window.showInformationMessage(`EMPO²: ${runId} was interrupted when the host stopped, after iteration ${iteration}. Resume training it?`, RESUME)) === RESUME,
+          (await vscode.window.showInformationMessage(
+            `EMPO²: ${runId} was interrupted when the host stopped, after iteration ${iteration}. Resume training it?`,
+            RESUME,
+          )) === RESUME,
         resume: (runId) => resumeRun(host, runs, runId),
-        failed: (runId, error) => void vscode.window.showErrorMessage(`EMPO²: cannot resume ${runId}: ${describeError(error)}`),
+        failed: (runId, error) =>
+          void vscode.window.showErrorMessage(`EMPO²: cannot resume ${runId}: ${describeError(error)}`),
       }),
     );
   }
@@ -51,7 +55,12 @@ export class RunGuard extends Disposable {
       interrupted(); // paused at a boundary: it stops at once, nothing lost
       return { now: false };
     }
-    const choice = await vscode.window.showWarningMessage(question.message, { modal: true, detail: question.detail }, PAUSE_FIRST, NOW);
+    const choice = await vscode.window.showWarningMessage(
+      question.message,
+      { modal: true, detail: question.detail },
+      PAUSE_FIRST,
+      NOW,
+    );
     if (choice === NOW) {
       interrupted();
       return { now: true };

@@ -48,7 +48,10 @@ const AFTER: Record<HostStopAction, string> = {
 };
 
 /** After a host came back: resume the interrupted run, ask, leave it, or wait for its entry. */
-export function resumeDecision(entry: RunEntry | undefined, setting: ResumeSetting): 'resume' | 'ask' | 'leave' | 'wait' {
+export function resumeDecision(
+  entry: RunEntry | undefined,
+  setting: ResumeSetting,
+): 'resume' | 'ask' | 'leave' | 'wait' {
   if (!entry) {
     return 'wait'; // the new host has not listed it yet
   }

@@ -23,7 +23,11 @@ export type AutoStartStep =
 /** States of a run that another process holds and trains (its host outlived its window). */
 const HELD_ELSEWHERE: readonly string[] = ['starting', 'running', 'pausing', 'paused', 'stopping'];
 
-export function autoStartStep(request: string, previous: AutoStarted | undefined, runs: readonly RunInfo[]): AutoStartStep {
+export function autoStartStep(
+  request: string,
+  previous: AutoStarted | undefined,
+  runs: readonly RunInfo[],
+): AutoStartStep {
   const live = runs.find((run) => run.live);
   if (live) {
     return { kind: 'show', runId: live.runId };
@@ -47,5 +51,7 @@ export function autoStartRequest(run: string, launch: string): string {
 /** A value read back (autoStartRecord.ts), if it is one this module's caller wrote. */
 export function readAutoStarted(value: unknown): AutoStarted | undefined {
   const v = value as Partial<AutoStarted> | undefined;
-  return typeof v?.request === 'string' && typeof v.runId === 'string' ? { request: v.request, runId: v.runId } : undefined;
+  return typeof v?.request === 'string' && typeof v.runId === 'string'
+    ? { request: v.request, runId: v.runId }
+    : undefined;
 }

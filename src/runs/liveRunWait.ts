@@ -19,30 +19,41 @@ export function stopAndWait(host: HostApi, runs: RunsModel, runId: string): Prom
   return requestAndWait(host, runs, runId, 'stop', () => false);
 }
 
-async function requestAndWait(host: HostApi, runs: RunsModel, runId: string, verb: 'pause' | 'stop', reached: (entry: RunEntry) => boolean): Promise<boolean> {
+async function requestAndWait(
+  host: HostApi,
+  runs: RunsModel,
+  runId: string,
+  verb: 'pause' | 'stop',
+  reached: (entry: RunEntry) => boolean,
+): Promise<boolean> {
   try {
     await host.request(verb === 'pause' ? Requests.runPause : Requests.runStop, { runId });
   } catch (error) {
     void vscode.window.showErrorMessage(`EMPO²: cannot ${verb} ${runId}: ${describeError(error)}`);
     return false;
   }
-  const title = verb === 'pause' ? `EMPO²: waiting for ${runId} to finish its iteration` : `EMPO²: waiting for ${runId} to stop at its iteration boundary`;
-  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (_progress, token) =>
-    new Promise<boolean>((resolve) => {
-      const check = (): void => {
-        const entry = runs.get(runId);
-        if (!entry || !entry.info.live || reached(entry)) {
-          done(true);
+  const title =
+    verb === 'pause'
+      ? `EMPO²: waiting for ${runId} to finish its iteration`
+      : `EMPO²: waiting for ${runId} to stop at its iteration boundary`;
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    (_progress, token) =>
+      new Promise<boolean>((resolve) => {
+        const check = (): void => {
+          const entry = runs.get(runId);
+          if (!entry || !entry.info.live || reached(entry)) {
+            done(true);
+          }
+        };
+        const subscription = runs.onDidChangeRun(check);
+        const cancelled = token.onCancellationRequested(() => done(false));
+        function done(value: boolean): void {
+          subscription.dispose();
+          cancelled.dispose();
+          resolve(value);
         }
-      };
-      const subscription = runs.onDidChangeRun(check);
-      const cancelled = token.onCancellationRequested(() => done(false));
-      function done(value: boolean): void {
-        subscription.dispose();
-        cancelled.dispose();
-        resolve(value);
-      }
-      check();
-    }),
+        check();
+      }),
   );
 }

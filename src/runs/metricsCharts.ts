@@ -58,7 +58,12 @@ export const CHARTS: readonly ChartSpec[] = [
       { key: 'rollout/success', label: 'training rollouts', color: '--vscode-charts-green' },
     ],
   },
-  { id: 'masked', title: 'Masked-token fraction', unit: SHARE_SCALE, series: [{ key: 'update/masked_fraction', label: 'masked', color: '--vscode-charts-red' }] },
+  {
+    id: 'masked',
+    title: 'Masked-token fraction',
+    unit: SHARE_SCALE,
+    series: [{ key: 'update/masked_fraction', label: 'masked', color: '--vscode-charts-red' }],
+  },
   {
     id: 'ratio',
     title: 'Importance ratios',
@@ -79,7 +84,12 @@ export const CHARTS: readonly ChartSpec[] = [
       { key: 'update/dual_clip_fraction', label: 'dual-clipped', color: '--vscode-charts-yellow' },
     ],
   },
-  { id: 'entropy', title: 'Entropy', unit: 'nats per token', series: [{ key: 'update/entropy', label: 'entropy', color: '--vscode-charts-green' }] },
+  {
+    id: 'entropy',
+    title: 'Entropy',
+    unit: 'nats per token',
+    series: [{ key: 'update/entropy', label: 'entropy', color: '--vscode-charts-green' }],
+  },
   {
     id: 'kl',
     // Sample estimates: to the old policy, mean(log π_old − log π_θ) over the tokens (k1), which
@@ -91,15 +101,29 @@ export const CHARTS: readonly ChartSpec[] = [
       { key: 'update/approx_kl_old', label: 'to old policy', color: '--vscode-charts-purple' },
     ],
   },
-  { id: 'tips', title: 'Tips in memory', series: [{ key: 'memory/tips', label: 'tips', color: '--vscode-charts-yellow' }] },
-  { id: 'intrinsic', title: 'Intrinsic reward', unit: 'mean per step', series: [{ key: 'reward/intrinsic', label: 'intrinsic', color: '--vscode-charts-orange' }] },
+  {
+    id: 'tips',
+    title: 'Tips in memory',
+    series: [{ key: 'memory/tips', label: 'tips', color: '--vscode-charts-yellow' }],
+  },
+  {
+    id: 'intrinsic',
+    title: 'Intrinsic reward',
+    unit: 'mean per step',
+    series: [{ key: 'reward/intrinsic', label: 'intrinsic', color: '--vscode-charts-orange' }],
+  },
   // What explains learning: each is written only by iterations that have it.
   {
     id: 'mode-success',
     title: 'Success by rollout mode',
     unit: SHARE_SCALE,
     series: [
-      { key: 'rollout/memory_free/success', label: 'memory-free rollouts', color: '--vscode-charts-blue', points: true },
+      {
+        key: 'rollout/memory_free/success',
+        label: 'memory-free rollouts',
+        color: '--vscode-charts-blue',
+        points: true,
+      },
       { key: 'rollout/memory/success', label: 'memory rollouts', color: '--vscode-charts-orange', points: true },
     ],
   },
@@ -126,7 +150,11 @@ export const CHARTS: readonly ChartSpec[] = [
     title: 'Advantage signal',
     unit: SHARE_SCALE,
     series: [
-      { key: 'reward/intrinsic_advantage_share', label: 'novelty share of |advantage|', color: '--vscode-charts-orange' },
+      {
+        key: 'reward/intrinsic_advantage_share',
+        label: 'novelty share of |advantage|',
+        color: '--vscode-charts-orange',
+      },
       { key: 'reward/flat_group_share', label: 'groups without signal', color: '--vscode-charts-red', points: true },
     ],
   },
@@ -148,7 +176,9 @@ export const CHARTS: readonly ChartSpec[] = [
 export const ENV_STEPS_KEY = 'env_steps';
 
 /** The keys shipped to the webview: every chart's, and the environment steps for the x-axis. */
-export const CHART_KEYS: readonly string[] = [...new Set([ENV_STEPS_KEY, ...CHARTS.flatMap((chart) => chart.series.map((s) => s.key))])];
+export const CHART_KEYS: readonly string[] = [
+  ...new Set([ENV_STEPS_KEY, ...CHARTS.flatMap((chart) => chart.series.map((s) => s.key))]),
+];
 
 /**
  * Metrics in columns: x (iterations, increasing) and one array per key, null where absent. The

@@ -79,7 +79,10 @@ export function chartData(runs: readonly OverlayRun[], axis: XAxis): ChartData {
   );
   const missingAxis = runs.filter((run) => !xOf(run.columns, axis).some((x) => x !== null)).map((run) => run.label);
   if (runs.length === 1) {
-    const charts = CHARTS.map((chart) => ({ ...chart, series: chart.series.map((s) => ({ ...s, key: overlayKey(0, s.key) })) }));
+    const charts = CHARTS.map((chart) => ({
+      ...chart,
+      series: chart.series.map((s) => ({ ...s, key: overlayKey(0, s.key) })),
+    }));
     return { columns, charts, missingAxis };
   }
   return { columns, charts: overlayCharts(runs, columns), missingAxis };
@@ -106,7 +109,9 @@ export function overlayCharts(runs: readonly OverlayRun[], columns: AlignedColum
 }
 
 /** Keys drawn as points only (evaluations): a branch's line starts at its parent's, its points do not. */
-const POINT_KEYS: ReadonlySet<string> = new Set(CHARTS.flatMap((chart) => chart.series.filter((s) => s.points).map((s) => s.key)));
+const POINT_KEYS: ReadonlySet<string> = new Set(
+  CHARTS.flatMap((chart) => chart.series.filter((s) => s.points).map((s) => s.key)),
+);
 
 /**
  * A branch's columns beginning with its parent's row at the checkpoint it starts from, so its
@@ -227,5 +232,7 @@ function xOf(columns: MetricsColumns, axis: XAxis): readonly (number | null)[] {
  * two roots), its folder too, so no two series of a chart read the same.
  */
 export function runLabels(runs: readonly { readonly runId: string; readonly path?: string }[]): string[] {
-  return runs.map((run) => (runs.filter((other) => other.runId === run.runId).length > 1 && run.path ? `${run.runId} (${run.path})` : run.runId));
+  return runs.map((run) =>
+    runs.filter((other) => other.runId === run.runId).length > 1 && run.path ? `${run.runId} (${run.path})` : run.runId,
+  );
 }

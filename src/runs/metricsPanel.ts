@@ -61,8 +61,14 @@ export class MetricsPanel extends SingleWebviewPanel {
         }
       }),
     );
-    this._register(host.onDidConnect(() => this.shownRuns.some((run) => run.source.origin === 'host') && void this.reloadHostRuns()));
-    this._register(host.health.onDidChange(() => this.endpoint?.sendNotification(MetricsNotifications.connection, { connection: this.connectionBadge() })));
+    this._register(
+      host.onDidConnect(() => this.shownRuns.some((run) => run.source.origin === 'host') && void this.reloadHostRuns()),
+    );
+    this._register(
+      host.health.onDidChange(() =>
+        this.endpoint?.sendNotification(MetricsNotifications.connection, { connection: this.connectionBadge() }),
+      ),
+    );
   }
 
   /** Why a host run's numbers are not live: the link is down, or the host was stopped. */
@@ -72,7 +78,9 @@ export class MetricsPanel extends SingleWebviewPanel {
   }
 
   /** What the panel shows (tests read it): the first run, and every run overlaid. */
-  get shown(): { source: MetricsSource | undefined; points: number; runs: { source: MetricsSource; points: number }[] } | undefined {
+  get shown():
+    | { source: MetricsSource | undefined; points: number; runs: { source: MetricsSource; points: number }[] }
+    | undefined {
     if (!this.isOpen) {
       return undefined;
     }
@@ -116,7 +124,9 @@ export class MetricsPanel extends SingleWebviewPanel {
           origin: 'host',
           state: this.stateText(entry.info),
           path: entry.info.path,
-          ...(entry.info.parent ? { parent: { runId: entry.info.parent.runId, checkpoint: entry.info.parent.checkpoint } } : {}),
+          ...(entry.info.parent
+            ? { parent: { runId: entry.info.parent.runId, checkpoint: entry.info.parent.checkpoint } }
+            : {}),
         }
       : { runId, live: false, origin: 'host' };
     return { source, columns: appendRecords(emptyColumns(), records) };
@@ -135,12 +145,19 @@ export class MetricsPanel extends SingleWebviewPanel {
     const bytes = await vscode.workspace.fs.readFile(vscode.Uri.joinPath(folder, 'metrics.jsonl'));
     const records = parseMetricsJsonl(new TextDecoder().decode(bytes));
     const runId = folder.path.split('/').filter(Boolean).pop() ?? 'run';
-    return { source: { runId, live: false, origin: 'folder', path: folder.fsPath }, columns: appendRecords(emptyColumns(), records) };
+    return {
+      source: { runId, live: false, origin: 'folder', path: folder.fsPath },
+      columns: appendRecords(emptyColumns(), records),
+    };
   }
 
   /** After a reconnect: every host run's history again (iterations may have passed meanwhile). */
   private async reloadHostRuns(): Promise<void> {
-    const runs = await Promise.all(this.shownRuns.map((run) => (run.source.origin === 'host' ? this.loadHostRun(run.source.runId).catch(() => run) : run)));
+    const runs = await Promise.all(
+      this.shownRuns.map((run) =>
+        run.source.origin === 'host' ? this.loadHostRun(run.source.runId).catch(() => run) : run,
+      ),
+    );
     this.setRuns(runs, false); // not the person's doing: the tab they read stays in front
   }
 
@@ -155,7 +172,8 @@ export class MetricsPanel extends SingleWebviewPanel {
   private setRuns(runs: ShownRun[], reveal = true): void {
     this.shownRuns = runs;
     const sources = runs.map((run) => run.source);
-    const title = runs.length === 1 ? `Metrics: ${sources[0].runId}` : runs.length ? `Metrics: ${runs.length} runs` : 'Metrics';
+    const title =
+      runs.length === 1 ? `Metrics: ${sources[0].runId}` : runs.length ? `Metrics: ${runs.length} runs` : 'Metrics';
     // A new page asks for its data itself (metrics/reload) once it has loaded.
     if (!this.openPanel(title, { sources, connection: this.connectionBadge() }, true, reveal)) {
       this.endpoint?.sendNotification(MetricsNotifications.reset, { runs });
@@ -183,7 +201,12 @@ export class MetricsPanel extends SingleWebviewPanel {
       }),
       // Answered at once: the pick waits for the person, longer than a request may take.
       endpoint.onRequest(MetricsRequests.addRuns, () => void this.pickAndAdd()),
-      endpoint.onRequest(MetricsRequests.removeRun, ({ key }) => this.setRuns(this.shownRuns.filter((run) => sourceKey(run.source) !== key), false)),
+      endpoint.onRequest(MetricsRequests.removeRun, ({ key }) =>
+        this.setRuns(
+          this.shownRuns.filter((run) => sourceKey(run.source) !== key),
+          false,
+        ),
+      ),
     ];
   }
 

@@ -5,7 +5,14 @@ import { Requests } from '../rpc/methods';
 import { ErrorCodes, type EnvironmentInfo, type PolicyInfo } from '../rpc/protocol';
 import { CONFIG_FILE_GLOB, isRunConfigText, NOT_CONFIG_FOLDERS_GLOB } from './runConfigFiles';
 import { readRunConfigurations } from './runConfigurationFile';
-import { describeChoice, formatOverrides, parseOverrides, startParams, type RunChoice, type RunConfiguration } from './runConfigurations';
+import {
+  describeChoice,
+  formatOverrides,
+  parseOverrides,
+  startParams,
+  type RunChoice,
+  type RunConfiguration,
+} from './runConfigurations';
 
 // New Training Run's questions: the environment (the host's env.list), the model (policy.list,
 // or a local Hugging Face folder), the preset, then optional overrides that the host checks
@@ -47,7 +54,16 @@ export async function askNewRun(host: HostManager): Promise<NewRunSetup | undefi
     return { kind: 'saved', configuration: first.saved };
   }
   if (first.file || first.browse) {
-    const file = first.file ?? (await vscode.window.showOpenDialog({ title: 'EMPO²: config file', canSelectMany: false, filters: { 'JSON config': ['json'] }, openLabel: 'Train' }))?.[0];
+    const file =
+      first.file ??
+      (
+        await vscode.window.showOpenDialog({
+          title: 'EMPO²: config file',
+          canSelectMany: false,
+          filters: { 'JSON config': ['json'] },
+          openLabel: 'Train',
+        })
+      )?.[0];
     return file && { kind: 'file', file: file.fsPath };
   }
   const env = first.env!.name;
@@ -84,7 +100,12 @@ async function pickFirst(host: HostManager): Promise<FirstItem | undefined> {
         env,
       })),
       { label: 'Or start from', kind: vscode.QuickPickItemKind.Separator },
-      ...configurations.map((saved) => ({ label: `$(bookmark) ${saved.name}`, description: 'saved run configuration', detail: describeChoice(saved), saved })),
+      ...configurations.map((saved) => ({
+        label: `$(bookmark) ${saved.name}`,
+        description: 'saved run configuration',
+        detail: describeChoice(saved),
+        saved,
+      })),
       ...files.map((uri) => ({ label: vscode.workspace.asRelativePath(uri), description: 'config file', file: uri })),
       { label: '$(folder-opened) Choose a config file…', browse: true },
     ];
@@ -115,23 +136,40 @@ async function pickModel(host: HostManager): Promise<{ model: string; overrides:
         policy,
       })),
       { label: '', kind: vscode.QuickPickItemKind.Separator },
-      { label: '$(folder-opened) Local Hugging Face folder…', detail: 'a folder with config.json and weights (save_pretrained)', browse: true },
+      {
+        label: '$(folder-opened) Local Hugging Face folder…',
+        detail: 'a folder with config.json and weights (save_pretrained)',
+        browse: true,
+      },
     ];
   })();
   for (;;) {
-    const picked = await vscode.window.showQuickPick(items, { title: `${TITLE} (2/${STEPS}): model`, placeHolder: 'The policy to train', matchOnDescription: true, ignoreFocusOut: true });
+    const picked = await vscode.window.showQuickPick(items, {
+      title: `${TITLE} (2/${STEPS}): model`,
+      placeHolder: 'The policy to train',
+      matchOnDescription: true,
+      ignoreFocusOut: true,
+    });
     if (!picked) {
       return undefined;
     }
     if (picked.policy?.error) {
-      await vscode.window.showWarningMessage(`EMPO²: ${picked.policy.title} cannot be used here: ${picked.policy.error}`);
+      await vscode.window.showWarningMessage(
+        `EMPO²: ${picked.policy.title} cannot be used here: ${picked.policy.error}`,
+      );
       continue;
     }
     if (picked.policy) {
       return { model: picked.policy.model, overrides: picked.policy.overrides };
     }
     const folder = (
-      await vscode.window.showOpenDialog({ title: 'EMPO²: a Hugging Face model folder', canSelectFiles: false, canSelectFolders: true, canSelectMany: false, openLabel: 'Train This Model' })
+      await vscode.window.showOpenDialog({
+        title: 'EMPO²: a Hugging Face model folder',
+        canSelectFiles: false,
+        canSelectFolders: true,
+        canSelectMany: false,
+        openLabel: 'Train This Model',
+      })
     )?.[0];
     if (folder) {
       return { model: folder.fsPath, overrides: [] };
@@ -146,12 +184,22 @@ async function pickPreset(host: HostManager, env: string): Promise<string | unde
   const others = presets.filter((preset) => !own.includes(preset));
   const row = (preset: string): PresetItem => ({
     label: preset,
-    description: preset === 'builtin' ? 'the built-in default: small text worlds, a small policy, trains on a CPU' : undefined,
+    description:
+      preset === 'builtin' ? 'the built-in default: small text worlds, a small policy, trains on a CPU' : undefined,
     preset,
   });
   const items: PresetItem[] = [
     ...own.map(row),
-    ...(others.length ? [{ label: own.length ? 'Other presets (trained in the chosen environment)' : 'Presets (trained in the chosen environment)', kind: vscode.QuickPickItemKind.Separator }] : []),
+    ...(others.length
+      ? [
+          {
+            label: own.length
+              ? 'Other presets (trained in the chosen environment)'
+              : 'Presets (trained in the chosen environment)',
+            kind: vscode.QuickPickItemKind.Separator,
+          },
+        ]
+      : []),
     ...others.map(row),
   ];
   const picked = await vscode.window.showQuickPick(items, {

@@ -22,9 +22,18 @@ export function newRunObstacle(live: RunEntry | undefined): NewRunObstacle | und
   }
   const { runId, state } = live.info;
   if (state === 'stopping') {
-    return { message: `${runId} is stopping; start a new run once it has stopped.`, detail: 'It stops at its next iteration boundary.', canStop: false };
+    return {
+      message: `${runId} is stopping; start a new run once it has stopped.`,
+      detail: 'It stops at its next iteration boundary.',
+      canStop: false,
+    };
   }
-  const doing = state === 'paused' ? 'is paused' : state === 'pausing' ? 'is finishing its iteration before it pauses' : 'is training';
+  const doing =
+    state === 'paused'
+      ? 'is paused'
+      : state === 'pausing'
+        ? 'is finishing its iteration before it pauses'
+        : 'is training';
   return {
     message: `${runId} ${doing}. The host trains one run at a time, and a paused run keeps its place: stop ${runId} to start a new run.`,
     detail: `"${STOP_AND_START}" stops ${runId} at its iteration boundary (at once when paused), then asks which run to start. "Resume Run" continues ${runId} later from its last checkpoint.`,

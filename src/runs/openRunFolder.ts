@@ -28,7 +28,8 @@ export class OpenRunFolderCommand extends CommandBase<RunServices> {
         }
         return folder && (await ensureHost(host, trust, 'Reading a run folder')) ? folder : undefined;
       },
-      request: async (folder) => (await host.request(Requests.runOpen, { path: folder.fsPath }, { timeoutMs: 120_000 })).run,
+      request: async (folder) =>
+        (await host.request(Requests.runOpen, { path: folder.fsPath }, { timeoutMs: 120_000 })).run,
       report: (run) => {
         runs.absorbStatus(run);
         runs.select(run.runId);

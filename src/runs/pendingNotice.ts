@@ -15,7 +15,13 @@ export interface PendingNoticeDeps {
   readonly show: (text: string, timeoutMs: number) => IDisposable;
 }
 
-export function showPendingNotice({ onDidChangeRun, show }: PendingNoticeDeps, runId: string, state: string, text: string, timeoutMs = 5_000): void {
+export function showPendingNotice(
+  { onDidChangeRun, show }: PendingNoticeDeps,
+  runId: string,
+  state: string,
+  text: string,
+  timeoutMs = 5_000,
+): void {
   if (!PENDING_STATES.includes(state)) {
     return; // already done (a run between iterations pauses at once): the state says it all
   }

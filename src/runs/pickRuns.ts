@@ -41,7 +41,9 @@ export async function pickRuns(
       runId: entry.info.runId,
     }));
   if (items.length === 0) {
-    void vscode.window.showInformationMessage('EMPO²: the host knows no other run; open a run folder or start a run first.');
+    void vscode.window.showInformationMessage(
+      'EMPO²: the host knows no other run; open a run folder or start a run first.',
+    );
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(items, {

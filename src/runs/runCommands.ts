@@ -15,7 +15,13 @@ import { showPendingNotice } from './pendingNotice';
 import { pickRuns, type MetricsTarget } from './pickRuns';
 import { askNewRun, type NewRunSetup } from './newRunFlow';
 import { readRunConfigurations, saveRunConfiguration } from './runConfigurationFile';
-import { describeChoice, RUN_CONFIGURATIONS_FILE, startParams, type RunChoice, type RunConfiguration } from './runConfigurations';
+import {
+  describeChoice,
+  RUN_CONFIGURATIONS_FILE,
+  startParams,
+  type RunChoice,
+  type RunConfiguration,
+} from './runConfigurations';
 import { isActive, type RunEntry, type RunsModel } from './runsModel';
 import { resumeQuestion } from './runText';
 
@@ -92,7 +98,9 @@ export class NewRunCommand extends CommandBase<RunServices> {
       }
       return { config: config as Record<string, unknown>, ...pause };
     } catch (error) {
-      await vscode.window.showErrorMessage(`EMPO²: cannot read the config file ${arg.configFile}: ${describeError(error)}`);
+      await vscode.window.showErrorMessage(
+        `EMPO²: cannot read the config file ${arg.configFile}: ${describeError(error)}`,
+      );
       return undefined;
     }
   }
@@ -113,11 +121,18 @@ export class StartSavedRunCommand extends CommandBase<RunServices> {
         return undefined;
       }
       if (saved.configurations.length === 0) {
-        return noTarget(`EMPO²: no run configurations are saved in ${RUN_CONFIGURATIONS_FILE} yet; New Training Run offers "${SAVE_CONFIGURATION}" once a run starts.`);
+        return noTarget(
+          `EMPO²: no run configurations are saved in ${RUN_CONFIGURATIONS_FILE} yet; New Training Run offers "${SAVE_CONFIGURATION}" once a run starts.`,
+        );
       }
-      const configuration = typeof arg === 'string' ? saved.configurations.find((c) => c.name === arg) : await pickConfiguration(saved.configurations);
+      const configuration =
+        typeof arg === 'string'
+          ? saved.configurations.find((c) => c.name === arg)
+          : await pickConfiguration(saved.configurations);
       if (!configuration) {
-        return typeof arg === 'string' ? noTarget(`EMPO²: ${RUN_CONFIGURATIONS_FILE} has no run configuration named "${arg}".`) : undefined;
+        return typeof arg === 'string'
+          ? noTarget(`EMPO²: ${RUN_CONFIGURATIONS_FILE} has no run configuration named "${arg}".`)
+          : undefined;
       }
       return (await clearTheWay(this.services)) ? checkedConfiguration(this.services.host, configuration) : undefined;
     });
@@ -169,7 +184,11 @@ async function clearTheWay({ host, runs }: RunServices): Promise<boolean> {
     void vscode.window.showInformationMessage(`EMPO²: ${obstacle.message} ${obstacle.detail}`);
     return false;
   }
-  const choice = await vscode.window.showWarningMessage(obstacle.message, { modal: true, detail: obstacle.detail }, STOP_AND_START);
+  const choice = await vscode.window.showWarningMessage(
+    obstacle.message,
+    { modal: true, detail: obstacle.detail },
+    STOP_AND_START,
+  );
   return choice === STOP_AND_START && stopAndWait(host, runs, live.info.runId);
 }
 
@@ -182,7 +201,9 @@ async function checkedConfiguration(host: HostManager, configuration: RunConfigu
     if (!isRpcError(error, ErrorCodes.ConfigInvalid)) {
       throw error;
     }
-    void vscode.window.showErrorMessage(`EMPO²: the run configuration "${configuration.name}" (${RUN_CONFIGURATIONS_FILE}) cannot start: ${describeError(error)}`);
+    void vscode.window.showErrorMessage(
+      `EMPO²: the run configuration "${configuration.name}" (${RUN_CONFIGURATIONS_FILE}) cannot start: ${describeError(error)}`,
+    );
     return undefined;
   }
   return { params, choice: undefined };
@@ -190,15 +211,28 @@ async function checkedConfiguration(host: HostManager, configuration: RunConfigu
 
 async function pickConfiguration(configurations: readonly RunConfiguration[]): Promise<RunConfiguration | undefined> {
   const picked = await vscode.window.showQuickPick(
-    configurations.map((configuration) => ({ label: configuration.name, detail: describeChoice(configuration), configuration })),
-    { title: 'EMPO²: Start Saved Run Configuration', placeHolder: `A run configuration of ${RUN_CONFIGURATIONS_FILE}`, matchOnDetail: true },
+    configurations.map((configuration) => ({
+      label: configuration.name,
+      detail: describeChoice(configuration),
+      configuration,
+    })),
+    {
+      title: 'EMPO²: Start Saved Run Configuration',
+      placeHolder: `A run configuration of ${RUN_CONFIGURATIONS_FILE}`,
+      matchOnDetail: true,
+    },
   );
   return picked?.configuration;
 }
 
 /** Once a run set up by the questions has started: keep its choice under a name, if wanted. */
 async function offerToSave(runId: string, choice: RunChoice): Promise<void> {
-  if ((await vscode.window.showInformationMessage(`EMPO²: ${runId} started: ${describeChoice(choice)}.`, SAVE_CONFIGURATION)) !== SAVE_CONFIGURATION) {
+  if (
+    (await vscode.window.showInformationMessage(
+      `EMPO²: ${runId} started: ${describeChoice(choice)}.`,
+      SAVE_CONFIGURATION,
+    )) !== SAVE_CONFIGURATION
+  ) {
     return;
   }
   const saved = await readRunConfigurations();
@@ -212,7 +246,10 @@ async function offerToSave(runId: string, choice: RunChoice): Promise<void> {
       !value.trim()
         ? 'A run configuration needs a name.'
         : names.includes(value.trim())
-          ? { message: `Replaces the saved run configuration "${value.trim()}".`, severity: vscode.InputBoxValidationSeverity.Warning }
+          ? {
+              message: `Replaces the saved run configuration "${value.trim()}".`,
+              severity: vscode.InputBoxValidationSeverity.Warning,
+            }
           : undefined,
   });
   if (!name?.trim()) {
@@ -222,7 +259,10 @@ async function offerToSave(runId: string, choice: RunChoice): Promise<void> {
   if (problem) {
     void vscode.window.showErrorMessage(`EMPO²: the run configuration was not saved: ${problem}`);
   } else {
-    vscode.window.setStatusBarMessage(`EMPO²: saved the run configuration "${name.trim()}" in ${RUN_CONFIGURATIONS_FILE}`, 5_000);
+    vscode.window.setStatusBarMessage(
+      `EMPO²: saved the run configuration "${name.trim()}" in ${RUN_CONFIGURATIONS_FILE}`,
+      5_000,
+    );
   }
 }
 
@@ -235,7 +275,12 @@ function namedRun(arg: unknown): string | undefined {
   if (typeof arg === 'string') {
     return arg;
   }
-  if (typeof arg === 'object' && arg !== null && 'runId' in arg && typeof (arg as { runId: unknown }).runId === 'string') {
+  if (
+    typeof arg === 'object' &&
+    arg !== null &&
+    'runId' in arg &&
+    typeof (arg as { runId: unknown }).runId === 'string'
+  ) {
     return (arg as { runId: string }).runId;
   }
   return undefined;
@@ -267,8 +312,20 @@ interface LiveRunAction {
   readonly done: string;
 }
 
-const PAUSE: LiveRunAction = { verb: 'pause', doing: 'Pausing', applies: (live) => isActive(live.info), method: Requests.runPause, done: 'pauses after its current iteration' };
-const STOP: LiveRunAction = { verb: 'stop', doing: 'Stopping', applies: () => true, method: Requests.runStop, done: 'stops at its next iteration boundary' };
+const PAUSE: LiveRunAction = {
+  verb: 'pause',
+  doing: 'Pausing',
+  applies: (live) => isActive(live.info),
+  method: Requests.runPause,
+  done: 'pauses after its current iteration',
+};
+const STOP: LiveRunAction = {
+  verb: 'stop',
+  doing: 'Stopping',
+  applies: () => true,
+  method: Requests.runStop,
+  done: 'stops at its next iteration boundary',
+};
 
 abstract class LiveRunCommand extends CommandBase<RunServices> {
   protected abstract readonly action: LiveRunAction;
@@ -280,11 +337,19 @@ abstract class LiveRunCommand extends CommandBase<RunServices> {
       return showHostRequired(`${doing} a run`, host);
     }
     await performAction({
-      target: () => (runs.live && applies(runs.live) ? (targetRun(runs, arg) ?? runs.live.info.runId) : noTarget(`EMPO²: no run is training, so there is nothing to ${verb}.`)),
+      target: () =>
+        runs.live && applies(runs.live)
+          ? (targetRun(runs, arg) ?? runs.live.info.runId)
+          : noTarget(`EMPO²: no run is training, so there is nothing to ${verb}.`),
       request: async (runId) => (await host.request(method, { runId })).run,
       report: (run) => {
         runs.absorbInfo(run);
-        showPendingNotice({ onDidChangeRun: runs.onDidChangeRun, show: (text, ms) => vscode.window.setStatusBarMessage(text, ms) }, run.runId, run.state, `EMPO²: ${run.runId} ${done}`);
+        showPendingNotice(
+          { onDidChangeRun: runs.onDidChangeRun, show: (text, ms) => vscode.window.setStatusBarMessage(text, ms) },
+          run.runId,
+          run.state,
+          `EMPO²: ${run.runId} ${done}`,
+        );
       },
       failed: (error) => showFailure(`${doing} the run`, error),
     });
@@ -323,7 +388,13 @@ export class ResumeRunCommand extends CommandBase<RunServices> {
     if (!entry || entry.info.live) {
       return true;
     }
-    return (await vscode.window.showInformationMessage(resumeQuestion(runId, entry.info.iteration), { modal: true }, 'Resume')) === 'Resume';
+    return (
+      (await vscode.window.showInformationMessage(
+        resumeQuestion(runId, entry.info.iteration),
+        { modal: true },
+        'Resume',
+      )) === 'Resume'
+    );
   }
 }
 
@@ -378,16 +449,24 @@ export class CompareMetricsCommand extends CommandBase<RunServices> {
         if (Array.isArray(clicked) && clicked.length > 0 && clicked.every(isMetricsTarget)) {
           return clicked;
         }
-        const chosen = [...new Set((Array.isArray(selected) ? selected : [clicked]).map((arg) => targetRunOf(arg)).filter((id): id is string => id !== undefined))];
+        const chosen = [
+          ...new Set(
+            (Array.isArray(selected) ? selected : [clicked])
+              .map((arg) => targetRunOf(arg))
+              .filter((id): id is string => id !== undefined),
+          ),
+        ];
         if (chosen.length >= 2) {
           return chosen;
         }
         // The run the person looks at comes ticked (the current one: the status bar names it).
-        const preselect = chosen.length ? chosen : [runs.current?.info.runId].filter((id): id is string => id !== undefined);
+        const preselect = chosen.length
+          ? chosen
+          : [runs.current?.info.runId].filter((id): id is string => id !== undefined);
         return pickRuns(host, runs, { title: "EMPO²: Compare Runs' Metrics", preselect });
       },
       request: (targets) => metrics.compare(targets),
-      failed: (error) => showFailure('Comparing the runs\' metrics', error),
+      failed: (error) => showFailure("Comparing the runs' metrics", error),
     });
   }
 }
@@ -401,7 +480,12 @@ function targetRunOf(arg: unknown): string | undefined {
   if (typeof arg === 'string') {
     return arg;
   }
-  if (typeof arg === 'object' && arg !== null && (arg as { kind?: unknown }).kind === 'run' && typeof (arg as { runId?: unknown }).runId === 'string') {
+  if (
+    typeof arg === 'object' &&
+    arg !== null &&
+    (arg as { kind?: unknown }).kind === 'run' &&
+    typeof (arg as { runId?: unknown }).runId === 'string'
+  ) {
     return (arg as { runId: string }).runId;
   }
   return undefined;

@@ -9,7 +9,8 @@
 export const CONFIG_FILE_GLOB = '{.empo2/configs/*.json,**/empo2*.json,**/*.empo2.json}';
 
 /** Folders of outputs and dependencies, never searched: run folders, benches' results, builds. */
-export const NOT_CONFIG_FOLDERS_GLOB = '{**/node_modules/**,**/.venv/**,**/out/**,**/.git/**,.empo2/runs/**,docs/bench/**}';
+export const NOT_CONFIG_FOLDERS_GLOB =
+  '{**/node_modules/**,**/.venv/**,**/out/**,**/.git/**,.empo2/runs/**,docs/bench/**}';
 
 /**
  * Whether a file's text is a run configuration: a JSON object with at least one key, every key

@@ -1,6 +1,12 @@
 import * as vscode from 'vscode';
 import { describeError } from '../rpc/errors';
-import { parseRunConfigurations, RUN_CONFIGURATIONS_FILE, withConfiguration, type ParsedRunConfigurations, type RunConfiguration } from './runConfigurations';
+import {
+  parseRunConfigurations,
+  RUN_CONFIGURATIONS_FILE,
+  withConfiguration,
+  type ParsedRunConfigurations,
+  type RunConfiguration,
+} from './runConfigurations';
 
 // The workspace's run configurations file (runConfigurations.ts says what it holds): read, and
 // written only by saving one configuration into a file that reads well.

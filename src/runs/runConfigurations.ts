@@ -31,12 +31,20 @@ const FIELDS: ReadonlyArray<keyof RunConfiguration> = ['name', 'env', 'model', '
  * model as overrides, then the person's own, which win (the host applies them in order).
  */
 export function startParams(choice: RunChoice): Required<Pick<RunStartParams, 'preset' | 'overrides'>> {
-  return { preset: choice.preset, overrides: [`env.name=${choice.env}`, `policy.model=${choice.model}`, ...choice.overrides] };
+  return {
+    preset: choice.preset,
+    overrides: [`env.name=${choice.env}`, `policy.model=${choice.model}`, ...choice.overrides],
+  };
 }
 
 /** A choice in one line: environment · model · preset, and the overrides when there are any. */
 export function describeChoice(choice: RunChoice): string {
-  return [choice.env, choice.model, choice.preset, ...(choice.overrides.length ? [formatOverrides(choice.overrides)] : [])].join(' · ');
+  return [
+    choice.env,
+    choice.model,
+    choice.preset,
+    ...(choice.overrides.length ? [formatOverrides(choice.overrides)] : []),
+  ].join(' · ');
 }
 
 /**
@@ -78,7 +86,9 @@ export function parseOverrides(text: string): { readonly overrides: string[] } |
 
 /** Overrides as parseOverrides reads them back: one with a space or a quote goes in quotes. */
 export function formatOverrides(overrides: readonly string[]): string {
-  return overrides.map((item) => (/[\s'"]/.test(item) || item === '' ? (item.includes("'") ? `"${item}"` : `'${item}'`) : item)).join(' ');
+  return overrides
+    .map((item) => (/[\s'"]/.test(item) || item === '' ? (item.includes("'") ? `"${item}"` : `'${item}'`) : item))
+    .join(' ');
 }
 
 /** RUN_CONFIGURATIONS_FILE's content read: its configurations, or the one sentence that says why not. */
@@ -93,7 +103,9 @@ export function parseRunConfigurations(text: string): ParsedRunConfigurations {
   const { version, configurations } = parsed.object;
   if (version !== RUN_CONFIGURATIONS_VERSION) {
     const has = version === undefined ? 'no "version"' : `"version": ${JSON.stringify(version)}`;
-    return { problem: `${RUN_CONFIGURATIONS_FILE} has ${has}, and this extension reads version ${RUN_CONFIGURATIONS_VERSION}.` };
+    return {
+      problem: `${RUN_CONFIGURATIONS_FILE} has ${has}, and this extension reads version ${RUN_CONFIGURATIONS_VERSION}.`,
+    };
   }
   if (!Array.isArray(configurations)) {
     return { problem: `${RUN_CONFIGURATIONS_FILE} has no "configurations" list.` };
@@ -117,7 +129,10 @@ export function parseRunConfigurations(text: string): ParsedRunConfigurations {
  * stands, else it goes last; anything else in the file is kept. `text` undefined: no file yet.
  * A file that does not read is left as it is: the problem comes back instead.
  */
-export function withConfiguration(text: string | undefined, configuration: RunConfiguration): { readonly text: string } | { readonly problem: string } {
+export function withConfiguration(
+  text: string | undefined,
+  configuration: RunConfiguration,
+): { readonly text: string } | { readonly problem: string } {
   if (text === undefined) {
     return { text: serialise({ version: RUN_CONFIGURATIONS_VERSION, configurations: [entryOf(configuration)] }) };
   }
@@ -128,7 +143,10 @@ export function withConfiguration(text: string | undefined, configuration: RunCo
   const object = (readObject(text) as { object: Record<string, unknown> }).object;
   const entries = object.configurations as unknown[];
   const at = checked.configurations.findIndex((other) => other.name === configuration.name);
-  const configurations = at < 0 ? [...entries, entryOf(configuration)] : entries.map((entry, index) => (index === at ? entryOf(configuration) : entry));
+  const configurations =
+    at < 0
+      ? [...entries, entryOf(configuration)]
+      : entries.map((entry, index) => (index === at ? entryOf(configuration) : entry));
   return { text: serialise({ ...object, configurations }) };
 }
 
@@ -152,7 +170,8 @@ function readConfiguration(entry: unknown, index: number): RunConfiguration | st
     return `The ${which} is not a JSON object.`;
   }
   const fields = entry as Record<string, unknown>;
-  const named = typeof fields.name === 'string' && fields.name.trim() ? `The ${which} ("${fields.name}")` : `The ${which}`;
+  const named =
+    typeof fields.name === 'string' && fields.name.trim() ? `The ${which} ("${fields.name}")` : `The ${which}`;
   const unknown = Object.keys(fields).find((key) => !(FIELDS as readonly string[]).includes(key));
   if (unknown !== undefined) {
     return `${named} has an unknown key "${unknown}" (its keys: ${FIELDS.join(', ')}).`;
@@ -166,7 +185,13 @@ function readConfiguration(entry: unknown, index: number): RunConfiguration | st
   if (!Array.isArray(overrides) || !overrides.every((item) => typeof item === 'string')) {
     return `${named} has "overrides" that are not a list of "key=value" strings.`;
   }
-  return { name: fields.name as string, env: fields.env as string, model: fields.model as string, preset: fields.preset as string, overrides };
+  return {
+    name: fields.name as string,
+    env: fields.env as string,
+    model: fields.model as string,
+    preset: fields.preset as string,
+    overrides,
+  };
 }
 
 function entryOf(configuration: RunConfiguration): Record<string, unknown> {

@@ -7,7 +7,10 @@ import type { RunEntry } from './runsModel';
 
 export const NO_RUN = 'none';
 
-export function runContext(live: RunEntry | undefined, current: RunEntry | undefined): Record<string, string | boolean> {
+export function runContext(
+  live: RunEntry | undefined,
+  current: RunEntry | undefined,
+): Record<string, string | boolean> {
   return {
     'empo2.runLive': live !== undefined,
     'empo2.liveRunState': live?.info.state ?? NO_RUN,

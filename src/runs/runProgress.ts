@@ -15,7 +15,10 @@ export class RunProgressReporter extends Disposable {
   private readonly preparing = new Map<string, (entry: RunEntry) => void>();
 
   /** `stop` is what the notification's Cancel does (Stop Run on that run). */
-  constructor(runs: RunsModel, private readonly stop: (runId: string) => Thenable<unknown>) {
+  constructor(
+    runs: RunsModel,
+    private readonly stop: (runId: string) => Thenable<unknown>,
+  ) {
     super();
     this._register(runs.onDidChangeRun((entry) => this.changed(entry)));
     this._register(runs.onDidChangeRuns(() => runs.list().forEach((entry) => this.changed(entry))));
@@ -25,7 +28,8 @@ export class RunProgressReporter extends Disposable {
     const id = entry.info.runId;
     this.preparing.get(id)?.(entry);
     const tracked = this.active.get(id);
-    if (!isMoving(entry)) { // paused, interrupted, ended: no spinner
+    if (!isMoving(entry)) {
+      // paused, interrupted, ended: no spinner
       tracked?.done();
       this.active.delete(id);
       return;

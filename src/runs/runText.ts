@@ -14,7 +14,10 @@ export function isMoving(entry: RunEntry): boolean {
 
 /** What a counting phase is doing, as the long text names it before its done/total. */
 const COUNTED: Partial<Record<string, string>> = {
-  rollout: 'rollout step ', reflection: 'writing tip ', storing: 'storing tips ', update: 'update step ',
+  rollout: 'rollout step ',
+  reflection: 'writing tip ',
+  storing: 'storing tips ',
+  update: 'update step ',
 };
 
 /**
@@ -47,7 +50,9 @@ export function iterationText(entry: RunEntry, short = false): string {
         ? `${word} ${ahead.iteration}${total} ${ahead.phase} elsewhere`
         : `${word} ${ahead.iteration}${total}: ${doing(ahead, '/')} in another process`;
     }
-    return short ? `${info.state} elsewhere, ${word} ${info.iteration}${total}` : `${info.state} in another process, ${word} ${info.iteration}${total}`;
+    return short
+      ? `${info.state} elsewhere, ${word} ${info.iteration}${total}`
+      : `${info.state} in another process, ${word} ${info.iteration}${total}`;
   }
   if (info.state === 'paused' || info.state === 'interrupted' || info.state === 'stopped') {
     return `${info.state} after ${word} ${info.iteration}${total}`;
@@ -62,7 +67,10 @@ export function iterationText(entry: RunEntry, short = false): string {
  * trajectory/progress brings its row). The Trajectories tree shows it as a row under the run,
  * where the iteration in progress will show.
  */
-export function waitingText(entry: RunEntry, iterations = Math.max(entry.info.iteration, entry.trajectoryIteration)): string | undefined {
+export function waitingText(
+  entry: RunEntry,
+  iterations = Math.max(entry.info.iteration, entry.trajectoryIteration),
+): string | undefined {
   const { info, progress } = entry;
   if (!isMoving(entry)) {
     return trainedElsewhere(info) ? elsewhereText(progress, iterations) : undefined;
@@ -99,7 +107,10 @@ export function waitingText(entry: RunEntry, iterations = Math.max(entry.info.it
  */
 function elsewhereText(progress: RunEntry['progress'], iterations: number): string | undefined {
   const ahead = aheadOfWritten(progress, iterations);
-  return ahead && `Iteration ${ahead.iteration}: ${doing(ahead, ' of ')} in another process; its episodes show once it is written…`;
+  return (
+    ahead &&
+    `Iteration ${ahead.iteration}: ${doing(ahead, ' of ')} in another process; its episodes show once it is written…`
+  );
 }
 
 type Progress = NonNullable<RunEntry['progress']>;

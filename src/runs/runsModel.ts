@@ -50,14 +50,19 @@ export class RunsModel extends Disposable {
       }),
     );
     this._register(host.health.onDidChange((health) => health.kind === 'none' && this.announceHostGone()));
-    this._register(host.on(Notifications.runState, ({ run }) => this.upsert(run, { progress: isActive(run) ? undefined : null })));
+    this._register(
+      host.on(Notifications.runState, ({ run }) => this.upsert(run, { progress: isActive(run) ? undefined : null })),
+    );
     this._register(host.on(Notifications.runProgress, ({ runId, progress }) => this.update(runId, { progress })));
     this._register(
       host.on(Notifications.runMetrics, ({ runId, records }) => {
         const entry = this.runs.get(runId);
         const last = records[records.length - 1];
         if (entry && last) {
-          this.update(runId, { latestMetrics: last, info: { ...entry.info, iteration: Math.max(entry.info.iteration, last.iteration) } });
+          this.update(runId, {
+            latestMetrics: last,
+            info: { ...entry.info, iteration: Math.max(entry.info.iteration, last.iteration) },
+          });
         }
       }),
     );
@@ -75,7 +80,10 @@ export class RunsModel extends Disposable {
   list(): RunEntry[] {
     // The live run first, then the most recently updated.
     return [...this.runs.values()].sort(
-      (a, b) => Number(b.info.live) - Number(a.info.live) || (b.info.updated ?? 0) - (a.info.updated ?? 0) || a.info.runId.localeCompare(b.info.runId),
+      (a, b) =>
+        Number(b.info.live) - Number(a.info.live) ||
+        (b.info.updated ?? 0) - (a.info.updated ?? 0) ||
+        a.info.runId.localeCompare(b.info.runId),
     );
   }
 
@@ -177,10 +185,17 @@ export class RunsModel extends Disposable {
     const info = runInfoOf(full);
     const previous = this.runs.get(info.runId);
     const entry: RunEntry = {
-      info: { ...info, iteration: Math.max(info.iteration, previous?.info.live && info.live ? previous.info.iteration : 0) },
-      progress: changes.progress === undefined ? previous?.progress ?? null : changes.progress,
-      latestMetrics: changes.latestMetrics === undefined ? previous?.latestMetrics ?? null : changes.latestMetrics,
-      trajectoryIteration: Math.max(previous?.trajectoryIteration ?? 0, changes.trajectoryIteration ?? 0, info.iteration),
+      info: {
+        ...info,
+        iteration: Math.max(info.iteration, previous?.info.live && info.live ? previous.info.iteration : 0),
+      },
+      progress: changes.progress === undefined ? (previous?.progress ?? null) : changes.progress,
+      latestMetrics: changes.latestMetrics === undefined ? (previous?.latestMetrics ?? null) : changes.latestMetrics,
+      trajectoryIteration: Math.max(
+        previous?.trajectoryIteration ?? 0,
+        changes.trajectoryIteration ?? 0,
+        info.iteration,
+      ),
       config: changes.config ?? previous?.config,
     };
     this.runs.set(info.runId, entry);
@@ -247,6 +262,15 @@ export function latestReturn(metrics: MetricsRecord | null): number | undefined 
 function runInfoOf(run: RunInfo): RunInfo {
   // A RunStatus is a RunInfo with more fields: keep only the RunInfo ones (a branch's parent too).
   const { runId, path, state, iteration, iterations, updated, error, parent } = run;
-  return { runId, path, state, iteration, iterations, live: isActive(run), updated, ...(error !== undefined ? { error } : {}),
-    ...(parent !== undefined ? { parent } : {}) };
+  return {
+    runId,
+    path,
+    state,
+    iteration,
+    iterations,
+    live: isActive(run),
+    updated,
+    ...(error !== undefined ? { error } : {}),
+    ...(parent !== undefined ? { parent } : {}),
+  };
 }

@@ -18,7 +18,12 @@ export interface LocalReplay {
   readonly summary: DebugReplaySummary;
 }
 
-function tokensOf(policy: OnnxPolicy, actionIds: readonly number[], withTips: ScoredRow, noTips: ScoredRow): DebugToken[] {
+function tokensOf(
+  policy: OnnxPolicy,
+  actionIds: readonly number[],
+  withTips: ScoredRow,
+  noTips: ScoredRow,
+): DebugToken[] {
   return actionIds.map((id, j) => ({
     index: j,
     id,
@@ -32,23 +37,39 @@ function tokensOf(policy: OnnxPolicy, actionIds: readonly number[], withTips: Sc
 }
 
 /** Scores every turn of `episode` (a trajectories/iter-NNNNNN.jsonl record) at `temperature`. */
-export async function replayLocally(policy: OnnxPolicy, episode: Episode, temperature: number, runId: string | null = null): Promise<LocalReplay> {
+export async function replayLocally(
+  policy: OnnxPolicy,
+  episode: Episode,
+  temperature: number,
+  runId: string | null = null,
+): Promise<LocalReplay> {
   const steps = episode.steps;
   steps.forEach((s, t) => {
     if (!s.prompt_ids || !s.prompt_ids_no_tips) {
-      throw new ScoringError(`step ${t} of ${episode.id} has no prompt token ids (a record from before they were kept); replay it with a host.`);
+      throw new ScoringError(
+        `step ${t} of ${episode.id} has no prompt token ids (a record from before they were kept); replay it with a host.`,
+      );
     }
   });
   const rows = steps.flatMap((s) => [
     { prompt: s.prompt_ids ?? [], response: s.action_ids },
     { prompt: s.prompt_ids_no_tips ?? [], response: s.action_ids },
   ]);
-  const scored = await policy.score(rows.filter((r) => r.response.length > 0), temperature);
+  const scored = await policy.score(
+    rows.filter((r) => r.response.length > 0),
+    temperature,
+  );
   let next = 0;
   let firstDifferentTurn: number | null = null;
   let worst = 0;
   const turns = steps.map((s, t): DebugTurn => {
-    const [withTips, noTips] = s.action_ids.length > 0 ? [scored[next++], scored[next++]] : [{ logprobs: [], top: [] }, { logprobs: [], top: [] }];
+    const [withTips, noTips] =
+      s.action_ids.length > 0
+        ? [scored[next++], scored[next++]]
+        : [
+            { logprobs: [], top: [] },
+            { logprobs: [], top: [] },
+          ];
     const tokens = tokensOf(policy, s.action_ids, withTips, noTips);
     const recorded = (s.behaviour_logprobs ?? []).slice(0, tokens.length);
     const error = Math.max(0, ...recorded.map((b, j) => Math.abs(tokens[j].logprob - b)));

@@ -58,14 +58,18 @@ function loadRuntime(): typeof Ort {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require('onnxruntime-node') as typeof Ort;
   } catch (error) {
-    throw new ScoringError(`onnxruntime-node does not load on ${process.platform}-${process.arch}: ${error instanceof Error ? error.message.split('\n')[0] : error}`);
+    throw new ScoringError(
+      `onnxruntime-node does not load on ${process.platform}-${process.arch}: ${error instanceof Error ? error.message.split('\n')[0] : error}`,
+    );
   }
 }
 
 export function readManifest(folder: string): OnnxManifest {
   const file = path.join(folder, MANIFEST_FILE);
   if (!existsSync(file)) {
-    throw new ScoringError(`${folder} is not an ONNX export (no ${MANIFEST_FILE}); write one with \`empo2-host export-onnx\`.`);
+    throw new ScoringError(
+      `${folder} is not an ONNX export (no ${MANIFEST_FILE}); write one with \`empo2-host export-onnx\`.`,
+    );
   }
   let manifest: OnnxManifest;
   try {
@@ -74,7 +78,9 @@ export function readManifest(folder: string): OnnxManifest {
     throw new ScoringError(`${file} is not valid JSON: ${error instanceof Error ? error.message : error}`);
   }
   if (manifest.format !== FORMAT_VERSION) {
-    throw new ScoringError(`${folder} is an ONNX export of format ${manifest.format}; this extension reads format ${FORMAT_VERSION} (export it again).`);
+    throw new ScoringError(
+      `${folder} is an ONNX export of format ${manifest.format}; this extension reads format ${FORMAT_VERSION} (export it again).`,
+    );
   }
   return manifest;
 }
@@ -141,7 +147,9 @@ export class OnnxPolicy {
       });
       return new OnnxPolicy(folder, manifest, session, runtime, tokens);
     } catch (error) {
-      throw new ScoringError(`onnxruntime could not load ${modelFile}: ${error instanceof Error ? error.message.split('\n')[0] : error}`);
+      throw new ScoringError(
+        `onnxruntime could not load ${modelFile}: ${error instanceof Error ? error.message.split('\n')[0] : error}`,
+      );
     }
   }
 

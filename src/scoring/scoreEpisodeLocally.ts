@@ -7,7 +7,15 @@ import type { DebugTurn } from '../rpc/debugProtocol';
 import type { TrajectoryNode } from '../trajectories/trajectoryNodes';
 import { replayLocally, type LocalReplay } from './localReplay';
 import { OnnxPolicy, ScoringError } from './onnxPolicy';
-import { episodeRecord, episodeSummaries, exportedIterations, exportFolder, iterationName, isRunFolder, producingExport } from './runFolderReader';
+import {
+  episodeRecord,
+  episodeSummaries,
+  exportedIterations,
+  exportFolder,
+  iterationName,
+  isRunFolder,
+  producingExport,
+} from './runFolderReader';
 
 /** What scripts and tests may pass instead of picking: a run folder, an episode, a turn to show. */
 export interface ScoreLocallyArg {
@@ -61,19 +69,23 @@ export class ScoreEpisodeLocallyCommand extends CommandBase<{ settings: Settings
     if (!summary) {
       throw new ScoringError(`episode ${episodeId} is not in ${run}'s trajectories/index.jsonl.`);
     }
-    const folder = given?.exportFolder ?? producingExport(run, summary.iteration) ?? (await pickExport(run, summary.iteration));
+    const folder =
+      given?.exportFolder ?? producingExport(run, summary.iteration) ?? (await pickExport(run, summary.iteration));
     if (!folder) {
       return undefined;
     }
     const episode = episodeRecord(run, summary.iteration, episodeId);
-    const replay = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `EMPO²: scoring ${episodeId} with onnxruntime` }, async () => {
-      const policy = await OnnxPolicy.load(folder);
-      try {
-        return await replayLocally(policy, episode, policy.manifest.temperature ?? 1, path.basename(run));
-      } finally {
-        await policy.dispose();
-      }
-    });
+    const replay = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `EMPO²: scoring ${episodeId} with onnxruntime` },
+      async () => {
+        const policy = await OnnxPolicy.load(folder);
+        try {
+          return await replayLocally(policy, episode, policy.manifest.temperature ?? 1, path.basename(run));
+        } finally {
+          await policy.dispose();
+        }
+      },
+    );
     const turn = given?.turn !== undefined ? replay.turns[given.turn] : await pickTurn(replay);
     if (turn) {
       await this.services.tokens.show(turn);
@@ -124,7 +136,10 @@ async function pickExport(run: string, iteration: number): Promise<string | unde
   const items = exportedIterations(run).map((i) => ({ label: iterationName(i), folder: exportFolder(run, i) }));
   const hint = `Episodes of iteration ${iteration} were played by checkpoint ${wanted}, which has no export in ${path.join(run, 'onnx')} (\`empo2-host export-onnx ${path.join(run, 'checkpoints', wanted)}\` where the checkpoints are)`;
   if (items.length === 0) {
-    const choice = await vscode.window.showWarningMessage(`EMPO²: ${hint}. Score it with another export?`, CHOOSE_FOLDER);
+    const choice = await vscode.window.showWarningMessage(
+      `EMPO²: ${hint}. Score it with another export?`,
+      CHOOSE_FOLDER,
+    );
     return choice === CHOOSE_FOLDER ? chooseFolder() : undefined;
   }
   const picked = await vscode.window.showQuickPick([...items, { label: CHOOSE_FOLDER, folder: '' }], {
@@ -134,7 +149,11 @@ async function pickExport(run: string, iteration: number): Promise<string | unde
 }
 
 async function chooseFolder(): Promise<string | undefined> {
-  const picked = await vscode.window.showOpenDialog({ title: 'An `empo2-host export-onnx` folder', canSelectFiles: false, canSelectFolders: true });
+  const picked = await vscode.window.showOpenDialog({
+    title: 'An `empo2-host export-onnx` folder',
+    canSelectFiles: false,
+    canSelectFolders: true,
+  });
   return picked?.[0]?.fsPath;
 }
 
@@ -145,6 +164,13 @@ async function pickTurn(replay: LocalReplay): Promise<DebugTurn | undefined> {
     description: `max |re-scored − recorded| log p ${turn.replay?.maxLogprobError.toExponential(1)}${turn.greedyDiffers ? ' · greedy would differ' : ''}`,
     turn,
   }));
-  const first = summary.firstDifferentTurn === null ? 'greedy decoding would act as recorded throughout' : `first different turn: ${summary.firstDifferentTurn}`;
-  return (await vscode.window.showQuickPick(items, { title: `${summary.episodeId}: largest error ${summary.maxLogprobError.toExponential(1)}; ${first}. Show the tokens of:` }))?.turn;
+  const first =
+    summary.firstDifferentTurn === null
+      ? 'greedy decoding would act as recorded throughout'
+      : `first different turn: ${summary.firstDifferentTurn}`;
+  return (
+    await vscode.window.showQuickPick(items, {
+      title: `${summary.episodeId}: largest error ${summary.maxLogprobError.toExponential(1)}; ${first}. Show the tokens of:`,
+    })
+  )?.turn;
 }

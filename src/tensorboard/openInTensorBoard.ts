@@ -7,7 +7,13 @@ import type { HostLog } from '../host/hostLog';
 import type { HostManager } from '../host/hostManager';
 import { findHostInterpreter } from '../host/interpreterDialogs';
 import type { RunsModel } from '../runs/runsModel';
-import { noMirrorInRootMessage, noMirrorMessage, startTensorBoardProcess, TensorBoardError, TensorBoardServers } from './tensorboardServer';
+import {
+  noMirrorInRootMessage,
+  noMirrorMessage,
+  startTensorBoardProcess,
+  TensorBoardError,
+  TensorBoardServers,
+} from './tensorboardServer';
 
 // "Open in TensorBoard" for a run (its tensorboard/ folder) and for all runs of a run root: the
 // TensorBoard of that folder (tensorboardServer.ts) shown in VS Code's Simple Browser.
@@ -29,7 +35,9 @@ export function tensorBoardServers(settings: Settings, hostLog: HostLog, project
     if (!interpreter) {
       throw new TensorBoardError('EMPO²: no Python with the EMPO² host to run TensorBoard from.');
     }
-    hostLog.info(`Starting TensorBoard: ${interpreter.python} -m tensorboard.main --logdir ${logdir} --host 127.0.0.1 --port 0`);
+    hostLog.info(
+      `Starting TensorBoard: ${interpreter.python} -m tensorboard.main --logdir ${logdir} --host 127.0.0.1 --port 0`,
+    );
     const running = await startTensorBoardProcess(interpreter.python, projectRoot, logdir);
     hostLog.info(`TensorBoard serves ${logdir} at ${running.url}`);
     return running;
@@ -41,7 +49,12 @@ function runFolder(runs: RunsModel, arg: unknown): { runId: string; folder: stri
   if (arg instanceof vscode.Uri) {
     return { runId: path.basename(arg.fsPath), folder: arg.fsPath };
   }
-  const named = typeof arg === 'string' ? arg : typeof arg === 'object' && arg !== null && typeof (arg as { runId?: unknown }).runId === 'string' ? (arg as { runId: string }).runId : undefined;
+  const named =
+    typeof arg === 'string'
+      ? arg
+      : typeof arg === 'object' && arg !== null && typeof (arg as { runId?: unknown }).runId === 'string'
+        ? (arg as { runId: string }).runId
+        : undefined;
   const entry = named !== undefined ? runs.get(named) : runs.current;
   return entry ? { runId: entry.info.runId, folder: entry.info.path } : undefined;
 }
@@ -49,7 +62,9 @@ function runFolder(runs: RunsModel, arg: unknown): { runId: string; folder: stri
 /** Whether some run folder directly under `root` has a tensorboard/ folder. */
 function rootHasMirror(root: string): boolean {
   try {
-    return readdirSync(root, { withFileTypes: true }).some((entry) => entry.isDirectory() && existsSync(path.join(root, entry.name, 'tensorboard')));
+    return readdirSync(root, { withFileTypes: true }).some(
+      (entry) => entry.isDirectory() && existsSync(path.join(root, entry.name, 'tensorboard')),
+    );
   } catch {
     return false;
   }
@@ -69,7 +84,10 @@ abstract class TensorBoardCommand extends CommandBase<TensorBoardServices> {
         await vscode.commands.executeCommand('simpleBrowser.show', external.toString(true));
       },
       failed: async (error) => {
-        const message = error instanceof TensorBoardError ? error.message : `EMPO²: TensorBoard did not start: ${error instanceof Error ? error.message : String(error)}`;
+        const message =
+          error instanceof TensorBoardError
+            ? error.message
+            : `EMPO²: TensorBoard did not start: ${error instanceof Error ? error.message : String(error)}`;
         this.services.hostLog.warn(message);
         void vscode.window.showErrorMessage(message);
         return undefined;
@@ -85,7 +103,9 @@ export class OpenInTensorBoardCommand extends TensorBoardCommand {
   execute(arg?: unknown): Promise<string | undefined> {
     const run = runFolder(this.services.runs, arg);
     if (!run) {
-      return Promise.resolve(noTarget('EMPO²: no run to open in TensorBoard; open a run folder or select a run first.'));
+      return Promise.resolve(
+        noTarget('EMPO²: no run to open in TensorBoard; open a run folder or select a run first.'),
+      );
     }
     const logdir = path.join(run.folder, 'tensorboard');
     if (!existsSync(logdir)) {

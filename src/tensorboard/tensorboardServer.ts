@@ -19,7 +19,10 @@ export type StartTensorBoard = (logdir: string) => Promise<RunningTensorBoard>;
 
 /** A start that failed, in one sentence for the person (`notInstalled`: the trackers extra is missing). */
 export class TensorBoardError extends Error {
-  constructor(message: string, readonly notInstalled = false) {
+  constructor(
+    message: string,
+    readonly notInstalled = false,
+  ) {
     super(message);
   }
 }
@@ -60,9 +63,18 @@ export function tensorBoardArgs(logdir: string): string[] {
  * Starts `<python> -m tensorboard.main` and resolves once it prints where it serves; rejects with
  * a TensorBoardError when it exits first or says nothing within `timeoutMs`.
  */
-export function startTensorBoardProcess(python: string, projectRoot: string, logdir: string, timeoutMs = 60_000): Promise<RunningTensorBoard> {
+export function startTensorBoardProcess(
+  python: string,
+  projectRoot: string,
+  logdir: string,
+  timeoutMs = 60_000,
+): Promise<RunningTensorBoard> {
   return new Promise((resolve, reject) => {
-    const child = spawn(python, tensorBoardArgs(logdir), { cwd: logdir, windowsHide: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(python, tensorBoardArgs(logdir), {
+      cwd: logdir,
+      windowsHide: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     let exited = false;
     let settled = false;
@@ -78,10 +90,18 @@ export function startTensorBoardProcess(python: string, projectRoot: string, log
         child.kill();
       }
     };
-    const timer = setTimeout(() => settle(() => {
-      stop();
-      reject(new TensorBoardError(`EMPO²: TensorBoard for ${logdir} did not start serving within ${Math.round(timeoutMs / 1000)} s.`));
-    }), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        settle(() => {
+          stop();
+          reject(
+            new TensorBoardError(
+              `EMPO²: TensorBoard for ${logdir} did not start serving within ${Math.round(timeoutMs / 1000)} s.`,
+            ),
+          );
+        }),
+      timeoutMs,
+    );
     const read = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-20_000);
       const url = servingUrl(output);
@@ -91,7 +111,9 @@ export function startTensorBoardProcess(python: string, projectRoot: string, log
     };
     child.stdout.on('data', read);
     child.stderr.on('data', read);
-    child.on('error', (error) => settle(() => reject(new TensorBoardError(`EMPO²: cannot run ${python} for TensorBoard (${error.message}).`))));
+    child.on('error', (error) =>
+      settle(() => reject(new TensorBoardError(`EMPO²: cannot run ${python} for TensorBoard (${error.message}).`))),
+    );
     child.on('exit', (code) => {
       exited = true;
       settle(() => {
@@ -146,7 +168,10 @@ export class TensorBoardServers implements IDisposable {
 
   dispose(): void {
     for (const starting of this.servers.values()) {
-      starting.then((running) => running.stop(), () => undefined);
+      starting.then(
+        (running) => running.stop(),
+        () => undefined,
+      );
     }
     this.servers.clear();
   }

@@ -7,8 +7,14 @@ import { Disposable, type IDisposable } from '../common/lifecycle';
 
 /** The part of `vscode.authentication` used here. */
 export interface Authentication {
-  getSession(providerId: string, scopes: readonly string[], options: { silent: true }): Thenable<{ readonly account: { readonly label: string } } | undefined>;
-  readonly onDidChangeSessions: (listener: (event: { readonly provider: { readonly id: string } }) => unknown) => IDisposable;
+  getSession(
+    providerId: string,
+    scopes: readonly string[],
+    options: { silent: true },
+  ): Thenable<{ readonly account: { readonly label: string } } | undefined>;
+  readonly onDidChangeSessions: (
+    listener: (event: { readonly provider: { readonly id: string } }) => unknown,
+  ) => IDisposable;
 }
 
 /**
@@ -16,9 +22,21 @@ export interface Authentication {
  * session is found only for the very scopes it was made with): GitHub's of settings sync, of
  * the GitHub extensions, and the bare profile; Microsoft's of settings sync and of sign-in.
  */
-export const ACCOUNT_PROVIDERS: ReadonlyArray<{ readonly id: string; readonly scopeSets: readonly (readonly string[])[] }> = [
-  { id: 'github', scopeSets: [['user:email'], ['read:user', 'user:email', 'repo', 'workflow'], ['repo'], ['read:user']] },
-  { id: 'microsoft', scopeSets: [['openid', 'profile', 'email', 'offline_access'], ['openid', 'profile']] },
+export const ACCOUNT_PROVIDERS: ReadonlyArray<{
+  readonly id: string;
+  readonly scopeSets: readonly (readonly string[])[];
+}> = [
+  {
+    id: 'github',
+    scopeSets: [['user:email'], ['read:user', 'user:email', 'repo', 'workflow'], ['repo'], ['read:user']],
+  },
+  {
+    id: 'microsoft',
+    scopeSets: [
+      ['openid', 'profile', 'email', 'offline_access'],
+      ['openid', 'profile'],
+    ],
+  },
 ];
 
 /** The signed-in account's name, asked for silently; undefined when none is signed in (or shared). */

@@ -53,7 +53,9 @@ async function tipsReady({ host, tips }: TipServices, what: string): Promise<boo
     return false;
   }
   if (!tips.currentRunId) {
-    void vscode.window.showInformationMessage(`EMPO²: ${what} needs an open run; start a training run or open a run folder first.`);
+    void vscode.window.showInformationMessage(
+      `EMPO²: ${what} needs an open run; start a training run or open a run folder first.`,
+    );
     return false;
   }
   await tips.whenLoaded();
@@ -62,11 +64,22 @@ async function tipsReady({ host, tips }: TipServices, what: string): Promise<boo
 
 /** The tip a command acts on (the argument's, else picked), once the run's tips are loaded. */
 /** `includeDeleted`: a deleted tip may be chosen too (its history is readable; it cannot be edited). */
-async function readyTip(services: TipServices, what: string, arg: unknown, title: string, includeDeleted = false): Promise<Tip | undefined> {
+async function readyTip(
+  services: TipServices,
+  what: string,
+  arg: unknown,
+  title: string,
+  includeDeleted = false,
+): Promise<Tip | undefined> {
   return (await tipsReady(services, what)) ? pickTip(services.tips, arg, title, includeDeleted) : undefined;
 }
 
-async function pickTip(tips: TipsModel, arg: unknown, title: string, includeDeleted: boolean): Promise<Tip | undefined> {
+async function pickTip(
+  tips: TipsModel,
+  arg: unknown,
+  title: string,
+  includeDeleted: boolean,
+): Promise<Tip | undefined> {
   const given = tipIdOf(arg);
   if (given) {
     const tip = includeDeleted ? tips.find(given) : tips.get(given);
@@ -81,7 +94,12 @@ async function pickTip(tips: TipsModel, arg: unknown, title: string, includeDele
   }
   const items: TipPick[] = tips
     .list({ includeDeleted })
-    .sort((a, b) => Number(Boolean(a.deleted)) - Number(Boolean(b.deleted)) || a.variationKey.localeCompare(b.variationKey) || a.id.localeCompare(b.id))
+    .sort(
+      (a, b) =>
+        Number(Boolean(a.deleted)) - Number(Boolean(b.deleted)) ||
+        a.variationKey.localeCompare(b.variationKey) ||
+        a.id.localeCompare(b.id),
+    )
     .map((tip) => ({
       label: tip.deleted ? `$(trash) ${tip.text}` : tip.text,
       description: tipPickDescription(tip),
@@ -92,7 +110,14 @@ async function pickTip(tips: TipsModel, arg: unknown, title: string, includeDele
     void vscode.window.showInformationMessage(`EMPO²: run ${tips.currentRunId} has no tips yet.`);
     return undefined;
   }
-  return (await vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true, placeHolder: 'Search tips by text, variation or id' }))?.tip;
+  return (
+    await vscode.window.showQuickPick(items, {
+      title,
+      matchOnDescription: true,
+      matchOnDetail: true,
+      placeHolder: 'Search tips by text, variation or id',
+    })
+  )?.tip;
 }
 
 export class AddTipCommand extends CommandBase<TipServices> {
@@ -122,7 +147,11 @@ export class AddTipCommand extends CommandBase<TipServices> {
         placeHolder: 'task/variation, e.g. power-device/3',
       });
       variationKey = picked?.startsWith('$(edit)')
-        ? await vscode.window.showInputBox({ title: 'EMPO²: Add Tip', prompt: 'Task variation (task/variation)', validateInput: (v) => (v.trim() ? undefined : 'Required') })
+        ? await vscode.window.showInputBox({
+            title: 'EMPO²: Add Tip',
+            prompt: 'Task variation (task/variation)',
+            validateInput: (v) => (v.trim() ? undefined : 'Required'),
+          })
         : picked;
     }
     if (!variationKey) {
@@ -133,7 +162,7 @@ export class AddTipCommand extends CommandBase<TipServices> {
         ? given.text
         : await vscode.window.showInputBox({
             title: `EMPO²: Add Tip to ${variationKey}`,
-            prompt: 'What should the agent remember? Retrieval ranks a person\'s tip above the policy\'s own.',
+            prompt: "What should the agent remember? Retrieval ranks a person's tip above the policy's own.",
             ignoreFocusOut: true,
             validateInput: (v) => (v.trim() ? undefined : 'Write the tip'),
           });
@@ -198,7 +227,9 @@ export class DeleteTipCommand extends CommandBase<TipServices> {
       request: (tip) => this.services.tips.delete({ tipId: tip.id, expectedVersion: tip.version }),
       report: (result, tip) =>
         result.kind === 'conflict' &&
-        void vscode.window.showWarningMessage(`EMPO²: tip ${tip.id} changed meanwhile (now v${result.current.version}); nothing was deleted. Read it again first.`),
+        void vscode.window.showWarningMessage(
+          `EMPO²: tip ${tip.id} changed meanwhile (now v${result.current.version}); nothing was deleted. Read it again first.`,
+        ),
       failed: (error, tip) => showFailure(`Deleting tip ${tip.id}`, error),
     });
     return outcome !== undefined && outcome.kind !== 'conflict';
@@ -211,7 +242,7 @@ export class ShowTipHistoryCommand extends CommandBase<TipServices> {
   /** Opens the tip's history as a read-only Markdown document, oldest version first. */
   execute(arg?: unknown): Promise<vscode.TextDocument | undefined> {
     return performAction({
-      target: () => readyTip(this.services, 'A tip\'s history', arg, 'EMPO²: Show Tip History', true),
+      target: () => readyTip(this.services, "A tip's history", arg, 'EMPO²: Show Tip History', true),
       request: (tip) => this.showHistory(tip),
       failed: (error, tip) => showFailure(`Reading the history of tip ${tip.id}`, error),
     });

@@ -26,7 +26,10 @@ export class TipHistoryDocuments extends Disposable implements vscode.TextDocume
     const uri = vscode.Uri.from({ scheme: TIP_HISTORY_SCHEME, path: `/${runId}/${tipId} history.md` });
     this.texts.set(uri.path, text);
     this.changed.fire(uri);
-    const document = await vscode.languages.setTextDocumentLanguage(await vscode.workspace.openTextDocument(uri), 'markdown');
+    const document = await vscode.languages.setTextDocumentLanguage(
+      await vscode.workspace.openTextDocument(uri),
+      'markdown',
+    );
     await vscode.window.showTextDocument(document, { preview: true });
     return document;
   }

@@ -1,4 +1,12 @@
-import type { Author, MemoryChange, MemoryDeleteParams, MemoryUpdateParams, Tip, TipId, TipParams } from '../rpc/protocol';
+import type {
+  Author,
+  MemoryChange,
+  MemoryDeleteParams,
+  MemoryUpdateParams,
+  Tip,
+  TipId,
+  TipParams,
+} from '../rpc/protocol';
 import { ellipsize } from '../common/text';
 
 // The facts about tips that the extension (TipsModel, the palette commands) and the Memory Tips

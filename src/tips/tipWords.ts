@@ -30,7 +30,12 @@ export function tipPickDescription(tip: Tip): string {
 }
 
 /** What each kind of version did, as the history reads it. */
-const VERSION_DEEDS: Record<TipVersion['kind'], string> = { add: 'written', update: 'edited', delete: 'deleted', evict: 'evicted' };
+const VERSION_DEEDS: Record<TipVersion['kind'], string> = {
+  add: 'written',
+  update: 'edited',
+  delete: 'deleted',
+  evict: 'evicted',
+};
 
 /** A line of the tip's history: "v1 · written by the policy", "v2 · edited by you", "v3 · deleted by Ada". */
 export function versionLine(version: TipVersion): string {

@@ -59,7 +59,11 @@ export const TipsNotifications = {
   /** The whole list (another run, a reconnect). */
   reset: notificationType<TipsSnapshot>('tips/reset'),
   /** Tips written, edited or deleted (by the policy or a person), as the host reported them. */
-  changed: notificationType<{ readonly runId: string; readonly changes: readonly MemoryChange[]; readonly variations: readonly string[] }>('tips/changed'),
+  changed: notificationType<{
+    readonly runId: string;
+    readonly changes: readonly MemoryChange[];
+    readonly variations: readonly string[];
+  }>('tips/changed'),
   /** Scroll to a tip and highlight it (a link in the episode view). */
   reveal: notificationType<TipRef>('tips/reveal'),
 } as const;

@@ -50,19 +50,21 @@ export class TipsModel extends Disposable {
     private readonly personName: () => Promise<string | undefined> = () => Promise.resolve(undefined),
   ) {
     super();
-    this._register(runs.onDidChangeCurrent((entry) => {
-      const state = entry?.info.state;
-      // A run that goes (back) to running has had its memory opened by its trainer, and a
-      // resume cuts the memory back to its checkpoint: tips written after it are gone, and no
-      // memory/changed names them. The list read before (at the reconnect of a restarted host)
-      // may hold them, so it is read again.
-      const reopened = state === 'running' && this.runState !== undefined && this.runState !== 'running';
-      const other = entry?.info.runId !== this.runId;
-      this.runState = state;
-      if (other || reopened) {
-        void this.load(entry?.info.runId);
-      }
-    }));
+    this._register(
+      runs.onDidChangeCurrent((entry) => {
+        const state = entry?.info.state;
+        // A run that goes (back) to running has had its memory opened by its trainer, and a
+        // resume cuts the memory back to its checkpoint: tips written after it are gone, and no
+        // memory/changed names them. The list read before (at the reconnect of a restarted host)
+        // may hold them, so it is read again.
+        const reopened = state === 'running' && this.runState !== undefined && this.runState !== 'running';
+        const other = entry?.info.runId !== this.runId;
+        this.runState = state;
+        if (other || reopened) {
+          void this.load(entry?.info.runId);
+        }
+      }),
+    );
     // A reconnect reloads the list (tips written meanwhile appear); a dropped link keeps what
     // is shown, greyed by the view, instead of emptying it.
     this._register(host.onDidConnect(() => void this.load(this.runs.current?.info.runId)));
@@ -151,7 +153,12 @@ export class TipsModel extends Disposable {
     const tips: Tip[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.host.request(Requests.memoryList, { runId, limit: PAGE, filter: { includeDeleted: true }, ...(cursor ? { cursor } : {}) });
+      const page = await this.host.request(Requests.memoryList, {
+        runId,
+        limit: PAGE,
+        filter: { includeDeleted: true },
+        ...(cursor ? { cursor } : {}),
+      });
       tips.push(...page.items);
       cursor = page.nextCursor ?? undefined;
     } while (cursor && tips.length < MAX_TIPS);
@@ -179,7 +186,11 @@ export class TipsModel extends Disposable {
     const params = { runId, variationKey, text, ...(author ? { author } : {}), ...(editId ? { editId } : {}) };
     const { tip } = await this.send(() => this.host.request(Requests.memoryAdd, params), editId);
     this.tips.set(tip.id, tip);
-    this._onDidChange.fire({ kind: 'changes', runId, changes: [{ change: 'added', tip, by: { kind: 'person', name: author ?? '' } }] });
+    this._onDidChange.fire({
+      kind: 'changes',
+      runId,
+      changes: [{ change: 'added', tip, by: { kind: 'person', name: author ?? '' } }],
+    });
     return tip;
   }
 

@@ -7,7 +7,14 @@ import { describeHealth, type ConnectionHealthModel } from '../host/connectionHe
 import type { HostStateModel } from '../host/hostState';
 import type { RunsModel } from '../runs/runsModel';
 import { confirmTipDeletion } from './tipCommands';
-import { type ConnectionView, TIPS_PANEL_COMMANDS, type TipsInitialState, TipsNotifications, TipsRequests, type TipsSnapshot } from './tipsMessages';
+import {
+  type ConnectionView,
+  TIPS_PANEL_COMMANDS,
+  type TipsInitialState,
+  TipsNotifications,
+  TipsRequests,
+  type TipsSnapshot,
+} from './tipsMessages';
 import type { TipsModel } from './tipsModel';
 import { configuredVariations } from './variations';
 
@@ -55,9 +62,13 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
         await vscode.commands.executeCommand(command);
       }),
       endpoint.onRequest(TipsRequests.save, (edit) => this.tips.update(edit)),
-      endpoint.onRequest(TipsRequests.add, ({ variationKey, text, editId }) => this.tips.add(variationKey, text, undefined, editId)),
+      endpoint.onRequest(TipsRequests.add, ({ variationKey, text, editId }) =>
+        this.tips.add(variationKey, text, undefined, editId),
+      ),
       endpoint.onRequest(TipsRequests.delete, async (deletion) =>
-        (await confirmTipDeletion(deletion.tipId, this.tips.get(deletion.tipId))) ? this.tips.delete(deletion) : undefined,
+        (await confirmTipDeletion(deletion.tipId, this.tips.get(deletion.tipId)))
+          ? this.tips.delete(deletion)
+          : undefined,
       ),
       endpoint.onRequest(TipsRequests.history, ({ tipId }) => this.tips.history(tipId)),
       endpoint.onRequest(TipsRequests.openEpisode, ({ runId, episodeId }) => this.openEpisode(runId, episodeId)),
@@ -67,7 +78,11 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
         if (change.kind === 'reset') {
           endpoint.sendNotification(TipsNotifications.reset, this.snapshot());
         } else {
-          endpoint.sendNotification(TipsNotifications.changed, { runId: change.runId, changes: change.changes, variations: this.variations() });
+          endpoint.sendNotification(TipsNotifications.changed, {
+            runId: change.runId,
+            changes: change.changes,
+            variations: this.variations(),
+          });
         }
       }),
       view.onDidDispose(() => {
@@ -77,7 +92,11 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
       }),
     );
 
-    const initialState: TipsInitialState = { hostState: this.hostState.state, connection: this.connection(), ...this.snapshot() };
+    const initialState: TipsInitialState = {
+      hostState: this.hostState.state,
+      connection: this.connection(),
+      ...this.snapshot(),
+    };
     webview.html = renderWebviewHtml(webview, this.extensionUri, { entry: 'tips', title: 'Memory Tips', initialState });
     if (this.pendingReveal) {
       endpoint.sendNotification(TipsNotifications.reveal, { tipId: this.pendingReveal });
@@ -101,7 +120,9 @@ export class TipsViewProvider extends Disposable implements vscode.WebviewViewPr
 
   private connection(): ConnectionView {
     const health = this.health.health;
-    return health.kind === 'reconnecting' || health.kind === 'lost' ? { kind: health.kind, detail: describeHealth(health) } : { kind: health.kind };
+    return health.kind === 'reconnecting' || health.kind === 'lost'
+      ? { kind: health.kind, detail: describeHealth(health) }
+      : { kind: health.kind };
   }
 
   private snapshot(): TipsSnapshot {

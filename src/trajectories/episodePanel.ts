@@ -29,7 +29,12 @@ export class EpisodePanel extends SingleWebviewPanel {
 
   show(runId: string, loaded: LoadedEpisode, focusStep?: number, preserveFocus = true): void {
     const { episode, provisional } = loaded;
-    const state: EpisodeViewState = { runId, episode, ...(focusStep !== undefined ? { focusStep } : {}), ...(provisional ? { provisional } : {}) };
+    const state: EpisodeViewState = {
+      runId,
+      episode,
+      ...(focusStep !== undefined ? { focusStep } : {}),
+      ...(provisional ? { provisional } : {}),
+    };
     this.shown = state;
     if (!this.openPanel(`Episode ${episode.id}`, state, preserveFocus)) {
       this.endpoint?.sendNotification(EpisodeNotifications.show, state);

@@ -59,7 +59,6 @@ export function updateLabel(mode: UpdateMode): string {
 // The one name of an episode's final score, and its scale (src/common/quantities.ts).
 export { formatReturn, SCORE, SCORE_SCALE };
 
-
 export function present(node: TrajectoryNode, model: TrajectoryModel): NodePresentation {
   switch (node.kind) {
     case 'run':
@@ -94,7 +93,9 @@ export function present(node: TrajectoryNode, model: TrajectoryModel): NodePrese
       if (summary && model.isProvisional(node.runId, node.episodeId)) {
         return { ...presentEndedEpisode(summary), open };
       }
-      return summary ? { ...presentEpisode(summary), open } : { label: node.episodeId, collapsible: 'collapsed', contextValue: 'empo2.episode', open };
+      return summary
+        ? { ...presentEpisode(summary), open }
+        : { label: node.episodeId, collapsible: 'collapsed', contextValue: 'empo2.episode', open };
     }
     case 'step': {
       const step = model.step(node);
@@ -109,7 +110,10 @@ export function present(node: TrajectoryNode, model: TrajectoryModel): NodePrese
       return {
         label: `t${step.t}: ${step.action || '(empty action)'}${executed}`,
         description: `reward ${formatSigned(step.reward)}${step.intrinsic ? ` · intrinsic ${formatSigned(step.intrinsic)}` : ''}${tips}`,
-        icon: { id: step.reward > 0 ? 'arrow-up' : step.reward < 0 ? 'arrow-down' : 'arrow-small-right', color: step.reward > 0 ? 'testing.iconPassed' : step.reward < 0 ? 'testing.iconFailed' : undefined },
+        icon: {
+          id: step.reward > 0 ? 'arrow-up' : step.reward < 0 ? 'arrow-down' : 'arrow-small-right',
+          color: step.reward > 0 ? 'testing.iconPassed' : step.reward < 0 ? 'testing.iconFailed' : undefined,
+        },
         tooltip: `**Step ${step.t}**\n\n*Observation:* ${escapeMarkdown(step.observation)}\n\n*Action:* \`${escapeMarkdown(step.action)}\`${executed ? ` (executed: \`${escapeMarkdown(step.executed_action ?? '')}\`)` : ''}\n\n*Reward:* ${formatSigned(step.reward)}, intrinsic ${intrinsic}`,
         collapsible: 'none',
         contextValue: 'empo2.step',
@@ -153,14 +157,23 @@ function presentRun(runId: string, model: TrajectoryModel, shownUnder?: string):
   const unheard = !model.hostConnected && inActiveState(info);
   const parts = [info.state + (unheard ? (model.linkDown ? ' (reconnecting…)' : ' (no host)') : '')];
   if (info.parent) {
-    parts.push(`${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`);
+    parts.push(
+      `${info.parent.adopted ? 'adopted branch' : 'branch'} of ${info.parent.runId} at ${info.parent.checkpoint}`,
+    );
   }
   const waiting = model.waiting(entry);
-  const resumable = info.parent && !info.parent.adopted ? branchNext(info.state) : info.state === 'interrupted' ? '\n\nIts host stopped mid-run: **Resume Run** continues it from its last checkpoint.' : '';
+  const resumable =
+    info.parent && !info.parent.adopted
+      ? branchNext(info.state)
+      : info.state === 'interrupted'
+        ? '\n\nIts host stopped mid-run: **Resume Run** continues it from its last checkpoint.'
+        : '';
   return {
     label,
     description: parts.join(' · '),
-    icon: unheard ? { id: 'debug-disconnect', color: 'disabledForeground' } : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
+    icon: unheard
+      ? { id: 'debug-disconnect', color: 'disabledForeground' }
+      : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
     tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : trainedElsewhere(info) && model.hostConnected ? ' (trained by another process; the host follows what it writes)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${info.parent ? `\n\n${info.parent.adopted ? 'Adopted branch' : 'Branch'} of ${info.parent.runId} at its checkpoint ${info.parent.checkpoint}` : ''}${waiting ? `\n\n${waiting}` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
     // Open while it waits for its first episode, so the row that says what it waits for shows
     // (a run another process trains always has an iteration in the making: left as it is).
@@ -192,7 +205,9 @@ function presentIteration(runId: string, iteration: number, model: TrajectoryMod
   const first = data?.summaries[0];
   const rollout = (metrics?.rollout_mode as RolloutMode | undefined) ?? first?.rollout_mode;
   const update = (metrics?.update_mode as UpdateMode | undefined) ?? first?.update_mode;
-  const ret = latestReturn(metrics ?? null) ?? (data?.summaries.length ? data.summaries.reduce((s, e) => s + e.return, 0) / data.summaries.length : undefined);
+  const ret =
+    latestReturn(metrics ?? null) ??
+    (data?.summaries.length ? data.summaries.reduce((s, e) => s + e.return, 0) / data.summaries.length : undefined);
   const share = successText(metrics, data?.summaries);
   // Success and score first (what a person scans the iterations for), then the rollout mode in
   // words; the icon shows the mode too, and the tooltip says what the icon means.
@@ -206,7 +221,9 @@ function presentIteration(runId: string, iteration: number, model: TrajectoryMod
   if (rollout) {
     short.push(rolloutLabel(rollout));
   }
-  const counted = data?.summaries.length ? ` (${data.summaries.filter((e) => e.success).length} of ${data.summaries.length} episodes)` : '';
+  const counted = data?.summaries.length
+    ? ` (${data.summaries.filter((e) => e.success).length} of ${data.summaries.length} episodes)`
+    : '';
   return {
     label: `Iteration ${iteration}`,
     description: short.join(' · '),
@@ -229,7 +246,9 @@ function rolloutIcon(rollout: RolloutMode | undefined): NodePresentation['icon']
 
 /** The icon legend of a rollout mode, in the tooltips. */
 function rolloutLegend(rollout: RolloutMode): string {
-  return rollout === 'memory' ? 'the lightbulb icon; memory-free rollouts have a circle' : 'the circle icon; rollouts with memory have a lightbulb';
+  return rollout === 'memory'
+    ? 'the lightbulb icon; memory-free rollouts have a circle'
+    : 'the circle icon; rollouts with memory have a lightbulb';
 }
 
 /**
@@ -245,7 +264,11 @@ export function presentLiveIteration(live: LiveIteration, progress: Progress | n
   const share = successText(undefined, live.data.summaries);
   return {
     label: `Iteration ${live.iteration}`,
-    description: [phase === 'rollout' ? `rollout ${counted}` : `${phase} · ${counted}`, ...(share ? [share] : []), ...(rollout ? [rolloutLabel(rollout)] : [])].join(' · '),
+    description: [
+      phase === 'rollout' ? `rollout ${counted}` : `${phase} · ${counted}`,
+      ...(share ? [share] : []),
+      ...(rollout ? [rolloutLabel(rollout)] : []),
+    ].join(' · '),
     icon: { id: 'loading~spin' },
     tooltip: `**Iteration ${live.iteration}** — in progress (${phase})${rollout ? `\n\nRollout: ${rolloutLabel(rollout)}` : ''}\n\n${live.done} of its ${live.total} episodes have ended (${successes} succeeded); each is shown as it ends and opens as it ended; their novelty rewards and tips come once the iteration is written.`,
     collapsible: 'collapsed',
@@ -291,17 +314,32 @@ export function presentEpisode(summary: TrajectorySummary): NodePresentation {
  * episodes. One form whether or not its episodes are loaded (expanding a row must not turn
  * "9% ✓" into "3/32 ✓" beside rows that keep "13% ✓"); the counts are in the tooltip.
  */
-export function successText(metrics: MetricsRecord | undefined, summaries: readonly TrajectorySummary[] | undefined): string | undefined {
+export function successText(
+  metrics: MetricsRecord | undefined,
+  summaries: readonly TrajectorySummary[] | undefined,
+): string | undefined {
   const recorded = metrics?.['rollout/success'];
-  const share = typeof recorded === 'number' ? recorded : summaries?.length ? summaries.filter((e) => e.success).length / summaries.length : undefined;
+  const share =
+    typeof recorded === 'number'
+      ? recorded
+      : summaries?.length
+        ? summaries.filter((e) => e.success).length / summaries.length
+        : undefined;
   return share === undefined ? undefined : `${Math.round(100 * share)}% ✓`;
 }
 
 /** A task group's label, unique among its iteration's groups (one task variation may be drawn twice). */
-function groupLabel(model: TrajectoryModel, runId: string, iteration: number, group: { task: string; variation: number; group?: number }): string {
+function groupLabel(
+  model: TrajectoryModel,
+  runId: string,
+  iteration: number,
+  group: { task: string; variation: number; group?: number },
+): string {
   const base = `${group.task}/${group.variation}`;
   const summaries = model.iterationData(runId, iteration)?.summaries ?? [];
-  const groups = new Set(summaries.filter((s) => s.task === group.task && s.variation === group.variation).map((s) => s.group));
+  const groups = new Set(
+    summaries.filter((s) => s.task === group.task && s.variation === group.variation).map((s) => s.group),
+  );
   return groups.size > 1 && group.group !== undefined ? `${base} · group ${group.group}` : base; // numbered as the episode view does
 }
 

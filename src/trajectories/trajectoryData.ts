@@ -139,7 +139,10 @@ export class TrajectoryData {
       loading = this.fetchIteration(runId, iteration).finally(() => this.loadingIterations.delete(key));
       this.loadingIterations.set(key, loading);
       // The iteration's row is labelled from its episodes (successes), once they are here.
-      void loading.then(() => this.changed(runId, iteration), () => undefined);
+      void loading.then(
+        () => this.changed(runId, iteration),
+        () => undefined,
+      );
     }
     return loading;
   }
@@ -218,10 +221,17 @@ export class TrajectoryData {
     const before = previous?.iteration === iteration ? previous.data.summaries : [];
     const known = new Set(before.map((s) => s.id));
     // In episode order, as the written iteration will list them: rows do not move when it comes.
-    const summaries = [...before, ...event.summaries.filter((s) => !known.has(s.id))].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const summaries = [...before, ...event.summaries.filter((s) => !known.has(s.id))].sort((a, b) =>
+      a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+    );
     const data: IterationData = { summaries: [], groups: new Map() };
     summaries.forEach((summary) => addToGroups(data, summary));
-    this.live.set(runId, { iteration, done: Math.max(event.done, previous?.iteration === iteration ? previous.done : 0), total: event.total, data });
+    this.live.set(runId, {
+      iteration,
+      done: Math.max(event.done, previous?.iteration === iteration ? previous.done : 0),
+      total: event.total,
+      data,
+    });
     this.changed(runId, iteration);
     return previous?.iteration !== iteration;
   }
@@ -233,7 +243,11 @@ export class TrajectoryData {
    */
   dropLive(runId: string, iteration?: number): boolean {
     for (const [key, loaded] of this.episodes) {
-      if (loaded.provisional && key.startsWith(`${runId}/`) && (iteration === undefined || loaded.episode.iteration === iteration)) {
+      if (
+        loaded.provisional &&
+        key.startsWith(`${runId}/`) &&
+        (iteration === undefined || loaded.episode.iteration === iteration)
+      ) {
         this.episodes.delete(key);
       }
     }
@@ -287,5 +301,7 @@ function addToGroups(data: IterationData, summary: TrajectorySummary): void {
 
 /** The N rollouts of one task: the trainer's group index, or task and variation. */
 export function groupKeyOf(summary: Pick<TrajectorySummary, 'task' | 'variation' | 'group'>): string {
-  return summary.group !== undefined ? `${summary.group}:${summary.task}/${summary.variation}` : `${summary.task}/${summary.variation}`;
+  return summary.group !== undefined
+    ? `${summary.group}:${summary.task}/${summary.variation}`
+    : `${summary.task}/${summary.variation}`;
 }

@@ -5,7 +5,14 @@ import { Notifications } from '../rpc/methods';
 import type { MetricsRecord, TrajectoryProgressEvent, TrajectoryStep, TrajectorySummary } from '../rpc/protocol';
 import { trainedElsewhere, type RunEntry, type RunsModel } from '../runs/runsModel';
 import { isMoving, waitingText } from '../runs/runText';
-import { groupKeyOf, TrajectoryData, type IterationData, type LiveIteration, type LoadedEpisode, type TaskGroup } from './trajectoryData';
+import {
+  groupKeyOf,
+  TrajectoryData,
+  type IterationData,
+  type LiveIteration,
+  type LoadedEpisode,
+  type TaskGroup,
+} from './trajectoryData';
 import {
   PAGE_SIZE,
   TrajectoryNodes,
@@ -47,7 +54,9 @@ export class TrajectoryModel extends Disposable {
   private readonly _onDidChange = this._register(new Emitter<TrajectoryNode | undefined>());
   /** A node whose children or label changed (undefined: the whole tree). */
   readonly onDidChange = this._onDidChange.event;
-  private readonly _onDidWriteIteration = this._register(new Emitter<{ readonly runId: string; readonly iteration: number }>());
+  private readonly _onDidWriteIteration = this._register(
+    new Emitter<{ readonly runId: string; readonly iteration: number }>(),
+  );
   /** A live run wrote an iteration: its episodes' records replace the ones loaded as they ended. */
   readonly onDidWriteIteration = this._onDidWriteIteration.event;
 
@@ -60,7 +69,9 @@ export class TrajectoryModel extends Disposable {
     this._register(runs.onDidChangeRuns(() => this._onDidChange.fire(undefined)));
     this._register(runs.onDidChangeRun((entry) => this.runChanged(entry)));
     // New iterations appear under the run (RunsModel raised trajectoryIteration; runChanged fires).
-    this._register(host.on(Notifications.trajectoryAdded, ({ runId, summaries }) => this.trajectoriesAdded(runId, summaries)));
+    this._register(
+      host.on(Notifications.trajectoryAdded, ({ runId, summaries }) => this.trajectoriesAdded(runId, summaries)),
+    );
     this._register(host.on(Notifications.trajectoryProgress, (event) => this.episodesEnded(event)));
     this._register(host.on(Notifications.runMetrics, ({ runId, records }) => this.data.metricsArrived(runId, records)));
     this._register(host.onDidConnect(() => this.clear()));
@@ -169,7 +180,11 @@ export class TrajectoryModel extends Disposable {
   async episodeNode(runId: string, episodeId: string, iteration: number): Promise<EpisodeNode | undefined> {
     const run = this.nodes.run(runId);
     const iterationParent = this.usesRanges(runId)
-      ? this.nodes.range(run, Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + 1, Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + PAGE_SIZE)
+      ? this.nodes.range(
+          run,
+          Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + 1,
+          Math.floor((iteration - 1) / PAGE_SIZE) * PAGE_SIZE + PAGE_SIZE,
+        )
       : run;
     const iterationNode = this.nodes.iteration(iterationParent, iteration);
     const data = await this.data.loadIteration(runId, iteration);
@@ -179,7 +194,11 @@ export class TrajectoryModel extends Disposable {
     }
     const keys = [...data.groups.keys()];
     const groupKey = groupKeyOf(summary);
-    const group = this.nodes.group(this.nodes.pageParent(iterationNode, keys.indexOf(groupKey), 'task groups'), iterationNode, groupKey);
+    const group = this.nodes.group(
+      this.nodes.pageParent(iterationNode, keys.indexOf(groupKey), 'task groups'),
+      iterationNode,
+      groupKey,
+    );
     const index = data.groups.get(groupKey)!.episodes.findIndex((e) => e.id === episodeId);
     return this.nodes.episode(this.nodes.pageParent(group, index, 'episodes'), group, episodeId);
   }
@@ -252,17 +271,23 @@ export class TrajectoryModel extends Disposable {
 
   private async iterationChildren(node: IterationNode): Promise<TrajectoryNode[]> {
     const keys = [...(await this.data.loadIteration(node.runId, node.iteration)).groups.keys()];
-    return this.nodes.page(node, 0, keys.length, 'task groups', (parent, index) => this.nodes.group(parent, node, keys[index]));
+    return this.nodes.page(node, 0, keys.length, 'task groups', (parent, index) =>
+      this.nodes.group(parent, node, keys[index]),
+    );
   }
 
   private groupChildren(node: GroupNode): TrajectoryNode[] {
     const episodes = this.group(node)?.episodes ?? [];
-    return this.nodes.page(node, 0, episodes.length, 'episodes', (parent, index) => this.nodes.episode(parent, node, episodes[index].id));
+    return this.nodes.page(node, 0, episodes.length, 'episodes', (parent, index) =>
+      this.nodes.episode(parent, node, episodes[index].id),
+    );
   }
 
   private async episodeChildren(node: EpisodeNode): Promise<TrajectoryNode[]> {
     const { episode } = await this.episode(node.runId, node.episodeId);
-    return this.nodes.page(node, 0, episode.steps.length, 'steps', (parent, index) => this.nodes.step(parent, node, index));
+    return this.nodes.page(node, 0, episode.steps.length, 'steps', (parent, index) =>
+      this.nodes.step(parent, node, index),
+    );
   }
 
   private async moreChildren(node: MoreNode): Promise<TrajectoryNode[]> {
@@ -270,15 +295,21 @@ export class TrajectoryModel extends Disposable {
     switch (owner.kind) {
       case 'iteration': {
         const keys = [...(await this.data.loadIteration(owner.runId, owner.iteration)).groups.keys()];
-        return this.nodes.page(node, node.offset, keys.length, node.what, (parent, index) => this.nodes.group(parent, owner, keys[index]));
+        return this.nodes.page(node, node.offset, keys.length, node.what, (parent, index) =>
+          this.nodes.group(parent, owner, keys[index]),
+        );
       }
       case 'taskGroup': {
         const episodes = this.group(owner)?.episodes ?? [];
-        return this.nodes.page(node, node.offset, episodes.length, node.what, (parent, index) => this.nodes.episode(parent, owner, episodes[index].id));
+        return this.nodes.page(node, node.offset, episodes.length, node.what, (parent, index) =>
+          this.nodes.episode(parent, owner, episodes[index].id),
+        );
       }
       case 'episode': {
         const { episode } = await this.episode(owner.runId, owner.episodeId);
-        return this.nodes.page(node, node.offset, episode.steps.length, node.what, (parent, index) => this.nodes.step(parent, owner, index));
+        return this.nodes.page(node, node.offset, episode.steps.length, node.what, (parent, index) =>
+          this.nodes.step(parent, owner, index),
+        );
       }
       default:
         return [];

@@ -99,12 +99,25 @@ export class TrajectoryNodes {
   }
 
   range(run: RunNode, first: number, last: number): RangeNode {
-    return this.remember({ kind: 'range', id: `${run.id}/r${first}-${last}`, parent: run, runId: run.runId, first, last });
+    return this.remember({
+      kind: 'range',
+      id: `${run.id}/r${first}-${last}`,
+      parent: run,
+      runId: run.runId,
+      first,
+      last,
+    });
   }
 
   /** An iteration's node under its run, or under its range in a long run. */
   iteration(parent: RunNode | RangeNode, iteration: number): IterationNode {
-    return this.remember({ kind: 'iteration', id: iterationId(parent.runId, iteration), parent, runId: parent.runId, iteration });
+    return this.remember({
+      kind: 'iteration',
+      id: iterationId(parent.runId, iteration),
+      parent,
+      runId: parent.runId,
+      iteration,
+    });
   }
 
   group(parent: TrajectoryNode, iteration: IterationNode, groupKey: string): GroupNode {
@@ -123,7 +136,14 @@ export class TrajectoryNodes {
   }
 
   step(parent: TrajectoryNode, episode: EpisodeNode, t: number): StepNode {
-    return this.remember({ kind: 'step', id: `${episode.id}/t${t}`, parent, runId: episode.runId, episodeId: episode.episodeId, t });
+    return this.remember({
+      kind: 'step',
+      id: `${episode.id}/t${t}`,
+      parent,
+      runId: episode.runId,
+      episodeId: episode.episodeId,
+      t,
+    });
   }
 
   /** The "more" node of the page starting at `offset`; its id names the page, so it is stable. */

@@ -15,10 +15,7 @@ const COLLAPSIBLE: Record<NodePresentation['collapsible'], vscode.TreeItemCollap
  */
 export class TrajectoryTreeItem extends vscode.TreeItem {
   constructor(id: string, presentation: NodePresentation) {
-    super(
-      presentation.label,
-      COLLAPSIBLE[presentation.collapsible],
-    );
+    super(presentation.label, COLLAPSIBLE[presentation.collapsible]);
     this.id = id;
     this.description = presentation.description;
     this.contextValue = presentation.contextValue;

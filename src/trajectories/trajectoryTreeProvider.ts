@@ -46,7 +46,14 @@ export class TrajectoryTreeProvider extends Disposable implements vscode.TreeDat
       const waiting = element && this.model.waitingRow(element);
       return waiting ? [waiting, ...children] : children;
     } catch (error) {
-      return [{ kind: 'message', id: `${element?.id ?? 'root'}/error`, parent: element, text: `Cannot load: ${describeError(error)}` }];
+      return [
+        {
+          kind: 'message',
+          id: `${element?.id ?? 'root'}/error`,
+          parent: element,
+          text: `Cannot load: ${describeError(error)}`,
+        },
+      ];
     }
   }
 

@@ -43,7 +43,12 @@ function main(): void {
   const iterations = Number(process.argv[2] ?? 100_000);
   const repeats = Number(process.argv[3] ?? 7);
   const records = Array.from({ length: iterations }, (_, i) =>
-    aMetricsRecord({ iteration: i + 1, 'rollout/return': Math.sin(i), 'update/ratio_max': 1 + (i % 7), 'eval/memory/success': i % 10 === 0 ? 0.5 : null }),
+    aMetricsRecord({
+      iteration: i + 1,
+      'rollout/return': Math.sin(i),
+      'update/ratio_max': 1 + (i % 7),
+      'eval/memory/success': i % 10 === 0 ? 0.5 : null,
+    }),
   );
   const append: number[] = [];
   const floor: number[] = [];

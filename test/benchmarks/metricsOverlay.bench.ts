@@ -17,7 +17,12 @@ const KEYS = [...new Set(CHARTS.flatMap((chart) => chart.series.map((s) => s.key
 /** A run of `iterations` iterations taking `steps` environment steps each. */
 function runOf(iterations: number, steps: number): MetricsColumns {
   const records = Array.from({ length: iterations }, (_, i) =>
-    aMetricsRecord({ iteration: i + 1, env_steps: (i + 1) * steps, 'rollout/return': Math.sin(i), 'eval/memory/success': i % 10 === 0 ? 0.5 : null }),
+    aMetricsRecord({
+      iteration: i + 1,
+      env_steps: (i + 1) * steps,
+      'rollout/return': Math.sin(i),
+      'eval/memory/success': i % 10 === 0 ? 0.5 : null,
+    }),
   );
   return appendRecords(emptyColumns(), records);
 }

@@ -73,7 +73,11 @@ export class FakeHost implements HostApi {
    *  `gone`, the host process has exited already: no host is meant to be connected any more. */
   disconnect(gone = false): void {
     this.current = undefined;
-    this.health.set(gone ? { kind: 'none' } : { kind: 'reconnecting', since: Date.now(), remote: false, url: 'ws://fake', attempts: 0 });
+    this.health.set(
+      gone
+        ? { kind: 'none' }
+        : { kind: 'reconnecting', since: Date.now(), remote: false, url: 'ws://fake', attempts: 0 },
+    );
     this._onDidDisconnect.fire();
   }
 
@@ -85,7 +89,12 @@ export class FakeHost implements HostApi {
 export function anInitializeResult(): InitializeResult {
   return {
     protocolVersion: '1.1.0',
-    serverInfo: { name: 'empo2-host', version: '0.1.0', pid: 1234, device: { kind: 'cpu', name: 'CPU (2 cores)', memoryBytes: null, count: 1 } },
+    serverInfo: {
+      name: 'empo2-host',
+      version: '0.1.0',
+      pid: 1234,
+      device: { kind: 'cpu', name: 'CPU (2 cores)', memoryBytes: null, count: 1 },
+    },
     connection: 1,
     capabilities: {
       maxConcurrentRuns: 1,

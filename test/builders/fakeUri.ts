@@ -16,7 +16,11 @@ export class FakeUri {
   }
 
   with(change: { scheme?: string; authority?: string; path?: string }): vscode.Uri {
-    return new FakeUri(change.scheme ?? this.scheme, change.authority ?? this.authority, change.path ?? this.path) as unknown as vscode.Uri;
+    return new FakeUri(
+      change.scheme ?? this.scheme,
+      change.authority ?? this.authority,
+      change.path ?? this.path,
+    ) as unknown as vscode.Uri;
   }
 
   toString(): string {

@@ -113,7 +113,14 @@ export function aTip(fields: Partial<Tip> = {}): Tip {
 }
 
 export function aTipVersion(fields: Partial<TipVersion> = {}): TipVersion {
-  return { version: 1, text: 'look in the shed', author: 'policy', kind: 'add', at: '2026-01-01T00:00:00+00:00', ...fields };
+  return {
+    version: 1,
+    text: 'look in the shed',
+    author: 'policy',
+    kind: 'add',
+    at: '2026-01-01T00:00:00+00:00',
+    ...fields,
+  };
 }
 
 /** A finished rerun on branch `what-if` of `run-1`, as `update.compare` returns it. */
@@ -128,17 +135,51 @@ export function aBranchRerunResult(fields: Partial<BranchRerunResult> = {}): Bra
     checkpoint: 2,
     iteration: 3,
     variations: ['power-device/3'],
-    settings: { checkpoint: 2, variations: ['power-device/3'], episodes: 8, iterations: 1, eval_episodes: 8, held_out: 0, seed: 0, dry_run: false },
-    comparison: [{ variation: 'power-device/3', chosen: true, before: 0.25, after: 0.5, score_before: 10, score_after: 40 }],
-    episodes: [{ id: 'i000003-e0000', variation: 'power-device/3', success: true, return: 100, tip_guided_steps: 4, tokens: 18, logprob_before: -71.5, logprob_after: -70.7 }],
-    tips: [{ tip_id: 't000001', kind: 'update', variation_key: 'power-device/3', author: 'you', at: '2026-01-01T00:00:00+00:00', before: 'look in the shed', after: 'the battery is in the drawer' }],
+    settings: {
+      checkpoint: 2,
+      variations: ['power-device/3'],
+      episodes: 8,
+      iterations: 1,
+      eval_episodes: 8,
+      held_out: 0,
+      seed: 0,
+      dry_run: false,
+    },
+    comparison: [
+      { variation: 'power-device/3', chosen: true, before: 0.25, after: 0.5, score_before: 10, score_after: 40 },
+    ],
+    episodes: [
+      {
+        id: 'i000003-e0000',
+        variation: 'power-device/3',
+        success: true,
+        return: 100,
+        tip_guided_steps: 4,
+        tokens: 18,
+        logprob_before: -71.5,
+        logprob_after: -70.7,
+      },
+    ],
+    tips: [
+      {
+        tip_id: 't000001',
+        kind: 'update',
+        variation_key: 'power-device/3',
+        author: 'you',
+        at: '2026-01-01T00:00:00+00:00',
+        before: 'look in the shed',
+        after: 'the battery is in the drawer',
+      },
+    ],
     updates: [{ iteration: 3, loss: 0.015, masked_fraction: 0.38 }],
     kl_to_checkpoint: 0.026,
     ...fields,
   };
 }
 
-export function aMetricsRecord(fields: Partial<Record<string, number | string | boolean | null>> & { iteration?: number } = {}): MetricsRecord {
+export function aMetricsRecord(
+  fields: Partial<Record<string, number | string | boolean | null>> & { iteration?: number } = {},
+): MetricsRecord {
   return {
     iteration: 1,
     time: 1_700_000_000,

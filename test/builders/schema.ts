@@ -11,7 +11,10 @@ export const schemaPath = path.join(repoRoot, 'protocol', 'empo2-protocol.schema
 
 interface Schema {
   readonly $id: string;
-  readonly $defs: Record<string, { oneOf?: Array<{ $ref?: string; const?: number; title?: string }> } & Record<string, unknown>>;
+  readonly $defs: Record<
+    string,
+    { oneOf?: Array<{ $ref?: string; const?: number; title?: string }> } & Record<string, unknown>
+  >;
 }
 
 export const schema: Schema = JSON.parse(readFileSync(schemaPath, 'utf8'));
@@ -30,7 +33,9 @@ export function schemaErrors(definition: string, value: unknown): string[] {
     validate = ajv.getSchema(`${schema.$id}#/$defs/${definition}`)!;
     compiled.set(definition, validate);
   }
-  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${definition}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+  return validate(value)
+    ? []
+    : (validate.errors ?? []).map((e) => `${definition}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
 }
 
 /** Methods named by the schema's ClientMessage list (`InitializeRequest` → its method const). */

@@ -24,7 +24,10 @@ describe('EMPO² views, as a person sees them', () => {
     const welcome = workbench.welcomeView();
     await welcome.filter({ hasText: 'No training runs yet' }).waitFor();
     const buttons = await welcome.locator('a.monaco-button, .monaco-button').allInnerTexts();
-    assert.deepEqual(buttons.map((text) => text.trim()), ['Start Host', 'Open Run Folder']);
+    assert.deepEqual(
+      buttons.map((text) => text.trim()),
+      ['Start Host', 'Open Run Folder'],
+    );
     assert.match(await welcome.innerText(), /first-run walkthrough/);
   });
 

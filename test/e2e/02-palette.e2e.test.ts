@@ -7,11 +7,21 @@ import { Workbench } from './workbench';
 // A person drives EMPO² Studio from the command palette (F1).
 
 const manifest = JSON.parse(readFileSync(path.resolve(__dirname, '../../../../package.json'), 'utf8'));
-const hidden = new Set((manifest.contributes.menus.commandPalette ?? []).filter((m: { when: string }) => m.when === 'false').map((m: { command: string }) => m.command));
-const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands.filter((c: { command: string }) => !hidden.has(c.command));
+const hidden = new Set(
+  (manifest.contributes.menus.commandPalette ?? [])
+    .filter((m: { when: string }) => m.when === 'false')
+    .map((m: { command: string }) => m.command),
+);
+const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands.filter(
+  (c: { command: string }) => !hidden.has(c.command),
+);
 // With no host running, a command whose palette entry has a `when` clause is not offered,
 // except Start Host (its clause asks for a stopped host): the palette offers only what applies.
-const conditional = new Set((manifest.contributes.menus.commandPalette ?? []).filter((m: { when: string }) => m.when !== 'false').map((m: { command: string }) => m.command));
+const conditional = new Set(
+  (manifest.contributes.menus.commandPalette ?? [])
+    .filter((m: { when: string }) => m.when !== 'false')
+    .map((m: { command: string }) => m.command),
+);
 const offeredWithoutHost = commands.filter((c) => !conditional.has(c.command) || c.command === 'empo2.startHost');
 const notOfferedWithoutHost = commands.filter((c) => conditional.has(c.command) && c.command !== 'empo2.startHost');
 
@@ -24,14 +34,25 @@ describe('EMPO² commands in the palette', () => {
       await workbench.openCommandPalette();
       const label = `${category}: ${title}`;
       await workbench.page.keyboard.type(label);
-      await workbench.paletteRow(label).first().waitFor({ timeout: 5_000 }).catch(() => missing.push(label));
+      await workbench
+        .paletteRow(label)
+        .first()
+        .waitFor({ timeout: 5_000 })
+        .catch(() => missing.push(label));
     }
     const offered: string[] = [];
     for (const { category, title } of notOfferedWithoutHost) {
       await workbench.openCommandPalette();
       const label = `${category}: ${title}`;
       await workbench.page.keyboard.type(label);
-      await workbench.paletteRow(label).first().waitFor({ timeout: 1_500 }).then(() => offered.push(label), () => undefined);
+      await workbench
+        .paletteRow(label)
+        .first()
+        .waitFor({ timeout: 1_500 })
+        .then(
+          () => offered.push(label),
+          () => undefined,
+        );
     }
     await workbench.closeQuickInput();
     assert.deepEqual(missing, []);
@@ -64,10 +85,14 @@ describe('EMPO² commands in the palette', () => {
     await workbench.quickInputTitle().filter({ hasText: 'EMPO²: Open Run Folder' }).waitFor();
     const runRoot = `${e2eSession().workspace}/.empo2/runs/`;
     const startsIn = await workbench
-      .eventually('the picker to show the run root', async () => {
-        const value = await workbench.quickInput().locator('input').first().inputValue();
-        return value === runRoot ? value : undefined;
-      }, 5_000)
+      .eventually(
+        'the picker to show the run root',
+        async () => {
+          const value = await workbench.quickInput().locator('input').first().inputValue();
+          return value === runRoot ? value : undefined;
+        },
+        5_000,
+      )
       .catch(async (error: Error) => {
         await workbench.screenshot('06-open-run-folder-picker-wrong-path');
         throw error;

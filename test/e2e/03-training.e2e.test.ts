@@ -14,7 +14,9 @@ function storedTipText(runId: string, tipId: string): string | undefined {
   const log = path.join(e2eSession().fixtures.runRoot, runId, 'memory', 'events.jsonl');
   let text: string | undefined;
   for (const line of readFileSync(log, 'utf8').split('\n')) {
-    const event = line.trim() ? (JSON.parse(line) as { kind?: string; tip_id?: string; text?: string; tip?: { id?: string; text?: string } }) : {};
+    const event = line.trim()
+      ? (JSON.parse(line) as { kind?: string; tip_id?: string; text?: string; tip?: { id?: string; text?: string } })
+      : {};
     if (event.kind === 'update' && event.tip_id === tipId) {
       text = event.text;
     } else if (event.kind === 'add' && event.tip?.id === tipId) {
@@ -66,16 +68,25 @@ describe('Training from the palette, as a person does it', () => {
   it('shows the metrics, and the charts move as iterations finish', async () => {
     await workbench.runCommand('EMPO²: Show Metrics');
     const frame = await metricsFrame();
-    const first = await workbench.eventually('a first point on the charts', async () => ((await chartPoints(frame)) >= 1 ? chartPoints(frame) : undefined), 120_000);
+    const first = await workbench.eventually(
+      'a first point on the charts',
+      async () => ((await chartPoints(frame)) >= 1 ? chartPoints(frame) : undefined),
+      120_000,
+    );
     await workbench.screenshot('13-metrics-first-iterations');
     // The run (tiny.json) has few iterations: on a fast machine all of them can finish before the
     // panel's first read (CI failed so), and then the charts can only be complete, not move.
     const configs = path.join(e2eSession().workspace, '.empo2', 'configs');
-    const total = (JSON.parse(readFileSync(path.join(configs, 'tiny.json'), 'utf8')) as { iterations: number }).iterations;
-    const later = await workbench.eventually('the charts to move', async () => {
-      const points = await chartPoints(frame);
-      return points > first || points >= total ? points : undefined;
-    }, 150_000);
+    const total = (JSON.parse(readFileSync(path.join(configs, 'tiny.json'), 'utf8')) as { iterations: number })
+      .iterations;
+    const later = await workbench.eventually(
+      'the charts to move',
+      async () => {
+        const points = await chartPoints(frame);
+        return points > first || points >= total ? points : undefined;
+      },
+      150_000,
+    );
     assert.ok(later > first || later === total, `${first} points, then ${later}, of ${total} iterations`);
     await workbench.screenshot('14-metrics-moved');
   });
@@ -129,7 +140,9 @@ describe('Training from the palette, as a person does it', () => {
     await card.locator('vscode-button', { hasText: 'Save' }).click();
     await card.locator('[data-testid="tip-text"]', { hasText: editedText }).waitFor();
     // What the host stored, read from the run's memory log: the very text that was typed.
-    const runId = (await workbench.treeRow(/^run-/).first().locator('.label-name').innerText()).match(/run-[\w-]+/)?.[0];
+    const runId = (await workbench.treeRow(/^run-/).first().locator('.label-name').innerText()).match(
+      /run-[\w-]+/,
+    )?.[0];
     assert.ok(runId, 'the tree names the run');
     assert.equal(storedTipText(runId, tipId), editedText);
     // The card names the person who wrote this version, with the policy's first version; never
@@ -145,7 +158,9 @@ describe('Training from the palette, as a person does it', () => {
     await workbench.runCommand('EMPO²: Restart Host');
     await workbench.statusBarItem('EMPO²: CPU').waitFor({ timeout: 120_000 });
     const frame = await workbench.webviewFrame('empo2-tip-card', 60_000);
-    await frame.locator('empo2-tip-card [data-testid="tip-text"]', { hasText: editedText }).waitFor({ timeout: 30_000 });
+    await frame
+      .locator('empo2-tip-card [data-testid="tip-text"]', { hasText: editedText })
+      .waitFor({ timeout: 30_000 });
     await workbench.screenshot('17-tip-after-restart');
   });
 });

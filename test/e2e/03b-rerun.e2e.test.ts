@@ -16,16 +16,26 @@ describe('Rerunning the off-policy update after a tip edit, as a person does it'
   async function rerunFromPalette(mode: 'Dry run' | 'Rerun on a new branch'): Promise<void> {
     await workbench.pickCommand('EMPO²: Rerun Off-Policy Update…');
     const keyboard = workbench.page.keyboard;
-    await workbench.quickInputTitle().filter({ hasText: `(1/5): checkpoint of ${parent}` }).waitFor({ timeout: 30_000 });
+    await workbench
+      .quickInputTitle()
+      .filter({ hasText: `(1/5): checkpoint of ${parent}` })
+      .waitFor({ timeout: 30_000 });
     await workbench.quickInputRows().first().filter({ hasText: 'latest' }).waitFor();
     await keyboard.press('Enter');
     await workbench.quickInputTitle().filter({ hasText: '(2/5): variations' }).waitFor({ timeout: 30_000 });
     // The variation whose tip was edited by hand is offered as such, and picked already.
     const edited = workbench.quickInputRows().filter({ hasText: 'tips edited by a person' });
     assert.ok((await edited.count()) >= 1, 'the edited variation is marked');
-    assert.equal(await edited.first().locator('input[type="checkbox"]:checked, .monaco-custom-toggle.checked').count(), 1, 'and picked');
+    assert.equal(
+      await edited.first().locator('input[type="checkbox"]:checked, .monaco-custom-toggle.checked').count(),
+      1,
+      'and picked',
+    );
     await keyboard.press('Enter');
-    for (const [step, value] of [['(3/5)', '2'], ['(4/5)', '1']] as const) {
+    for (const [step, value] of [
+      ['(3/5)', '2'],
+      ['(4/5)', '1'],
+    ] as const) {
       await workbench.quickInputTitle().filter({ hasText: step }).waitFor({ timeout: 30_000 });
       await workbench.quickInput().locator('input').fill(value);
       await keyboard.press('Enter');
@@ -61,7 +71,14 @@ describe('Rerunning the off-policy update after a tip edit, as a person does it'
     await view.getByText(`Dry run of ${parent}`).waitFor();
     await view.getByText('loss (no step taken)').waitFor();
     await workbench.screenshot('18-rerun-dry-run');
-    assert.equal(await workbench.treeRow(/^branch-\d+$/).filter({ hasText: `branch of ${parent}` }).count(), 0, 'a dry run makes no branch');
+    assert.equal(
+      await workbench
+        .treeRow(/^branch-\d+$/)
+        .filter({ hasText: `branch of ${parent}` })
+        .count(),
+      0,
+      'a dry run makes no branch',
+    );
   });
 
   it('reruns for real on a branch under its parent; the comparison shows before and after', async () => {
@@ -74,18 +91,31 @@ describe('Rerunning the off-policy update after a tip edit, as a person does it'
     assert.equal(await cells.count(), 3, 'before, after and change');
     for (const text of await cells.allInnerTexts()) {
       // A change comes with its 95% interval and the episodes each side played.
-      assert.match(text.trim(), /^(\d+(\.\d)?%|[+−±]\d+(\.\d)? pts \[(0|[+−]\d+), (0|[+−]\d+)\] · \d+ vs \d+ episodes)$/, `a success or a change, not "${text}"`);
+      assert.match(
+        text.trim(),
+        /^(\d+(\.\d)?%|[+−±]\d+(\.\d)? pts \[(0|[+−]\d+), (0|[+−]\d+)\] · \d+ vs \d+ episodes)$/,
+        `a success or a change, not "${text}"`,
+      );
     }
     // The edited tip, before and after, as the branch recorded it.
-    await view.locator('table[aria-label="tip texts before and after the edit"] td.tip', { hasText: editedText }).waitFor({ timeout: 30_000 });
+    await view
+      .locator('table[aria-label="tip texts before and after the edit"] td.tip', { hasText: editedText })
+      .waitFor({ timeout: 30_000 });
     await workbench.screenshot('19-rerun-compared');
     await workbench.openViewContainer('EMPO²');
     await workbench.expandRow(workbench.treeRow(parent).first());
     // Under its parent a branch is named by what its id adds to the parent's ("branch-1").
-    const branch = workbench.treeRow(/^branch-\d+$/).filter({ hasText: `branch of ${parent}` }).first();
+    const branch = workbench
+      .treeRow(/^branch-\d+$/)
+      .filter({ hasText: `branch of ${parent}` })
+      .first();
     await branch.waitFor({ timeout: 30_000 });
     // Its rerun finished: the branch reads finished, with the finished icon, not a red stop.
-    await workbench.eventually('the branch to read finished', async () => ((await branch.locator('.codicon-pass-filled').count()) === 1 ? true : undefined), 30_000);
+    await workbench.eventually(
+      'the branch to read finished',
+      async () => ((await branch.locator('.codicon-pass-filled').count()) === 1 ? true : undefined),
+      30_000,
+    );
     assert.equal(await branch.locator('.codicon-debug-stop').count(), 0, 'no stop icon on a finished branch');
     assert.match(await branch.locator('.label-description').innerText(), /finished/);
     await workbench.screenshot('19b-branch-under-parent');

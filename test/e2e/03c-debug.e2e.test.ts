@@ -8,7 +8,7 @@ import { Workbench } from './workbench';
 // retrieved tip would offer "Show Tip in Memory Tips" there (unit-tested: this replay is
 // memory-free).
 
-describe('Debugging an episode in VS Code\'s debugger, as a person does it', function () {
+describe("Debugging an episode in VS Code's debugger, as a person does it", function () {
   this.timeout(600_000); // loading the checkpoint and replaying takes minutes on a loaded machine
   const workbench = new Workbench();
 
@@ -35,7 +35,8 @@ describe('Debugging an episode in VS Code\'s debugger, as a person does it', fun
     // Stopped on entry: the debug toolbar, Run and Debug open in the side bar (VS Code itself
     // opens it only on a breakpoint), and the episode's document with a line per turn.
     await page.locator('.debug-toolbar').waitFor({ timeout: 300_000 });
-    const pane = (title: string) => page.locator('.part.sidebar .pane').filter({ has: page.locator('.pane-header', { hasText: title }) });
+    const pane = (title: string) =>
+      page.locator('.part.sidebar .pane').filter({ has: page.locator('.pane-header', { hasText: title }) });
     await pane('Call Stack').waitFor({ timeout: 30_000 });
     await workbench.screenshot('20a-debug-stopped-on-entry');
     await page.locator('.tabs-container .tab', { hasText: '.empo2-episode' }).waitFor({ timeout: 60_000 });
@@ -47,22 +48,32 @@ describe('Debugging an episode in VS Code\'s debugger, as a person does it', fun
     // A breakpoint on turn 1, in the gutter, the way one is set in any file.
     await line2.click();
     await page.keyboard.press('F9');
-    await editor.locator('.codicon-debug-breakpoint, .codicon-debug-breakpoint-unverified').first().waitFor({ timeout: 30_000 });
+    await editor
+      .locator('.codicon-debug-breakpoint, .codicon-debug-breakpoint-unverified')
+      .first()
+      .waitFor({ timeout: 30_000 });
     await page.keyboard.press('F5');
 
     // Stopped there: the call stack's top frame is turn 1, and the Variables view shows it.
-    await pane('Call Stack').locator('.monaco-list-row', { hasText: /turn\s1:\s/ }).first().waitFor({ timeout: 300_000 });
+    await pane('Call Stack')
+      .locator('.monaco-list-row', { hasText: /turn\s1:\s/ })
+      .first()
+      .waitFor({ timeout: 300_000 });
     const variables = pane('Variables');
     const turnScope = variables.locator('.monaco-list-row', { hasText: 'Turn' }).first();
     await turnScope.waitFor({ timeout: 60_000 });
     if ((await turnScope.getAttribute('aria-expanded')) !== 'true') {
       await turnScope.click(); // a person opens the scope, as in any debugger
     }
-    for (const name of ['observation', 'prompt_no_tips', 'tips_retrieved', 'executed_action', 'corrected']) { // the rows in view (the list is virtual)
+    for (const name of ['observation', 'prompt_no_tips', 'tips_retrieved', 'executed_action', 'corrected']) {
+      // the rows in view (the list is virtual)
       await variables.locator('.monaco-list-row', { hasText: name }).first().waitFor({ timeout: 30_000 });
     }
     // The turn it stopped on, as the Variables view shows it: "turn = 1".
-    await variables.locator('.monaco-list-row', { hasText: /^\s*turn\s*[=:]?\s*1\s*$/ }).first().waitFor({ timeout: 30_000 });
+    await variables
+      .locator('.monaco-list-row', { hasText: /^\s*turn\s*[=:]?\s*1\s*$/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
     await workbench.screenshot('20-debug-breakpoint-variables');
     await page.keyboard.press('Shift+F5');
     await page.locator('.debug-toolbar').waitFor({ state: 'hidden', timeout: 60_000 });

@@ -7,7 +7,7 @@ import { Workbench } from './workbench';
 // ticks both in "Compare Runs' Metrics…", reads one chart per metric with a line per run, and
 // switches the x-axis to environment steps.
 
-describe('Comparing runs\' metrics, as a person does it', function () {
+describe("Comparing runs' metrics, as a person does it", function () {
   this.timeout(900_000);
   const workbench = new Workbench();
 
@@ -20,13 +20,21 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     return topRuns().filter({ hasText: 'finished' }).locator('.label-name').allInnerTexts();
   }
 
-  async function panelState(frame: Frame): Promise<{ heading: string; runs: string[]; charts: { id: string; points: number; latest: string; iteration: string }[] }> {
+  async function panelState(
+    frame: Frame,
+  ): Promise<{
+    heading: string;
+    runs: string[];
+    charts: { id: string; points: number; latest: string; iteration: string }[];
+  }> {
     return frame.locator('empo2-metrics-panel').evaluate((panel) => {
       const root = panel.shadowRoot!;
       return {
         // One run: its id; several: "N runs".
         heading: root.querySelector('h2')?.textContent ?? '',
-        runs: Array.from(root.querySelectorAll<HTMLElement>('[data-testid="run"]')).map((row) => row.dataset.runId ?? ''),
+        runs: Array.from(root.querySelectorAll<HTMLElement>('[data-testid="run"]')).map(
+          (row) => row.dataset.runId ?? '',
+        ),
         charts: Array.from(root.querySelectorAll<HTMLElement>('empo2-metrics-chart')).map((chart) => ({
           id: chart.dataset.chart ?? '',
           points: Number(chart.dataset.points ?? 0),
@@ -54,7 +62,11 @@ describe('Comparing runs\' metrics, as a person does it', function () {
       await workbench.pickCommand('EMPO²: New Training Run');
       await workbench.quickInputRows().filter({ hasText: '.empo2/configs/tiny.json' }).first().click();
       await workbench.quickInput().waitFor({ state: 'hidden' });
-      await workbench.eventually('the run to finish', async () => ((await finishedRunIds()).length > before ? true : undefined), 420_000);
+      await workbench.eventually(
+        'the run to finish',
+        async () => ((await finishedRunIds()).length > before ? true : undefined),
+        420_000,
+      );
     }
     const compared = (await finishedRunIds()).slice(0, 2);
 
@@ -65,10 +77,16 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     await acceptPick();
 
     const frame = await workbench.webviewFrame('empo2-metrics-panel', 60_000);
-    const overlaid = await workbench.eventually('both runs charted', async () => {
-      const state = await panelState(frame);
-      return state.runs.length === 2 && state.charts.length > 0 && state.charts.every((c) => c.points > 0) ? state : undefined;
-    }, 60_000);
+    const overlaid = await workbench.eventually(
+      'both runs charted',
+      async () => {
+        const state = await panelState(frame);
+        return state.runs.length === 2 && state.charts.length > 0 && state.charts.every((c) => c.points > 0)
+          ? state
+          : undefined;
+      },
+      60_000,
+    );
     assert.deepEqual([...overlaid.runs].sort(), [...compared].sort());
     // One chart per metric key, each run a series named by its run id.
     const score = overlaid.charts.find((c) => c.id === 'return/rollout/return');
@@ -84,11 +102,15 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     await axis.click();
     // The open dropdown's options are the select's own list items (in its shadow root).
     await axis.locator('li.option', { hasText: 'x: environment steps' }).click();
-    const bySteps = await workbench.eventually('the charts on environment steps', async () => {
-      const state = await panelState(frame);
-      const chart = state.charts.find((c) => c.id === 'return/rollout/return');
-      return chart && /^environment steps \d+$/.test(chart.iteration) ? state : undefined;
-    }, 20_000);
+    const bySteps = await workbench.eventually(
+      'the charts on environment steps',
+      async () => {
+        const state = await panelState(frame);
+        const chart = state.charts.find((c) => c.id === 'return/rollout/return');
+        return chart && /^environment steps \d+$/.test(chart.iteration) ? state : undefined;
+      },
+      20_000,
+    );
     const steps = bySteps.charts.find((c) => c.id === 'return/rollout/return')!;
     // The tiny config's iterations take several steps each: x is no longer the iteration count.
     assert.ok(Number(steps.iteration.split(' ').pop()) > 2, steps.iteration);
@@ -104,10 +126,14 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     await workbench.treeRow(current).first().locator('.label-name').click();
     await workbench.statusBarItem(current).waitFor({ timeout: 20_000 });
     await workbench.runCommand('EMPO²: Show Metrics');
-    const alone = await workbench.eventually(`Show Metrics to show ${current} alone`, async () => {
-      const state = await panelState(frame);
-      return state.runs.length === 0 && state.charts.some((c) => c.points > 0) ? state : undefined;
-    }, 20_000);
+    const alone = await workbench.eventually(
+      `Show Metrics to show ${current} alone`,
+      async () => {
+        const state = await panelState(frame);
+        return state.runs.length === 0 && state.charts.some((c) => c.points > 0) ? state : undefined;
+      },
+      20_000,
+    );
     assert.equal(alone.heading, current, `Show Metrics showed "${alone.heading}", not the current run ${current}`);
 
     // "Add run…" in the panel overlays the other run again; its × leaves the current one.
@@ -115,16 +141,26 @@ describe('Comparing runs\' metrics, as a person does it', function () {
     await workbench.quickInputTitle().filter({ hasText: 'Add Runs to the Metrics' }).waitFor();
     await workbench.tickExactly([other]);
     await acceptPick();
-    const added = await workbench.eventually('the run added', async () => {
-      const state = await panelState(frame);
-      return state.runs.length === 2 ? state : undefined;
-    }, 60_000);
+    const added = await workbench.eventually(
+      'the run added',
+      async () => {
+        const state = await panelState(frame);
+        return state.runs.length === 2 ? state : undefined;
+      },
+      60_000,
+    );
     assert.deepEqual(added.runs, [current, other]);
     await frame.locator(`empo2-metrics-panel [data-testid="run"][data-run-id="${other}"] button.remove`).click();
-    await workbench.eventually('one run left', async () => {
-      const state = await panelState(frame);
-      return state.runs.length === 0 && state.heading === current && state.charts.some((c) => c.id === 'return') ? true : undefined;
-    }, 20_000);
+    await workbench.eventually(
+      'one run left',
+      async () => {
+        const state = await panelState(frame);
+        return state.runs.length === 0 && state.heading === current && state.charts.some((c) => c.id === 'return')
+          ? true
+          : undefined;
+      },
+      20_000,
+    );
     await workbench.runCommand('View: Close All Editors');
   });
 });

@@ -21,7 +21,11 @@ describe('Pausing a training run to rerun its update, then restarting the host',
   }
 
   async function waitForIcon(row: Locator, icon: string, what: string, timeoutMs = 120_000): Promise<void> {
-    await workbench.eventually(what, async () => ((await row.locator(`.codicon-${icon}`).count()) > 0 ? true : undefined), timeoutMs);
+    await workbench.eventually(
+      what,
+      async () => ((await row.locator(`.codicon-${icon}`).count()) > 0 ? true : undefined),
+      timeoutMs,
+    );
   }
 
   it('says before the first question that the run trains, and pauses it when asked', async () => {
@@ -40,7 +44,10 @@ describe('Pausing a training run to rerun its update, then restarting the host',
     await workbench.openViewContainer('EMPO²');
     // Earlier files leave finished runs, some expanded: only this run's rows are shown open.
     await workbench.collapseTree();
-    const live = workbench.treeRow(/^run-/).filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') }).first();
+    const live = workbench
+      .treeRow(/^run-/)
+      .filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') })
+      .first();
     await live.waitFor({ timeout: 120_000 });
     runId = (await live.locator('.label-name').innerText()).trim();
     await workbench.expandRow(runRow());
@@ -55,7 +62,10 @@ describe('Pausing a training run to rerun its update, then restarting the host',
     await workbench.screenshot('20-rerun-asks-to-pause-first');
     await dialog.getByRole('button', { name: 'Pause After This Iteration and Rerun' }).click();
     // Once paused, the questions begin; cancelled here, to edit a tip first.
-    await workbench.quickInputTitle().filter({ hasText: `(1/5): checkpoint of ${runId}` }).waitFor({ timeout: 180_000 });
+    await workbench
+      .quickInputTitle()
+      .filter({ hasText: `(1/5): checkpoint of ${runId}` })
+      .waitFor({ timeout: 180_000 });
     await workbench.closeQuickInput();
     await waitForIcon(runRow(), 'debug-pause', 'the run to read paused');
   });
@@ -73,11 +83,17 @@ describe('Pausing a training run to rerun its update, then restarting the host',
 
     await workbench.pickCommand('EMPO²: Rerun Off-Policy Update…');
     const keyboard = workbench.page.keyboard;
-    await workbench.quickInputTitle().filter({ hasText: `(1/5): checkpoint of ${runId}` }).waitFor({ timeout: 30_000 });
+    await workbench
+      .quickInputTitle()
+      .filter({ hasText: `(1/5): checkpoint of ${runId}` })
+      .waitFor({ timeout: 30_000 });
     await keyboard.press('Enter');
     await workbench.quickInputTitle().filter({ hasText: '(2/5): variations' }).waitFor({ timeout: 30_000 });
     await keyboard.press('Enter'); // the edited variation, picked already
-    for (const [step, value] of [['(3/5)', '2'], ['(4/5)', '1']] as const) {
+    for (const [step, value] of [
+      ['(3/5)', '2'],
+      ['(4/5)', '1'],
+    ] as const) {
       await workbench.quickInputTitle().filter({ hasText: step }).waitFor({ timeout: 30_000 });
       await workbench.quickInput().locator('input').fill(value);
       await keyboard.press('Enter');
@@ -89,7 +105,15 @@ describe('Pausing a training run to rerun its update, then restarting the host',
     await view.getByText('dry run: weights unchanged').waitFor({ timeout: 300_000 });
     const edits = view.locator('table[aria-label="tip texts before and after the edit"]');
     await edits.locator('td.tip', { hasText: editedText }).waitFor({ timeout: 30_000 });
-    assert.equal(await edits.locator('td.tip.before').first().innerText().then((text) => text.trim().length > 0), true, 'the text before the edit');
+    assert.equal(
+      await edits
+        .locator('td.tip.before')
+        .first()
+        .innerText()
+        .then((text) => text.trim().length > 0),
+      true,
+      'the text before the edit',
+    );
     await workbench.screenshot('21-dry-run-beside-paused-run');
     assert.equal(await workbench.notification(/already trains|cannot|failed/).count(), 0, 'no refusal');
     await workbench.openViewContainer('EMPO²');

@@ -19,7 +19,11 @@ describe('A new training run while the only run is paused', () => {
   }
 
   async function waitForIcon(row: Locator, icon: string, what: string, timeoutMs = 120_000): Promise<void> {
-    await workbench.eventually(what, async () => ((await row.locator(`.codicon-${icon}`).count()) > 0 ? true : undefined), timeoutMs);
+    await workbench.eventually(
+      what,
+      async () => ((await row.locator(`.codicon-${icon}`).count()) > 0 ? true : undefined),
+      timeoutMs,
+    );
   }
 
   /** The items of the context menu a right-click on `row` opens (closed again with Escape). */
@@ -55,14 +59,23 @@ describe('A new training run while the only run is paused', () => {
     const long = { ...JSON.parse(readFileSync(path.join(configs, 'tiny.json'), 'utf8')), iterations: 40 };
     writeFileSync(path.join(configs, 'paused-long.json'), JSON.stringify(long, null, 2) + '\n');
     // What a bench leaves: probe outputs named like configs, in docs/bench and elsewhere.
-    const probe = { run: 'empo2-per-episode-key-seed50', iterations: 100, episodes: 798, keys: { step: { entries: 3006 } } };
+    const probe = {
+      run: 'empo2-per-episode-key-seed50',
+      iterations: 100,
+      episodes: 798,
+      keys: { step: { entries: 3006 } },
+    };
     for (const folder of [path.join(workspace, 'docs', 'bench', 'r2', 'probes'), path.join(workspace, 'results')]) {
       mkdirSync(folder, { recursive: true });
       writeFileSync(path.join(folder, 'empo2-seed50.selectivity.json'), JSON.stringify(probe) + '\n');
     }
 
     await workbench.pickCommand('EMPO²: New Training Run');
-    await workbench.quickInputRows().filter({ hasText: '.empo2/configs/paused-long.json' }).first().waitFor({ timeout: 30_000 });
+    await workbench
+      .quickInputRows()
+      .filter({ hasText: '.empo2/configs/paused-long.json' })
+      .first()
+      .waitFor({ timeout: 30_000 });
     const rows = (await workbench.quickInputRows().allInnerTexts()).join('\n');
     assert.doesNotMatch(rows, /selectivity/, 'no bench probe offered as a config');
     assert.match(rows, /\.empo2\/configs\/tiny\.json/);
@@ -71,37 +84,65 @@ describe('A new training run while the only run is paused', () => {
     await workbench.openViewContainer('EMPO²');
     await workbench.collapseTree();
     // A config file is sent as its content: the host names the run `run-<time>`.
-    const live = workbench.treeRow(/^run-/).filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') }).first();
+    const live = workbench
+      .treeRow(/^run-/)
+      .filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') })
+      .first();
     await live.waitFor({ timeout: 120_000 });
     runId = (await live.locator('.label-name').innerText()).trim();
   });
 
-  it('opens Add Tip\'s form in view when the tips list is scrolled down', async () => {
+  it("opens Add Tip's form in view when the tips list is scrolled down", async () => {
     const frame = await workbench.webviewFrame('empo2-tips-panel', 60_000);
     // The run writes a tip per episode: wait until the list is longer than the view.
-    await workbench.eventually('a tips list longer than its view', async () => ((await frame.evaluate(() => document.documentElement.scrollHeight > window.innerHeight + 300)) ? true : undefined), 300_000);
+    await workbench.eventually(
+      'a tips list longer than its view',
+      async () =>
+        (await frame.evaluate(() => document.documentElement.scrollHeight > window.innerHeight + 300))
+          ? true
+          : undefined,
+      300_000,
+    );
     await frame.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
     assert.ok((await frame.evaluate(() => window.scrollY)) > 0, 'scrolled down');
     const panel = frame.locator('empo2-tips-panel');
     await panel.locator('header vscode-button', { hasText: 'Add Tip' }).click();
     const box = panel.locator('vscode-textarea.add-text');
     await box.waitFor();
-    await workbench.eventually('the form in view', async () => {
-      const inView = await box.evaluate((element) => {
-        const rect = element.getBoundingClientRect();
-        const header = (element.getRootNode() as ShadowRoot).querySelector('header')!.getBoundingClientRect();
-        return rect.top >= header.bottom - 1 && rect.bottom <= window.innerHeight;
-      });
-      return inView ? true : undefined;
-    }, 5_000);
+    await workbench.eventually(
+      'the form in view',
+      async () => {
+        const inView = await box.evaluate((element) => {
+          const rect = element.getBoundingClientRect();
+          const header = (element.getRootNode() as ShadowRoot).querySelector('header')!.getBoundingClientRect();
+          return rect.top >= header.bottom - 1 && rect.bottom <= window.innerHeight;
+        });
+        return inView ? true : undefined;
+      },
+      5_000,
+    );
     await workbench.screenshot('24-add-tip-form-in-view');
     await panel.locator('header vscode-button', { hasText: 'Cancel' }).click();
   });
 
-  it('pauses from the run\'s context menu, which then offers Stop Run', async () => {
+  it("pauses from the run's context menu, which then offers Stop Run", async () => {
     await chooseFromContextMenu(runRow(), 'Pause Run');
     // Paused, not pausing: the row's description is its state.
-    await workbench.eventually('the run to read paused', async () => (/^paused/.test((await runRow().locator('.label-description').innerText().catch(() => '')).trim()) ? true : undefined), 300_000);
+    await workbench.eventually(
+      'the run to read paused',
+      async () =>
+        /^paused/.test(
+          (
+            await runRow()
+              .locator('.label-description')
+              .innerText()
+              .catch(() => '')
+          ).trim(),
+        )
+          ? true
+          : undefined,
+      300_000,
+    );
     const items = await contextMenuItems(runRow());
     assert.ok(items.includes('Stop Run'), `Stop Run among ${items.join(', ')}`);
     assert.ok(items.includes('Resume Run'));
@@ -119,10 +160,18 @@ describe('A new training run while the only run is paused', () => {
     await waitForIcon(runRow(), 'debug-stop', 'the paused run to stop', 10_000);
     await workbench.quickInputRows().filter({ hasText: '.empo2/configs/tiny.json' }).first().click();
     await workbench.quickInput().waitFor({ state: 'hidden' });
-    const started = workbench.treeRow(/^run-/).filter({ hasNot: workbench.page.getByText(runId, { exact: true }) }).filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') });
+    const started = workbench
+      .treeRow(/^run-/)
+      .filter({ hasNot: workbench.page.getByText(runId, { exact: true }) })
+      .filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') });
     await started.first().waitFor({ timeout: 120_000 });
     assert.equal(await workbench.notification(/already trains|training slot/).count(), 0, 'no refusal');
     // Leave the workbench calm for the files after this one.
-    await workbench.eventually('the new run to end', async () => ((await workbench.treeRow(/^run-/).locator('.codicon-sync, .codicon-loading').count()) === 0 ? true : undefined), 300_000);
+    await workbench.eventually(
+      'the new run to end',
+      async () =>
+        (await workbench.treeRow(/^run-/).locator('.codicon-sync, .codicon-loading').count()) === 0 ? true : undefined,
+      300_000,
+    );
   });
 });

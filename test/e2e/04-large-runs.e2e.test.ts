@@ -12,7 +12,10 @@ describe('Large runs, opened from their folders', () => {
   const workbench = new Workbench();
 
   /** Clicks a row and returns the ms until `next` shows up (what a person waits for). */
-  async function timeExpansion(row: ReturnType<Workbench['treeRow']>, next: ReturnType<Workbench['treeRow']>): Promise<number> {
+  async function timeExpansion(
+    row: ReturnType<Workbench['treeRow']>,
+    next: ReturnType<Workbench['treeRow']>,
+  ): Promise<number> {
     await row.waitFor();
     const started = Date.now();
     await workbench.twistie(row).click();
@@ -22,8 +25,13 @@ describe('Large runs, opened from their folders', () => {
 
   /** The metrics panel names `runId` (one run's heading is its id; the page renders it at once). */
   async function assertShows(frame: Frame, runId: string): Promise<void> {
-    const heading = () => frame.locator('empo2-metrics-panel').evaluate((p) => p.shadowRoot?.querySelector('h2')?.textContent || undefined);
-    assert.equal(await workbench.eventually('the metrics panel to name its run', heading, 30_000), runId, 'Show Metrics shows the current run');
+    const heading = () =>
+      frame.locator('empo2-metrics-panel').evaluate((p) => p.shadowRoot?.querySelector('h2')?.textContent || undefined);
+    assert.equal(
+      await workbench.eventually('the metrics panel to name its run', heading, 30_000),
+      runId,
+      'Show Metrics shows the current run',
+    );
   }
 
   it('opens a 10,000-episode run and expands its levels quickly', async () => {
@@ -38,8 +46,14 @@ describe('Large runs, opened from their folders', () => {
     await run.waitFor({ timeout: 30_000 });
     const times = {
       run: await timeExpansion(run, workbench.treeRow('Iteration 79')),
-      iteration: await timeExpansion(workbench.treeRow('Iteration 79').first(), workbench.treeRow(/^(power-device|grow-plant|heat-food)\//)),
-      taskGroup: await timeExpansion(workbench.treeRow(/^(power-device|grow-plant|heat-food)\//).first(), workbench.treeRow('Episode 0000')),
+      iteration: await timeExpansion(
+        workbench.treeRow('Iteration 79').first(),
+        workbench.treeRow(/^(power-device|grow-plant|heat-food)\//),
+      ),
+      taskGroup: await timeExpansion(
+        workbench.treeRow(/^(power-device|grow-plant|heat-food)\//).first(),
+        workbench.treeRow('Episode 0000'),
+      ),
       episode: await timeExpansion(workbench.treeRow('Episode 0000').first(), workbench.treeRow(/^t0: /)),
     };
     for (const [level, ms] of Object.entries(times)) {
@@ -71,13 +85,20 @@ describe('Large runs, opened from their folders', () => {
     const panel = frame.locator('empo2-metrics-panel');
     await workbench.eventually(
       '100,000 points on the charts',
-      () => panel.evaluate((p) => (p.shadowRoot?.querySelector('empo2-metrics-chart')?.getAttribute('data-points') === '100000' ? true : undefined)),
+      () =>
+        panel.evaluate((p) =>
+          p.shadowRoot?.querySelector('empo2-metrics-chart')?.getAttribute('data-points') === '100000'
+            ? true
+            : undefined,
+        ),
       120_000,
     );
     workbench.measure('100k-point run: Show Metrics to charts drawn (ms)', Date.now() - started);
     // One more iteration arrives: what a live update costs with 100,000 points per series.
     const cost = await panel.evaluate(async (p) => {
-      const element = p as HTMLElement & { appendColumns(columns: { iterations: number[]; series: Record<string, number[]> }): void };
+      const element = p as HTMLElement & {
+        appendColumns(columns: { iterations: number[]; series: Record<string, number[]> }): void;
+      };
       const charts = Array.from(element.shadowRoot?.querySelectorAll<HTMLElement>('empo2-metrics-chart') ?? []);
       const keys = ['rollout/return', 'rollout/memory_free/return', 'update/entropy', 'memory/tips'];
       const frameDone = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
@@ -90,10 +111,21 @@ describe('Large runs, opened from their folders', () => {
       }
       // The charts redraw in one batch; the last one done tells how long the batch took.
       const draw = Math.max(...charts.map((chart) => Number(chart.dataset.drawMs ?? 0)));
-      return { frameMs: Math.min(...samples), drawMsAllCharts: draw, charts: charts.length, points: charts[0]?.dataset.points };
+      return {
+        frameMs: Math.min(...samples),
+        drawMsAllCharts: draw,
+        charts: charts.length,
+        points: charts[0]?.dataset.points,
+      };
     });
-    workbench.measure('100k points: one live update, all charts redrawn (ms, setData to the last chart drawn)', Math.round(cost.drawMsAllCharts * 10) / 10);
-    workbench.measure('100k points: one live update, append to next frame painted (ms)', Math.round(cost.frameMs * 10) / 10);
+    workbench.measure(
+      '100k points: one live update, all charts redrawn (ms, setData to the last chart drawn)',
+      Math.round(cost.drawMsAllCharts * 10) / 10,
+    );
+    workbench.measure(
+      '100k points: one live update, append to next frame painted (ms)',
+      Math.round(cost.frameMs * 10) / 10,
+    );
     workbench.measure('charts', cost.charts);
     assert.equal(cost.points, '100005');
     assert.ok(cost.drawMsAllCharts < 1_000, `a live update redraws all charts in ${cost.drawMsAllCharts} ms`);
@@ -107,15 +139,24 @@ describe('Large runs, opened from their folders', () => {
     await workbench.pickFolder(metricsRun, 'Open Run');
     await workbench.statusBarItem(path.basename(metricsRun)).waitFor({ timeout: 60_000 });
     // Run first in a fresh window, the palette can lose focus to the views still opening: again.
-    const frame = await workbench.eventually('Show Metrics to open the panel', async () => {
-      await workbench.runCommand('EMPO²: Show Metrics').catch(() => undefined);
-      return workbench.webviewFrame('empo2-metrics-panel', 10_000).catch(() => undefined);
-    }, 120_000);
+    const frame = await workbench.eventually(
+      'Show Metrics to open the panel',
+      async () => {
+        await workbench.runCommand('EMPO²: Show Metrics').catch(() => undefined);
+        return workbench.webviewFrame('empo2-metrics-panel', 10_000).catch(() => undefined);
+      },
+      120_000,
+    );
     await assertShows(frame, path.basename(metricsRun));
     const panel = frame.locator('empo2-metrics-panel');
     await workbench.eventually(
       'the charts drawn',
-      () => panel.evaluate((p) => (Number(p.shadowRoot?.querySelector('empo2-metrics-chart')?.getAttribute('data-points')) >= 100_000 ? true : undefined)),
+      () =>
+        panel.evaluate((p) =>
+          Number(p.shadowRoot?.querySelector('empo2-metrics-chart')?.getAttribute('data-points')) >= 100_000
+            ? true
+            : undefined,
+        ),
       120_000,
     );
     const charts = await panel.evaluate((p) => {
@@ -132,12 +173,19 @@ describe('Large runs, opened from their folders', () => {
           }
           const range = document.createRange();
           range.selectNodeContents(node);
-          tops.push(...Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => r.top));
+          tops.push(
+            ...Array.from(range.getClientRects())
+              .filter((r) => r.width > 0)
+              .map((r) => r.top),
+          );
         }
         tops.sort((a, b) => a - b);
         return tops.filter((top, i) => i === 0 || top - tops[i - 1] > 6).length;
       };
-      type Chart = HTMLElement & { spec: { id: string; series: { key: string }[] }; columns: { series: Record<string, (number | null)[]> } };
+      type Chart = HTMLElement & {
+        spec: { id: string; series: { key: string }[] };
+        columns: { series: Record<string, (number | null)[]> };
+      };
       const cut = (el: HTMLElement) => el.scrollWidth > el.clientWidth + 1;
       return Array.from(p.shadowRoot?.querySelectorAll<Chart>('empo2-metrics-chart') ?? []).map((chart) => {
         const root = chart.shadowRoot!;
@@ -146,10 +194,13 @@ describe('Large runs, opened from their folders', () => {
         const rows = Array.from(root.querySelectorAll<HTMLElement>('[data-testid="reading"]'));
         const readings = rows.length ? rows : [root.querySelector<HTMLElement>('[data-testid="latest"]')!];
         const plot = root.querySelector<HTMLElement>('.plot');
-        const body = plot && plot.offsetHeight > 0 ? plot : root.querySelector<HTMLElement>('[data-testid="empty"]') ?? plot!;
+        const body =
+          plot && plot.offsetHeight > 0 ? plot : (root.querySelector<HTMLElement>('[data-testid="empty"]') ?? plot!);
         return {
           id: chart.spec.id,
-          hasData: chart.spec.series.some((s) => (chart.columns.series[s.key] ?? []).some((v) => typeof v === 'number')),
+          hasData: chart.spec.series.some((s) =>
+            (chart.columns.series[s.key] ?? []).some((v) => typeof v === 'number'),
+          ),
           titleLines: lines(title),
           titleCut: cut(title),
           readingLines: Math.max(...readings.map((r) => lines(r))),
@@ -158,7 +209,9 @@ describe('Large runs, opened from their folders', () => {
           empty: root.querySelector<HTMLElement>('[data-testid="empty"]')?.innerText ?? null,
           plotShown: Boolean(plot && plot.offsetHeight > 0 && plot.querySelector('canvas')),
           // Each reading's colour is its line's, from the theme (the CSP refuses inline styles).
-          swatches: Array.from(root.querySelectorAll<HTMLElement>('.swatch')).map((el) => getComputedStyle(el).backgroundColor),
+          swatches: Array.from(root.querySelectorAll<HTMLElement>('.swatch')).map(
+            (el) => getComputedStyle(el).backgroundColor,
+          ),
           width: Math.round(chart.getBoundingClientRect().width),
         };
       });
@@ -166,18 +219,27 @@ describe('Large runs, opened from their folders', () => {
     workbench.measure('metrics chart width at the default panel width (px)', charts[0]?.width ?? 0);
     for (const chart of charts) {
       assert.ok(chart.titleLines === 1 && !chart.titleCut, `${chart.id}: its title on one line, whole`);
-      assert.ok(chart.readingLines <= 1 && !chart.readingsCut, `${chart.id}: each reading on one line, nothing cut (${chart.readingLines} lines)`);
+      assert.ok(
+        chart.readingLines <= 1 && !chart.readingsCut,
+        `${chart.id}: each reading on one line, nothing cut (${chart.readingLines} lines)`,
+      );
     }
     // One header height for all (to the pixel's rounding): the plots of a row line up, however
     // many series and however long their readings.
     const heights = charts.map((c) => c.headerHeight);
-    assert.ok(Math.max(...heights) - Math.min(...heights) <= 1, `header heights ${JSON.stringify(charts.map((c) => [c.id, c.headerHeight]))}`);
+    assert.ok(
+      Math.max(...heights) - Math.min(...heights) <= 1,
+      `header heights ${JSON.stringify(charts.map((c) => [c.id, c.headerHeight]))}`,
+    );
     const score = charts.find((c) => c.id === 'return')!;
     assert.equal(new Set(score.swatches).size, 3, `three series, three colours (${score.swatches})`);
     // This run records no KL to the reference nor off-policy figures: those charts say so, with
     // no axes drawn as if there were data; the others draw.
     const empty = charts.filter((c) => !c.hasData);
-    assert.ok(empty.length >= 1 && empty.length < charts.length, `some charts have data, some not (${empty.map((c) => c.id)})`);
+    assert.ok(
+      empty.length >= 1 && empty.length < charts.length,
+      `some charts have data, some not (${empty.map((c) => c.id)})`,
+    );
     for (const chart of charts) {
       if (chart.hasData) {
         assert.ok(chart.plotShown && chart.empty === null, `${chart.id} draws its data`);
@@ -186,7 +248,10 @@ describe('Large runs, opened from their folders', () => {
         assert.match(chart.empty ?? '', /no data/i, `${chart.id} says it has no data`);
       }
     }
-    await panel.evaluate((p, id) => p.shadowRoot?.querySelector(`empo2-metrics-chart[data-chart="${id}"]`)?.scrollIntoView(), empty[0].id);
+    await panel.evaluate(
+      (p, id) => p.shadowRoot?.querySelector(`empo2-metrics-chart[data-chart="${id}"]`)?.scrollIntoView(),
+      empty[0].id,
+    );
     await workbench.screenshot('22-metrics-empty-charts');
   });
 });

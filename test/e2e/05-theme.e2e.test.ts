@@ -20,7 +20,7 @@ describe('EMPO² views in a dark theme', () => {
     return 0.299 * r + 0.587 * g + 0.114 * b;
   }
 
-  it('follows the theme through VS Code\'s CSS variables', async () => {
+  it("follows the theme through VS Code's CSS variables", async () => {
     await workbench.openViewContainer('EMPO²');
     const before = await tipsPanelColours();
     await workbench.pickCommand('Preferences: Color Theme');

@@ -17,7 +17,12 @@ describe('EMPO² webviews, after a whole session', () => {
         .count()
         .catch(() => 0);
       if (ours) {
-        policies.push(await frame.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content').then((c) => c ?? ''));
+        policies.push(
+          await frame
+            .locator('meta[http-equiv="Content-Security-Policy"]')
+            .getAttribute('content')
+            .then((c) => c ?? ''),
+        );
       }
     }
     assert.ok(policies.length >= 2, `found ${policies.length} EMPO² webviews`);

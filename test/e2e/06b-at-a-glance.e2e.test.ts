@@ -29,7 +29,9 @@ describe('The tree and the charts, at a glance', function () {
 
   /** Every rendered row of the Trajectories tree: its text and whether its essential part shows. */
   async function rowTexts(): Promise<RowText[]> {
-    const pane = workbench.page.locator('.part.sidebar .pane').filter({ has: workbench.page.locator('.pane-header', { hasText: 'Trajectories' }) });
+    const pane = workbench.page
+      .locator('.part.sidebar .pane')
+      .filter({ has: workbench.page.locator('.pane-header', { hasText: 'Trajectories' }) });
     return pane.locator('.monaco-list-row').evaluateAll((rows) =>
       rows.map((row) => {
         const container = row.querySelector<HTMLElement>('.monaco-icon-label-container')!;
@@ -39,7 +41,11 @@ describe('The tree and the charts, at a glance', function () {
         // Where the essential text ends on screen, against where the row's text is cut: the
         // nearest right edge of the elements around it (each may clip it).
         let edge = Infinity;
-        for (let element: HTMLElement | null = container; element && element !== row.parentElement; element = element.parentElement) {
+        for (
+          let element: HTMLElement | null = container;
+          element && element !== row.parentElement;
+          element = element.parentElement
+        ) {
           edge = Math.min(edge, element.getBoundingClientRect().right);
         }
         // How far each text reaches when drawn whole (an ellipsis truncates what the page
@@ -56,27 +62,48 @@ describe('The tree and the charts, at a glance', function () {
         // Text cut short ends in an ellipsis, which takes the room of the letters before it: an
         // essential part followed by more shows whole only with room for the "…" after it.
         const essential = description.split(' · ')[0];
-        const end = essential ? reach(descriptionElement, essential === description ? essential : `${essential}…`) : labelEnd;
-        return { label, description, labelShown: labelEnd <= edge + 0.5, essentialShown: end <= edge + 0.5, level: Number(row.getAttribute('aria-level')) };
+        const end = essential
+          ? reach(descriptionElement, essential === description ? essential : `${essential}…`)
+          : labelEnd;
+        return {
+          label,
+          description,
+          labelShown: labelEnd <= edge + 0.5,
+          essentialShown: end <= edge + 0.5,
+          level: Number(row.getAttribute('aria-level')),
+        };
       }),
     );
   }
 
   /** The uPlot of a chart of the metrics panel: the y axis' range and tick labels, and one series' points. */
-  async function plotOf(frame: Frame, chartId: string, series: number): Promise<{ min: number; max: number; labels: string[]; axisWidth: number; x: number[]; y: (number | null)[] }> {
-    return frame.locator(`empo2-metrics-panel`).evaluate((panel, [id, s]) => {
-      const chart = panel.shadowRoot!.querySelector(`empo2-metrics-chart[data-chart="${id}"]`) as HTMLElement & { plot: { scales: { y: { min: number; max: number } }; axes: { _values?: string[]; _size?: number }[]; data: (number | null)[][] } };
-      chart.scrollIntoView();
-      const plot = chart.plot;
-      return {
-        min: plot.scales.y.min,
-        max: plot.scales.y.max,
-        labels: plot.axes[1]._values ?? [],
-        axisWidth: plot.axes[1]._size ?? 0,
-        x: plot.data[0] as number[],
-        y: plot.data[Number(s) + 1],
-      };
-    }, [chartId, series] as const);
+  async function plotOf(
+    frame: Frame,
+    chartId: string,
+    series: number,
+  ): Promise<{ min: number; max: number; labels: string[]; axisWidth: number; x: number[]; y: (number | null)[] }> {
+    return frame.locator(`empo2-metrics-panel`).evaluate(
+      (panel, [id, s]) => {
+        const chart = panel.shadowRoot!.querySelector(`empo2-metrics-chart[data-chart="${id}"]`) as HTMLElement & {
+          plot: {
+            scales: { y: { min: number; max: number } };
+            axes: { _values?: string[]; _size?: number }[];
+            data: (number | null)[][];
+          };
+        };
+        chart.scrollIntoView();
+        const plot = chart.plot;
+        return {
+          min: plot.scales.y.min,
+          max: plot.scales.y.max,
+          labels: plot.axes[1]._values ?? [],
+          axisWidth: plot.axes[1]._size ?? 0,
+          x: plot.data[0] as number[],
+          y: plot.data[Number(s) + 1],
+        };
+      },
+      [chartId, series] as const,
+    );
   }
 
   before(async () => {
@@ -93,12 +120,15 @@ describe('The tree and the charts, at a glance', function () {
     await workbench.runCommand('EMPO²: Refresh');
   });
 
-  it('shows each row\'s essential part whole at the default sidebar width, and one success form on every iteration', async () => {
+  it("shows each row's essential part whole at the default sidebar width, and one success form on every iteration", async () => {
     const run = await workbench.waitForTreeRow(RUN);
     await workbench.expandRow(run);
     await workbench.waitForTreeRow('Iteration 14');
     // Under its parent, a branch is named by what its id adds: the state fits beside it.
-    await workbench.treeRow(/^branch-1$/).first().waitFor();
+    await workbench
+      .treeRow(/^branch-1$/)
+      .first()
+      .waitFor();
     // Labelled from the run's metrics, then the newest iteration expanded (its episodes loaded).
     const iterationRows = async () => (await rowTexts()).filter((row) => /^Iteration \d+$/.test(row.label));
     const before = await workbench.eventually('iteration rows labelled', async () => {
@@ -114,15 +144,24 @@ describe('The tree and the charts, at a glance', function () {
     const after14 = after.find((row) => row.label === 'Iteration 14')!.description;
     assert.equal(after14, before14, 'an iteration row reads the same once expanded');
     for (const row of after) {
-      assert.match(row.description, /^\d+% ✓ · score \S+ · (with memory|memory-free)$/, `${row.label}: ${row.description}`);
+      assert.match(
+        row.description,
+        /^\d+% ✓ · score \S+ · (with memory|memory-free)$/,
+        `${row.label}: ${row.description}`,
+      );
     }
     await workbench.screenshot('60-tree-default-width');
     const rows = await rowTexts();
     // A run id of the editor's form (23 characters) with its state beside it, "runnin…" once.
-    assert.ok(rows.some((row) => row.label === RUN && row.labelShown), 'the run listed');
+    assert.ok(
+      rows.some((row) => row.label === RUN && row.labelShown),
+      'the run listed',
+    );
     const cut = rows.filter((row) => !row.essentialShown).map((row) => `${row.label} ${row.description}`);
     assert.deepEqual(cut, [], 'rows whose essential part the sidebar cuts');
-    const width = await workbench.page.locator('.part.sidebar').evaluate((element) => element.getBoundingClientRect().width);
+    const width = await workbench.page
+      .locator('.part.sidebar')
+      .evaluate((element) => element.getBoundingClientRect().width);
     workbench.measure('UI: sidebar width of the tree screenshot (px)', width);
   });
 
@@ -132,20 +171,32 @@ describe('The tree and the charts, at a glance', function () {
     // tasks, so with 30 steps every first episode lasts six times as long: seconds of waiting.
     const configs = path.join(e2eSession().workspace, '.empo2', 'configs');
     const tiny = JSON.parse(readFileSync(path.join(configs, 'tiny.json'), 'utf8')) as { env: object };
-    writeFileSync(path.join(configs, 'slow-first-episode.json'), JSON.stringify({ ...tiny, env: { ...tiny.env, max_steps: 30 } }, null, 2) + '\n');
+    writeFileSync(
+      path.join(configs, 'slow-first-episode.json'),
+      JSON.stringify({ ...tiny, env: { ...tiny.env, max_steps: 30 } }, null, 2) + '\n',
+    );
     await workbench.collapseTree();
     const seenRows = await workbench.recordTreeRows();
     await workbench.pickCommand('EMPO²: New Training Run');
     // Typed, as a person finds a file in a long list: the host's environments come first, and
     // a row out of view is not drawn.
     await workbench.quickInput().locator('input').first().fill('slow-first-episode.json');
-    await workbench.quickInputRows().filter({ hasText: '.empo2/configs/slow-first-episode.json' }).first().click({ timeout: 60_000 });
+    await workbench
+      .quickInputRows()
+      .filter({ hasText: '.empo2/configs/slow-first-episode.json' })
+      .first()
+      .click({ timeout: 60_000 });
     await workbench.quickInput().waitFor({ state: 'hidden' });
     // The row that says what it waits for is read from the record of drawn rows, and shot when
     // it is still there.
     const waitingLabel = /^(Building the built-in policy|Loading the policy|Waiting for the first episode)/;
     const waiting = workbench.treeRow(waitingLabel).first();
-    if (await waiting.waitFor({ timeout: 2_000 }).then(() => true, () => false)) {
+    if (
+      await waiting.waitFor({ timeout: 2_000 }).then(
+        () => true,
+        () => false,
+      )
+    ) {
       await workbench.screenshot('62-tree-run-waiting');
     }
     // Then the first iteration's row takes its place.
@@ -153,18 +204,27 @@ describe('The tree and the charts, at a glance', function () {
     await waiting.waitFor({ state: 'detached', timeout: 30_000 });
     const seen = await seenRows();
     const waitingRows = seen.filter((row) => waitingLabel.test(row.label));
-    assert.ok(waitingRows.length > 0, `a row said what the run waits for; the tree drew: ${JSON.stringify(seen.map((row) => row.label))}`);
+    assert.ok(
+      waitingRows.length > 0,
+      `a row said what the run waits for; the tree drew: ${JSON.stringify(seen.map((row) => row.label))}`,
+    );
     for (const row of waitingRows) {
       assert.ok(row.spinner, `a spinner beside "${row.label}"`);
       assert.match(row.above, /^run-/, `"${row.label}" drawn under the new run, not under "${row.above}"`);
     }
     // Leave no run training for the files after this one (a host switch would ask about it).
     await workbench.runCommand('EMPO²: Stop Run');
-    const training = workbench.treeRow(/^run-/).filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') });
-    await workbench.eventually('the run to stop', async () => ((await training.count()) === 0 ? true : undefined), 180_000);
+    const training = workbench
+      .treeRow(/^run-/)
+      .filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') });
+    await workbench.eventually(
+      'the run to stop',
+      async () => ((await training.count()) === 0 ? true : undefined),
+      180_000,
+    );
   });
 
-  it('draws float noise flat with whole tick labels, and a branch\'s line from its parent\'s point', async () => {
+  it("draws float noise flat with whole tick labels, and a branch's line from its parent's point", async () => {
     await workbench.pickCommand("EMPO²: Compare Runs' Metrics…");
     await workbench.quickInputTitle().filter({ hasText: "Compare Runs' Metrics" }).waitFor();
     await workbench.tickExactly([RUN, BRANCH]);
@@ -172,28 +232,47 @@ describe('The tree and the charts, at a glance', function () {
     await workbench.quickInput().waitFor({ state: 'hidden' });
     const frame = await workbench.webviewFrame('empo2-metrics-panel', 60_000);
     const panel: Locator = frame.locator('empo2-metrics-panel');
-    const runs = await workbench.eventually('both runs shown', async () => {
-      const ids = await panel.evaluate((p) => Array.from(p.shadowRoot!.querySelectorAll<HTMLElement>('[data-testid="run"]')).map((row) => row.dataset.runId ?? ''));
-      return ids.length === 2 ? ids : undefined;
-    }, 60_000);
+    const runs = await workbench.eventually(
+      'both runs shown',
+      async () => {
+        const ids = await panel.evaluate((p) =>
+          Array.from(p.shadowRoot!.querySelectorAll<HTMLElement>('[data-testid="run"]')).map(
+            (row) => row.dataset.runId ?? '',
+          ),
+        );
+        return ids.length === 2 ? ids : undefined;
+      },
+      60_000,
+    );
     const branchIndex = runs.indexOf(BRANCH);
     const parentIndex = runs.indexOf(RUN);
     assert.ok(branchIndex >= 0 && parentIndex >= 0, runs.join(', '));
 
-    const masked = await workbench.eventually('the masked-token chart drawn', async () => {
-      const plot = await plotOf(frame, 'masked/update/masked_fraction', parentIndex).catch(() => undefined);
-      return plot && plot.labels.length > 0 ? plot : undefined;
-    }, 30_000);
+    const masked = await workbench.eventually(
+      'the masked-token chart drawn',
+      async () => {
+        const plot = await plotOf(frame, 'masked/update/masked_fraction', parentIndex).catch(() => undefined);
+        return plot && plot.labels.length > 0 ? plot : undefined;
+      },
+      30_000,
+    );
     const span = masked.max - masked.min;
     assert.ok(span >= 0.05 * 0.0123, `the y axis spans ${span}: 1e-11 of noise would be a steep slope`);
-    assert.ok(masked.labels.every((label) => label.length <= 7), `tick labels ${masked.labels.join(', ')}`);
+    assert.ok(
+      masked.labels.every((label) => label.length <= 7),
+      `tick labels ${masked.labels.join(', ')}`,
+    );
     assert.ok(masked.axisWidth >= 56, `axis ${masked.axisWidth} px`);
     await workbench.screenshot('61-charts-noise-flat-branch-joined'); // the masked chart, and the score charts above it
 
     const score = await plotOf(frame, 'return/rollout/return', branchIndex);
     const at = (iteration: number) => score.y[score.x.indexOf(iteration)];
     const parentScore = await plotOf(frame, 'return/rollout/return', parentIndex);
-    assert.equal(at(13), parentScore.y[parentScore.x.indexOf(13)], "the branch's line starts at its parent's point at checkpoint 13");
+    assert.equal(
+      at(13),
+      parentScore.y[parentScore.x.indexOf(13)],
+      "the branch's line starts at its parent's point at checkpoint 13",
+    );
     assert.equal(typeof at(14), 'number', 'and reaches its own iteration 14');
     await workbench.runCommand('View: Close All Editors');
   });

@@ -45,8 +45,11 @@ describe('A remote host behind a flaky link', function () {
 
   /** The next event `type` for which `pick` returns a value; checks `now` first, so an event
    * that happened before the subscription is not waited for. No clock: the test's timeout is. */
-  function hostEvent<P, T>(type: NotificationType<P>, pick: (params: P) => T | undefined,
-    now: () => Promise<T | undefined>): Promise<T> {
+  function hostEvent<P, T>(
+    type: NotificationType<P>,
+    pick: (params: P) => T | undefined,
+    now: () => Promise<T | undefined>,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const listening = direct.on(type, (params: P) => {
         const value = pick(params);
@@ -66,8 +69,11 @@ describe('A remote host behind a flaky link', function () {
 
   /** The run the host trains now: already live, or the first that goes live. */
   function liveRunOnHost(): Promise<string> {
-    return hostEvent(Notifications.runState, (e) => (e.run.live ? e.run.runId : undefined),
-      async () => (await direct.request(Requests.runList, {})).runs.find((r) => r.live)?.runId);
+    return hostEvent(
+      Notifications.runState,
+      (e) => (e.run.live ? e.run.runId : undefined),
+      async () => (await direct.request(Requests.runList, {})).runs.find((r) => r.live)?.runId,
+    );
   }
 
   /** The workbench is connected to the host through the tunnel (the status bar says live). The
@@ -109,8 +115,12 @@ describe('A remote host behind a flaky link', function () {
       runId = started.run.runId;
       await liveRunOnHost();
     }
-    await hostEvent(Notifications.memoryChanged, (e) => (e.runId === runId ? true : undefined),
-      async () => ((await direct.request(Requests.memoryList, { runId, limit: 1 })).items.length > 0 ? true : undefined));
+    await hostEvent(
+      Notifications.memoryChanged,
+      (e) => (e.runId === runId ? true : undefined),
+      async () =>
+        (await direct.request(Requests.memoryList, { runId, limit: 1 })).items.length > 0 ? true : undefined,
+    );
     return runId;
   }
 
@@ -124,8 +134,14 @@ describe('A remote host behind a flaky link', function () {
     });
     const ready = await host.ready;
     proxy = await FlakyProxy.start(fixtures.python, ready.port, 900);
-    direct = new RpcClient(await connectWebSocket(`ws://127.0.0.1:${ready.port}`, host.token), { defaultTimeoutMs: 60_000 });
-    await direct.request(Requests.initialize, { protocolVersion: PROTOCOL_VERSION, clientInfo: { name: 'e2e-observer', version: '1' }, capabilities: { logMessages: false, progress: true } });
+    direct = new RpcClient(await connectWebSocket(`ws://127.0.0.1:${ready.port}`, host.token), {
+      defaultTimeoutMs: 60_000,
+    });
+    await direct.request(Requests.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientInfo: { name: 'e2e-observer', version: '1' },
+      capabilities: { logMessages: false, progress: true },
+    });
   });
 
   after(async () => {
@@ -142,7 +158,11 @@ describe('A remote host behind a flaky link', function () {
     // Typed, as a person finds a file in a long list: the host's environments come first, and
     // a row out of view is not drawn.
     await workbench.quickInput().locator('input').first().fill('flaky-long.json');
-    await workbench.quickInputRows().filter({ hasText: '.empo2/configs/flaky-long.json' }).first().click({ timeout: 60_000 });
+    await workbench
+      .quickInputRows()
+      .filter({ hasText: '.empo2/configs/flaky-long.json' })
+      .first()
+      .click({ timeout: 60_000 });
     await workbench.quickInput().waitFor({ state: 'hidden' });
     runId = await liveRunOnHost();
     assert.match(runId, /\S/);
@@ -150,11 +170,17 @@ describe('A remote host behind a flaky link', function () {
 
   it('a cut during rollout: reconnects within about a second, and the tree and tips carry on', async () => {
     await liveRunWithTips();
-    await hostEvent(Notifications.runProgress, (e) => (e.runId === runId && e.progress.phase === 'rollout' ? true : undefined),
-      async () => ((await direct.request(Requests.runStatus, { runId })).run?.progress?.phase === 'rollout' ? true : undefined));
+    await hostEvent(
+      Notifications.runProgress,
+      (e) => (e.runId === runId && e.progress.phase === 'rollout' ? true : undefined),
+      async () =>
+        (await direct.request(Requests.runStatus, { runId })).run?.progress?.phase === 'rollout' ? true : undefined,
+    );
     const cutAt = Date.now();
     await proxy.cut();
-    await live().waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+    await live()
+      .waitFor({ state: 'hidden', timeout: 5_000 })
+      .catch(() => undefined);
     await waitLive(15_000);
     workbench.measure('cut during rollout: cut to live again (s)', (Date.now() - cutAt) / 1000);
     await workbench.openViewContainer('EMPO²');
@@ -171,7 +197,9 @@ describe('A remote host behind a flaky link', function () {
     const frame = await tipsFrame();
     assert.ok((await frame.locator('empo2-tip-card').count()) > 0, 'the run has tips to show');
     // A draft typed before the link froze is there, untouched, after it thaws and the tips reload.
-    const draftCard = frame.locator(`empo2-tip-card[data-tip-id="${await frame.locator('empo2-tip-card').first().getAttribute('data-tip-id')}"]`);
+    const draftCard = frame.locator(
+      `empo2-tip-card[data-tip-id="${await frame.locator('empo2-tip-card').first().getAttribute('data-tip-id')}"]`,
+    );
     await draftCard.locator('vscode-button', { hasText: 'Edit' }).click();
     const draftText = `A draft typed before the freeze (${Date.now()})`;
     await draftCard.locator('vscode-textarea textarea').fill(draftText);
@@ -201,7 +229,11 @@ describe('A remote host behind a flaky link', function () {
     await waitLive(15_000);
     workbench.measure('freeze: thaw to live again (s)', (Date.now() - thawedAt) / 1000);
     await panel.locator('.connection').waitFor({ state: 'hidden', timeout: 10_000 });
-    assert.equal(await draftCard.locator('vscode-textarea textarea').inputValue(), draftText, 'the draft survived the outage');
+    assert.equal(
+      await draftCard.locator('vscode-textarea textarea').inputValue(),
+      draftText,
+      'the draft survived the outage',
+    );
     await draftCard.locator('vscode-button', { hasText: 'Cancel' }).click();
   });
 
@@ -221,10 +253,14 @@ describe('A remote host behind a flaky link', function () {
     await textarea.fill(text);
     await proxy.freeze('down'); // the save reaches the host; its answer does not come back
     await card.locator('vscode-button', { hasText: 'Save' }).click();
-    await workbench.eventually('the host to apply the save', async () => {
-      const { tip } = await direct.request(Requests.memoryGet, { runId, tipId });
-      return tip.text === text ? true : undefined;
-    }, 30_000);
+    await workbench.eventually(
+      'the host to apply the save',
+      async () => {
+        const { tip } = await direct.request(Requests.memoryGet, { runId, tipId });
+        return tip.text === text ? true : undefined;
+      },
+      30_000,
+    );
     await proxy.cut();
     await proxy.thaw();
     await card.locator('[data-testid="tip-text"]', { hasText: text }).waitFor({ timeout: 30_000 });
@@ -242,7 +278,10 @@ describe('A remote host behind a flaky link', function () {
     await lost.waitFor({ timeout: 60_000 });
     await workbench.screenshot('52-connection-lost');
     const buttons = await lost.locator('.monaco-button').allInnerTexts();
-    assert.deepEqual(buttons.map((b) => b.trim()).filter((b) => b !== 'Show Host Log'), ['Reconnect', 'Connect to Another Host']);
+    assert.deepEqual(
+      buttons.map((b) => b.trim()).filter((b) => b !== 'Show Host Log'),
+      ['Reconnect', 'Connect to Another Host'],
+    );
     assert.equal(await workbench.notification(/Create Environment|Restart Host/).count(), 0);
     await proxy.accept();
     const clickedAt = Date.now();

@@ -53,12 +53,22 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
 
 /** Spawns the script in its own process group (code-server, its extension host and the training
  * host all die with it) and resolves with the URL it prints. */
-function openVsCode(workspace: string, profile: string, port: number): { child: ChildProcess; url: Promise<string>; output: string[] } {
+function openVsCode(
+  workspace: string,
+  profile: string,
+  port: number,
+): { child: ChildProcess; url: Promise<string>; output: string[] } {
   const child = spawn('bash', ['scripts/vscode-open.sh', '--train', 'builtin', '--port', String(port), workspace], {
     cwd: repoRoot,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, EMPO2_VSCODE_PROFILE: profile, EMPO2_FORCE_CODE_SERVER: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+    env: {
+      ...process.env,
+      EMPO2_VSCODE_PROFILE: profile,
+      EMPO2_FORCE_CODE_SERVER: '1',
+      HF_HUB_OFFLINE: '1',
+      TRANSFORMERS_OFFLINE: '1',
+    },
   });
   const output: string[] = [];
   const url = new Promise<string>((resolve, reject) => {
@@ -71,7 +81,9 @@ function openVsCode(workspace: string, profile: string, port: number): { child: 
     };
     child.stdout?.on('data', read);
     child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`vscode-open.sh exited ${code} before printing its URL:\n${output.join('').slice(-2000)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`vscode-open.sh exited ${code} before printing its URL:\n${output.join('').slice(-2000)}`)),
+    );
   });
   return { child, url, output };
 }
@@ -110,12 +122,20 @@ function autoStartDecisions(profile: string): string[] {
     }
   };
   walk(logs);
-  return files.sort().flatMap((file) => readFileSync(file, 'utf8').split('\n').filter((line) => line.includes('Auto-start:')));
+  return files.sort().flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('Auto-start:')),
+  );
 }
 
 function metricsLines(folder: string): number {
   const file = path.join(folder, 'metrics.jsonl');
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => line.trim()).length : 0;
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim()).length
+    : 0;
 }
 
 describe('The main job: scripts/run.sh opens VS Code training the built-in default', () => {
@@ -168,7 +188,11 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
     assert.match(await iteration.innerText(), /episodes/, 'the row counts the episodes that ended');
 
     // And the run goes on to write its first iteration.
-    await workbench.eventually('the first iteration written', async () => (metricsLines(folder) > 0 ? true : undefined), 300_000);
+    await workbench.eventually(
+      'the first iteration written',
+      async () => (metricsLines(folder) > 0 ? true : undefined),
+      300_000,
+    );
     session.measurements['main job: vscode-open.sh to the first metrics line (s)'] = (Date.now() - started) / 1000;
   });
 
@@ -178,11 +202,19 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
     const before = metricsLines(folder);
     await page!.reload();
     const workbench = new Workbench(page!);
-    await page!.locator('.part.statusbar .statusbar-item').filter({ hasText: 'EMPO²' }).first().waitFor({ timeout: 120_000 });
+    await page!
+      .locator('.part.statusbar .statusbar-item')
+      .filter({ hasText: 'EMPO²' })
+      .first()
+      .waitFor({ timeout: 120_000 });
     await workbench.waitForTreeRow(/^builtin/, 180_000);
     // The reload shut the old window's host down mid-iteration (the run interrupted); the new
     // window's resumes it from its checkpoint and it writes on.
-    await workbench.eventually('the run to write another iteration', async () => (metricsLines(folder) > before ? true : undefined), 300_000);
+    await workbench.eventually(
+      'the run to write another iteration',
+      async () => (metricsLines(folder) > before ? true : undefined),
+      300_000,
+    );
     await workbench.screenshot('81-main-job-after-reload');
     const runs = readdirSync(path.dirname(folder)).filter((name) => name.startsWith('builtin'));
     assert.deepEqual(runs, [path.basename(folder)], 'one run, the same');
@@ -198,7 +230,11 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
       const second = await other.newPage();
       await second.goto(url);
       const workbench = new Workbench(second);
-      const decision = await workbench.eventually('the new window\'s auto-start to decide', async () => autoStartDecisions(profile)[decided], 180_000);
+      const decision = await workbench.eventually(
+        "the new window's auto-start to decide",
+        async () => autoStartDecisions(profile)[decided],
+        180_000,
+      );
       await workbench.waitForTreeRow(/^builtin/, 60_000);
       // Its tips too, though the first window's host holds the run's memory: this window's host
       // reads them from a snapshot (an internal error here before).
@@ -216,7 +252,11 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
       await workbench.statusBarItem('rollout elsewhere').waitFor({ timeout: 60_000 });
       const shown = async () => Number((await metrics.getByTestId('points').innerText()).split(' ')[0]);
       const before = metricsLines(folder);
-      await workbench.eventually('the charts to move with the first window\'s run', async () => ((await shown()) > before ? true : undefined), 300_000);
+      await workbench.eventually(
+        "the charts to move with the first window's run",
+        async () => ((await shown()) > before ? true : undefined),
+        300_000,
+      );
       await workbench.screenshot('83-main-job-another-browser-follows');
     } finally {
       await other.close();
@@ -232,7 +272,8 @@ describe('The main job: scripts/run.sh opens VS Code training the built-in defau
     // What a terminal's Ctrl-C does: SIGINT to the foreground process group, the script's.
     process.kill(-opened!.child.pid!, 'SIGINT');
     await page!.getByText('the training host stopped by itself').first().waitFor({ timeout: 60_000 });
-    e2eSession().measurements['main job: Ctrl-C to the tab saying the host stopped (s)'] = (Date.now() - pressed) / 1000;
+    e2eSession().measurements['main job: Ctrl-C to the tab saying the host stopped (s)'] =
+      (Date.now() - pressed) / 1000;
     await workbench.screenshot('84-main-job-ctrl-c');
     const exitCode = await new Promise<number | null>((resolve) => {
       if (opened!.child.exitCode !== null) {

@@ -15,7 +15,13 @@ describe('New Training Run chooses what matters, as a person does it', function 
   this.timeout(600_000); // two one-iteration runs of SmolLM2 on a CPU
   const workbench = new Workbench();
   const configurationsFile = () => path.join(e2eSession().workspace, '.vscode', 'empo2-runs.json');
-  const saved = { name: 'smoke once', env: 'builtin', model: 'smollm2-135m-instruct', preset: 'builtin-smoke', overrides: ['iterations=1'] };
+  const saved = {
+    name: 'smoke once',
+    env: 'builtin',
+    model: 'smollm2-135m-instruct',
+    preset: 'builtin-smoke',
+    overrides: ['iterations=1'],
+  };
   let firstRun = '';
 
   function runConfig(runId: string): { iterations: number; env: { name: string }; policy: { model: string } } {
@@ -33,21 +39,34 @@ describe('New Training Run chooses what matters, as a person does it', function 
   }
 
   async function waitForFinished(runId: string): Promise<void> {
-    await workbench.eventually(`${runId} to finish`, async () => {
-      try {
-        return JSON.parse(readFileSync(path.join(e2eSession().fixtures.runRoot, runId, 'run.json'), 'utf8')).state === 'finished' ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    }, 540_000);
+    await workbench.eventually(
+      `${runId} to finish`,
+      async () => {
+        try {
+          return JSON.parse(readFileSync(path.join(e2eSession().fixtures.runRoot, runId, 'run.json'), 'utf8')).state ===
+            'finished'
+            ? true
+            : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      540_000,
+    );
   }
 
   /** Waits for the step of the flow whose title ends in `(n/4): what`; a failure says what shows instead. */
   async function atStep(step: string): Promise<void> {
     try {
-      await workbench.quickInputTitle().filter({ hasText: `(${step}` }).waitFor({ timeout: 60_000 });
+      await workbench
+        .quickInputTitle()
+        .filter({ hasText: `(${step}` })
+        .waitFor({ timeout: 60_000 });
     } catch (error) {
-      const shown = await workbench.quickInput().innerText({ timeout: 1_000 }).catch(() => '(no quick input)');
+      const shown = await workbench
+        .quickInput()
+        .innerText({ timeout: 1_000 })
+        .catch(() => '(no quick input)');
       throw new Error(`${(error as Error).message.split('\n')[0]}; the quick input shows: ${JSON.stringify(shown)}`);
     }
   }
@@ -58,8 +77,13 @@ describe('New Training Run chooses what matters, as a person does it', function 
     try {
       await row.waitFor({ timeout: 120_000 });
     } catch (error) {
-      const shown = await workbench.quickInput().innerText({ timeout: 1_000 }).catch(() => '(no quick input)');
-      throw new Error(`no row "${label}": ${(error as Error).message.split('\n')[0]}; the quick input shows: ${JSON.stringify(shown)}`);
+      const shown = await workbench
+        .quickInput()
+        .innerText({ timeout: 1_000 })
+        .catch(() => '(no quick input)');
+      throw new Error(
+        `no row "${label}": ${(error as Error).message.split('\n')[0]}; the quick input shows: ${JSON.stringify(shown)}`,
+      );
     }
     await row.click();
   }
@@ -74,13 +98,21 @@ describe('New Training Run chooses what matters, as a person does it', function 
     await workbench.pickCommand('EMPO²: New Training Run');
     await atStep('1/4): environment');
     // The host's environments, and beside them what starts as it is (the workspace's config files).
-    await workbench.quickInputRows().filter({ hasText: '.empo2/configs/tiny.json' }).first().waitFor({ timeout: 60_000 });
+    await workbench
+      .quickInputRows()
+      .filter({ hasText: '.empo2/configs/tiny.json' })
+      .first()
+      .waitFor({ timeout: 60_000 });
     await workbench.screenshot('30-new-run-environment');
     await choose('builtin');
 
     await atStep('2/4): model');
     // policy.list: the built-in policy, the packaged SmolLM2, and a folder from disk.
-    await workbench.quickInputRows().filter({ hasText: 'Local Hugging Face folder' }).first().waitFor({ timeout: 120_000 });
+    await workbench
+      .quickInputRows()
+      .filter({ hasText: 'Local Hugging Face folder' })
+      .first()
+      .waitFor({ timeout: 120_000 });
     const models = (await workbench.quickInputRows().allInnerTexts()).join('\n');
     assert.match(models, /SmolLM2-135M-Instruct/);
     assert.match(models, /Local Hugging Face folder…/);
@@ -98,7 +130,10 @@ describe('New Training Run chooses what matters, as a person does it', function 
     const refusal = "config key 'iterations' must be an integer, not 'two'";
     await workbench.quickInput().getByText(refusal).first().waitFor({ timeout: 60_000 });
     await workbench.screenshot('32-new-run-override-refused');
-    assert.ok(await workbench.quickInputTitle().filter({ hasText: '(4/4): overrides' }).isVisible(), 'the input stays open');
+    assert.ok(
+      await workbench.quickInputTitle().filter({ hasText: '(4/4): overrides' }).isVisible(),
+      'the input stays open',
+    );
     assert.equal(await input.inputValue(), 'iterations=two', 'what was typed stays to be fixed');
     assert.equal(await workbench.notification(/started:/).count(), 0, 'no run started');
 
@@ -107,14 +142,18 @@ describe('New Training Run chooses what matters, as a person does it', function 
     await workbench.quickInput().waitFor({ state: 'hidden', timeout: 60_000 });
     const { runId } = await startedRun(/started: builtin · smollm2-135m-instruct · builtin-smoke · iterations=1/);
     firstRun = runId;
-    const config = await workbench.eventually('the run\'s config.json', async () => {
-      try {
-        return runConfig(runId);
-      } catch {
-        return undefined;
-      }
-    }, 60_000);
-    assert.equal(config.iterations, 1, 'the override is in the run\'s config');
+    const config = await workbench.eventually(
+      "the run's config.json",
+      async () => {
+        try {
+          return runConfig(runId);
+        } catch {
+          return undefined;
+        }
+      },
+      60_000,
+    );
+    assert.equal(config.iterations, 1, "the override is in the run's config");
     assert.equal(config.env.name, 'builtin');
     assert.equal(config.policy.model, 'smollm2-135m-instruct');
     await workbench.screenshot('33-new-run-started');
@@ -130,11 +169,15 @@ describe('New Training Run chooses what matters, as a person does it', function 
     await input.fill(saved.name);
     await workbench.page.keyboard.press('Enter');
     await workbench.quickInput().waitFor({ state: 'hidden' });
-    const file = await workbench.eventually('the saved configuration', async () => (existsSync(configurationsFile()) ? readFileSync(configurationsFile(), 'utf8') : undefined), 20_000);
+    const file = await workbench.eventually(
+      'the saved configuration',
+      async () => (existsSync(configurationsFile()) ? readFileSync(configurationsFile(), 'utf8') : undefined),
+      20_000,
+    );
     assert.deepEqual(JSON.parse(file), { version: 1, configurations: [saved] });
   });
 
-  it('starts the saved configuration again from the Trajectories view\'s title menu', async () => {
+  it("starts the saved configuration again from the Trajectories view's title menu", async () => {
     assert.ok(existsSync(configurationsFile()), 'a saved configuration');
     await waitForFinished(firstRun);
     const before = new Set(readdirSync(e2eSession().fixtures.runRoot));
@@ -147,12 +190,21 @@ describe('New Training Run chooses what matters, as a person does it', function 
     await item.hover();
     await workbench.page.waitForTimeout(300);
     await item.click();
-    await workbench.quickInputTitle().filter({ hasText: 'EMPO²: Start Saved Run Configuration' }).waitFor({ timeout: 30_000 });
+    await workbench
+      .quickInputTitle()
+      .filter({ hasText: 'EMPO²: Start Saved Run Configuration' })
+      .waitFor({ timeout: 30_000 });
     await workbench.paletteRow(saved.name).first().click();
     await workbench.quickInput().waitFor({ state: 'hidden' });
     // The host names a preset's run after the preset: the new folder is this run's.
-    const second = await workbench.eventually('a new run of the configuration', async () =>
-      readdirSync(e2eSession().fixtures.runRoot).find((name) => !before.has(name) && existsSync(path.join(e2eSession().fixtures.runRoot, name, 'config.json'))), 120_000);
+    const second = await workbench.eventually(
+      'a new run of the configuration',
+      async () =>
+        readdirSync(e2eSession().fixtures.runRoot).find(
+          (name) => !before.has(name) && existsSync(path.join(e2eSession().fixtures.runRoot, name, 'config.json')),
+        ),
+      120_000,
+    );
     assert.match(second, /^builtin-smoke/);
     assert.equal(runConfig(second).iterations, 1);
     await waitForFinished(second);
@@ -163,7 +215,10 @@ describe('New Training Run chooses what matters, as a person does it', function 
     writeFileSync(configurationsFile(), broken);
     await workbench.clearNotifications();
     await workbench.runCommand('EMPO²: Start Saved Run Configuration');
-    await workbench.notification(/\.vscode\/empo2-runs\.json is not valid JSON/).first().waitFor({ timeout: 30_000 });
+    await workbench
+      .notification(/\.vscode\/empo2-runs\.json is not valid JSON/)
+      .first()
+      .waitFor({ timeout: 30_000 });
     await workbench.screenshot('34-saved-run-file-broken');
     assert.equal(readFileSync(configurationsFile(), 'utf8'), broken);
     rmSync(configurationsFile(), { force: true });

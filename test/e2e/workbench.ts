@@ -80,7 +80,11 @@ export class Workbench {
         const tick = wanted.includes(label);
         if ((await row.getAttribute('aria-checked')) !== String(tick)) {
           await row.locator('.label-name').first().click();
-          await this.eventually(`${label} ${tick ? 'ticked' : 'unticked'}`, async () => ((await row.getAttribute('aria-checked')) === String(tick) ? true : undefined), 5_000);
+          await this.eventually(
+            `${label} ${tick ? 'ticked' : 'unticked'}`,
+            async () => ((await row.getAttribute('aria-checked')) === String(tick) ? true : undefined),
+            5_000,
+          );
         }
       }
       if (fresh === 0 && page > 0) {
@@ -150,7 +154,12 @@ export class Workbench {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       for (const frame of this.page.frames()) {
-        if (await frame.locator(selector).count().catch(() => 0)) {
+        if (
+          await frame
+            .locator(selector)
+            .count()
+            .catch(() => 0)
+        ) {
           return frame;
         }
       }
@@ -182,9 +191,16 @@ export class Workbench {
     } catch {
       const header = this.viewHeader('Trajectories');
       const expanded = await header.getAttribute('aria-expanded', { timeout: 1_000 }).catch(() => 'absent');
-      const pane = this.page.locator('.part.sidebar .pane').filter({ has: this.page.locator('.pane-header', { hasText: 'Trajectories' }) });
-      const rows = await pane.locator('.monaco-list-row .label-name').allInnerTexts().catch(() => []);
-      throw new Error(`no Trajectories row ${label} after ${timeoutMs} ms; the view is expanded: ${expanded}, its rendered rows: ${JSON.stringify(rows)}`);
+      const pane = this.page
+        .locator('.part.sidebar .pane')
+        .filter({ has: this.page.locator('.pane-header', { hasText: 'Trajectories' }) });
+      const rows = await pane
+        .locator('.monaco-list-row .label-name')
+        .allInnerTexts()
+        .catch(() => []);
+      throw new Error(
+        `no Trajectories row ${label} after ${timeoutMs} ms; the view is expanded: ${expanded}, its rendered rows: ${JSON.stringify(rows)}`,
+      );
     }
   }
 
@@ -210,7 +226,8 @@ export class Workbench {
             const label = row.querySelector<HTMLElement>('.label-name')?.textContent ?? '';
             const spinner = row.querySelector('.codicon-loading') !== null;
             const level = Number(row.getAttribute('aria-level'));
-            const above = index > 0 ? rows[index - 1].querySelector<HTMLElement>('.label-name')?.textContent ?? '' : '';
+            const above =
+              index > 0 ? (rows[index - 1].querySelector<HTMLElement>('.label-name')?.textContent ?? '') : '';
             const key = `${level}|${label}|${spinner}`;
             if (!keys.has(key)) {
               keys.add(key);
@@ -220,14 +237,21 @@ export class Workbench {
         }
       };
       const observer = new MutationObserver(look);
-      observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['class', 'aria-level'] });
+      observer.observe(document.body, {
+        subtree: true,
+        childList: true,
+        characterData: true,
+        attributes: true,
+        attributeFilter: ['class', 'aria-level'],
+      });
       look();
       (window as unknown as { empo2SeenRows: unknown }).empo2SeenRows = { seen, observer };
     });
     // Reading the record ends it (an observer of the whole page costs on every later change).
     return () =>
       this.page.evaluate(() => {
-        const record = (window as unknown as { empo2SeenRows: { seen: SeenRow[]; observer: MutationObserver } }).empo2SeenRows;
+        const record = (window as unknown as { empo2SeenRows: { seen: SeenRow[]; observer: MutationObserver } })
+          .empo2SeenRows;
         record.observer.disconnect();
         return record.seen;
       });
@@ -256,14 +280,18 @@ export class Workbench {
     // A row of a run that trains can move between the locator finding it and the click landing
     // (a new iteration's row is inserted above it), and the click then toggles its neighbour:
     // click again until this row is the expanded one.
-    await this.eventually('the row to expand', async () => {
-      if ((await row.getAttribute('aria-expanded')) === 'true') {
-        return true;
-      }
-      await this.twistie(row).click();
-      await this.page.waitForTimeout(500);
-      return (await row.getAttribute('aria-expanded')) === 'true' ? true : undefined;
-    }, 20_000);
+    await this.eventually(
+      'the row to expand',
+      async () => {
+        if ((await row.getAttribute('aria-expanded')) === 'true') {
+          return true;
+        }
+        await this.twistie(row).click();
+        await this.page.waitForTimeout(500);
+        return (await row.getAttribute('aria-expanded')) === 'true' ? true : undefined;
+      },
+      20_000,
+    );
   }
 
   /** Picks a folder in VS Code's own folder dialog (the browser has no native one) by typing its path. */
@@ -273,13 +301,17 @@ export class Workbench {
     // The dialog fills in its start folder once it has read it; type over that, not before it.
     await this.quickInputRows().first().waitFor();
     const typed = folder.endsWith('/') ? folder : `${folder}/`;
-    await this.eventually('the dialog to show the typed folder', async () => {
-      if ((await input.inputValue()) !== typed) {
-        await input.fill(typed);
-      }
-      await this.page.waitForTimeout(300);
-      return (await input.inputValue()) === typed ? true : undefined;
-    }, 10_000);
+    await this.eventually(
+      'the dialog to show the typed folder',
+      async () => {
+        if ((await input.inputValue()) !== typed) {
+          await input.fill(typed);
+        }
+        await this.page.waitForTimeout(300);
+        return (await input.inputValue()) === typed ? true : undefined;
+      },
+      10_000,
+    );
     await this.quickInput().locator('.monaco-button', { hasText: okLabel }).click();
     await this.quickInput().waitFor({ state: 'hidden' });
   }

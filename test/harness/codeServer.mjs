@@ -57,7 +57,10 @@ export function makeSandbox(label, settings = {}) {
     mkdirSync(dir, { recursive: true });
   }
   mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
-  writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify({ ...CLEAN_SETTINGS, ...settings }, null, 2));
+  writeFileSync(
+    path.join(dirs.userData, 'User', 'settings.json'),
+    JSON.stringify({ ...CLEAN_SETTINGS, ...settings }, null, 2),
+  );
   // code-server is a remote setup: machine-scoped settings (empo2.pythonPath) are read from the
   // Machine settings, and ignored in the User settings.
   mkdirSync(path.join(dirs.userData, 'Machine'), { recursive: true });
@@ -114,8 +117,10 @@ export async function startCodeServer({ sandbox, logFile, env = {}, smokeTestDri
   const port = await freePort();
   const args = [
     vscodeTools.codeServer,
-    '--bind-addr', `127.0.0.1:${port}`,
-    '--auth', 'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--auth',
+    'none',
     '--disable-telemetry',
     '--disable-update-check',
     '--disable-workspace-trust',

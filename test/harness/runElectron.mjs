@@ -25,7 +25,13 @@ try {
       EMPO2_TEST_BIG_EPISODES: String(fixtures.bigEpisodes),
       EMPO2_TEST_MEASUREMENTS: path.join(testOutputDir, 'measurements-electron.json'),
     },
-    launchArgs: [workspace, '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes'],
+    launchArgs: [
+      workspace,
+      '--disable-extensions',
+      '--disable-workspace-trust',
+      '--skip-welcome',
+      '--skip-release-notes',
+    ],
   });
 } catch (error) {
   console.error(`integration tests under VS Code ${version} failed: ${error instanceof Error ? error.message : error}`);

@@ -89,7 +89,7 @@ async function main() {
   if (existsSync(logFile)) {
     process.stdout.write(readFileSync(logFile, 'utf8'));
   } else {
-    console.error('integration tier: the suite printed nothing; last lines of code-server\'s log:');
+    console.error("integration tier: the suite printed nothing; last lines of code-server's log:");
     console.error(tail(path.join(testOutputDir, 'logs', 'code-server-integration.log')));
   }
   process.exitCode = code === 0 && existsSync(summaryFile) ? 0 : 1;

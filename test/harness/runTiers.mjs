@@ -18,8 +18,10 @@ const reporter = path.join(compiledTestsDir, 'harness', 'summaryReporter.js');
 const TIERS = {
   unit: () => [
     require.resolve('mocha/bin/mocha.js'),
-    '--reporter', reporter,
-    '--timeout', '10000',
+    '--reporter',
+    reporter,
+    '--timeout',
+    '10000',
     path.join(compiledTestsDir, 'unit', '**', '*.unit.test.js'),
   ],
   integration: () => [path.join(repoRoot, 'test', 'harness', 'runIntegration.mjs')],
@@ -82,7 +84,9 @@ for (const tier of tiers) {
 console.log('\n=== summary ===');
 for (const { tier, passes, failures, pending, seconds, note } of results) {
   const counts = `${passes} passed, ${failures} failed${pending ? `, ${pending} pending` : ''}`;
-  console.log(`${tier.padEnd(12)} ${counts.padEnd(28)} ${seconds.toFixed(1).padStart(6)} s${note ? `  (${note})` : ''}`);
+  console.log(
+    `${tier.padEnd(12)} ${counts.padEnd(28)} ${seconds.toFixed(1).padStart(6)} s${note ? `  (${note})` : ''}`,
+  );
 }
 const passed = results.reduce((sum, r) => sum + r.passes, 0);
 const failed = results.reduce((sum, r) => sum + r.failures, 0);

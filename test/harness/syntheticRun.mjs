@@ -13,7 +13,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const TASKS = ['power-device', 'grow-plant', 'heat-food'];
-const ACTIONS = ['look around', 'go to kitchen', 'go to shed', 'open locker', 'take bulb', 'focus on lamp', 'go to hallway'];
+const ACTIONS = [
+  'look around',
+  'go to kitchen',
+  'go to shed',
+  'open locker',
+  'take bulb',
+  'focus on lamp',
+  'go to hallway',
+];
 
 function generator(seed) {
   let state = seed >>> 0;
@@ -38,7 +46,10 @@ function baseConfig(name, root, iterations, tasksPerBatch, groupSize) {
 }
 
 function writeRunJson(folder, state, iteration) {
-  writeFileSync(path.join(folder, 'run.json'), JSON.stringify({ state, iteration, updated: 1_790_000_000 + iteration }, null, 2) + '\n');
+  writeFileSync(
+    path.join(folder, 'run.json'),
+    JSON.stringify({ state, iteration, updated: 1_790_000_000 + iteration }, null, 2) + '\n',
+  );
 }
 
 export function episodeId(iteration, index) {
@@ -49,13 +60,19 @@ export function episodeId(iteration, index) {
  * A finished run of ceil(episodes / (tasks × rollouts)) iterations; returns its folder and the
  * number of episodes written.
  */
-export function writeTrajectoryRun(root, { name = 'synthetic-10k', episodes = 10_000, tasksPerBatch = 16, groupSize = 8, steps = 3 } = {}) {
+export function writeTrajectoryRun(
+  root,
+  { name = 'synthetic-10k', episodes = 10_000, tasksPerBatch = 16, groupSize = 8, steps = 3 } = {},
+) {
   const folder = path.join(root, name);
   const perIteration = tasksPerBatch * groupSize;
   const iterations = Math.ceil(episodes / perIteration);
   mkdirSync(path.join(folder, 'trajectories'), { recursive: true });
   mkdirSync(path.join(folder, 'memory'), { recursive: true });
-  writeFileSync(path.join(folder, 'config.json'), JSON.stringify(baseConfig(name, root, iterations, tasksPerBatch, groupSize), null, 2) + '\n');
+  writeFileSync(
+    path.join(folder, 'config.json'),
+    JSON.stringify(baseConfig(name, root, iterations, tasksPerBatch, groupSize), null, 2) + '\n',
+  );
   const random = generator(42);
   const index = [];
   const metrics = [];
@@ -111,9 +128,19 @@ export function writeTrajectoryRun(root, { name = 'synthetic-10k', episodes = 10
         tip_id: null,
       };
       index.push(JSON.stringify(summary));
-      lines.push(JSON.stringify({ ...summary, steps: stepRecords, description: `a synthetic ${task} task, variation ${variation} .`, tip: null }));
+      lines.push(
+        JSON.stringify({
+          ...summary,
+          steps: stepRecords,
+          description: `a synthetic ${task} task, variation ${variation} .`,
+          tip: null,
+        }),
+      );
     }
-    writeFileSync(path.join(folder, 'trajectories', `iter-${String(iteration).padStart(6, '0')}.jsonl`), lines.join('\n') + '\n');
+    writeFileSync(
+      path.join(folder, 'trajectories', `iter-${String(iteration).padStart(6, '0')}.jsonl`),
+      lines.join('\n') + '\n',
+    );
     metrics.push(
       JSON.stringify({
         iteration,
@@ -137,7 +164,10 @@ export function writeTrajectoryRun(root, { name = 'synthetic-10k', episodes = 10
 export function writeMetricsRun(root, { name = 'synthetic-100k-metrics', iterations = 100_000 } = {}) {
   const folder = path.join(root, name);
   mkdirSync(folder, { recursive: true });
-  writeFileSync(path.join(folder, 'config.json'), JSON.stringify(baseConfig(name, root, iterations, 4, 8), null, 2) + '\n');
+  writeFileSync(
+    path.join(folder, 'config.json'),
+    JSON.stringify(baseConfig(name, root, iterations, 4, 8), null, 2) + '\n',
+  );
   const random = generator(7);
   const round = (x) => Math.round(x * 1e4) / 1e4;
   const lines = new Array(iterations);
@@ -178,7 +208,11 @@ export function writeMetricsRun(root, { name = 'synthetic-100k-metrics', iterati
  */
 export function writeBranchedRun(root, { name = 'builtin-20261204-212233', iterations = 14 } = {}) {
   const parent = writeTrajectoryRun(root, { name, episodes: iterations * 32, tasksPerBatch: 4, groupSize: 8 });
-  const noisy = (line, i) => ({ ...JSON.parse(line), env_steps: (i + 1) * 96, 'update/masked_fraction': 0.012345678900233 + (i % 2) * 1e-11 });
+  const noisy = (line, i) => ({
+    ...JSON.parse(line),
+    env_steps: (i + 1) * 96,
+    'update/masked_fraction': 0.012345678900233 + (i % 2) * 1e-11,
+  });
   const records = readFileSync(path.join(parent.folder, 'metrics.jsonl'), 'utf8').trim().split('\n').map(noisy);
   writeFileSync(path.join(parent.folder, 'metrics.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
   const checkpoint = iterations - 1;
@@ -187,11 +221,31 @@ export function writeBranchedRun(root, { name = 'builtin-20261204-212233', itera
   mkdirSync(folder, { recursive: true });
   const config = JSON.parse(readFileSync(path.join(parent.folder, 'config.json'), 'utf8'));
   writeFileSync(path.join(folder, 'config.json'), JSON.stringify({ ...config, name: branchName }, null, 2) + '\n');
-  writeFileSync(path.join(folder, 'parent.json'), JSON.stringify({
-    run: name, path: parent.folder, checkpoint, memory_marker: null, memory_version: 0, tip_edits: [], created: 1_790_000_100, adopted: null,
-  }, null, 2) + '\n');
+  writeFileSync(
+    path.join(folder, 'parent.json'),
+    JSON.stringify(
+      {
+        run: name,
+        path: parent.folder,
+        checkpoint,
+        memory_marker: null,
+        memory_version: 0,
+        tip_edits: [],
+        created: 1_790_000_100,
+        adopted: null,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   const before = records[checkpoint - 1];
-  const rerun = { ...before, iteration: checkpoint + 1, env_steps: before.env_steps + 96, update_mode: 'off-policy', 'rollout/return': before['rollout/return'] + 0.2 };
+  const rerun = {
+    ...before,
+    iteration: checkpoint + 1,
+    env_steps: before.env_steps + 96,
+    update_mode: 'off-policy',
+    'rollout/return': before['rollout/return'] + 0.2,
+  };
   writeFileSync(path.join(folder, 'metrics.jsonl'), JSON.stringify(rerun) + '\n');
   writeRunJson(folder, 'finished', checkpoint + 1);
   return { parent: parent.folder, branch: folder, checkpoint };
@@ -206,5 +260,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = Date.now();
   const trajectories = writeTrajectoryRun(root, { episodes: Number(episodes) });
   const metrics = writeMetricsRun(root, { iterations: Number(iterations) });
-  console.log(`${trajectories.folder}: ${trajectories.episodes} episodes; ${metrics.folder}: ${metrics.iterations} iterations (${Date.now() - started} ms)`);
+  console.log(
+    `${trajectories.folder}: ${trajectories.episodes} episodes; ${metrics.folder}: ${metrics.iterations} iterations (${Date.now() - started} ms)`,
+  );
 }

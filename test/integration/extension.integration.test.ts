@@ -21,7 +21,9 @@ describe('EMPO² Studio in a real VS Code', () => {
   });
 
   it('registers every command its package.json contributes', async () => {
-    const contributed: string[] = extension().packageJSON.contributes.commands.map((c: { command: string }) => c.command);
+    const contributed: string[] = extension().packageJSON.contributes.commands.map(
+      (c: { command: string }) => c.command,
+    );
     // Which commands are contributed is pinned by test/unit/manifest.unit.test.ts; here: each is registered.
     assert.ok(contributed.length >= 20, `only ${contributed.length} commands contributed`);
     const registered = new Set(await vscode.commands.getCommands(true));
@@ -30,7 +32,9 @@ describe('EMPO² Studio in a real VS Code', () => {
   });
 
   it('registers no empo2 command it does not contribute', async () => {
-    const contributed = new Set<string>(extension().packageJSON.contributes.commands.map((c: { command: string }) => c.command));
+    const contributed = new Set<string>(
+      extension().packageJSON.contributes.commands.map((c: { command: string }) => c.command),
+    );
     // VS Code adds <view>.focus, <view>.resetViewLocation and similar for every contributed view.
     const generated = /^empo2\.(trajectories|tips)\.|^workbench\.view\.extension\.empo2/;
     const extra = (await vscode.commands.getCommands(true)).filter(

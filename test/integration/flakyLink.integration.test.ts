@@ -18,7 +18,11 @@ import { eventually as waitFor } from '../builders/wait';
 // the memory, read straight from the host past the proxy, holds the edit exactly once.
 
 /** Half a minute unless said otherwise; polled every 50 ms, as the link's times are measured by it. */
-function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   return waitFor(what, probe, timeoutMs, 50);
 }
 
@@ -40,9 +44,19 @@ describe('A remote host behind a flaky link', function () {
     remote = new HostProcess({ python, args: ['--run-root', runRoot], cwd: runRoot });
     const ready = await remote.ready;
     proxy = await FlakyProxy.start(python, ready.port, 600);
-    direct = new RpcClient(await connectWebSocket(`ws://127.0.0.1:${ready.port}`, remote.token), { defaultTimeoutMs: 120_000 });
-    await direct.request(Requests.initialize, { protocolVersion: PROTOCOL_VERSION, clientInfo: { name: 'observer', version: '1' }, capabilities: { logMessages: false } });
-    const { tip } = await direct.request(Requests.memoryAdd, { runId, variationKey: 'power-device/0', text: 'Look in the shed.' });
+    direct = new RpcClient(await connectWebSocket(`ws://127.0.0.1:${ready.port}`, remote.token), {
+      defaultTimeoutMs: 120_000,
+    });
+    await direct.request(Requests.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientInfo: { name: 'observer', version: '1' },
+      capabilities: { logMessages: false },
+    });
+    const { tip } = await direct.request(Requests.memoryAdd, {
+      runId,
+      variationKey: 'power-device/0',
+      text: 'Look in the shed.',
+    });
     tipId = tip.id;
   });
 
@@ -53,7 +67,10 @@ describe('A remote host behind a flaky link', function () {
     proxy?.stop();
     await remote?.stop(5_000);
     if (process.env.EMPO2_TEST_MEASUREMENTS) {
-      writeFileSync(process.env.EMPO2_TEST_MEASUREMENTS.replace(/\.json$/, '-flaky-link.json'), JSON.stringify(measurements, null, 2) + '\n');
+      writeFileSync(
+        process.env.EMPO2_TEST_MEASUREMENTS.replace(/\.json$/, '-flaky-link.json'),
+        JSON.stringify(measurements, null, 2) + '\n',
+      );
     }
   });
 
@@ -69,7 +86,10 @@ describe('A remote host behind a flaky link', function () {
     await proxy.freeze();
     await eventually('reconnecting', () => kind() === 'reconnecting', 15_000);
     measurements['freeze: time to detect (s)'] = (Date.now() - frozenAt) / 1000;
-    assert.ok(measurements['freeze: time to detect (s)'] < 8, `detected after ${measurements['freeze: time to detect (s)']} s`);
+    assert.ok(
+      measurements['freeze: time to detect (s)'] < 8,
+      `detected after ${measurements['freeze: time to detect (s)']} s`,
+    );
     assert.ok(api().tips.get(tipId), 'the tips stay while reconnecting');
     await assert.rejects(api().host.request(Requests.memoryList, { runId }), /being restored/);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -77,7 +97,10 @@ describe('A remote host behind a flaky link', function () {
     await proxy.thaw();
     await eventually('connected again', () => kind() === 'connected', 15_000);
     measurements['freeze: thaw to connected (s)'] = (Date.now() - thawedAt) / 1000;
-    assert.ok(measurements['freeze: thaw to connected (s)'] < 3, `took ${measurements['freeze: thaw to connected (s)']} s`);
+    assert.ok(
+      measurements['freeze: thaw to connected (s)'] < 3,
+      `took ${measurements['freeze: thaw to connected (s)']} s`,
+    );
   });
 
   it('sends a save cut in flight again with its edit id; the host applied it once and the model shows it', async () => {
@@ -85,7 +108,11 @@ describe('A remote host behind a flaky link', function () {
     const version = api().tips.get(tipId)!.version;
     await proxy.freeze('down'); // the save reaches the host; its answer does not come back
     const saving = api().tips.update({ tipId, text, expectedVersion: version, editId: `edit-${Date.now()}` });
-    await eventually('the host to apply the save', async () => (await direct.request(Requests.memoryGet, { runId, tipId })).tip.text === text, 30_000);
+    await eventually(
+      'the host to apply the save',
+      async () => (await direct.request(Requests.memoryGet, { runId, tipId })).tip.text === text,
+      30_000,
+    );
     const cutAt = Date.now();
     await proxy.cut();
     await proxy.thaw();
@@ -105,7 +132,10 @@ describe('A remote host behind a flaky link', function () {
     await eventually('lost', () => kind() === 'lost', 60_000);
     measurements['outage: down to lost (s)'] = (Date.now() - downAt) / 1000;
     const health = api().host.health.health;
-    assert.ok(health.kind === 'lost' && health.remote && health.nextTryAt !== undefined, 'a remote host is retried in the background');
+    assert.ok(
+      health.kind === 'lost' && health.remote && health.nextTryAt !== undefined,
+      'a remote host is retried in the background',
+    );
     assert.ok(api().tips.get(tipId), 'the tips are still shown');
     await proxy.accept();
     const clickedAt = Date.now();

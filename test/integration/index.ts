@@ -16,7 +16,9 @@ export function run(): Promise<void> {
     reporter: SummaryReporter,
     grep: process.env.EMPO2_TEST_GREP,
   });
-  for (const file of readdirSync(__dirname).filter((name) => name.endsWith('.integration.test.js')).sort()) {
+  for (const file of readdirSync(__dirname)
+    .filter((name) => name.endsWith('.integration.test.js'))
+    .sort()) {
     mocha.addFile(path.join(__dirname, file));
   }
   return new Promise((resolve, reject) => {

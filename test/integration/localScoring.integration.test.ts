@@ -16,7 +16,13 @@ import { EXTENSION_ID } from '../builders/extension';
 
 const repoRoot = path.resolve(__dirname, '../../../..');
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
-const env = { ...process.env, PYTHONPATH: path.join(repoRoot, 'host'), HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', EMPO2_NO_PROGRESS: '1' };
+const env = {
+  ...process.env,
+  PYTHONPATH: path.join(repoRoot, 'host'),
+  HF_HUB_OFFLINE: '1',
+  TRANSFORMERS_OFFLINE: '1',
+  EMPO2_NO_PROGRESS: '1',
+};
 
 describe('scoring a recorded episode locally with onnxruntime-node', function () {
   this.timeout(900_000);
@@ -38,16 +44,32 @@ describe('scoring a recorded episode locally with onnxruntime-node', function ()
       eval: { every: 0, max_variations: 1 },
     };
     writeFileSync(path.join(root, 'config.json'), JSON.stringify(config));
-    const host = (args: string[]) => execFileSync(python, ['-m', 'empo2.cli', ...args], { env, cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-    host(['train', '--config', path.join(root, 'config.json'), '--root', path.join(root, 'runs'), '--name', 'gpu-box-run']);
+    const host = (args: string[]) =>
+      execFileSync(python, ['-m', 'empo2.cli', ...args], { env, cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    host([
+      'train',
+      '--config',
+      path.join(root, 'config.json'),
+      '--root',
+      path.join(root, 'runs'),
+      '--name',
+      'gpu-box-run',
+    ]);
     const run = path.join(root, 'runs', 'gpu-box-run');
     host(['export-onnx', path.join(run, 'checkpoints', 'iter-000000')]);
     const episodeId = 'i000001-e0000';
 
-    const replay = await vscode.commands.executeCommand<LocalReplay | undefined>('empo2.scoreEpisodeLocally', { run, episodeId, turn: 0 });
+    const replay = await vscode.commands.executeCommand<LocalReplay | undefined>('empo2.scoreEpisodeLocally', {
+      run,
+      episodeId,
+      turn: 0,
+    });
     assert.ok(replay, 'the command scored the episode');
     assert.equal(replay.summary.episodeId, episodeId);
-    assert.ok(replay.summary.maxLogprobError < 1e-4, `largest |re-scored − recorded| log-prob ${replay.summary.maxLogprobError}`);
+    assert.ok(
+      replay.summary.maxLogprobError < 1e-4,
+      `largest |re-scored − recorded| log-prob ${replay.summary.maxLogprobError}`,
+    );
     const editor = vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === TOKENS_SCHEME);
     assert.ok(editor, 'the token view is open');
     const text = editor.document.getText();

@@ -19,7 +19,11 @@ import { eventually as waitFor } from '../builders/wait';
 const TASKS = ['escape', 'open-chest'];
 
 /** Training on two cores: two minutes unless said otherwise. */
-function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
+function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 120_000,
+): Promise<T> {
   return waitFor(what, probe, timeoutMs, 250);
 }
 
@@ -44,8 +48,22 @@ describe('a plug-in environment (the example lockbox) in every view', function (
     await extension.activate();
     // As its README says: pip install -e of the folder (no network: the venv builds it).
     const python = path.join(extension.extensionPath, '.venv', 'bin', 'python');
-    execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-index', '--no-build-isolation', '--disable-pip-version-check',
-      '-e', path.join(extension.extensionPath, 'examples', 'lockbox-env')], { timeout: 300_000 });
+    execFileSync(
+      python,
+      [
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--no-deps',
+        '--no-index',
+        '--no-build-isolation',
+        '--disable-pip-version-check',
+        '-e',
+        path.join(extension.extensionPath, 'examples', 'lockbox-env'),
+      ],
+      { timeout: 300_000 },
+    );
     tracker = vscode.debug.registerDebugAdapterTrackerFactory('empo2', {
       createDebugAdapterTracker: () => ({
         onDidSendMessage: (message: DebugProtocol.ProtocolMessage) => {
@@ -79,12 +97,19 @@ describe('a plug-in environment (the example lockbox) in every view', function (
     run = (await vscode.commands.executeCommand<RunInfo>('empo2.newRun', { config }))!;
     assert.ok(run, 'run.start answered');
     await eventually('the lockbox run to finish', () => api().runs.get(run.runId)?.info.state === 'finished', 400_000);
-    const runNode = await eventually('the run in the tree', async () => (await children()).find((n) => n.kind === 'run' && n.runId === run.runId));
-    const iteration = await eventually('iteration 1 in the tree', async () => (await children(runNode)).find((n) => label(n) === 'Iteration 1'));
+    const runNode = await eventually('the run in the tree', async () =>
+      (await children()).find((n) => n.kind === 'run' && n.runId === run.runId),
+    );
+    const iteration = await eventually('iteration 1 in the tree', async () =>
+      (await children(runNode)).find((n) => label(n) === 'Iteration 1'),
+    );
     const groups = await children(iteration);
     assert.ok(groups.length >= 1);
     for (const group of groups) {
-      assert.ok(TASKS.some((task) => label(group).startsWith(task)), `a task group of lockbox: ${label(group)}`);
+      assert.ok(
+        TASKS.some((task) => label(group).startsWith(task)),
+        `a task group of lockbox: ${label(group)}`,
+      );
     }
     const episodes = await children(groups[0]);
     assert.equal(episodes.length, 2, 'group_size 2');
@@ -94,10 +119,18 @@ describe('a plug-in environment (the example lockbox) in every view', function (
 
   it('shows its tips and its metrics', async () => {
     await api().tips.load(run.runId);
-    const tips = await eventually('the tips of the lockbox run', () => (api().tips.list().length > 0 ? api().tips.list() : undefined));
-    assert.ok(tips.every((tip) => TASKS.includes(tip.variationKey.split('/')[0])), tips.map((t) => t.variationKey).join(', '));
+    const tips = await eventually('the tips of the lockbox run', () =>
+      api().tips.list().length > 0 ? api().tips.list() : undefined,
+    );
+    assert.ok(
+      tips.every((tip) => TASKS.includes(tip.variationKey.split('/')[0])),
+      tips.map((t) => t.variationKey).join(', '),
+    );
     await vscode.commands.executeCommand('empo2.showMetrics', run.runId);
-    const shown = await eventually('the metrics panel on the lockbox run', () => api().metrics.shown?.source?.runId === run.runId && api().metrics.shown);
+    const shown = await eventually(
+      'the metrics panel on the lockbox run',
+      () => api().metrics.shown?.source?.runId === run.runId && api().metrics.shown,
+    );
     await eventually('its iteration in the chart', () => (api().metrics.shown?.points ?? 0) >= 1);
     assert.ok(shown);
   });
@@ -107,29 +140,49 @@ describe('a plug-in environment (the example lockbox) in every view', function (
     const dry = await vscode.commands.executeCommand<RerunResult>('empo2.rerunUpdate', { ...request, dryRun: true });
     assert.ok(dry?.dry_run && typeof dry.loss === 'number');
     assert.deepEqual(dry.variations, ['escape/0']);
-    const branch = await vscode.commands.executeCommand<RerunResult>('empo2.rerunUpdate', { ...request, dryRun: false, name: 'lockbox-what-if' });
+    const branch = await vscode.commands.executeCommand<RerunResult>('empo2.rerunUpdate', {
+      ...request,
+      dryRun: false,
+      name: 'lockbox-what-if',
+    });
     assert.ok(branch && !branch.dry_run);
     assert.equal(branch.status, 'finished');
     await api().runs.reload();
-    const parentNode = await eventually('the parent in the tree', async () => (await children()).find((n) => n.kind === 'run' && n.runId === run.runId));
-    assert.ok((await children(parentNode)).some((n) => n.kind === 'run' && n.runId === 'lockbox-what-if'), 'the branch under its parent');
+    const parentNode = await eventually('the parent in the tree', async () =>
+      (await children()).find((n) => n.kind === 'run' && n.runId === run.runId),
+    );
+    assert.ok(
+      (await children(parentNode)).some((n) => n.kind === 'run' && n.runId === 'lockbox-what-if'),
+      'the branch under its parent',
+    );
   });
 
   it('replays one of its episodes in the debugger, on the recording', async () => {
     const { items } = await api().host.request(Requests.trajectoryList, { runId: run.runId, limit: 1 });
     const started = await vscode.debug.startDebugging(undefined, {
-      type: 'empo2', request: 'launch', name: 'lockbox replay', replay: { runId: run.runId, episodeId: items[0].id }, device: 'cpu', stopOnEntry: true,
+      type: 'empo2',
+      request: 'launch',
+      name: 'lockbox replay',
+      replay: { runId: run.runId, episodeId: items[0].id },
+      device: 'cpu',
+      stopOnEntry: true,
     });
     assert.ok(started, 'the debug session started');
     await eventually('the stop on entry', () => stops.length >= 1, 300_000);
     assert.equal(stops[0].body.reason, 'entry');
     const session = vscode.debug.activeDebugSession!;
     const episodeScope = async (): Promise<Map<string, string>> => {
-      const stack = (await session.customRequest('stackTrace', { threadId: 1 })) as DebugProtocol.StackTraceResponse['body'];
+      const stack = (await session.customRequest('stackTrace', {
+        threadId: 1,
+      })) as DebugProtocol.StackTraceResponse['body'];
       const frame = stack.stackFrames[stack.stackFrames.length - 1];
-      const scopes = (await session.customRequest('scopes', { frameId: frame.id })) as DebugProtocol.ScopesResponse['body'];
+      const scopes = (await session.customRequest('scopes', {
+        frameId: frame.id,
+      })) as DebugProtocol.ScopesResponse['body'];
       const scope = scopes.scopes.find((s) => s.name === 'Episode')!;
-      const vars = (await session.customRequest('variables', { variablesReference: scope.variablesReference })) as DebugProtocol.VariablesResponse['body'];
+      const vars = (await session.customRequest('variables', {
+        variablesReference: scope.variablesReference,
+      })) as DebugProtocol.VariablesResponse['body'];
       return new Map(vars.variables.map((v) => [v.name, v.value]));
     };
     const atEntry = await episodeScope();
@@ -139,7 +192,11 @@ describe('a plug-in environment (the example lockbox) in every view', function (
     await vscode.commands.executeCommand('workbench.action.debug.stepOver');
     await eventually('the stop after turn 0', () => stops.length >= 2, 300_000);
     assert.ok(['step', 'end'].includes(stops[1].body.reason), `${stops[1].body.reason}: ${stops[1].body.text ?? ''}`);
-    assert.equal((await episodeScope()).get('left_recording'), 'null', 'lockbox resets and steps the same for the same seed');
+    assert.equal(
+      (await episodeScope()).get('left_recording'),
+      'null',
+      'lockbox resets and steps the same for the same seed',
+    );
     await vscode.debug.stopDebugging(session);
   });
 
@@ -149,23 +206,30 @@ describe('a plug-in environment (the example lockbox) in every view', function (
     const file = path.join(api().runs.get(run.runId)!.info.path, 'trajectories', 'iter-000001.jsonl');
     const edited = 'you are on the roof . (a recording edited by hand)';
     let played = '';
-    const lines = readFileSync(file, 'utf8').split('\n').map((line) => {
-      if (!line.includes(items[0].id)) {
-        return line;
-      }
-      const episode = JSON.parse(line) as { id: string; steps: Array<{ observation: string }> };
-      if (episode.id !== items[0].id) {
-        return line;
-      }
-      played = episode.steps[0].observation;
-      episode.steps[0].observation = edited;
-      return JSON.stringify(episode);
-    });
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .map((line) => {
+        if (!line.includes(items[0].id)) {
+          return line;
+        }
+        const episode = JSON.parse(line) as { id: string; steps: Array<{ observation: string }> };
+        if (episode.id !== items[0].id) {
+          return line;
+        }
+        played = episode.steps[0].observation;
+        episode.steps[0].observation = edited;
+        return JSON.stringify(episode);
+      });
     assert.ok(played, 'the episode in its iteration file');
     writeFileSync(file, lines.join('\n'));
     const before = stops.length;
     const started = await vscode.debug.startDebugging(undefined, {
-      type: 'empo2', request: 'launch', name: 'lockbox replay edited', replay: { runId: run.runId, episodeId: items[0].id }, device: 'cpu', stopOnEntry: true,
+      type: 'empo2',
+      request: 'launch',
+      name: 'lockbox replay edited',
+      replay: { runId: run.runId, episodeId: items[0].id },
+      device: 'cpu',
+      stopOnEntry: true,
     });
     assert.ok(started, 'the debug session started');
     await eventually('the stop on entry', () => stops.length > before, 300_000);
@@ -173,13 +237,21 @@ describe('a plug-in environment (the example lockbox) in every view', function (
     assert.ok(said, outputs.join(''));
     assert.ok(said.includes(`recorded: ${edited}`) && said.includes(`replayed: ${played}`), said);
     const session = vscode.debug.activeDebugSession!;
-    const stack = (await session.customRequest('stackTrace', { threadId: 1 })) as DebugProtocol.StackTraceResponse['body'];
-    const scopes = (await session.customRequest('scopes', { frameId: stack.stackFrames[stack.stackFrames.length - 1].id })) as DebugProtocol.ScopesResponse['body'];
+    const stack = (await session.customRequest('stackTrace', {
+      threadId: 1,
+    })) as DebugProtocol.StackTraceResponse['body'];
+    const scopes = (await session.customRequest('scopes', {
+      frameId: stack.stackFrames[stack.stackFrames.length - 1].id,
+    })) as DebugProtocol.ScopesResponse['body'];
     const scope = scopes.scopes.find((s) => s.name === 'Episode')!;
-    const vars = (await session.customRequest('variables', { variablesReference: scope.variablesReference })) as DebugProtocol.VariablesResponse['body'];
+    const vars = (await session.customRequest('variables', {
+      variablesReference: scope.variablesReference,
+    })) as DebugProtocol.VariablesResponse['body'];
     assert.equal(vars.variables.find((v) => v.name === 'replaying')?.value, 'false');
     const left = vars.variables.find((v) => v.name === 'left_recording')!;
-    const shown = (await session.customRequest('variables', { variablesReference: left.variablesReference })) as DebugProtocol.VariablesResponse['body'];
+    const shown = (await session.customRequest('variables', {
+      variablesReference: left.variablesReference,
+    })) as DebugProtocol.VariablesResponse['body'];
     const values = new Map(shown.variables.map((v) => [v.name, v.value]));
     assert.equal(values.get('turn'), '0');
     assert.equal(values.get('recorded'), JSON.stringify(edited));

@@ -21,7 +21,11 @@ import { api, EXTENSION_ID } from '../builders/extension';
 const LIMIT_MS = 200;
 
 /** Training on two cores is slow: a minute unless said otherwise. */
-function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
   return waitFor(what, probe, timeoutMs);
 }
 
@@ -32,7 +36,9 @@ async function children(element?: TreeElement): Promise<TreeElement[]> {
 /** The written iteration `n` (the row of an iteration in progress has the same label, and its
  * episodes have no steps to open until the iteration is written). */
 async function writtenIteration(runNode: TreeElement, n: number): Promise<TreeElement | undefined> {
-  return (await children(runNode)).find((e) => label(e) === `Iteration ${n}` && api().trajectories.getTreeItem(e).contextValue !== 'empo2.liveIteration');
+  return (await children(runNode)).find(
+    (e) => label(e) === `Iteration ${n}` && api().trajectories.getTreeItem(e).contextValue !== 'empo2.liveIteration',
+  );
 }
 
 function label(element: TreeElement): string {
@@ -76,7 +82,9 @@ describe('EMPO² Studio with the real training host', function () {
     run = (await vscode.commands.executeCommand<RunInfo>('empo2.newRun', { config, pauseAfterIteration: 1 }))!;
     assert.ok(run, 'run.start answered');
     assert.equal(run.live, true);
-    const runNode = await eventually('the run in the tree', async () => (await children()).find((n) => n.kind === 'run' && n.runId === run.runId));
+    const runNode = await eventually('the run in the tree', async () =>
+      (await children()).find((n) => n.kind === 'run' && n.runId === run.runId),
+    );
     const iteration1 = await eventually('iteration 1 written in the tree', () => writtenIteration(runNode, 1), 180_000);
     // The run is still live (it pauses after iteration 1): the tree filled during training.
     assert.equal(api().runs.get(run.runId)?.info.live, true);
@@ -89,8 +97,11 @@ describe('EMPO² Studio with the real training host', function () {
     // default sidebar).
     assert.match(description, /^[✓✗] score \S+$/);
     const tip = api().trajectories.getTreeItem(episodes[0]).tooltip as vscode.MarkdownString | string | undefined;
-    const tooltip = typeof tip === 'string' ? tip : tip?.value ?? '';
-    assert.match(tooltip, /Rollout (with memory|memory-free), update (on-policy|on-policy with tips|off-policy), \d+ steps/);
+    const tooltip = typeof tip === 'string' ? tip : (tip?.value ?? '');
+    assert.match(
+      tooltip,
+      /Rollout (with memory|memory-free), update (on-policy|on-policy with tips|off-policy), \d+ steps/,
+    );
     const steps = await children(episodes[0]);
     assert.ok(steps.length >= 1 && steps.length <= 5);
     assert.match(label(steps[0]), /^t0: /);
@@ -109,7 +120,11 @@ describe('EMPO² Studio with the real training host', function () {
   });
 
   it('edits every tip while paused, and the very next retrieval in training sees the edits', async () => {
-    await eventually('the run to pause after iteration 1', () => api().runs.get(run.runId)?.info.state === 'paused', 120_000);
+    await eventually(
+      'the run to pause after iteration 1',
+      () => api().runs.get(run.runId)?.info.state === 'paused',
+      120_000,
+    );
     await eventually('the tips of the run', async () => {
       await api().tips.whenLoaded();
       return api().tips.currentRunId === run.runId && api().tips.list().length > 0;
@@ -135,7 +150,11 @@ describe('EMPO² Studio with the real training host', function () {
       for (const episode of await children(group)) {
         if (episode.kind === 'episode') {
           const { episode: full } = await api().trajectories.model.episode(run.runId, episode.episodeId);
-          shown.push(...full.steps.flatMap((step: TrajectoryStep) => step.tip_ids.map((id, i): [string, string] => [id, step.tips[i]])));
+          shown.push(
+            ...full.steps.flatMap((step: TrajectoryStep) =>
+              step.tip_ids.map((id, i): [string, string] => [id, step.tips[i]]),
+            ),
+          );
         }
       }
     }
@@ -147,7 +166,7 @@ describe('EMPO² Studio with the real training host', function () {
     }
   });
 
-  it('shows the run\'s metrics, growing as iterations finish', async () => {
+  it("shows the run's metrics, growing as iterations finish", async () => {
     await vscode.commands.executeCommand('empo2.showMetrics', run.runId);
     const shown = await eventually('the metrics panel', () => api().metrics.shown);
     assert.equal(shown.source?.runId, run.runId);
@@ -157,7 +176,11 @@ describe('EMPO² Studio with the real training host', function () {
 
   it('answers a stale tip edit with a conflict and leaves the tip as it was', async () => {
     const tip = api().tips.list()[0];
-    const outcome = await api().tips.update({ tipId: tip.id, text: 'an edit made on an old copy', expectedVersion: tip.version - 1 });
+    const outcome = await api().tips.update({
+      tipId: tip.id,
+      text: 'an edit made on an old copy',
+      expectedVersion: tip.version - 1,
+    });
     assert.equal(outcome.kind, 'conflict');
     assert.equal(outcome.kind === 'conflict' && outcome.current.text, tip.text);
   });
@@ -186,7 +209,10 @@ describe('EMPO² Studio with the real training host', function () {
   it(`opens a run of 10,000 episodes and expands every level in under ${LIMIT_MS} ms`, async () => {
     const folder = process.env.EMPO2_TEST_BIG_RUN!;
     let started = Date.now();
-    const status = await vscode.commands.executeCommand<{ runId: string; episodes: number }>('empo2.openRunFolder', folder);
+    const status = await vscode.commands.executeCommand<{ runId: string; episodes: number }>(
+      'empo2.openRunFolder',
+      folder,
+    );
     measurements.openLargeRunMs = Date.now() - started;
     assert.equal(status?.episodes, Number(process.env.EMPO2_TEST_BIG_EPISODES));
     const timed = async (what: string, element?: TreeElement): Promise<TreeElement[]> => {
@@ -202,7 +228,11 @@ describe('EMPO² Studio with the real training host', function () {
     const runNode = roots.find((n) => n.kind === 'run' && n.runId === status!.runId)!;
     const iterations = await timed('run', runNode);
     assert.equal(iterations.length, 79);
-    for (const [index, name] of [[0, 'newest iteration'], [39, 'middle iteration'], [78, 'first iteration']] as const) {
+    for (const [index, name] of [
+      [0, 'newest iteration'],
+      [39, 'middle iteration'],
+      [78, 'first iteration'],
+    ] as const) {
       const groups = await timed(name, iterations[index]);
       assert.equal(groups.length, 16, '16 tasks per iteration');
       const episodes = await timed(`task group of the ${name}`, groups[15]);
@@ -220,7 +250,11 @@ describe('EMPO² Studio with the real training host', function () {
     await vscode.window.showTextDocument(reading, { preview: false });
     const before = api().host.current!;
     before.client.close('test: the connection dropped');
-    const after = await eventually('a new connection', () => api().host.current !== before && api().host.current, 30_000);
+    const after = await eventually(
+      'a new connection',
+      () => api().host.current !== before && api().host.current,
+      30_000,
+    );
     assert.equal(api().host.state.state, 'running');
     assert.equal(after.init.serverInfo.pid, hostPid, 'the same host process');
     assert.notEqual(after.init.connection, before.init.connection);
@@ -271,14 +305,16 @@ describe('EMPO² Studio with the real training host', function () {
       const session = api().host.current!;
       assert.equal(session.remote, true);
       assert.equal(session.init.serverInfo.pid, ready.pid);
-      await eventually('the remote host\'s runs', () => api().runs.get(path.basename(process.env.EMPO2_TEST_BIG_RUN!)));
+      await eventually("the remote host's runs", () => api().runs.get(path.basename(process.env.EMPO2_TEST_BIG_RUN!)));
       assert.equal(vscode.workspace.getConfiguration('empo2').get('remoteUrl'), url, 'the URL is remembered');
       // Stopping a remote host only disconnects: the process there keeps running.
       await vscode.commands.executeCommand('empo2.stopHost');
       assert.equal(api().host.current, undefined);
       assert.ok(alive(ready.pid));
     } finally {
-      await vscode.workspace.getConfiguration('empo2').update('remoteUrl', undefined, vscode.ConfigurationTarget.Global);
+      await vscode.workspace
+        .getConfiguration('empo2')
+        .update('remoteUrl', undefined, vscode.ConfigurationTarget.Global);
       await remote.stop(5_000);
     }
   });

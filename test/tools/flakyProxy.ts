@@ -33,12 +33,15 @@ export class FlakyProxy {
 
   /** Listens on a free loopback port and forwards to 127.0.0.1:targetPort; exits after lifetimeS. */
   static start(python: string, targetPort: number, lifetimeS = 600, script = SCRIPT): Promise<FlakyProxy> {
-    const child = spawn(python, [script, '--target-port', String(targetPort), '--lifetime', String(lifetimeS)], { stdio: 'pipe' });
+    const child = spawn(python, [script, '--target-port', String(targetPort), '--lifetime', String(lifetimeS)], {
+      stdio: 'pipe',
+    });
     const lines = readline.createInterface({ input: child.stdout });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += String(chunk)));
     return new Promise((resolve, reject) => {
-      const failed = (why: string) => reject(new Error(`the flaky proxy did not start: ${why}${stderr ? `\n${stderr}` : ''}`));
+      const failed = (why: string) =>
+        reject(new Error(`the flaky proxy did not start: ${why}${stderr ? `\n${stderr}` : ''}`));
       child.once('error', (error) => failed(error.message));
       child.once('exit', (code) => failed(`exit code ${code}`));
       lines.once('line', (line) => {
@@ -89,7 +92,9 @@ export class FlakyProxy {
 
   private command(line: string): Promise<ProxyStats> {
     return new Promise((resolve, reject) => {
-      this.answers.push((answer) => (answer.error ? reject(new Error(String(answer.error))) : resolve(answer as unknown as ProxyStats)));
+      this.answers.push((answer) =>
+        answer.error ? reject(new Error(String(answer.error))) : resolve(answer as unknown as ProxyStats),
+      );
       this.child.stdin.write(`${line}\n`);
     });
   }

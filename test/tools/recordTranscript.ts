@@ -22,7 +22,12 @@ async function main(): Promise<void> {
   const [python, policy, out] = process.argv.slice(2).map((arg) => path.resolve(arg));
   const root = mkdtempSync(path.join(os.tmpdir(), 'empo2-transcript-'));
   const lines: string[] = [];
-  const host = new HostProcess({ python, args: ['--run-root', path.join(root, '.empo2', 'runs')], cwd: root, env: { HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' } });
+  const host = new HostProcess({
+    python,
+    args: ['--run-root', path.join(root, '.empo2', 'runs')],
+    cwd: root,
+    env: { HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+  });
   host.onStderrLine((line) => process.stderr.write(`[host] ${line}\n`));
   try {
     const ready = await host.ready;
@@ -31,9 +36,16 @@ async function main(): Promise<void> {
       observe: (direction, message) => lines.push(JSON.stringify({ direction, message })),
     });
     const finished = new Promise<void>((resolve) =>
-      client.on(Notifications.runState, ({ run }) => ['finished', 'failed', 'stopped'].includes(run.state) && resolve()),
+      client.on(
+        Notifications.runState,
+        ({ run }) => ['finished', 'failed', 'stopped'].includes(run.state) && resolve(),
+      ),
     );
-    await client.request(Requests.initialize, { protocolVersion: PROTOCOL_VERSION, clientInfo: { name: 'transcript-recorder', version: '1' }, capabilities: { logMessages: false, progress: true } });
+    await client.request(Requests.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientInfo: { name: 'transcript-recorder', version: '1' },
+      capabilities: { logMessages: false, progress: true },
+    });
     await client.request(Requests.ping, {});
     await client.request(Requests.runList, {});
     const config = {
@@ -47,16 +59,36 @@ async function main(): Promise<void> {
     await finished;
     await client.request(Requests.runStatus, { runId: run.runId });
     await client.request(Requests.runMetrics, { runId: run.runId });
-    const page = await client.request(Requests.trajectoryList, { runId: run.runId, filter: { iteration: 1 }, limit: 1000 });
+    const page = await client.request(Requests.trajectoryList, {
+      runId: run.runId,
+      filter: { iteration: 1 },
+      limit: 1000,
+    });
     await client.request(Requests.trajectoryGet, { runId: run.runId, episodeId: page.items[0].id });
     const tips = await client.request(Requests.memoryList, { runId: run.runId, limit: 1000 });
     const tip = tips.items[0];
-    await client.request(Requests.memoryUpdate, { runId: run.runId, tipId: tip.id, text: 'open the shed before the kitchen', expectedVersion: tip.version });
-    await client.request(Requests.memoryUpdate, { runId: run.runId, tipId: tip.id, text: 'a stale edit', expectedVersion: tip.version }).catch((e) => {
-      if (!isRpcError(e)) throw e;
+    await client.request(Requests.memoryUpdate, {
+      runId: run.runId,
+      tipId: tip.id,
+      text: 'open the shed before the kitchen',
+      expectedVersion: tip.version,
     });
+    await client
+      .request(Requests.memoryUpdate, {
+        runId: run.runId,
+        tipId: tip.id,
+        text: 'a stale edit',
+        expectedVersion: tip.version,
+      })
+      .catch((e) => {
+        if (!isRpcError(e)) throw e;
+      });
     await client.request(Requests.memoryHistory, { runId: run.runId, tipId: tip.id });
-    await client.request(Requests.memoryAdd, { runId: run.runId, variationKey: 'power-device/0', text: 'the lamp needs a bulb' });
+    await client.request(Requests.memoryAdd, {
+      runId: run.runId,
+      variationKey: 'power-device/0',
+      text: 'the lamp needs a bulb',
+    });
     await client.request(Requests.checkpointList, { runId: run.runId });
     await client.request(Requests.runOpen, { path: '/etc' }).catch((e) => {
       if (!isRpcError(e)) throw e;

@@ -14,39 +14,69 @@ const STARTED: AutoStarted = { request: 'builtin', runId: 'builtin-1' };
 describe('autoStartStep', () => {
   it('starts a run in a workspace where it never started one', () => {
     assert.deepEqual(autoStartStep('builtin', undefined, []), { kind: 'start' });
-    assert.deepEqual(autoStartStep('builtin', undefined, [aRunInfo({ runId: 'builtin-1', state: 'interrupted' })]), { kind: 'start' }, 'not its own run: left alone');
+    assert.deepEqual(
+      autoStartStep('builtin', undefined, [aRunInfo({ runId: 'builtin-1', state: 'interrupted' })]),
+      { kind: 'start' },
+      'not its own run: left alone',
+    );
   });
 
   it('resumes the run it started when a reload shut its host down', () => {
-    const runs = [aRunInfo({ runId: 'other', state: 'interrupted' }), aRunInfo({ runId: 'builtin-1', state: 'interrupted' })];
+    const runs = [
+      aRunInfo({ runId: 'other', state: 'interrupted' }),
+      aRunInfo({ runId: 'builtin-1', state: 'interrupted' }),
+    ];
     assert.deepEqual(autoStartStep('builtin', STARTED, runs), { kind: 'resume', runId: 'builtin-1' });
   });
 
   it('shows the run it started while another process still trains it, and starts nothing', () => {
     for (const state of ['starting', 'running', 'pausing', 'paused', 'stopping'] as const) {
-      assert.deepEqual(autoStartStep('builtin', STARTED, [aRunInfo({ runId: 'builtin-1', state })]), { kind: 'show', runId: 'builtin-1' }, state);
+      assert.deepEqual(
+        autoStartStep('builtin', STARTED, [aRunInfo({ runId: 'builtin-1', state })]),
+        { kind: 'show', runId: 'builtin-1' },
+        state,
+      );
     }
   });
 
   it('shows a run this host trains already, whatever started it', () => {
-    const runs = [aRunInfo({ runId: 'builtin-1', state: 'interrupted' }), aRunInfo({ runId: 'mine', state: 'running', live: true })];
+    const runs = [
+      aRunInfo({ runId: 'builtin-1', state: 'interrupted' }),
+      aRunInfo({ runId: 'mine', state: 'running', live: true }),
+    ];
     assert.deepEqual(autoStartStep('builtin', STARTED, runs), { kind: 'show', runId: 'mine' });
   });
 
   it('starts a new run when its run is done with, gone, or was started for another request', () => {
     for (const state of ['finished', 'stopped', 'failed', 'created'] as const) {
-      assert.deepEqual(autoStartStep('builtin', STARTED, [aRunInfo({ runId: 'builtin-1', state })]), { kind: 'start' }, state);
+      assert.deepEqual(
+        autoStartStep('builtin', STARTED, [aRunInfo({ runId: 'builtin-1', state })]),
+        { kind: 'start' },
+        state,
+      );
     }
     assert.deepEqual(autoStartStep('builtin', STARTED, []), { kind: 'start' }, 'its folder is gone');
-    assert.deepEqual(autoStartStep('tiny.json', STARTED, [aRunInfo({ runId: 'builtin-1', state: 'interrupted' })]), { kind: 'start' }, 'another request');
+    assert.deepEqual(
+      autoStartStep('tiny.json', STARTED, [aRunInfo({ runId: 'builtin-1', state: 'interrupted' })]),
+      { kind: 'start' },
+      'another request',
+    );
   });
 
   it('tells launches apart: the script run again starts a new run', () => {
     const first = autoStartRequest('builtin', '1765000000-41');
     const started: AutoStarted = { request: first, runId: 'builtin-1' };
     const runs = [aRunInfo({ runId: 'builtin-1', state: 'interrupted' })];
-    assert.deepEqual(autoStartStep(autoStartRequest('builtin', '1765000000-41'), started, runs), { kind: 'resume', runId: 'builtin-1' }, 'a reload');
-    assert.deepEqual(autoStartStep(autoStartRequest('builtin', '1765000300-97'), started, runs), { kind: 'start' }, 'another launch');
+    assert.deepEqual(
+      autoStartStep(autoStartRequest('builtin', '1765000000-41'), started, runs),
+      { kind: 'resume', runId: 'builtin-1' },
+      'a reload',
+    );
+    assert.deepEqual(
+      autoStartStep(autoStartRequest('builtin', '1765000300-97'), started, runs),
+      { kind: 'start' },
+      'another launch',
+    );
     assert.equal(autoStartRequest('builtin', ''), 'builtin', 'set by hand, without a launch: one request');
   });
 
@@ -58,7 +88,7 @@ describe('autoStartStep', () => {
   });
 });
 
-describe('the auto-started run\'s record', () => {
+describe("the auto-started run's record", () => {
   // A file on the extension host's machine, one per workspace folder: any browser, and any
   // window open on the folder, reads the same one.
   let storage: string;

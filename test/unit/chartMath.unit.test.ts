@@ -61,7 +61,15 @@ describe('metrics chart maths', () => {
     });
 
     it('stay distinct for every step uPlot picks, small and large', () => {
-      for (const [start, step] of [[0, 1e-7], [1, 1e-4], [0.97, 0.01], [0, 0.25], [-2, 0.5], [1e6, 2e5], [0, 5]] as const) {
+      for (const [start, step] of [
+        [0, 1e-7],
+        [1, 1e-4],
+        [0.97, 0.01],
+        [0, 0.25],
+        [-2, 0.5],
+        [1e6, 2e5],
+        [0, 5],
+      ] as const) {
         const splits = Array.from({ length: 6 }, (_, i) => start + i * step);
         const labels = tickLabels(splits, step);
         assert.equal(new Set(labels).size, labels.length, `${start} + k·${step}: ${labels.join(', ')}`);
@@ -79,9 +87,14 @@ describe('metrics chart maths', () => {
       const rough = (high - low) / 5;
       const decade = 10 ** Math.floor(Math.log10(rough));
       const step = [1, 2, 5, 10].map((m) => m * decade).find((candidate) => candidate >= rough)!;
-      const splits = Array.from({ length: 6 }, (_, i) => Math.ceil(low / step) * step + i * step).filter((v) => v <= high);
+      const splits = Array.from({ length: 6 }, (_, i) => Math.ceil(low / step) * step + i * step).filter(
+        (v) => v <= high,
+      );
       const labels = tickLabels(splits, step);
-      assert.ok(labels.every((label) => label.length <= 7), labels.join(', '));
+      assert.ok(
+        labels.every((label) => label.length <= 7),
+        labels.join(', '),
+      );
       assert.equal(new Set(labels).size, labels.length);
       // An axis as wide as its widest label (here 6.5 px a character): nothing cut, whatever the labels.
       const perChar = (label: string) => 6.5 * label.length;
@@ -107,7 +120,13 @@ describe('metrics chart maths', () => {
       assert.ok(range[1] < 5 && range[1] >= 1.3, `top ${range[1]}`);
       assert.equal(range[0], Math.min(...min), 'nothing is clipped below');
       assert.deepEqual(beyondAxis(max, range), { above: [12], below: [] });
-      assert.equal(clipNote([mean, min, max], [mean, min, max].map((v) => beyondAxis(v, range))), '▲ 1 point above the axis (up to 800)');
+      assert.equal(
+        clipNote(
+          [mean, min, max],
+          [mean, min, max].map((v) => beyondAxis(v, range)),
+        ),
+        '▲ 1 point above the axis (up to 800)',
+      );
     });
 
     it('nothing is clipped without outliers, or with too few points to tell', () => {
@@ -147,7 +166,10 @@ describe('metrics chart maths', () => {
       for (let i = 1; i < markers.length; i++) {
         const inside = markers[i].size - 2 * markers[i].width;
         assert.equal(markers[i].filled, false);
-        assert.ok(inside > markers[i - 1].size, `ring ${i} (inside ${inside}) clears marker ${i - 1} (${markers[i - 1].size})`);
+        assert.ok(
+          inside > markers[i - 1].size,
+          `ring ${i} (inside ${inside}) clears marker ${i - 1} (${markers[i - 1].size})`,
+        );
       }
     });
   });
@@ -155,20 +177,40 @@ describe('metrics chart maths', () => {
   describe('the header', () => {
     it('shows every series of the chart from the latest iteration, labelled', () => {
       const columns = appendRecords(emptyColumns(), [
-        aMetricsRecord({ iteration: 7, rollout_mode: 'memory', 'rollout/return': 20, 'rollout/memory/return': 20, 'rollout/memory_free/return': null }),
-        aMetricsRecord({ iteration: 8, rollout_mode: 'memory-free', 'rollout/return': 25.5, 'rollout/memory_free/return': 25.5 }),
+        aMetricsRecord({
+          iteration: 7,
+          rollout_mode: 'memory',
+          'rollout/return': 20,
+          'rollout/memory/return': 20,
+          'rollout/memory_free/return': null,
+        }),
+        aMetricsRecord({
+          iteration: 8,
+          rollout_mode: 'memory-free',
+          'rollout/return': 25.5,
+          'rollout/memory_free/return': 25.5,
+        }),
       ]);
       const readings = latestReadings(chart('return'), columns)!;
       assert.equal(readings.iteration, 8);
-      assert.deepEqual(readings.readings.map((r) => [r.label, r.value]), [
-        ['all rollouts', 25.5],
-        ['memory-free', 25.5],
-        ['with memory', undefined],
-      ]);
+      assert.deepEqual(
+        readings.readings.map((r) => [r.label, r.value]),
+        [
+          ['all rollouts', 25.5],
+          ['memory-free', 25.5],
+          ['with memory', undefined],
+        ],
+      );
       // The other mode's figure is there, said to be from its own iteration.
-      assert.equal(readingsText(readings), 'iteration 8 · all rollouts 25.5 · memory-free 25.5 · with memory – (20 at 7)');
+      assert.equal(
+        readingsText(readings),
+        'iteration 8 · all rollouts 25.5 · memory-free 25.5 · with memory – (20 at 7)',
+      );
       // A score reads as the tree and the status bar write it.
-      assert.equal(readingsText(readings, chart('return').format), 'iteration 8 · all rollouts 25.5 · memory-free 25.5 · with memory – (20.0 at 7)');
+      assert.equal(
+        readingsText(readings, chart('return').format),
+        'iteration 8 · all rollouts 25.5 · memory-free 25.5 · with memory – (20.0 at 7)',
+      );
       assert.equal(chart('return').format?.(0), formatReturn(0));
       // On the environment-steps axis the header names that x.
       assert.match(readingsText(readings, undefined, 'environment steps'), /^environment steps 8 · all rollouts/);
@@ -176,7 +218,12 @@ describe('metrics chart maths', () => {
 
     it('an evaluation not run in the latest iteration says so, with the one it last had', () => {
       const columns = appendRecords(emptyColumns(), [
-        aMetricsRecord({ iteration: 5, 'eval/memory_free/success': 0.5, 'eval/memory/success': 0.75, 'rollout/success': 0.25 }),
+        aMetricsRecord({
+          iteration: 5,
+          'eval/memory_free/success': 0.5,
+          'eval/memory/success': 0.75,
+          'rollout/success': 0.25,
+        }),
         aMetricsRecord({ iteration: 6, 'rollout/success': 0.5 }),
       ]);
       assert.equal(
@@ -195,12 +242,18 @@ describe('metrics chart maths', () => {
         aMetricsRecord({ iteration: 2 }),
         aMetricsRecord({ iteration: 3, 'update/masked_fraction': 0.25 }),
       ]);
-      assert.deepEqual(readingsAt(chart('masked'), columns, 0), { iteration: 1, readings: [{ label: 'masked', value: 0.5 }] });
+      assert.deepEqual(readingsAt(chart('masked'), columns, 0), {
+        iteration: 1,
+        readings: [{ label: 'masked', value: 0.5 }],
+      });
       assert.equal(readingsAt(chart('masked'), columns, 1)?.iteration, 1, 'iteration 2 has none: the one before');
       assert.equal(readingsAt(chart('masked'), columns, 99)?.iteration, 3);
       assert.equal(readingValue({ label: 'x', value: 25 }, chart('return').format), '25.0');
       assert.equal(readingValue({ label: 'x', value: undefined }), '–');
-      assert.equal(readingValue({ label: 'x', value: undefined, earlier: { iteration: 7, value: 20 } }, chart('return').format), '– (20.0 at 7)');
+      assert.equal(
+        readingValue({ label: 'x', value: undefined, earlier: { iteration: 7, value: 20 } }, chart('return').format),
+        '– (20.0 at 7)',
+      );
     });
 
     it('a chart none of whose series has a value has no data (it draws no axes)', () => {
@@ -230,15 +283,25 @@ describe('metrics chart maths', () => {
 
     it('no label of the extension or its webviews states the score as 0–100', () => {
       const files = (dir: string): string[] =>
-        readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+        readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+        );
       const root = path.resolve(__dirname, '../../../..');
-      const stating = [...files(path.join(root, 'src')), ...files(path.join(root, 'webview'))].filter((file) => /\b0\s*[–-]\s*100\b/.test(readFileSync(file, 'utf8')));
-      assert.deepEqual(stating.map((file) => path.relative(root, file)), []);
+      const stating = [...files(path.join(root, 'src')), ...files(path.join(root, 'webview'))].filter((file) =>
+        /\b0\s*[–-]\s*100\b/.test(readFileSync(file, 'utf8')),
+      );
+      assert.deepEqual(
+        stating.map((file) => path.relative(root, file)),
+        [],
+      );
     });
 
     it('no chart calls anything "return" (the RL return is the score times algo.reward_scale)', () => {
       const names = CHARTS.flatMap((c) => [c.title, ...c.series.map((s) => s.label)]);
-      assert.deepEqual(names.filter((name) => /return/i.test(name)), []);
+      assert.deepEqual(
+        names.filter((name) => /return/i.test(name)),
+        [],
+      );
     });
 
     it('every chart of shares or scores names its scale', () => {

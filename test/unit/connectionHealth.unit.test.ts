@@ -1,5 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { ConnectionHealthModel, describeHealth, HostUnreachableError, whenConnected } from '../../src/host/connectionHealth';
+import {
+  ConnectionHealthModel,
+  describeHealth,
+  HostUnreachableError,
+  whenConnected,
+} from '../../src/host/connectionHealth';
 import { ReconnectSchedule } from '../../src/host/reconnectSchedule';
 import { Reconnector } from '../../src/host/reconnector';
 import { formatLogEntry, RemoteLogFollower } from '../../src/host/remoteLog';
@@ -59,7 +64,11 @@ describe('keepalive', () => {
     let now = 0;
     let probes = 0;
     const silent: number[] = [];
-    const keepalive = new Keepalive(() => probes++, (ms) => silent.push(ms), { intervalMs: 1_000, timeoutMs: 4_000, now: () => now });
+    const keepalive = new Keepalive(
+      () => probes++,
+      (ms) => silent.push(ms),
+      { intervalMs: 1_000, timeoutMs: 4_000, now: () => now },
+    );
     for (let t = 1; t <= 10; t++) {
       now = t * 1_000;
       keepalive.alive(); // a pong every second
@@ -79,10 +88,19 @@ describe('connection health', () => {
   it('says how long the link has been down and when the next try is, in words', () => {
     const since = 1_000_000;
     assert.equal(
-      describeHealth({ kind: 'reconnecting', since, remote: true, url: URL, attempts: 3, nextTryAt: since + 12_400 }, since + 12_000),
+      describeHealth(
+        { kind: 'reconnecting', since, remote: true, url: URL, attempts: 3, nextTryAt: since + 12_400 },
+        since + 12_000,
+      ),
       'reconnecting… (12 s, next try in 1 s)',
     );
-    assert.equal(describeHealth({ kind: 'lost', since, remote: true, url: URL, attempts: 40, nextTryAt: since + 200_000 }, since + 125_000), 'connection lost 2 min 5 s ago; next try in 1 min 15 s');
+    assert.equal(
+      describeHealth(
+        { kind: 'lost', since, remote: true, url: URL, attempts: 40, nextTryAt: since + 200_000 },
+        since + 125_000,
+      ),
+      'connection lost 2 min 5 s ago; next try in 1 min 15 s',
+    );
     assert.equal(describeHealth({ kind: 'connected', since, remote: true, url: URL }), 'connected to the remote host');
   });
 
@@ -153,7 +171,11 @@ describe('reconnector', () => {
     const health = new ConnectionHealthModel();
     const lines: string[] = [];
     const log = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m) };
-    const reconnector = new Reconnector(health, log, () => new ReconnectSchedule({ firstDelayMs: 5, maxFastDelayMs: 10, fastBudgetMs: 5_000, jitter: 0 }));
+    const reconnector = new Reconnector(
+      health,
+      log,
+      () => new ReconnectSchedule({ firstDelayMs: 5, maxFastDelayMs: 10, fastBudgetMs: 5_000, jitter: 0 }),
+    );
     const kinds: string[] = [];
     health.onDidChange((h) => kinds.push(h.kind === 'reconnecting' && h.nextTryAt === undefined ? 'trying' : h.kind));
     let dials = 0;
@@ -166,16 +188,41 @@ describe('reconnector', () => {
       health.set({ kind: 'connected', since: Date.now(), remote: true, url: URL });
     });
     assert.equal((await recovered).attempts, 3);
-    assert.deepEqual(kinds, ['reconnecting', 'trying', 'reconnecting', 'trying', 'reconnecting', 'trying', 'connected']);
-    assert.equal(lines.filter((l) => l.startsWith('Reconnect attempt failed')).length, 1, 'the same reason is logged once');
-    assert.match(lines.at(-1)!, /^Reconnected to the remote host at ws:\/\/127\.0\.0\.1:8765 after \d+\.\d s \(3 attempts\)\.$/);
+    assert.deepEqual(kinds, [
+      'reconnecting',
+      'trying',
+      'reconnecting',
+      'trying',
+      'reconnecting',
+      'trying',
+      'connected',
+    ]);
+    assert.equal(
+      lines.filter((l) => l.startsWith('Reconnect attempt failed')).length,
+      1,
+      'the same reason is logged once',
+    );
+    assert.match(
+      lines.at(-1)!,
+      /^Reconnected to the remote host at ws:\/\/127\.0\.0\.1:8765 after \d+\.\d s \(3 attempts\)\.$/,
+    );
     assert.equal(reconnector.active, false);
   });
 
   it('says lost once the fast retries are spent, keeps trying a remote host slowly, and Reconnect starts over', async () => {
     const health = new ConnectionHealthModel();
-    const reconnector = new Reconnector(health, quiet, () =>
-      new ReconnectSchedule({ firstDelayMs: 5, maxFastDelayMs: 5, fastBudgetMs: 30, slowDelayMs: 20, slowLimitMs: 10_000, jitter: 0 }),
+    const reconnector = new Reconnector(
+      health,
+      quiet,
+      () =>
+        new ReconnectSchedule({
+          firstDelayMs: 5,
+          maxFastDelayMs: 5,
+          fastBudgetMs: 30,
+          slowDelayMs: 20,
+          slowLimitMs: 10_000,
+          jitter: 0,
+        }),
     );
     const lost = new Promise<void>((resolve) => reconnector.onDidLose(() => resolve()));
     let dials = 0;
@@ -198,7 +245,13 @@ describe('reconnector', () => {
 });
 
 describe('remote host log', () => {
-  const entry = (n: number, message = `line ${n}`) => ({ time: 1_800_000_000 + n, level: 'INFO' as const, logger: 'empo2.server', message, n });
+  const entry = (n: number, message = `line ${n}`) => ({
+    time: 1_800_000_000 + n,
+    level: 'INFO' as const,
+    logger: 'empo2.server',
+    message,
+    n,
+  });
 
   it('fills in what was missed, writes a line that came both ways once, and starts over for a restarted host', async () => {
     const written: number[] = [];
@@ -218,6 +271,9 @@ describe('remote host log', () => {
     host.lines = [entry(1, 'a new host'), entry(2)];
     await follower.catchUp(tail);
     assert.deepEqual(written, [1, 2, 3, 4, 5, 1, 2]);
-    assert.match(formatLogEntry(entry(7, 'connection 3 closed')), /^\[host \d\d:\d\d:\d\d\] INFO empo2\.server: connection 3 closed$/);
+    assert.match(
+      formatLogEntry(entry(7, 'connection 3 closed')),
+      /^\[host \d\d:\d\d:\d\d\] INFO empo2\.server: connection 3 closed$/,
+    );
   });
 });

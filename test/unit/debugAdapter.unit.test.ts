@@ -46,12 +46,24 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
       python,
       args: ['--run-root', root, '--run-root', path.dirname(policy)],
       cwd: repoRoot,
-      env: { ...process.env, PYTHONPATH: path.join(repoRoot, 'host'), HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', EMPO2_NO_PROGRESS: '1' },
+      env: {
+        ...process.env,
+        PYTHONPATH: path.join(repoRoot, 'host'),
+        HF_HUB_OFFLINE: '1',
+        TRANSFORMERS_OFFLINE: '1',
+        EMPO2_NO_PROGRESS: '1',
+      },
       readyTimeoutMs: 600_000,
     });
     const ready = await host.ready;
-    rpc = new RpcClient(await connectWebSocket(`ws://127.0.0.1:${ready.port}/`, host.token), { defaultTimeoutMs: 300_000 });
-    await rpc.request(Requests.initialize, { protocolVersion: PROTOCOL_VERSION, clientInfo: { name: 'debug-adapter-test', version: '1' }, capabilities: { logMessages: false } });
+    rpc = new RpcClient(await connectWebSocket(`ws://127.0.0.1:${ready.port}/`, host.token), {
+      defaultTimeoutMs: 300_000,
+    });
+    await rpc.request(Requests.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientInfo: { name: 'debug-adapter-test', version: '1' },
+      capabilities: { logMessages: false },
+    });
     view = new RecordingView();
     server = net.createServer((socket) => {
       const adapter = new Empo2DebugAdapter(rpc, view);
@@ -78,7 +90,17 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
     await dc.stop();
   });
 
-  const launch = { type: 'empo2', request: 'launch', name: 't', policyPath: '', task: 'power-device', variation: 0, seed: 1, device: 'cpu', stopOnEntry: true };
+  const launch = {
+    type: 'empo2',
+    request: 'launch',
+    name: 't',
+    policyPath: '',
+    task: 'power-device',
+    variation: 0,
+    seed: 1,
+    device: 'cpu',
+    stopOnEntry: true,
+  };
   const source = () => ({ path: 'empo2-episode:/policy/power-device-0-seed1.empo2-episode' });
 
   async function variables(frameId: number, scopeName: string): Promise<Map<string, string>> {
@@ -93,8 +115,17 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
     await Promise.all([
       dc.initializeRequest(),
       dc.waitForEvent('initialized').then(async () => {
-        const set = await dc.setBreakpointsRequest({ source: source(), breakpoints: [{ line: 3, condition: 'reward >= 0 and turn == 2' }, { line: 2, logMessage: 'turn {turn}: {action} min {min_logprob}' }] });
-        assert.deepEqual(set.body.breakpoints.map((b) => b.verified), [true, true]);
+        const set = await dc.setBreakpointsRequest({
+          source: source(),
+          breakpoints: [
+            { line: 3, condition: 'reward >= 0 and turn == 2' },
+            { line: 2, logMessage: 'turn {turn}: {action} min {min_logprob}' },
+          ],
+        });
+        assert.deepEqual(
+          set.body.breakpoints.map((b) => b.verified),
+          [true, true],
+        );
         await dc.setExceptionBreakpointsRequest({ filters: [] });
         return dc.configurationDoneRequest();
       }),
@@ -107,7 +138,21 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
     assert.match(stack.body.stackFrames[0].name, /^turn 2: /);
     assert.equal(stack.body.stackFrames.at(-1)?.name.startsWith('episode power-device'), true);
     const turn = await variables(stack.body.stackFrames[0].id, 'Turn');
-    for (const name of ['observation', 'prompt', 'prompt_no_tips', 'tips', 'action', 'executed_action', 'tokens', 'min_logprob', 'reward', 'score', 'intrinsic', 'tips_retrieved', 'score_changed']) {
+    for (const name of [
+      'observation',
+      'prompt',
+      'prompt_no_tips',
+      'tips',
+      'action',
+      'executed_action',
+      'tokens',
+      'min_logprob',
+      'reward',
+      'score',
+      'intrinsic',
+      'tips_retrieved',
+      'score_changed',
+    ]) {
       assert.ok(turn.has(name), `${name} missing from ${[...turn.keys()]}`);
     }
     assert.equal(turn.get('turn'), '2');
@@ -117,9 +162,16 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
     await dc.scopesRequest({ frameId: stack.body.stackFrames[0].id });
     const early = first.body.scopes.find((s) => s.name === 'Turn')!;
     const still = await dc.variablesRequest({ variablesReference: early.variablesReference });
-    assert.ok(still.body.variables.some((v) => v.name === 'observation'), 'a handle from an earlier scopes request of the same stop still resolves');
+    assert.ok(
+      still.body.variables.some((v) => v.name === 'observation'),
+      'a handle from an earlier scopes request of the same stop still resolves',
+    );
     assert.ok((await logged).body.output.length > 0);
-    const evaluated = await dc.evaluateRequest({ expression: 'tips_retrieved == 0 and len(tokens) > 0', context: 'watch', frameId: stack.body.stackFrames[0].id });
+    const evaluated = await dc.evaluateRequest({
+      expression: 'tips_retrieved == 0 and len(tokens) > 0',
+      context: 'watch',
+      frameId: stack.body.stackFrames[0].id,
+    });
     assert.equal(evaluated.body.result, 'true');
     const bad = await dc.evaluateRequest({ expression: 'process.exit', context: 'watch' }).catch((e: Error) => e);
     assert.ok(bad instanceof Error && /not defined/.test(bad.message), String(bad));
@@ -132,7 +184,10 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
     const first = dc.waitForEvent('stopped');
     await Promise.all([
       dc.initializeRequest().then((init) => {
-        assert.deepEqual(init.body?.exceptionBreakpointFilters?.map((f) => f.filter), ['corrected', 'failed', 'differs']);
+        assert.deepEqual(
+          init.body?.exceptionBreakpointFilters?.map((f) => f.filter),
+          ['corrected', 'failed', 'differs'],
+        );
       }),
       dc.waitForEvent('initialized').then(async () => {
         await dc.setExceptionBreakpointsRequest({ filters: ['corrected'] });
@@ -169,10 +224,17 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
   });
 
   it('steps into tokens (F11), finishes the turn (Shift+F11), forces an action from the console, restarts a frame', async () => {
-    await Promise.all([dc.configurationSequence(), dc.launch({ ...launch, policyPath: policy, seed: 2 }), dc.waitForEvent('stopped')]);
+    await Promise.all([
+      dc.configurationSequence(),
+      dc.launch({ ...launch, policyPath: policy, seed: 2 }),
+      dc.waitForEvent('stopped'),
+    ]);
     await Promise.all([dc.stepInRequest({ threadId: 1 }), dc.assertStoppedLocation('step', { line: 1 })]);
     const stack = await dc.stackTraceRequest({ threadId: 1 });
-    assert.deepEqual(stack.body.stackFrames.map((f) => f.name.split(' ')[0]), ['token', 'turn', 'episode']);
+    assert.deepEqual(
+      stack.body.stackFrames.map((f) => f.name.split(' ')[0]),
+      ['token', 'turn', 'episode'],
+    );
     const token = await variables(stack.body.stackFrames[0].id, 'Token');
     for (const name of ['text', 'logprob', 'logprob_no_tips', 'alternatives']) {
       assert.ok(token.has(name), `${name} missing`);
@@ -185,7 +247,10 @@ describe('the empo2 debug adapter, over DAP, on a real host', function () {
     await dc.waitForEvent('stopped');
     const top = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
     assert.equal((await variables(top.id, 'Turn')).get('forced'), 'true');
-    await Promise.all([dc.customRequest('restartFrame', { frameId: top.id }), dc.waitForEvent('stopped').then((e) => assert.equal(e.body.reason, 'restart'))]);
+    await Promise.all([
+      dc.customRequest('restartFrame', { frameId: top.id }),
+      dc.waitForEvent('stopped').then((e) => assert.equal(e.body.reason, 'restart')),
+    ]);
     const replayed = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
     assert.equal((await variables(replayed.id, 'Turn')).get('forced'), 'false');
   });

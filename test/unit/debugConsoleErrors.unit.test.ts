@@ -15,13 +15,18 @@ async function evaluate(expression: string): Promise<DebugProtocol.Response> {
       }
     });
   });
-  adapter.handleMessage({ seq: 1, type: 'request', command: 'evaluate', arguments: { expression, context: 'repl' } } as DebugProtocol.EvaluateRequest);
+  adapter.handleMessage({
+    seq: 1,
+    type: 'request',
+    command: 'evaluate',
+    arguments: { expression, context: 'repl' },
+  } as DebugProtocol.EvaluateRequest);
   const response = await answered;
   adapter.dispose();
   return response;
 }
 
-describe('the debug console\'s errors', () => {
+describe("the debug console's errors", () => {
   it('answers a malformed expression with its error, not shown to the user as a notification', async () => {
     const response = await evaluate('turn ==');
     assert.equal(response.success, false);

@@ -14,14 +14,46 @@ import type { DebugTurn } from '../../src/rpc/debugProtocol';
 
 function turn(overrides: Partial<DebugTurn> = {}): DebugTurn {
   return {
-    index: 3, observation: 'you are in the shed . a crate is here .', prompt: 'p <tip> x </tip>', promptNoTips: 'p',
+    index: 3,
+    observation: 'you are in the shed . a crate is here .',
+    prompt: 'p <tip> x </tip>',
+    promptNoTips: 'p',
     tips: [{ id: 'p000001', text: 'open the crate', similarity: 0.8, score: 100 }],
-    action: 'open crate', executedAction: 'open crate', corrected: false, forced: false, executed: true,
+    action: 'open crate',
+    executedAction: 'open crate',
+    corrected: false,
+    forced: false,
+    executed: true,
     tokens: [
-      { index: 0, id: 10, text: 'open', logprob: -0.2, logprobNoTips: -3.1, alternatives: [{ id: 10, text: 'open', logprob: -0.2 }], ratio: null, masked: null },
-      { index: 1, id: 11, text: 'crate', logprob: -6.5, logprobNoTips: -7.0, alternatives: [{ id: 12, text: 'box', logprob: -0.1 }], ratio: 1.2, masked: true },
+      {
+        index: 0,
+        id: 10,
+        text: 'open',
+        logprob: -0.2,
+        logprobNoTips: -3.1,
+        alternatives: [{ id: 10, text: 'open', logprob: -0.2 }],
+        ratio: null,
+        masked: null,
+      },
+      {
+        index: 1,
+        id: 11,
+        text: 'crate',
+        logprob: -6.5,
+        logprobNoTips: -7.0,
+        alternatives: [{ id: 12, text: 'box', logprob: -0.1 }],
+        ratio: 1.2,
+        masked: true,
+      },
     ],
-    minLogprob: -6.5, reward: 25, score: 25, intrinsic: 1, scoreChanged: true, done: false, success: false, replay: null,
+    minLogprob: -6.5,
+    reward: 25,
+    score: 25,
+    intrinsic: 1,
+    scoreChanged: true,
+    done: false,
+    success: false,
+    replay: null,
     ...overrides,
   };
 }
@@ -29,7 +61,7 @@ function turn(overrides: Partial<DebugTurn> = {}): DebugTurn {
 describe('debug expressions', () => {
   const scope = turnScope(turn());
 
-  it('evaluates conditions on a turn\'s reward, action, log-probs and score', () => {
+  it("evaluates conditions on a turn's reward, action, log-probs and score", () => {
     assert.equal(evaluate('reward > 0', scope), true);
     assert.equal(evaluate("'open' in action", scope), true);
     assert.equal(evaluate("'close' in action", scope), false);
@@ -66,14 +98,22 @@ describe('debug expressions', () => {
   });
 });
 
-describe('the token view\'s table', () => {
+describe("the token view's table", () => {
   it('puts each token on a line with both log-probs coloured by bucket, ratio and mask', () => {
     const { text, cells } = tokenTable(turn());
     const lines = text.trimEnd().split('\n');
     assert.equal(lines.length, 4);
     assert.match(lines[2], /^"open"\s+-0\.200\s+-3\.100\s+—\s+—\s+open -0\.20/);
     assert.match(lines[3], /^"crate"\s+-6\.500\s+-7\.000\s+1\.200\s+masked\s+box -0\.10/);
-    assert.deepEqual(cells.map((c) => [c.line, c.bucket]), [[2, 0], [2, 2], [3, 3], [3, 3]]);
+    assert.deepEqual(
+      cells.map((c) => [c.line, c.bucket]),
+      [
+        [2, 0],
+        [2, 2],
+        [3, 3],
+        [3, 3],
+      ],
+    );
     assert.equal(lines[2].slice(cells[0].start, cells[0].end).trim(), '-0.200');
     assert.deepEqual([bucketOf(0), bucketOf(-1), bucketOf(-4.9), bucketOf(-5.1)], [0, 1, 2, 3]);
   });
@@ -85,7 +125,11 @@ describe('a retrieved tip in the Variables view', () => {
     const value = tipSummary(tip[0])!;
     assert.equal(value, 'p000001: open the crate');
     assert.equal(tipIdOfVariable(value), 'p000001');
-    assert.equal(tipIdOfVariable(tipSummary({ id: 't000004', text: 'note: the key opens it' })!), 't000004', 'a colon in the text');
+    assert.equal(
+      tipIdOfVariable(tipSummary({ id: 't000004', text: 'note: the key opens it' })!),
+      't000004',
+      'a colon in the text',
+    );
     assert.equal(tipSummary({ similarity: 0.5 }), undefined, 'not a tip');
     assert.equal(tipIdOfVariable('[3]'), undefined);
   });
@@ -94,7 +138,10 @@ describe('a retrieved tip in the Variables view', () => {
     const values = new VariableValues();
     const [tips, action] = values.children(values.handle({ tips: turnScope(turn()).tips, action: 'open crate' }));
     assert.equal(tips.value, '[1 item]');
-    const [tip] = values.children(tips.variablesReference) as Array<{ value: string; __vscodeVariableMenuContext?: string }>;
+    const [tip] = values.children(tips.variablesReference) as Array<{
+      value: string;
+      __vscodeVariableMenuContext?: string;
+    }>;
     assert.equal(tip.value, 'p000001: open the crate');
     assert.equal(tip.__vscodeVariableMenuContext, TIP_VARIABLE_CONTEXT);
     assert.equal((action as { __vscodeVariableMenuContext?: string }).__vscodeVariableMenuContext, undefined);

@@ -6,8 +6,8 @@ import { Empo2DebugAdapter } from '../../src/debug/adapter';
 // The token view follows the debugger: the adapter says when it stops, to listeners of its own,
 // because its onDidSendMessage holds a single listener (the one VS Code sets for the protocol).
 
-describe('the debug adapter\'s stops', () => {
-  it('are told to onDidStop, and the protocol\'s one listener still gets every message', () => {
+describe("the debug adapter's stops", () => {
+  it("are told to onDidStop, and the protocol's one listener still gets every message", () => {
     const adapter = new Empo2DebugAdapter({ request: () => Promise.reject(new Error('no host in this test')) });
     const sent: string[] = [];
     let stops = 0;

@@ -10,7 +10,13 @@ import { isAlive as alive } from '../builders/wait';
 const fakePython = path.resolve(__dirname, '../../../../test/fixtures/fake-python.js');
 
 function spawnFake(mode: string, readyTimeoutMs = 10_000): HostProcess {
-  return new HostProcess({ python: fakePython, args: ['--run-root', '/home/ada/project/.empo2/runs'], cwd: '/tmp', env: { FAKE_HOST_MODE: mode }, readyTimeoutMs });
+  return new HostProcess({
+    python: fakePython,
+    args: ['--run-root', '/home/ada/project/.empo2/runs'],
+    cwd: '/tmp',
+    env: { FAKE_HOST_MODE: mode },
+    readyTimeoutMs,
+  });
 }
 
 describe('HostProcess', () => {
@@ -25,7 +31,10 @@ describe('HostProcess', () => {
       assert.match(host.token, /^[0-9a-f]{64}$/);
       assert.notEqual(host.token, newToken(), 'a fresh token per spawn');
       await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.ok(lines.some((l) => l.includes('"-m","empo2.cli","serve","--run-root","/home/ada/project/.empo2/runs"')), lines.join('\n'));
+      assert.ok(
+        lines.some((l) => l.includes('"-m","empo2.cli","serve","--run-root","/home/ada/project/.empo2/runs"')),
+        lines.join('\n'),
+      );
       assert.ok(lines.some((l) => l.includes('token length 64')));
       assert.ok(!lines.some((l) => l.includes(host.token)), 'the token is not on the command line');
     } finally {
@@ -80,7 +89,9 @@ describe('HostProcess', () => {
       host.ready.then(() => console.log(host.pid));
     `;
     const parent = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const hostPid = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
+    const hostPid = await new Promise<number>((resolve) =>
+      parent.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))),
+    );
     assert.ok(alive(hostPid));
     parent.kill('SIGKILL');
     const deadline = Date.now() + 5_000;

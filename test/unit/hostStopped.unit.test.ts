@@ -9,7 +9,11 @@ describe('a host that stops by itself', () => {
   it('is one that went from serving (or being redialled) to stopped without Stop Host', () => {
     const path = (...states: HostState[]) => states.slice(1).some((next, i) => stoppedByItself(states[i], next));
     assert.equal(path('running', 'stopped'), true, 'its process exited 0 while connected');
-    assert.equal(path('running', 'reconnecting', 'stopped'), true, 'the socket closed first, then the process exited 0');
+    assert.equal(
+      path('running', 'reconnecting', 'stopped'),
+      true,
+      'the socket closed first, then the process exited 0',
+    );
     assert.equal(path('running', 'stopping', 'stopped'), false, 'Stop Host');
     assert.equal(path('running', 'stopping', 'stopped', 'starting', 'running'), false, 'Restart Host');
     assert.equal(path('running', 'crashed'), false, 'a crash has its own report');

@@ -5,11 +5,17 @@ import { checkHostInstalled, chooseInterpreter, hostSources, projectVenvPython }
 
 const root = path.resolve(__dirname, '../../../..');
 
-describe('choosing the host\'s interpreter', () => {
-  it('prefers the setting, then the Python extension\'s choice, then the project .venv', () => {
+describe("choosing the host's interpreter", () => {
+  it("prefers the setting, then the Python extension's choice, then the project .venv", () => {
     const base = { settingPath: '', pythonExtensionPath: undefined, projectRoot: '/repo', platform: 'linux' as const };
-    assert.deepEqual(chooseInterpreter({ ...base, settingPath: '/opt/py/bin/python' }), { python: '/opt/py/bin/python', source: 'setting' });
-    assert.deepEqual(chooseInterpreter({ ...base, pythonExtensionPath: '/home/u/.pyenv/python' }), { python: '/home/u/.pyenv/python', source: 'python-extension' });
+    assert.deepEqual(chooseInterpreter({ ...base, settingPath: '/opt/py/bin/python' }), {
+      python: '/opt/py/bin/python',
+      source: 'setting',
+    });
+    assert.deepEqual(chooseInterpreter({ ...base, pythonExtensionPath: '/home/u/.pyenv/python' }), {
+      python: '/home/u/.pyenv/python',
+      source: 'python-extension',
+    });
     assert.deepEqual(chooseInterpreter(base), { python: '/repo/.venv/bin/python', source: 'project-venv' });
     assert.equal(projectVenvPython('C:\\repo', 'win32'), path.join('C:\\repo', '.venv', 'Scripts', 'python.exe'));
   });

@@ -22,10 +22,12 @@ function shell(initialState: unknown = { hostState: 'stopped' }) {
 }
 
 describe('webview HTML shell', () => {
-  it('denies everything by default and allows scripts only with this page\'s nonce', () => {
+  it("denies everything by default and allows scripts only with this page's nonce", () => {
     const webview = aWebview({ cspSource: 'https://resources.test' });
     const html = renderWebviewHtml(webview, anExtensionUri(), shell(), 'NONCE123');
-    const directives = cspOf(html).split(';').map((d) => d.trim());
+    const directives = cspOf(html)
+      .split(';')
+      .map((d) => d.trim());
 
     assert.equal(directives[0], "default-src 'none'");
     assert.ok(directives.includes("script-src 'nonce-NONCE123'"));
@@ -62,7 +64,9 @@ describe('webview HTML shell', () => {
 
   it('embeds the initial state so first paint needs no message', () => {
     const html = renderWebviewHtml(aWebview(), anExtensionUri(), shell({ hostState: 'running' }), 'n');
-    const match = new RegExp(`<script type="application/json" id="${INITIAL_STATE_ELEMENT_ID}">(.*?)</script>`).exec(html);
+    const match = new RegExp(`<script type="application/json" id="${INITIAL_STATE_ELEMENT_ID}">(.*?)</script>`).exec(
+      html,
+    );
     assert.ok(match);
     assert.deepEqual(JSON.parse(match[1]), { hostState: 'running' });
   });

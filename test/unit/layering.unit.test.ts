@@ -28,7 +28,9 @@ function importsOf(file: string): string[] {
   const targets: string[] = [];
   for (const match of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'(\.[^']+)'/g)) {
     const base = path.resolve(path.dirname(file), match[1]);
-    const target = [`${base}.ts`, path.join(base, 'index.ts'), base].find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
+    const target = [`${base}.ts`, path.join(base, 'index.ts'), base].find(
+      (candidate) => existsSync(candidate) && statSync(candidate).isFile(),
+    );
     assert.ok(target, `${path.relative(root, file)} imports ${match[1]}, which is not a file`);
     targets.push(target);
   }
@@ -46,7 +48,9 @@ function rankOf(folder: string): number {
 }
 
 const files = sourceFiles(src);
-const graph = new Map(files.map((file) => [file, importsOf(file).filter((target) => target.startsWith(src + path.sep))]));
+const graph = new Map(
+  files.map((file) => [file, importsOf(file).filter((target) => target.startsWith(src + path.sep))]),
+);
 const name = (file: string) => path.relative(src, file).split(path.sep).join('/');
 
 describe('layering of src/', () => {
@@ -55,7 +59,10 @@ describe('layering of src/', () => {
       assert.ok(existsSync(path.join(src, folder)), `src/${folder} is missing`);
     }
     for (const grabBag of ['views', 'commands', 'webviews']) {
-      assert.ok(!existsSync(path.join(src, grabBag)), `src/${grabBag}/ is back; put its files into their feature's folder`);
+      assert.ok(
+        !existsSync(path.join(src, grabBag)),
+        `src/${grabBag}/ is back; put its files into their feature's folder`,
+      );
     }
   });
 

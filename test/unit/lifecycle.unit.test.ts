@@ -29,7 +29,13 @@ describe('lifecycle', () => {
 
   it('keeps disposing when one throws, then reports it', () => {
     const order: string[] = [];
-    const items = [toDisposable(() => order.push('a')), toDisposable(() => { throw new Error('boom'); }), toDisposable(() => order.push('c'))];
+    const items = [
+      toDisposable(() => order.push('a')),
+      toDisposable(() => {
+        throw new Error('boom');
+      }),
+      toDisposable(() => order.push('c')),
+    ];
     assert.throws(() => disposeAll(items), /boom/);
     assert.deepEqual(order, ['c', 'a']);
   });

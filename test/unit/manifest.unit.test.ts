@@ -9,18 +9,20 @@ import type { HostState } from '../../src/host/hostState';
 /** The when-clause forms the manifest uses: `a || b`, `a && b`, `!key`, `key`, `key == value`,
  * `key =~ /regex/` (VS Code's precedence: && before ||). */
 function whenHolds(when: string, context: Record<string, unknown>): boolean {
-  return when.split('||').some((any) => any.split('&&').every((term) => {
-    const t = term.trim();
-    const equals = /^(\S+)\s*==\s*(\S+)$/.exec(t);
-    if (equals) {
-      return String(context[equals[1]]) === equals[2];
-    }
-    const matches = /^(\S+)\s*=~\s*\/(.*)\/$/.exec(t);
-    if (matches) {
-      return context[matches[1]] !== undefined && new RegExp(matches[2]).test(String(context[matches[1]]));
-    }
-    return t.startsWith('!') ? !context[t.slice(1)] : Boolean(context[t]);
-  }));
+  return when.split('||').some((any) =>
+    any.split('&&').every((term) => {
+      const t = term.trim();
+      const equals = /^(\S+)\s*==\s*(\S+)$/.exec(t);
+      if (equals) {
+        return String(context[equals[1]]) === equals[2];
+      }
+      const matches = /^(\S+)\s*=~\s*\/(.*)\/$/.exec(t);
+      if (matches) {
+        return context[matches[1]] !== undefined && new RegExp(matches[2]).test(String(context[matches[1]]));
+      }
+      return t.startsWith('!') ? !context[t.slice(1)] : Boolean(context[t]);
+    }),
+  );
 }
 
 // Checks package.json against the commands the extension offers and against src/, without VS Code. The
@@ -31,9 +33,22 @@ const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'
 
 /** The foundation: host, runs, trajectories and tips. */
 const CORE_COMMANDS = [
-  'empo2.startHost', 'empo2.stopHost', 'empo2.restartHost', 'empo2.connectRemote', 'empo2.newRun',
-  'empo2.startSavedRun', 'empo2.pauseRun', 'empo2.resumeRun', 'empo2.stopRun', 'empo2.openRunFolder', 'empo2.showMetrics',
-  'empo2.refresh', 'empo2.addTip', 'empo2.editTip', 'empo2.deleteTip', 'empo2.showTipHistory',
+  'empo2.startHost',
+  'empo2.stopHost',
+  'empo2.restartHost',
+  'empo2.connectRemote',
+  'empo2.newRun',
+  'empo2.startSavedRun',
+  'empo2.pauseRun',
+  'empo2.resumeRun',
+  'empo2.stopRun',
+  'empo2.openRunFolder',
+  'empo2.showMetrics',
+  'empo2.refresh',
+  'empo2.addTip',
+  'empo2.editTip',
+  'empo2.deleteTip',
+  'empo2.showTipHistory',
   'empo2.showHostLog',
 ];
 
@@ -50,7 +65,12 @@ const COMPARE_COMMANDS = ['empo2.compareMetrics'];
 const TENSORBOARD_COMMANDS = ['empo2.openInTensorBoard', 'empo2.openRootInTensorBoard'];
 
 /** The episode debugger (src/debug/). */
-const DEBUGGER_COMMANDS = ['empo2.debugEpisode', 'empo2.showTokens', 'empo2.showTipInMemoryTips', 'empo2.scoreEpisodeLocally'];
+const DEBUGGER_COMMANDS = [
+  'empo2.debugEpisode',
+  'empo2.showTokens',
+  'empo2.showTipInMemoryTips',
+  'empo2.scoreEpisodeLocally',
+];
 
 /** Commands that act on what a menu was opened on (a variable); hidden from the palette. */
 const MENU_ONLY_COMMANDS = ['empo2.showTipInMemoryTips'];
@@ -69,7 +89,18 @@ describe('package.json', () => {
   const commands: Array<{ command: string; title: string; category: string }> = manifest.contributes.commands;
 
   it('contributes every command of the host, runs, tips, comparison, rerun, reconnect and the debugger, under the EMPO² category', () => {
-    assert.deepEqual(commands.map((c) => c.command).sort(), [...CORE_COMMANDS, ...COMPARE_COMMANDS, ...TENSORBOARD_COMMANDS, ...RERUN_COMMANDS, ...RECONNECT_COMMANDS, ...DEBUGGER_COMMANDS, ...INTERNAL_COMMANDS].sort());
+    assert.deepEqual(
+      commands.map((c) => c.command).sort(),
+      [
+        ...CORE_COMMANDS,
+        ...COMPARE_COMMANDS,
+        ...TENSORBOARD_COMMANDS,
+        ...RERUN_COMMANDS,
+        ...RECONNECT_COMMANDS,
+        ...DEBUGGER_COMMANDS,
+        ...INTERNAL_COMMANDS,
+      ].sort(),
+    );
     for (const command of commands) {
       assert.equal(command.category, 'EMPO²', command.command);
       assert.ok(command.title.length > 0, command.command);
@@ -77,11 +108,13 @@ describe('package.json', () => {
   });
 
   it('hides the internal commands from the palette', () => {
-    const hidden = (manifest.contributes.menus.commandPalette ?? []).filter((m: { when: string }) => m.when === 'false').map((m: { command: string }) => m.command);
+    const hidden = (manifest.contributes.menus.commandPalette ?? [])
+      .filter((m: { when: string }) => m.when === 'false')
+      .map((m: { command: string }) => m.command);
     assert.deepEqual(hidden.sort(), [...INTERNAL_COMMANDS, ...MENU_ONLY_COMMANDS].sort());
   });
 
-  it('offers Compare Runs\' Metrics on the runs of the Trajectories tree, which lets several be selected', () => {
+  it("offers Compare Runs' Metrics on the runs of the Trajectories tree, which lets several be selected", () => {
     const menu: Array<{ command: string; when: string }> = manifest.contributes.menus['view/item/context'];
     const entry = menu.find((m) => m.command === 'empo2.compareMetrics');
     assert.ok(entry, 'a view/item/context entry');
@@ -91,22 +124,42 @@ describe('package.json', () => {
   });
 
   it('offers Open in TensorBoard and Open All Runs in TensorBoard on every run of the Trajectories tree, and the latter in its title menu', () => {
-    const onRun = (manifest.contributes.menus['view/item/context'] as Array<{ command: string; when: string }>).filter((m) => TENSORBOARD_COMMANDS.includes(m.command));
+    const onRun = (manifest.contributes.menus['view/item/context'] as Array<{ command: string; when: string }>).filter(
+      (m) => TENSORBOARD_COMMANDS.includes(m.command),
+    );
     assert.deepEqual(onRun.map((m) => m.command).sort(), [...TENSORBOARD_COMMANDS].sort());
     for (const menu of onRun) {
       for (const viewItem of ['empo2.run.finished', 'empo2.run.live.running', 'empo2.run.stopped.branch']) {
         assert.ok(whenHolds(menu.when, { view: 'empo2.trajectories', viewItem }), `${menu.command} on ${viewItem}`);
       }
-      assert.ok(!whenHolds(menu.when, { view: 'empo2.trajectories', viewItem: 'empo2.episode' }), `${menu.command} on an episode`);
+      assert.ok(
+        !whenHolds(menu.when, { view: 'empo2.trajectories', viewItem: 'empo2.episode' }),
+        `${menu.command} on an episode`,
+      );
     }
-    const title = (manifest.contributes.menus['view/title'] as Array<{ command: string; when: string }>).filter((m) => TENSORBOARD_COMMANDS.includes(m.command));
-    assert.deepEqual(title.map((m) => m.command), ['empo2.openRootInTensorBoard']);
+    const title = (manifest.contributes.menus['view/title'] as Array<{ command: string; when: string }>).filter((m) =>
+      TENSORBOARD_COMMANDS.includes(m.command),
+    );
+    assert.deepEqual(
+      title.map((m) => m.command),
+      ['empo2.openRootInTensorBoard'],
+    );
   });
 
-  it('offers New Training Run and Start Saved Run Configuration in the Trajectories view\'s title menu, the latter also in the palette with no condition', () => {
-    const title = (manifest.contributes.menus['view/title'] as Array<{ command: string; when: string }>).filter((m) => ['empo2.newRun', 'empo2.startSavedRun'].includes(m.command));
-    assert.deepEqual(title.map((m) => [m.command, m.when]).sort(), [['empo2.newRun', 'view == empo2.trajectories'], ['empo2.startSavedRun', 'view == empo2.trajectories']]);
-    assert.equal((manifest.contributes.menus.commandPalette as Array<{ command: string }>).some((m) => m.command === 'empo2.startSavedRun'), false);
+  it("offers New Training Run and Start Saved Run Configuration in the Trajectories view's title menu, the latter also in the palette with no condition", () => {
+    const title = (manifest.contributes.menus['view/title'] as Array<{ command: string; when: string }>).filter((m) =>
+      ['empo2.newRun', 'empo2.startSavedRun'].includes(m.command),
+    );
+    assert.deepEqual(title.map((m) => [m.command, m.when]).sort(), [
+      ['empo2.newRun', 'view == empo2.trajectories'],
+      ['empo2.startSavedRun', 'view == empo2.trajectories'],
+    ]);
+    assert.equal(
+      (manifest.contributes.menus.commandPalette as Array<{ command: string }>).some(
+        (m) => m.command === 'empo2.startSavedRun',
+      ),
+      false,
+    );
   });
 
   it('offers "Show Tip in Memory Tips" on a retrieved tip in the debugger\'s Variables view', () => {
@@ -114,18 +167,39 @@ describe('package.json', () => {
     const entry = menu.find((m) => m.command === 'empo2.showTipInMemoryTips');
     assert.ok(entry, 'a debug/variables/context entry');
     assert.match(entry.when, /debugType == empo2/);
-    assert.match(entry.when, new RegExp(`debugProtocolVariableMenuContext == ${TIP_VARIABLE_CONTEXT.replace('.', '\\.')}`));
+    assert.match(
+      entry.when,
+      new RegExp(`debugProtocolVariableMenuContext == ${TIP_VARIABLE_CONTEXT.replace('.', '\\.')}`),
+    );
   });
 
   it('has one Command class with a static id for each contributed command', () => {
-    const source = sourceFiles(path.join(root, 'src')).map((file) => readFileSync(file, 'utf8')).join('\n');
+    const source = sourceFiles(path.join(root, 'src'))
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
     const declared = [...source.matchAll(/static readonly id = '([^']+)'/g)].map((m) => m[1]).sort();
     assert.deepEqual(declared, commands.map((c) => c.command).sort());
   });
 
   it('offers host and run commands in the palette only where they apply (when clauses on context keys)', () => {
-    const palette = new Map<string, string>((manifest.contributes.menus.commandPalette ?? []).map((m: { command: string; when: string }) => [m.command, m.when]));
-    for (const command of ['empo2.startHost', 'empo2.stopHost', 'empo2.restartHost', 'empo2.pauseRun', 'empo2.resumeRun', 'empo2.stopRun', 'empo2.addTip', 'empo2.editTip', 'empo2.deleteTip', 'empo2.showTipHistory']) {
+    const palette = new Map<string, string>(
+      (manifest.contributes.menus.commandPalette ?? []).map((m: { command: string; when: string }) => [
+        m.command,
+        m.when,
+      ]),
+    );
+    for (const command of [
+      'empo2.startHost',
+      'empo2.stopHost',
+      'empo2.restartHost',
+      'empo2.pauseRun',
+      'empo2.resumeRun',
+      'empo2.stopRun',
+      'empo2.addTip',
+      'empo2.editTip',
+      'empo2.deleteTip',
+      'empo2.showTipHistory',
+    ]) {
       assert.match(palette.get(command) ?? '', /empo2\.(hostState|liveRunState|runState|runLive)/, command);
     }
     assert.match(palette.get('empo2.startHost')!, /stopped\|crashed/);
@@ -135,14 +209,23 @@ describe('package.json', () => {
     const resume = title.find((m) => m.command === 'empo2.resumeRun')!;
     assert.equal(resume.group, pause.group, 'Resume sits where Pause was');
     assert.match(resume.when, /paused/);
-    const inline: Array<{ command: string; when: string; group: string }> = manifest.contributes.menus['view/item/context'];
-    assert.ok(inline.some((m) => m.command === 'empo2.resumeRun' && m.group.startsWith('inline') && /interrupted/.test(m.when)));
+    const inline: Array<{ command: string; when: string; group: string }> =
+      manifest.contributes.menus['view/item/context'];
+    assert.ok(
+      inline.some((m) => m.command === 'empo2.resumeRun' && m.group.startsWith('inline') && /interrupted/.test(m.when)),
+    );
   });
 
   it('offers Stop Run in the context menu of a live run, a paused one included, and Pause Run where it can pause', () => {
-    const menu: Array<{ command: string; when: string; group: string }> = manifest.contributes.menus['view/item/context'];
+    const menu: Array<{ command: string; when: string; group: string }> =
+      manifest.contributes.menus['view/item/context'];
     const inContextMenu = (command: string, viewItem: string) =>
-      menu.some((m) => m.command === command && !m.group.startsWith('inline') && whenHolds(m.when, { view: 'empo2.trajectories', viewItem }));
+      menu.some(
+        (m) =>
+          m.command === command &&
+          !m.group.startsWith('inline') &&
+          whenHolds(m.when, { view: 'empo2.trajectories', viewItem }),
+      );
     for (const state of ['starting', 'running', 'pausing', 'paused']) {
       assert.ok(inContextMenu('empo2.stopRun', `empo2.run.live.${state}`), `Stop Run on a ${state} run`);
     }
@@ -152,7 +235,12 @@ describe('package.json', () => {
   });
 
   it('offers Reconnect, Show Tokens and the branch commands in the palette only where they apply', () => {
-    const palette = new Map<string, string>((manifest.contributes.menus.commandPalette ?? []).map((m: { command: string; when: string }) => [m.command, m.when]));
+    const palette = new Map<string, string>(
+      (manifest.contributes.menus.commandPalette ?? []).map((m: { command: string; when: string }) => [
+        m.command,
+        m.when,
+      ]),
+    );
     assert.equal(palette.get('empo2.reconnect'), 'empo2.connection =~ /^(reconnecting|lost)$/', 'not while connected');
     assert.equal(palette.get('empo2.showTokens'), 'empo2.debugTurn', 'not once the debug session ended');
     for (const command of ['empo2.compareWithParent', 'empo2.adoptBranch', 'empo2.deleteBranch']) {
@@ -161,24 +249,51 @@ describe('package.json', () => {
   });
 
   it('welcomes an empty Trajectories view with what the host is doing: Start Host only while it is stopped', () => {
-    const welcomes = manifest.contributes.viewsWelcome.filter((v: { view: string }) => v.view === 'empo2.trajectories') as Array<{ when: string; contents: string }>;
-    const states: Array<HostState | undefined> = [undefined, 'stopped', 'crashed', 'starting', 'running', 'reconnecting', 'stopping'];
+    const welcomes = manifest.contributes.viewsWelcome.filter(
+      (v: { view: string }) => v.view === 'empo2.trajectories',
+    ) as Array<{ when: string; contents: string }>;
+    const states: Array<HostState | undefined> = [
+      undefined,
+      'stopped',
+      'crashed',
+      'starting',
+      'running',
+      'reconnecting',
+      'stopping',
+    ];
     for (const state of states) {
       const context = { isWorkspaceTrusted: true, 'empo2.hostState': state };
       const shown = welcomes.filter((w) => whenHolds(w.when, context));
       assert.equal(shown.length, 1, `one welcome for host state ${state}`);
       const offersStart = shown[0].contents.includes('command:empo2.startHost');
-      assert.equal(offersStart, state === undefined || state === 'stopped' || state === 'crashed', `Start Host offered for ${state}`);
+      assert.equal(
+        offersStart,
+        state === undefined || state === 'stopped' || state === 'crashed',
+        `Start Host offered for ${state}`,
+      );
     }
-    assert.ok(welcomes.find((w) => whenHolds(w.when, { isWorkspaceTrusted: true, 'empo2.hostState': 'running' }))?.contents.includes('command:empo2.newRun'));
+    assert.ok(
+      welcomes
+        .find((w) => whenHolds(w.when, { isWorkspaceTrusted: true, 'empo2.hostState': 'running' }))
+        ?.contents.includes('command:empo2.newRun'),
+    );
   });
 
   it('reads in its when clauses only the context keys the extension sets', () => {
-    const source = sourceFiles(path.join(root, 'src')).map((file) => readFileSync(file, 'utf8')).join('\n');
+    const source = sourceFiles(path.join(root, 'src'))
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
     const menus = Object.values<Array<{ when?: string }>>(manifest.contributes.menus).flat();
-    const clauses = [...menus.map((m) => m.when ?? ''), ...manifest.contributes.viewsWelcome.map((v: { when: string }) => v.when)];
+    const clauses = [
+      ...menus.map((m) => m.when ?? ''),
+      ...manifest.contributes.viewsWelcome.map((v: { when: string }) => v.when),
+    ];
     // A key, not a value compared with one (view == empo2.trajectories) or a quoted or regex literal.
-    const keys = new Set(clauses.flatMap((when) => [...when.replace(/'[^']*'|\/[^/]*\//g, '').matchAll(/(?<![=~]\s*)\b(empo2\.[A-Za-z]+)\b/g)].map((m) => m[1])));
+    const keys = new Set(
+      clauses.flatMap((when) =>
+        [...when.replace(/'[^']*'|\/[^/]*\//g, '').matchAll(/(?<![=~]\s*)\b(empo2\.[A-Za-z]+)\b/g)].map((m) => m[1]),
+      ),
+    );
     assert.ok(keys.size >= 7, [...keys].join(', '));
     for (const key of keys) {
       assert.ok(source.includes(`'${key}'`), `${key} is set by the extension`);
@@ -189,9 +304,16 @@ describe('package.json', () => {
     const doc = readFileSync(path.join(root, 'docs', 'debugging.md'), 'utf8');
     const example = /```jsonc\n([\s\S]*?)```/.exec(doc);
     assert.ok(example, 'a launch.json example in docs/debugging.md');
-    const launch = JSON.parse(example[1].replace(/\/\/.*$/gm, '')) as { configurations: Array<Record<string, unknown>> };
+    const launch = JSON.parse(example[1].replace(/\/\/.*$/gm, '')) as {
+      configurations: Array<Record<string, unknown>>;
+    };
     const debuggerType = manifest.contributes.debuggers.find((d: { type: string }) => d.type === 'empo2');
-    const declared = new Set(['type', 'request', 'name', ...Object.keys(debuggerType.configurationAttributes.launch.properties)]);
+    const declared = new Set([
+      'type',
+      'request',
+      'name',
+      ...Object.keys(debuggerType.configurationAttributes.launch.properties),
+    ]);
     assert.ok(launch.configurations.length >= 2);
     for (const configuration of launch.configurations) {
       assert.equal(configuration.type, 'empo2');
@@ -201,7 +323,10 @@ describe('package.json', () => {
       }
     }
     for (const key of declared) {
-      assert.ok(doc.includes(`\`${key}\``) || ['type', 'request', 'name'].includes(key), `docs/debugging.md names ${key}`);
+      assert.ok(
+        doc.includes(`\`${key}\``) || ['type', 'request', 'name'].includes(key),
+        `docs/debugging.md names ${key}`,
+      );
     }
     const script = readFileSync(path.join(root, 'scripts', 'vscode-open.sh'), 'utf8');
     assert.match(script, /EMPO2_VSCODE_PORT:-8765/);
@@ -212,8 +337,20 @@ describe('package.json', () => {
     const views = manifest.contributes.views.empo2.map((v: { id: string }) => v.id);
     assert.deepEqual(views, ['empo2.trajectories', 'empo2.tips']);
     const settings = Object.keys(manifest.contributes.configuration.properties);
-    assert.deepEqual(settings.sort(), ['empo2.autoStart', 'empo2.autoStartLaunch', 'empo2.autoStartRun', 'empo2.hostArgs', 'empo2.pythonPath', 'empo2.remote.backgroundRetryMinutes', 'empo2.remoteUrl', 'empo2.resumeAfterRestart', 'empo2.runRoot']);
-    for (const [key, setting] of Object.entries<Record<string, unknown>>(manifest.contributes.configuration.properties)) {
+    assert.deepEqual(settings.sort(), [
+      'empo2.autoStart',
+      'empo2.autoStartLaunch',
+      'empo2.autoStartRun',
+      'empo2.hostArgs',
+      'empo2.pythonPath',
+      'empo2.remote.backgroundRetryMinutes',
+      'empo2.remoteUrl',
+      'empo2.resumeAfterRestart',
+      'empo2.runRoot',
+    ]);
+    for (const [key, setting] of Object.entries<Record<string, unknown>>(
+      manifest.contributes.configuration.properties,
+    )) {
       assert.ok(setting.description || setting.markdownDescription, `${key} has a description`);
     }
   });

@@ -72,7 +72,7 @@ describe('webview message endpoint', () => {
   });
 
   describe('requests', () => {
-    it('answers a request with its handler\'s result', async () => {
+    it("answers a request with its handler's result", async () => {
       const { extension, webview } = connect();
       extension.onRequest(Echo, ({ text }) => ({ echoed: text.toUpperCase() }));
       webview.signalReady();
@@ -97,7 +97,11 @@ describe('webview message endpoint', () => {
     it('matches responses to requests by id when they come back out of order', async () => {
       const { extension, webview } = connect();
       const delays: Record<string, number> = { slow: 30, fast: 1 };
-      extension.onRequest(Echo, ({ text }) => new Promise<{ echoed: string }>((resolve) => setTimeout(() => resolve({ echoed: text }), delays[text])));
+      extension.onRequest(
+        Echo,
+        ({ text }) =>
+          new Promise<{ echoed: string }>((resolve) => setTimeout(() => resolve({ echoed: text }), delays[text])),
+      );
       const [slow, fast] = await Promise.all([
         webview.sendRequest(Echo, { text: 'slow' }),
         webview.sendRequest(Echo, { text: 'fast' }),
@@ -105,7 +109,7 @@ describe('webview message endpoint', () => {
       assert.deepEqual([slow.echoed, fast.echoed], ['slow', 'fast']);
     });
 
-    it('rejects with the handler\'s error message', async () => {
+    it("rejects with the handler's error message", async () => {
       const { extension, webview } = connect();
       extension.onRequest(Fail, () => {
         throw new Error('the tip changed since you opened it');
@@ -160,7 +164,15 @@ describe('webview message endpoint', () => {
     it('ignores messages that are not part of the protocol', async () => {
       const { extension, webview, extensionSide } = connect();
       extension.onRequest(Echo, ({ text }) => ({ echoed: text }));
-      for (const junk of [null, 42, 'ready', {}, { kind: 'request' }, { kind: 'request', id: 'x', method: 'm' }, { kind: 'response', id: 1, error: 5 }]) {
+      for (const junk of [
+        null,
+        42,
+        'ready',
+        {},
+        { kind: 'request' },
+        { kind: 'request', id: 'x', method: 'm' },
+        { kind: 'response', id: 1, error: 5 },
+      ]) {
         extensionSide.deliver(junk);
       }
       webview.signalReady();

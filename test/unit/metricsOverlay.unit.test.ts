@@ -1,8 +1,23 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { appendColumns, appendRecords, CHARTS, emptyColumns, type ChartSpec, type MetricsColumns } from '../../src/runs/metricsCharts';
-import { alignRuns, chartData, overlayKey, RUN_COLORS, RUN_DASHES, runLabels, X_AXES } from '../../src/runs/metricsOverlay';
+import {
+  appendColumns,
+  appendRecords,
+  CHARTS,
+  emptyColumns,
+  type ChartSpec,
+  type MetricsColumns,
+} from '../../src/runs/metricsCharts';
+import {
+  alignRuns,
+  chartData,
+  overlayKey,
+  RUN_COLORS,
+  RUN_DASHES,
+  runLabels,
+  X_AXES,
+} from '../../src/runs/metricsOverlay';
 import type { MetricsRecord } from '../../src/rpc/protocol';
 import { aMetricsRecord } from '../builders/protocol';
 
@@ -12,12 +27,26 @@ const EVAL = 'eval/memory_free/success';
 
 /** A run's columns from records built with every other field defaulted. */
 function runOf(records: readonly Partial<MetricsRecord>[]): MetricsColumns {
-  return appendRecords(emptyColumns(), records.map((fields) => aMetricsRecord(fields)));
+  return appendRecords(
+    emptyColumns(),
+    records.map((fields) => aMetricsRecord(fields)),
+  );
 }
 
 /** `iterations` iterations, env steps `stepsPerIteration` apart, return = 10 × iteration. */
-function steadyRun(iterations: number, stepsPerIteration: number, extra: (i: number) => Partial<MetricsRecord> = () => ({})): MetricsColumns {
-  return runOf(Array.from({ length: iterations }, (_, k) => ({ iteration: k + 1, env_steps: (k + 1) * stepsPerIteration, [RETURN]: 10 * (k + 1), ...extra(k + 1) })));
+function steadyRun(
+  iterations: number,
+  stepsPerIteration: number,
+  extra: (i: number) => Partial<MetricsRecord> = () => ({}),
+): MetricsColumns {
+  return runOf(
+    Array.from({ length: iterations }, (_, k) => ({
+      iteration: k + 1,
+      env_steps: (k + 1) * stepsPerIteration,
+      [RETURN]: 10 * (k + 1),
+      ...extra(k + 1),
+    })),
+  );
 }
 
 /** Rows `from` on of a run's columns (what an append message carries). */
@@ -63,7 +92,11 @@ describe('metrics overlay', () => {
 
   it('leaves out rows without env_steps on that axis, and names a run that has none', () => {
     const counted = steadyRun(2, 10);
-    const partly = runOf([{ iteration: 1, env_steps: 5, [RETURN]: 1 }, { iteration: 2, env_steps: null, [RETURN]: 2 }, { iteration: 3, env_steps: 20, [RETURN]: 3 }]);
+    const partly = runOf([
+      { iteration: 1, env_steps: 5, [RETURN]: 1 },
+      { iteration: 2, env_steps: null, [RETURN]: 2 },
+      { iteration: 3, env_steps: 20, [RETURN]: 3 },
+    ]);
     const uncounted = runOf([{ iteration: 1, [RETURN]: 7 }]);
     const data = chartData(
       [
@@ -77,16 +110,34 @@ describe('metrics overlay', () => {
     assert.deepEqual(data.columns.series[overlayKey(1, RETURN)], [1, null, 3]);
     assert.deepEqual(data.missingAxis, ['old']);
     // The run without steps is in no chart on this axis; on iterations it is.
-    assert.deepEqual(chart(data.charts, `return/${RETURN}`)?.series.map((s) => s.label), ['counted', 'partly']);
-    const byIteration = chartData([{ label: 'counted', columns: counted }, { label: 'old', columns: uncounted }], X_AXES.iteration);
-    assert.deepEqual(chart(byIteration.charts, `return/${RETURN}`)?.series.map((s) => s.label), ['counted', 'old']);
+    assert.deepEqual(
+      chart(data.charts, `return/${RETURN}`)?.series.map((s) => s.label),
+      ['counted', 'partly'],
+    );
+    const byIteration = chartData(
+      [
+        { label: 'counted', columns: counted },
+        { label: 'old', columns: uncounted },
+      ],
+      X_AXES.iteration,
+    );
+    assert.deepEqual(
+      chart(byIteration.charts, `return/${RETURN}`)?.series.map((s) => s.label),
+      ['counted', 'old'],
+    );
   });
 
-  it('gives each key its own chart, one series per run in the run\'s colour, leaving out a run without the key', () => {
+  it("gives each key its own chart, one series per run in the run's colour, leaving out a run without the key", () => {
     // Only the EMPO² run evaluated; neither wrote a KL to the reference (kl_beta 0).
     const empo2 = steadyRun(3, 10, (i) => (i === 3 ? { [EVAL]: 0.5 } : {}));
     const grpo = steadyRun(3, 10);
-    const data = chartData([{ label: 'empo2-seed0', columns: empo2 }, { label: 'grpo-seed0', columns: grpo }], X_AXES.iteration);
+    const data = chartData(
+      [
+        { label: 'empo2-seed0', columns: empo2 },
+        { label: 'grpo-seed0', columns: grpo },
+      ],
+      X_AXES.iteration,
+    );
     const scores = chart(data.charts, `return/${RETURN}`)!;
     assert.deepEqual(
       scores.series.map((s) => [s.label, s.color, s.key]),
@@ -99,23 +150,35 @@ describe('metrics overlay', () => {
     assert.match(scores.title, /^all rollouts · Mean score/);
     assert.equal(scores.unit, CHARTS[0].unit);
     // The second run's line is dashed, so it shows over an equal first run's solid one.
-    assert.deepEqual(scores.series.map((s) => s.dash), [undefined, RUN_DASHES[1]]);
+    assert.deepEqual(
+      scores.series.map((s) => s.dash),
+      [undefined, RUN_DASHES[1]],
+    );
     const evaluation = chart(data.charts, `success/${EVAL}`)!;
-    assert.deepEqual(evaluation.series.map((s) => s.label), ['empo2-seed0']);
+    assert.deepEqual(
+      evaluation.series.map((s) => s.label),
+      ['empo2-seed0'],
+    );
     assert.equal(evaluation.series[0].points, true, 'evaluations stay points');
     assert.equal(evaluation.series[0].dash, undefined);
     assert.equal(chart(data.charts, 'kl/update/kl'), undefined, 'no run has it: no chart');
     // Every chart's series read the same key of different runs.
     for (const spec of data.charts) {
       const key = spec.id.slice(spec.id.indexOf('/') + 1);
-      assert.ok(spec.series.every((s) => s.key.endsWith(`:${key}`)), spec.id);
+      assert.ok(
+        spec.series.every((s) => s.key.endsWith(`:${key}`)),
+        spec.id,
+      );
     }
   });
 
-  it('takes a live run\'s new iterations into the overlay on the next alignment', () => {
+  it("takes a live run's new iterations into the overlay on the next alignment", () => {
     const finished = steadyRun(3, 10);
     const live = steadyRun(1, 10);
-    const runs = [{ label: 'finished', columns: finished }, { label: 'live', columns: live }];
+    const runs = [
+      { label: 'finished', columns: finished },
+      { label: 'live', columns: live },
+    ];
     assert.deepEqual(chartData(runs, X_AXES.envSteps).columns.series[overlayKey(1, RETURN)], [10, null, null]);
     // Two iterations arrive (as the webview gets them: columns of the chart keys), then iteration
     // 3 is sent again after a resume rolled it back.
@@ -171,12 +234,17 @@ describe('metrics overlay', () => {
   });
 
   it('puts env steps on the axis under the key the host declares', () => {
-    const declared = Object.keys(JSON.parse(readFileSync(path.join(root, 'protocol', 'metric-keys.json'), 'utf8')).metrics as Record<string, string>);
+    const declared = Object.keys(
+      JSON.parse(readFileSync(path.join(root, 'protocol', 'metric-keys.json'), 'utf8')).metrics as Record<
+        string,
+        string
+      >,
+    );
     assert.ok(declared.includes(X_AXES.envSteps.key));
     assert.ok(emptyColumns().series[X_AXES.envSteps.key], 'the webview receives the env steps of each run');
   });
 
-  it('starts a branch\'s line from its parent\'s point at the checkpoint, not as a lone dot', () => {
+  it("starts a branch's line from its parent's point at the checkpoint, not as a lone dot", () => {
     const parent = steadyRun(5, 10, (i) => (i % 5 === 0 ? { [EVAL]: 0.5 } : {}));
     // A rerun at checkpoint 3: one iteration of its own, 4.
     const branch = runOf([{ iteration: 4, env_steps: 40, [RETURN]: 99 }]);
@@ -186,17 +254,32 @@ describe('metrics overlay', () => {
     ];
     const data = chartData(runs, X_AXES.iteration);
     assert.deepEqual(data.columns.iterations, [1, 2, 3, 4, 5]);
-    assert.deepEqual(data.columns.series[overlayKey(1, RETURN)], [null, null, 30, 99, null], 'a segment from the parent\'s 30 at iteration 3');
+    assert.deepEqual(
+      data.columns.series[overlayKey(1, RETURN)],
+      [null, null, 30, 99, null],
+      "a segment from the parent's 30 at iteration 3",
+    );
     assert.deepEqual(data.columns.series[overlayKey(0, RETURN)], [10, 20, 30, 40, 50]);
-    assert.ok(!data.columns.series[overlayKey(1, EVAL)]?.some((v) => v !== null), 'no evaluation point the branch did not make');
-    assert.deepEqual(branch.iterations, [4], 'the branch\'s own columns are left as they are (they grow in place)');
+    assert.ok(
+      !data.columns.series[overlayKey(1, EVAL)]?.some((v) => v !== null),
+      'no evaluation point the branch did not make',
+    );
+    assert.deepEqual(branch.iterations, [4], "the branch's own columns are left as they are (they grow in place)");
     // On environment steps too: the joined row carries the parent's x on that axis.
     const onSteps = chartData(runs, X_AXES.envSteps);
     const at = onSteps.columns.iterations.indexOf(30);
     assert.equal(onSteps.columns.series[overlayKey(1, RETURN)][at], 30);
     // Without its parent shown, or from a checkpoint the parent has no row at: as it is.
-    assert.deepEqual(chartData([runs[1], { label: 'other', columns: steadyRun(2, 10) }], X_AXES.iteration).columns.series[overlayKey(0, RETURN)].filter((v) => v !== null), [99]);
+    assert.deepEqual(
+      chartData([runs[1], { label: 'other', columns: steadyRun(2, 10) }], X_AXES.iteration).columns.series[
+        overlayKey(0, RETURN)
+      ].filter((v) => v !== null),
+      [99],
+    );
     const unknown = chartData([runs[0], { ...runs[1], branchOf: { run: 0, checkpoint: 7 } }], X_AXES.iteration);
-    assert.deepEqual(unknown.columns.series[overlayKey(1, RETURN)].filter((v) => v !== null), [99]);
+    assert.deepEqual(
+      unknown.columns.series[overlayKey(1, RETURN)].filter((v) => v !== null),
+      [99],
+    );
   });
 });

@@ -5,7 +5,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { replayLocally } from '../../src/scoring/localReplay';
 import { OnnxPolicy, ScoringError, type ScoreRow } from '../../src/scoring/onnxPolicy';
-import { episodeRecord, episodeSummaries, exportedIterations, producingExport } from '../../src/scoring/runFolderReader';
+import {
+  episodeRecord,
+  episodeSummaries,
+  exportedIterations,
+  producingExport,
+} from '../../src/scoring/runFolderReader';
 import { tinyPolicyFolder } from '../builders/tinyPolicy';
 
 // Local scoring against the host: the tiny built-in policy the other tiers train (the built-in
@@ -16,11 +21,23 @@ import { tinyPolicyFolder } from '../builders/tinyPolicy';
 
 const repoRoot = path.resolve(__dirname, '../../../..');
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
-const env = { ...process.env, PYTHONPATH: path.join(repoRoot, 'host'), HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', EMPO2_NO_PROGRESS: '1' };
+const env = {
+  ...process.env,
+  PYTHONPATH: path.join(repoRoot, 'host'),
+  HF_HUB_OFFLINE: '1',
+  TRANSFORMERS_OFFLINE: '1',
+  EMPO2_NO_PROGRESS: '1',
+};
 const TOLERANCE = 1e-4;
 
 function host(args: string[]): string {
-  return execFileSync(python, args, { env, cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+  return execFileSync(python, args, {
+    env,
+    cwd: repoRoot,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 << 20,
+  });
 }
 
 // Rows of every shape the scorer meets: prompts and responses of different lengths in one batch
@@ -60,7 +77,12 @@ describe('local scoring with onnxruntime-node (src/scoring/)', function () {
   before(async () => {
     policyFolder = await tinyPolicyFolder();
     root = mkdtempSync(path.join(os.tmpdir(), 'empo2-onnx-'));
-    const result = JSON.parse(host(['-m', 'empo2.cli', 'export-onnx', policyFolder, '--out', path.join(root, 'policy-onnx')]).trim().split('\n').pop()!);
+    const result = JSON.parse(
+      host(['-m', 'empo2.cli', 'export-onnx', policyFolder, '--out', path.join(root, 'policy-onnx')])
+        .trim()
+        .split('\n')
+        .pop()!,
+    );
     exported = await OnnxPolicy.load(result.path);
   });
 
@@ -72,14 +94,22 @@ describe('local scoring with onnxruntime-node (src/scoring/)', function () {
   it('gives PyTorch’s per-token log-probs and top-5 within 1e-4, padded rows and temperatures alike', async () => {
     const reference = JSON.parse(host(['-c', REFERENCE, policyFolder])) as Reference;
     for (const temperature of [1.0, 0.7]) {
-      const expected = reference[temperature.toFixed(1)] as { logp: number[]; top_ids: number[][]; top_logp: number[][] }[];
+      const expected = reference[temperature.toFixed(1)] as {
+        logp: number[];
+        top_ids: number[][];
+        top_logp: number[][];
+      }[];
       const scored = await exported.score(reference.rows, temperature);
       let worst = 0;
       scored.forEach((row, r) => {
         assert.equal(row.logprobs.length, reference.rows[r].response.length);
         row.logprobs.forEach((lp, j) => {
           worst = Math.max(worst, Math.abs(lp - expected[r].logp[j]));
-          assert.deepEqual(row.top[j].map((a) => a.id), expected[r].top_ids[j], `top-5 ids of row ${r} token ${j} at T=${temperature}`);
+          assert.deepEqual(
+            row.top[j].map((a) => a.id),
+            expected[r].top_ids[j],
+            `top-5 ids of row ${r} token ${j} at T=${temperature}`,
+          );
           row.top[j].forEach((a, k) => assert.ok(Math.abs(a.logprob - expected[r].top_logp[j][k]) < TOLERANCE));
         });
       });
@@ -116,13 +146,25 @@ describe('local scoring with onnxruntime-node (src/scoring/)', function () {
         const episode = episodeRecord(run, summary.iteration, summary.id);
         const { turns, summary: replay } = await replayLocally(policy, episode, policy.manifest.temperature ?? 1, 'r');
         assert.equal(turns.length, episode.steps.length);
-        assert.ok(replay.maxLogprobError < TOLERANCE, `${episode.id}: largest |onnx − recorded| log-prob ${replay.maxLogprobError}`);
+        assert.ok(
+          replay.maxLogprobError < TOLERANCE,
+          `${episode.id}: largest |onnx − recorded| log-prob ${replay.maxLogprobError}`,
+        );
         turns.forEach((turn, t) => {
-          assert.deepEqual(turn.tokens.map((tok) => tok.id), episode.steps[t].action_ids);
+          assert.deepEqual(
+            turn.tokens.map((tok) => tok.id),
+            episode.steps[t].action_ids,
+          );
           // The word tokenizer decodes ids joined by spaces, special tokens skipped (as the host
           // decodes an action): the tokens spell the recorded action.
-          const spelled = turn.tokens.map((tok) => tok.text).filter((text) => !/^<\|[^|]*\|>$/.test(text)).join(' ');
-          assert.ok(spelled.startsWith(episode.steps[t].action.toLowerCase()), `${JSON.stringify(spelled)} vs ${JSON.stringify(episode.steps[t].action)}`);
+          const spelled = turn.tokens
+            .map((tok) => tok.text)
+            .filter((text) => !/^<\|[^|]*\|>$/.test(text))
+            .join(' ');
+          assert.ok(
+            spelled.startsWith(episode.steps[t].action.toLowerCase()),
+            `${JSON.stringify(spelled)} vs ${JSON.stringify(episode.steps[t].action)}`,
+          );
           assert.equal(turn.replay?.recordedLogprobs.length, turn.tokens.length);
         });
       }
@@ -132,6 +174,10 @@ describe('local scoring with onnxruntime-node (src/scoring/)', function () {
   });
 
   it('says in one sentence what is wrong with a folder that is not an export', async () => {
-    await assert.rejects(OnnxPolicy.load(root), (error: unknown) => error instanceof ScoringError && /is not an ONNX export/.test(error.message) && !error.message.includes('\n'));
+    await assert.rejects(
+      OnnxPolicy.load(root),
+      (error: unknown) =>
+        error instanceof ScoringError && /is not an ONNX export/.test(error.message) && !error.message.includes('\n'),
+    );
   });
 });

@@ -19,7 +19,13 @@ function setup() {
     },
   };
   const change = (runId: string, state: string) =>
-    changes.fire({ info: aRunInfo({ runId, state: state as RunEntry['info']['state'], live: true }), progress: null, latestMetrics: null, trajectoryIteration: 0, config: undefined });
+    changes.fire({
+      info: aRunInfo({ runId, state: state as RunEntry['info']['state'], live: true }),
+      progress: null,
+      latestMetrics: null,
+      trajectoryIteration: 0,
+      config: undefined,
+    });
   return { deps, shown, change };
 }
 

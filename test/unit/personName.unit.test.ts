@@ -29,8 +29,8 @@ function signedIn(sessions: Record<string, string>, failing: readonly string[] =
   return { auth, asked, sessions, changed: (provider: string) => fire({ provider: { id: provider } }) };
 }
 
-describe('who a person\'s edits are by', () => {
-  it('the GitHub account\'s name, asked for silently (never a prompt)', async () => {
+describe("who a person's edits are by", () => {
+  it("the GitHub account's name, asked for silently (never a prompt)", async () => {
     const { auth, asked } = signedIn({ 'github:user:email': 'ada' });
     assert.equal(await accountName(auth), 'ada');
     assert.ok(asked.every((a) => a.silent));
@@ -57,15 +57,27 @@ describe('who a person\'s edits are by', () => {
     person.dispose();
   });
 
-  it('is sent as the author of a person\'s add, edit and delete', async () => {
+  it("is sent as the author of a person's add, edit and delete", async () => {
     const sent: Array<string | undefined> = [];
     const host = new FakeHost()
       .handle(Requests.runList, () => ({ runs: [aRunInfo()], roots: ['/home/ada/project/.empo2/runs'] }))
       .handle(Requests.runStatus, () => ({ run: null }))
       .handle(Requests.memoryList, () => ({ items: [aTip()], nextCursor: null, total: 1 }))
-      .handle(Requests.memoryAdd, (params: MemoryAddParams) => (sent.push(params.author), { tip: aTip({ id: 't000002', author: params.author ?? 'you' }) }))
-      .handle(Requests.memoryUpdate, (params: MemoryUpdateParams) => (sent.push(params.author), { tip: aTip({ version: 2, text: params.text }) }))
-      .handle(Requests.memoryDelete, (params) => (sent.push(params.author), { tip: aTip({ version: 3, deleted: true }) }));
+      .handle(
+        Requests.memoryAdd,
+        (params: MemoryAddParams) => (
+          sent.push(params.author),
+          { tip: aTip({ id: 't000002', author: params.author ?? 'you' }) }
+        ),
+      )
+      .handle(
+        Requests.memoryUpdate,
+        (params: MemoryUpdateParams) => (sent.push(params.author), { tip: aTip({ version: 2, text: params.text }) }),
+      )
+      .handle(
+        Requests.memoryDelete,
+        (params) => (sent.push(params.author), { tip: aTip({ version: 3, deleted: true }) }),
+      );
     const runs = new RunsModel(host);
     const person = new PersonName(signedIn({ 'github:user:email': 'ada' }).auth);
     const model = new TipsModel(host, runs, () => person.current());

@@ -12,7 +12,10 @@ describe('the notification of a starting run', () => {
 
   it('names the build step of how many, and the time left once it is known', () => {
     assert.equal(preparingText(building(120), undefined), 'building the built-in policy (once): step 120 of 3000');
-    assert.equal(preparingText(building(120), 250), 'building the built-in policy (once): step 120 of 3000, about 4 min left');
+    assert.equal(
+      preparingText(building(120), 250),
+      'building the built-in policy (once): step 120 of 3000, about 4 min left',
+    );
     assert.equal(preparingPercent(building(750)), 25);
   });
 

@@ -11,7 +11,10 @@ const root = path.resolve(__dirname, '../../../..');
 describe('generated protocol types', () => {
   it('match protocol/empo2-protocol.schema.json', function () {
     this.timeout(60_000); // loads the generator and prettier
-    const check = spawnSync(process.execPath, [path.join(root, 'scripts', 'gen-protocol.mjs'), '--check'], { cwd: root, encoding: 'utf8' });
+    const check = spawnSync(process.execPath, [path.join(root, 'scripts', 'gen-protocol.mjs'), '--check'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     assert.equal(check.status, 0, check.stderr || check.stdout);
   });
 

@@ -56,6 +56,9 @@ describe('a host that cannot be reached', () => {
     const sentence = connectFailure(url, error);
     assert.match(sentence, /^cannot connect to ws:\/\/127\.0\.0\.1:9: \S/);
     assert.equal(sentence.split(url).length - 1, 1, sentence);
-    assert.equal(connectFailure(url, new Error('the host speaks protocol 1')), `cannot connect to ${url}: the host speaks protocol 1`);
+    assert.equal(
+      connectFailure(url, new Error('the host speaks protocol 1')),
+      `cannot connect to ${url}: the host speaks protocol 1`,
+    );
   });
 });

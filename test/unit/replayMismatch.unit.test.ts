@@ -21,14 +21,29 @@ class RecordingView implements EpisodeView {
   forget(): void {}
 }
 
-const replay: DebugReplaySummary = { runId: 'lockbox', episodeId: 'i000001-e0002', turns: 3, firstDifferentTurn: null, maxLogprobError: 1e-6, playedBy: 0, note: null, observationMismatch: null };
+const replay: DebugReplaySummary = {
+  runId: 'lockbox',
+  episodeId: 'i000001-e0002',
+  turns: 3,
+  firstDifferentTurn: null,
+  maxLogprobError: 1e-6,
+  playedBy: 0,
+  note: null,
+  observationMismatch: null,
+};
 const atTurn1: DebugObservationMismatch = {
-  turn: 1, recorded: 'you search the oven . you find a key .', replayed: 'you search the oven . you find dust .',
-  message: "The replay left the recording at turn 1: the environment answered the recorded action 'search oven' with another observation than the recorded one, so the environment is not deterministic in its seed; the policy plays on from the environment's own state.",
+  turn: 1,
+  recorded: 'you search the oven . you find a key .',
+  replayed: 'you search the oven . you find dust .',
+  message:
+    "The replay left the recording at turn 1: the environment answered the recorded action 'search oven' with another observation than the recorded one, so the environment is not deterministic in its seed; the policy plays on from the environment's own state.",
 };
 const atReset: DebugObservationMismatch = {
-  turn: 0, recorded: 'you are in the hall .', replayed: 'you are in the cellar .',
-  message: "The replay left the recording at turn 0: the environment's reset with seed 1 showed another first observation than the recorded one, so the environment is not deterministic in its seed; the policy plays on from the environment's own state.",
+  turn: 0,
+  recorded: 'you are in the hall .',
+  replayed: 'you are in the cellar .',
+  message:
+    "The replay left the recording at turn 0: the environment's reset with seed 1 showed another first observation than the recorded one, so the environment is not deterministic in its seed; the policy plays on from the environment's own state.",
 };
 
 describe('a replay that leaves its recording', function () {
@@ -40,17 +55,30 @@ describe('a replay that leaves its recording', function () {
   let dc: DebugClient;
   let outputs: string[];
 
-  async function start(startMismatch: DebugObservationMismatch | null, steps: Array<DebugObservationMismatch | null>): Promise<void> {
+  async function start(
+    startMismatch: DebugObservationMismatch | null,
+    steps: Array<DebugObservationMismatch | null>,
+  ): Promise<void> {
     host = new FakeHost();
     view = new RecordingView();
     left = [];
-    host.handle(DebugRequests.start, () => ({ session: aDebugSession({ task: 'escape', replay: { ...replay, observationMismatch: startMismatch } }) }));
+    host.handle(DebugRequests.start, () => ({
+      session: aDebugSession({ task: 'escape', replay: { ...replay, observationMismatch: startMismatch } }),
+    }));
     let index = 0;
     host.handle(DebugRequests.step, () => {
       const mismatch = steps[index] ?? null;
       const result = aDebugTurnResult({ index, nextObservation: mismatch?.replayed ?? 'you are in the study .' });
       index += 1;
-      return { ...result, episode: { ...result.episode, turns: index, observationMismatch: mismatch, replaying: !mismatch && !startMismatch } };
+      return {
+        ...result,
+        episode: {
+          ...result.episode,
+          turns: index,
+          observationMismatch: mismatch,
+          replaying: !mismatch && !startMismatch,
+        },
+      };
     });
     host.handle(DebugRequests.stop, () => ({ stopped: true }));
     server = net.createServer((socket) => {
@@ -66,7 +94,13 @@ describe('a replay that leaves its recording', function () {
     dc.on('output', (e: DebugProtocol.OutputEvent) => outputs.push(e.body.output));
     await Promise.all([
       dc.configurationSequence(),
-      dc.launch({ type: 'empo2', request: 'launch', name: 't', replay: { runId: 'lockbox', episodeId: 'i000001-e0002' }, stopOnEntry: true } as DebugProtocol.LaunchRequestArguments),
+      dc.launch({
+        type: 'empo2',
+        request: 'launch',
+        name: 't',
+        replay: { runId: 'lockbox', episodeId: 'i000001-e0002' },
+        stopOnEntry: true,
+      } as DebugProtocol.LaunchRequestArguments),
       dc.waitForEvent('stopped'),
     ]);
   }
@@ -83,7 +117,9 @@ describe('a replay that leaves its recording', function () {
     const vars = new Map(body.variables.map((v) => [v.name, v.value]));
     const leftVar = body.variables.find((v) => v.name === 'left_recording');
     assert.ok(leftVar, `no left_recording in ${[...vars.keys()]}`);
-    const children = leftVar.variablesReference ? (await dc.variablesRequest({ variablesReference: leftVar.variablesReference })).body.variables : [];
+    const children = leftVar.variablesReference
+      ? (await dc.variablesRequest({ variablesReference: leftVar.variablesReference })).body.variables
+      : [];
     return { vars, left: new Map(children.map((v) => [v.name, v.value])) };
   }
 
@@ -104,7 +140,15 @@ describe('a replay that leaves its recording', function () {
     const [, second] = await Promise.all([dc.nextRequest({ threadId: 1 }), dc.waitForEvent('stopped')]);
     assert.equal(second.body.reason, 'exception');
     assert.equal(second.body.text, atTurn1.message);
-    assert.ok(outputs.some((o) => o.startsWith('The replay left the recording at turn 1:') && o.includes(`recorded: ${atTurn1.recorded}`) && o.includes(`replayed: ${atTurn1.replayed}`)), outputs.join(''));
+    assert.ok(
+      outputs.some(
+        (o) =>
+          o.startsWith('The replay left the recording at turn 1:') &&
+          o.includes(`recorded: ${atTurn1.recorded}`) &&
+          o.includes(`replayed: ${atTurn1.replayed}`),
+      ),
+      outputs.join(''),
+    );
     assert.equal(left.length, 1);
     assert.equal(left[0].mismatch.turn, 1);
     assert.equal(view.texts.get(left[0].recordedPath), atTurn1.recorded);
@@ -129,7 +173,13 @@ describe('a replay that leaves its recording', function () {
     assert.equal(left[0].mismatch.turn, 0);
     assert.equal(view.texts.get(left[0].recordedPath), 'you are in the hall .');
     assert.equal(view.texts.get(left[0].replayedPath), 'you are in the cellar .');
-    assert.ok(outputs.some((o) => o.startsWith('The replay left the recording at turn 0:') && o.includes('replayed: you are in the cellar .')), outputs.join(''));
+    assert.ok(
+      outputs.some(
+        (o) =>
+          o.startsWith('The replay left the recording at turn 0:') && o.includes('replayed: you are in the cellar .'),
+      ),
+      outputs.join(''),
+    );
     const { vars, left: shown } = await episodeVariables();
     assert.equal(vars.get('replaying'), 'false');
     assert.equal(shown.get('turn'), '0');

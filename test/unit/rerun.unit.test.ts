@@ -5,7 +5,15 @@ import { changeWithInterval, chartData, comparisonView, percent, points } from '
 import { changeDirection, differenceInterval, wilsonInterval } from '../../src/rerun/successInterval';
 import { rerunArgs } from '../../src/rerun/rerunArgs';
 import { PAUSE_AND_RERUN, rerunObstacle, STOP_AND_RERUN } from '../../src/rerun/rerunGate';
-import { checkpointDescription, checkpointPlaceholder, checkpointTime, editedSince, proposedCheckpoint, stepTitle, variationsWording } from '../../src/rerun/rerunSteps';
+import {
+  checkpointDescription,
+  checkpointPlaceholder,
+  checkpointTime,
+  editedSince,
+  proposedCheckpoint,
+  stepTitle,
+  variationsWording,
+} from '../../src/rerun/rerunSteps';
 import type { BranchRerunResult, RerunResult, RunInfo } from '../../src/rpc/protocol';
 import type { RunEntry } from '../../src/runs/runsModel';
 import { aMetricsRecord, aRunInfo, aTip } from '../builders/protocol';
@@ -20,8 +28,15 @@ function finishedResults(): { dryRun: RerunResult; rerun: RerunResult } {
   const lines = readFileSync(path.join(root, 'protocol', 'examples', 'rerun.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as { message: { method?: string; params?: { dryRun: boolean; status: string; result?: RerunResult } } });
-  const finished = lines.map((l) => l.message).filter((m) => m.method === 'update/finished' && m.params?.status === 'finished');
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          message: { method?: string; params?: { dryRun: boolean; status: string; result?: RerunResult } };
+        },
+    );
+  const finished = lines
+    .map((l) => l.message)
+    .filter((m) => m.method === 'update/finished' && m.params?.status === 'finished');
   const dryRun = finished.find((m) => m.params!.dryRun)!.params!.result!;
   const rerun = finished.find((m) => !m.params!.dryRun)!.params!.result!;
   return { dryRun, rerun };
@@ -32,7 +47,10 @@ describe('rerun comparison', () => {
     const { rerun } = finishedResults();
     const view = comparisonView(rerun);
     assert.equal(view.dryRun, false);
-    assert.deepEqual(view.rows.map((r) => r.variation), rerun.variations);
+    assert.deepEqual(
+      view.rows.map((r) => r.variation),
+      rerun.variations,
+    );
     for (const row of view.rows) {
       assert.ok(row.before >= 0 && row.before <= 1);
       assert.ok(row.after !== null && row.after >= 0 && row.after <= 1);
@@ -48,7 +66,7 @@ describe('rerun comparison', () => {
     assert.equal(after[0], 100 * view.rows[0].after!);
   });
 
-  it('lists the tip edits by variation, each variation\'s in the order they were made', () => {
+  it("lists the tip edits by variation, each variation's in the order they were made", () => {
     const { rerun } = finishedResults();
     const edit = rerun.tips[0];
     const tips = [
@@ -56,7 +74,10 @@ describe('rerun comparison', () => {
       { ...edit, tip_id: 't1', variation_key: 'task/1' },
       { ...edit, tip_id: 't5', variation_key: 'task/2' },
     ];
-    assert.deepEqual(comparisonView({ ...rerun, tips }).tips.map((t) => t.tip_id), ['t1', 't9', 't5']);
+    assert.deepEqual(
+      comparisonView({ ...rerun, tips }).tips.map((t) => t.tip_id),
+      ['t1', 't9', 't5'],
+    );
   });
 
   it('shows a dry run with its loss, masked tokens and ratios, and no "after"', () => {
@@ -114,7 +135,9 @@ describe('rerun command arguments', () => {
   it('reads the variations of one or several tips from the tips view', () => {
     const one = rerunArgs({ webviewSection: 'tip', tipId: 't000003', variationKey: 'grow-plant/1', runId: 'demo' });
     assert.deepEqual(one.request.variations, ['grow-plant/1']);
-    const many = rerunArgs({ tipId: 't1', variationKey: 'a/1', variationKeys: ['a/1', 'b/2'] }, [{ variationKey: 'c/3' }]);
+    const many = rerunArgs({ tipId: 't1', variationKey: 'a/1', variationKeys: ['a/1', 'b/2'] }, [
+      { variationKey: 'c/3' },
+    ]);
     assert.deepEqual(many.request.variations, ['a/1', 'b/2', 'c/3']);
   });
 
@@ -146,15 +169,26 @@ describe('what stands in the way of a rerun, said before its first question', ()
 
   it('offers to pause or stop a training run, saying what each does', () => {
     const obstacle = rerunObstacle(aLiveRun('running'), undefined);
-    assert.equal(obstacle?.message, 'builtin-1 is training iteration 13. A rerun starts while no run trains, or beside a paused one.');
+    assert.equal(
+      obstacle?.message,
+      'builtin-1 is training iteration 13. A rerun starts while no run trains, or beside a paused one.',
+    );
     assert.deepEqual(obstacle?.wayOut, [PAUSE_AND_RERUN, STOP_AND_RERUN]);
     assert.match(obstacle!.detail, /keeps builtin-1 paused, untouched, while the rerun runs on its own branch/);
-    assert.match(rerunObstacle(aLiveRun('pausing'), undefined)!.message, /^builtin-1 is finishing iteration 13 before it pauses\./);
+    assert.match(
+      rerunObstacle(aLiveRun('pausing'), undefined)!.message,
+      /^builtin-1 is finishing iteration 13 before it pauses\./,
+    );
     assert.deepEqual(rerunObstacle(aLiveRun('stopping'), undefined)?.wayOut, []);
   });
 
   it('waits for a rerun already in progress (one at a time)', () => {
-    const obstacle = rerunObstacle(aLiveRun('paused'), { runId: 'builtin-1', dryRun: true, episodes: 2, iterations: 1 });
+    const obstacle = rerunObstacle(aLiveRun('paused'), {
+      runId: 'builtin-1',
+      dryRun: true,
+      episodes: 2,
+      iterations: 1,
+    });
     assert.equal(obstacle?.message, 'A dry run of builtin-1 is in progress; the host runs one at a time.');
     assert.deepEqual(obstacle?.wayOut, []);
   });
@@ -169,7 +203,9 @@ describe('the rerun wizard', () => {
 
   it('ticks the variations a person edited after the chosen checkpoint, not before it', () => {
     // A person edited grow-plant/1 during iteration 2; checkpoints 3 and 4 were taken after it.
-    const records = [2, 3, 4].map((iteration) => aMetricsRecord({ iteration, time: Date.parse(`2026-12-04T21:0${iteration}:00Z`) / 1000 }));
+    const records = [2, 3, 4].map((iteration) =>
+      aMetricsRecord({ iteration, time: Date.parse(`2026-12-04T21:0${iteration}:00Z`) / 1000 }),
+    );
     const tips = [
       aTip({ variationKey: 'grow-plant/1', version: 2, versionAuthor: 'you', updated: '2026-12-04T21:01:30Z' }),
       aTip({ variationKey: 'heat-food/4', version: 2, versionAuthor: 'Ada', updated: '2026-12-04T21:03:30Z' }),
@@ -177,21 +213,37 @@ describe('the rerun wizard', () => {
     ];
     assert.deepEqual([...editedSince(tips, checkpointTime(3, records)!)], ['heat-food/4']);
     assert.deepEqual([...editedSince(tips, checkpointTime(4, records)!)], []);
-    assert.deepEqual([...editedSince(tips, checkpointTime(0, records)!)].sort(), ['grow-plant/1', 'heat-food/4'], 'checkpoint 0: every edit');
+    assert.deepEqual(
+      [...editedSince(tips, checkpointTime(0, records)!)].sort(),
+      ['grow-plant/1', 'heat-food/4'],
+      'checkpoint 0: every edit',
+    );
     assert.equal(checkpointTime(5, records), undefined, 'no metrics line: unknown');
   });
 
-  it('proposes the newest checkpoint a person\'s edits came after, so that they are ticked', () => {
+  it("proposes the newest checkpoint a person's edits came after, so that they are ticked", () => {
     // Edits during iteration 3; the host kept checkpoint 2 (before them) besides the newest, 7 and 8.
-    const records = [2, 7, 8].map((iteration) => aMetricsRecord({ iteration, time: Date.parse(`2026-12-04T21:0${iteration}:00Z`) / 1000 }));
-    const tips = [aTip({ variationKey: 'grow-plant/0', version: 2, versionAuthor: 'you', updated: '2026-12-04T21:03:30Z' })];
+    const records = [2, 7, 8].map((iteration) =>
+      aMetricsRecord({ iteration, time: Date.parse(`2026-12-04T21:0${iteration}:00Z`) / 1000 }),
+    );
+    const tips = [
+      aTip({ variationKey: 'grow-plant/0', version: 2, versionAuthor: 'you', updated: '2026-12-04T21:03:30Z' }),
+    ];
     const editedAfter = (iteration: number) => editedSince(tips, checkpointTime(iteration, records)!);
     assert.equal(proposedCheckpoint([2, 7, 8], editedAfter), 2);
     assert.deepEqual([...editedAfter(2)], ['grow-plant/0'], 'ticked at checkpoint 2');
     assert.equal(checkpointDescription(false, editedAfter(2)), 'before your edits to 1 variation');
     assert.equal(checkpointDescription(true, editedAfter(8)), 'latest');
-    assert.equal(proposedCheckpoint([2, 7, 8], () => new Set()), 8, 'no edit: the latest');
-    assert.equal(proposedCheckpoint([7, 8], () => undefined), 8, 'times unknown: the latest');
+    assert.equal(
+      proposedCheckpoint([2, 7, 8], () => new Set()),
+      8,
+      'no edit: the latest',
+    );
+    assert.equal(
+      proposedCheckpoint([7, 8], () => undefined),
+      8,
+      'times unknown: the latest',
+    );
   });
 
   it('says the same as it ticks: edited after the chosen checkpoint', () => {
@@ -203,7 +255,12 @@ describe('the rerun wizard', () => {
   });
 
   it('says that checkpoints older than those listed are not kept', () => {
-    const at = (iteration: number) => ({ iteration, path: `/runs/r/checkpoints/iter-${iteration}`, hasModel: true, latest: iteration === 4 });
+    const at = (iteration: number) => ({
+      iteration,
+      path: `/runs/r/checkpoints/iter-${iteration}`,
+      hasModel: true,
+      latest: iteration === 4,
+    });
     assert.match(checkpointPlaceholder([at(3), at(4)]), /the ones before iteration 3 are gone/);
     assert.equal(checkpointPlaceholder([at(0), at(1)]), 'The branch starts from this checkpoint');
   });

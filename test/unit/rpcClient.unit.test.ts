@@ -1,5 +1,11 @@
 import * as assert from 'node:assert/strict';
-import { RpcClient, toCancellationToken, type CancellationToken, type CloseInfo, type Direction } from '../../src/rpc/client';
+import {
+  RpcClient,
+  toCancellationToken,
+  type CancellationToken,
+  type CloseInfo,
+  type Direction,
+} from '../../src/rpc/client';
 import { ConnectionClosedError, RequestCancelledError, RequestTimeoutError, RpcError } from '../../src/rpc/errors';
 import { Notifications, Requests } from '../../src/rpc/methods';
 import { ErrorCodes } from '../../src/rpc/protocol';
@@ -58,7 +64,10 @@ describe('RpcClient', () => {
     await client.request(Requests.ping, {});
     await client.request(Requests.runList, {});
     await client.request(Requests.ping, {});
-    assert.deepEqual(transport.sent.map((m) => m.id), [1, 2, 3]);
+    assert.deepEqual(
+      transport.sent.map((m) => m.id),
+      [1, 2, 3],
+    );
     assert.deepEqual(transport.sent[1], { jsonrpc: '2.0', id: 2, method: 'run.list', params: {} });
     for (const message of transport.sent) {
       assert.deepEqual(schemaErrors('ClientMessage', message), []);
@@ -77,8 +86,9 @@ describe('RpcClient', () => {
 
   it('turns an error response into an RpcError with the code, message and data', async () => {
     const { transport, client } = connect();
-    const current = aTip({ version: 3, text: 'someone else\'s text' });
-    transport.onSend = (m) => transport.fail(m.id, ErrorCodes.VersionConflict, 'tip t000001 is at version 3, not 2', { tip: current });
+    const current = aTip({ version: 3, text: "someone else's text" });
+    transport.onSend = (m) =>
+      transport.fail(m.id, ErrorCodes.VersionConflict, 'tip t000001 is at version 3, not 2', { tip: current });
     const error = await client
       .request(Requests.memoryUpdate, { runId: 'run-1', tipId: 't000001', text: 'mine', expectedVersion: 2 })
       .catch((e: unknown) => e);
@@ -106,11 +116,18 @@ describe('RpcClient', () => {
   it('cancels a request with a cancellation token (or an AbortSignal)', async () => {
     const { transport, client } = connect();
     const abort = new AbortController();
-    const pending = client.request(Requests.trajectoryList, { runId: 'run-1' }, { token: toCancellationToken(abort.signal) });
+    const pending = client.request(
+      Requests.trajectoryList,
+      { runId: 'run-1' },
+      { token: toCancellationToken(abort.signal) },
+    );
     abort.abort();
     await assert.rejects(pending, RequestCancelledError);
     transport.reply(1, { items: [], nextCursor: null, total: 0 }); // late answer ignored
-    await assert.rejects(client.request(Requests.ping, {}, { token: toCancellationToken(abort.signal) }), RequestCancelledError);
+    await assert.rejects(
+      client.request(Requests.ping, {}, { token: toCancellationToken(abort.signal) }),
+      RequestCancelledError,
+    );
   });
 
   it('rejects every pending request when the connection closes, and later ones at once', async () => {
@@ -134,7 +151,10 @@ describe('RpcClient', () => {
     const { transport, client } = connect();
     const pending = client.request(Requests.ping, {});
     client.dispose();
-    await assert.rejects(pending, (error: unknown) => error instanceof ConnectionClosedError && /\(the client was disposed\)/.test(error.message));
+    await assert.rejects(
+      pending,
+      (error: unknown) => error instanceof ConnectionClosedError && /\(the client was disposed\)/.test(error.message),
+    );
     assert.equal(transport.closed?.code, 1000);
   });
 
@@ -145,7 +165,11 @@ describe('RpcClient', () => {
     client.on(Notifications.runState, ({ run, seq }) => states.push(`${seq}:${run.state}`));
     client.on(Notifications.memoryChanged, ({ changes }) => tips.push(changes.length));
     transport.notify('run/state', { seq: 1, run: aRunInfo({ state: 'starting', live: true }) });
-    transport.notify('memory/changed', { seq: 2, runId: 'run-1', changes: [{ change: 'added', tip: aTip(), by: { kind: 'policy', name: 'policy' } }] });
+    transport.notify('memory/changed', {
+      seq: 2,
+      runId: 'run-1',
+      changes: [{ change: 'added', tip: aTip(), by: { kind: 'policy', name: 'policy' } }],
+    });
     transport.notify('run/state', { seq: 3, run: aRunInfo({ state: 'running', live: true }) });
     assert.deepEqual(states, ['1:starting', '3:running']);
     assert.deepEqual(tips, [1]);
@@ -204,7 +228,7 @@ describe('RpcClient', () => {
     assert.equal(transport.disposed, true);
   });
 
-  it('rejects a request the transport cannot send with the transport\'s error', async () => {
+  it("rejects a request the transport cannot send with the transport's error", async () => {
     const { transport, client } = connect();
     const broken = new Error('the socket is not open');
     transport.send = () => {
@@ -265,7 +289,10 @@ describe('RpcClient', () => {
     client.on(Notifications.hostResync, (params) => heard.push(['first', params]));
     client.on(Notifications.hostResync, (params) => heard.push(['second', params]));
     transport.receive({ jsonrpc: '2.0', method: 'host/resync' });
-    assert.deepEqual(heard, [['first', {}], ['second', {}]]);
+    assert.deepEqual(heard, [
+      ['first', {}],
+      ['second', {}],
+    ]);
   });
 
   it('reports an unknown notification with its params, and no known one as unknown', () => {

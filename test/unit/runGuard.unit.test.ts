@@ -27,15 +27,24 @@ describe('stopping or restarting a host while a run trains', () => {
     assert.ok(question);
     assert.equal(question.message, 'builtin-1 is training iteration 5 of 40. Restart the host?');
     assert.match(question.detail, /"Pause After This Iteration" lets iteration 5 finish first/);
-    assert.match(question.detail, /"Now" stops at once: iteration 5 is dropped, and when the run is resumed it continues with iteration 5 \(after iteration 4, its last checkpoint\)\./);
+    assert.match(
+      question.detail,
+      /"Now" stops at once: iteration 5 is dropped, and when the run is resumed it continues with iteration 5 \(after iteration 4, its last checkpoint\)\./,
+    );
     assert.equal(question.alreadyPaused, false);
   });
 
   it('asks the same before Connect to Remote Host stops the host running here', () => {
     const question = stopQuestion('connect', anEntry('running', true, 2));
     assert.ok(question);
-    assert.equal(question.message, 'builtin-1 is training iteration 3 of 40. Stop the local host and connect to the remote one?');
-    assert.match(question.detail, /iteration 3 is dropped, and when the run is resumed it continues with iteration 3 \(after iteration 2, its last checkpoint\)\. The run stays on this machine/);
+    assert.equal(
+      question.message,
+      'builtin-1 is training iteration 3 of 40. Stop the local host and connect to the remote one?',
+    );
+    assert.match(
+      question.detail,
+      /iteration 3 is dropped, and when the run is resumed it continues with iteration 3 \(after iteration 2, its last checkpoint\)\. The run stays on this machine/,
+    );
   });
 
   it('asks nothing of an idle host, and does not ask to pause a paused run', () => {
@@ -105,7 +114,12 @@ describe('resuming the run a Restart Host interrupted', () => {
 
   it('leaves the run when the setting says never, and forgets it', async () => {
     const { host, runs, resumedOn } = aRestart();
-    const resumer = new ResumeAfterRestart(host, runs, { setting: () => 'never', ask: async () => true, resume: async () => resumedOn.push('x'), failed: () => undefined });
+    const resumer = new ResumeAfterRestart(host, runs, {
+      setting: () => 'never',
+      ask: async () => true,
+      resume: async () => resumedOn.push('x'),
+      failed: () => undefined,
+    });
     await runs.reload();
     resumer.interrupted('builtin-1');
     host.disconnect();
@@ -117,9 +131,17 @@ describe('resuming the run a Restart Host interrupted', () => {
 
 describe('run context keys for `when` clauses', () => {
   it('offers Pause only while a run trains, Resume where Pause was', () => {
-    assert.deepEqual(runContext(undefined, undefined), { 'empo2.runLive': false, 'empo2.liveRunState': 'none', 'empo2.runState': 'none' });
+    assert.deepEqual(runContext(undefined, undefined), {
+      'empo2.runLive': false,
+      'empo2.liveRunState': 'none',
+      'empo2.runState': 'none',
+    });
     const paused = anEntry('paused', true);
-    assert.deepEqual(runContext(paused, paused), { 'empo2.runLive': true, 'empo2.liveRunState': 'paused', 'empo2.runState': 'paused' });
+    assert.deepEqual(runContext(paused, paused), {
+      'empo2.runLive': true,
+      'empo2.liveRunState': 'paused',
+      'empo2.runState': 'paused',
+    });
     assert.equal(runContextValue(paused), 'empo2.run.live.paused');
     assert.equal(runContextValue(anEntry('interrupted', false)), 'empo2.run.interrupted');
   });
@@ -128,7 +150,10 @@ describe('run context keys for `when` clauses', () => {
 describe('wording', () => {
   it('ellipsizes cut text at a word', () => {
     assert.equal(ellipsize('short', 80), 'short');
-    const cut = ellipsize('the battery is in the shed; open the shed first and then walk to the garden to find the lamp', 40);
+    const cut = ellipsize(
+      'the battery is in the shed; open the shed first and then walk to the garden to find the lamp',
+      40,
+    );
     assert.ok(cut.endsWith('…') && cut.length <= 40, cut);
     assert.equal(cut, 'the battery is in the shed; open the…');
   });
@@ -138,6 +163,9 @@ describe('wording', () => {
       resumeQuestion('builtin-1', 7),
       'EMPO²: resume training builtin-1? It continues with iteration 8 (after iteration 7, its last checkpoint). What an unfinished iteration recorded since then is removed and trained again.',
     );
-    assert.match(resumeQuestion('builtin-1', 0), /\? It continues with iteration 1 \(from the start: no iteration has finished\)\./);
+    assert.match(
+      resumeQuestion('builtin-1', 0),
+      /\? It continues with iteration 1 \(from the start: no iteration has finished\)\./,
+    );
   });
 });

@@ -16,7 +16,9 @@ const NO_SETTING = { runRoot: undefined } as unknown as Settings;
 
 /** Workspace state as a browser keeps it (what earlier versions wrote to). */
 function browserState(values: Record<string, unknown> = {}): vscode.Memento {
-  return { get: (key: string, fallback?: unknown) => (key in values ? values[key] : fallback) } as unknown as vscode.Memento;
+  return {
+    get: (key: string, fallback?: unknown) => (key in values ? values[key] : fallback),
+  } as unknown as vscode.Memento;
 }
 
 describe('the run roots of a workspace folder', () => {
@@ -26,12 +28,18 @@ describe('the run roots of a workspace folder', () => {
   });
   afterEach(() => rmSync(path.dirname(storage), { recursive: true, force: true }));
 
-  const rootsOf = (folder: string, state = browserState()) => new RunRoots(NO_SETTING, FALLBACK, folderStateFile(storage, 'run-roots', folder), state);
+  const rootsOf = (folder: string, state = browserState()) =>
+    new RunRoots(NO_SETTING, FALLBACK, folderStateFile(storage, 'run-roots', folder), state);
 
   it('lists the configured root first, and the fallback when none is configured', () => {
     assert.deepEqual(rootsOf('/home/ada/project').list(), [FALLBACK]);
     const configured = { runRoot: { fsPath: '/home/ada/project/.empo2/runs' } } as unknown as Settings;
-    const roots = new RunRoots(configured, FALLBACK, folderStateFile(storage, 'run-roots', '/home/ada/project'), browserState());
+    const roots = new RunRoots(
+      configured,
+      FALLBACK,
+      folderStateFile(storage, 'run-roots', '/home/ada/project'),
+      browserState(),
+    );
     roots.add('/data/runs');
     assert.deepEqual(roots.list(), ['/home/ada/project/.empo2/runs', '/data/runs']);
   });
@@ -40,13 +48,17 @@ describe('the run roots of a workspace folder', () => {
     rootsOf('/home/ada/project').add('/data/old-runs');
     rootsOf('/home/ada/project').add('/data/more-runs');
     rootsOf('/home/ada/project').add('/data/old-runs');
-    assert.deepEqual(rootsOf('/home/ada/project').list(), [FALLBACK, '/data/old-runs', '/data/more-runs'], 'in order, once each');
+    assert.deepEqual(
+      rootsOf('/home/ada/project').list(),
+      [FALLBACK, '/data/old-runs', '/data/more-runs'],
+      'in order, once each',
+    );
     assert.deepEqual(rootsOf('/home/ada/other').list(), [FALLBACK], 'another workspace folder has its own');
     const file = folderStateFile(storage, 'run-roots', '/home/ada/project');
     assert.deepEqual(readdirSync(path.dirname(file)).sort(), [path.basename(file)], 'no partial file left behind');
   });
 
-  it('still lists what an earlier version kept in this browser\'s workspace state', () => {
+  it("still lists what an earlier version kept in this browser's workspace state", () => {
     const earlier = browserState({ 'empo2.extraRunRoots': ['/data/kept-here', 7] });
     const roots = rootsOf('/home/ada/project', earlier);
     roots.add('/data/new');

@@ -28,13 +28,26 @@ describe('scripts/build-vsix.sh', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('builds the package only when a file it is built from changed', () => {
-    dir = scratch('build-vsix.sh', { 'package.json': '{}', 'src/extension.ts': 'export {};\n', 'docs/notes.md': 'not shipped\n' });
+    dir = scratch('build-vsix.sh', {
+      'package.json': '{}',
+      'src/extension.ts': 'export {};\n',
+      'docs/notes.md': 'not shipped\n',
+    });
     // npm, as the script calls it: records the call and writes the package.
     const bin = path.join(dir, 'bin');
     mkdirSync(bin);
-    writeFileSync(path.join(bin, 'npm'), '#!/usr/bin/env bash\necho "$*" >>"$(dirname "$0")/calls"\nmkdir -p out && echo vsix >out/empo2-studio.vsix\n');
+    writeFileSync(
+      path.join(bin, 'npm'),
+      '#!/usr/bin/env bash\necho "$*" >>"$(dirname "$0")/calls"\nmkdir -p out && echo vsix >out/empo2-studio.vsix\n',
+    );
     chmodSync(path.join(bin, 'npm'), 0o755);
-    const build = () => execFileSync('bash', [path.join(dir, 'scripts', 'build-vsix.sh')], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const build = () =>
+      execFileSync('bash', [path.join(dir, 'scripts', 'build-vsix.sh')], {
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+        .toString()
+        .trim();
     const calls = () => readFileSync(path.join(bin, 'calls'), 'utf8').trim().split('\n').length;
 
     const first = build();
@@ -60,11 +73,20 @@ describe('scripts/run-workspace.sh', () => {
 
   it('makes a workspace of its own under .empo2 whose F5 plays an episode of the current run', () => {
     dir = scratch('run-workspace.sh');
-    const printed = execFileSync('bash', [path.join(dir, 'scripts', 'run-workspace.sh'), dir]).toString().trim();
+    const printed = execFileSync('bash', [path.join(dir, 'scripts', 'run-workspace.sh'), dir])
+      .toString()
+      .trim();
     assert.equal(printed, path.join(dir, '.empo2', 'workspace'));
-    const launch = JSON.parse(readFileSync(path.join(printed, '.vscode', 'launch.json'), 'utf8')) as { configurations: Array<Record<string, unknown> & { type: string }> };
+    const launch = JSON.parse(readFileSync(path.join(printed, '.vscode', 'launch.json'), 'utf8')) as {
+      configurations: Array<Record<string, unknown> & { type: string }>;
+    };
     const debuggerType = manifest.contributes.debuggers.find((d: { type: string }) => d.type === 'empo2');
-    const declared = new Set(['type', 'request', 'name', ...Object.keys(debuggerType.configurationAttributes.launch.properties)]);
+    const declared = new Set([
+      'type',
+      'request',
+      'name',
+      ...Object.keys(debuggerType.configurationAttributes.launch.properties),
+    ]);
     assert.equal(launch.configurations.length, 1);
     const [configuration] = launch.configurations;
     assert.equal(configuration.type, 'empo2');
@@ -72,16 +94,30 @@ describe('scripts/run-workspace.sh', () => {
     for (const key of Object.keys(configuration)) {
       assert.ok(declared.has(key), `${key} is a declared launch attribute`);
     }
-    assert.deepEqual(withCurrentRun(configuration, 'builtin-1'), { ...configuration, runId: 'builtin-1' }, 'it names no run: the current one plays');
+    assert.deepEqual(
+      withCurrentRun(configuration, 'builtin-1'),
+      { ...configuration, runId: 'builtin-1' },
+      'it names no run: the current one plays',
+    );
     assert.equal(withCurrentRun(configuration, undefined), undefined);
-    const settings = JSON.parse(readFileSync(path.join(printed, '.vscode', 'settings.json'), 'utf8')) as Record<string, string>;
-    assert.equal(path.resolve(printed, settings['empo2.runRoot']), path.join(dir, '.empo2', 'runs'), "the runs stay in the repository's .empo2/runs");
+    const settings = JSON.parse(readFileSync(path.join(printed, '.vscode', 'settings.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    assert.equal(
+      path.resolve(printed, settings['empo2.runRoot']),
+      path.join(dir, '.empo2', 'runs'),
+      "the runs stay in the repository's .empo2/runs",
+    );
   });
 
   it('leaves a launch.json a person changed as it is', () => {
     dir = scratch('run-workspace.sh', { '.empo2/workspace/.vscode/launch.json': '{ "mine": true }\n' });
     execFileSync('bash', [path.join(dir, 'scripts', 'run-workspace.sh'), dir]);
-    assert.equal(readFileSync(path.join(dir, '.empo2', 'workspace', '.vscode', 'launch.json'), 'utf8'), '{ "mine": true }\n');
+    assert.equal(
+      readFileSync(path.join(dir, '.empo2', 'workspace', '.vscode', 'launch.json'), 'utf8'),
+      '{ "mine": true }\n',
+    );
   });
 
   it('is what run.sh opens, not the repository', () => {

@@ -58,10 +58,9 @@ describe('RunsModel', () => {
 
   it('reads the status of a selected run once, for its config, and keeps the config afterwards', async () => {
     const config = { env: { name: 'builtin', tasks: ['grow-plant'] } };
-    const { host, model } = setup(
-      [aRunInfo({ runId: 'a', updated: 2 }), aRunInfo({ runId: 'b', updated: 1 })],
-      { b: aRunStatus({ runId: 'b', updated: 1, config, latestMetrics: aMetricsRecord({ iteration: 2 }) }) },
-    );
+    const { host, model } = setup([aRunInfo({ runId: 'a', updated: 2 }), aRunInfo({ runId: 'b', updated: 1 })], {
+      b: aRunStatus({ runId: 'b', updated: 1, config, latestMetrics: aMetricsRecord({ iteration: 2 }) }),
+    });
     await model.reload();
     assert.deepEqual(host.callsOf('run.status'), [], 'no run is live: no status read on reload');
     model.select('b');
@@ -78,7 +77,7 @@ describe('RunsModel', () => {
     assert.deepEqual(host.violations, []);
   });
 
-  it('reads the live run\'s status on reload: its config, progress and latest metrics', async () => {
+  it("reads the live run's status on reload: its config, progress and latest metrics", async () => {
     const live = aRunInfo({ runId: 'live', live: true, state: 'running', iteration: 3, iterations: 9 });
     const status = aRunStatus({ ...live, progress: aProgress(4), latestMetrics: aMetricsRecord({ iteration: 3 }) });
     const { host, model } = setup([aRunInfo({ runId: 'other' }), live], { live: status });
@@ -92,13 +91,21 @@ describe('RunsModel', () => {
     assert.equal(latestReturn(entry.latestMetrics), 0.25);
   });
 
-  it('keeps a run\'s error and branch origin, and nothing else a status carries', () => {
+  it("keeps a run's error and branch origin, and nothing else a status carries", () => {
     const { model } = setup([]);
     const parent = { runId: 'base', checkpoint: 2, adopted: false };
     const failed = model.absorbStatus(aRunStatus({ runId: 'x', state: 'failed', error: 'out of memory', parent }));
     assert.deepEqual(failed.info, aRunInfo({ runId: 'x', state: 'failed', error: 'out of memory', parent }));
     const plain = model.absorbInfo(aRunInfo({ runId: 'y' }));
-    assert.deepEqual(Object.keys(plain.info).sort(), ['iteration', 'iterations', 'live', 'path', 'runId', 'state', 'updated']);
+    assert.deepEqual(Object.keys(plain.info).sort(), [
+      'iteration',
+      'iterations',
+      'live',
+      'path',
+      'runId',
+      'state',
+      'updated',
+    ]);
   });
 
   it('drops runs the host no longer lists on reload, and says when the current run changed', async () => {
@@ -121,7 +128,9 @@ describe('RunsModel', () => {
 
   it('keeps what it knew of the runs a reload lists again', async () => {
     const config = { env: { name: 'builtin', tasks: ['grow-plant'] } };
-    const { host, model } = setup([aRunInfo({ runId: 'a', iteration: 2 })], { a: aRunStatus({ runId: 'a', iteration: 2, config }) });
+    const { host, model } = setup([aRunInfo({ runId: 'a', iteration: 2 })], {
+      a: aRunStatus({ runId: 'a', iteration: 2, config }),
+    });
     await model.reload();
     await model.refreshStatus('a');
     host.notify(Notifications.trajectoryAdded, { seq: 1, runId: 'a', summaries: [aSummary({ iteration: 3 })] });
@@ -140,7 +149,10 @@ describe('RunsModel', () => {
   });
 
   it('reloads when the host connects, and says so when the list cannot be read', async () => {
-    const host = new FakeHost().handle(Requests.runList, () => ({ runs: [aRunInfo()], roots: ['/home/ada/project/.empo2/runs'] }));
+    const host = new FakeHost().handle(Requests.runList, () => ({
+      runs: [aRunInfo()],
+      roots: ['/home/ada/project/.empo2/runs'],
+    }));
     const model = new RunsModel(host);
     host.connect();
     await new Promise((resolve) => setImmediate(resolve));
@@ -155,7 +167,7 @@ describe('RunsModel', () => {
     assert.deepEqual(ids(model.list()), ['run-1'], 'what was listed stays');
   });
 
-  it('keeps what it had when a run\'s status cannot be read or the host no longer knows it', async () => {
+  it("keeps what it had when a run's status cannot be read or the host no longer knows it", async () => {
     const { host, model } = setup([aRunInfo({ runId: 'a' })]);
     await model.reload();
     assert.equal(await model.refreshStatus('a'), undefined, 'status null: nothing new');
@@ -168,19 +180,35 @@ describe('RunsModel', () => {
     assert.equal((await model.refreshStatus('a'))?.info.iteration, 2);
   });
 
-  it('follows run/state: a new run is listed, a live run\'s progress is kept until it stops', async () => {
+  it("follows run/state: a new run is listed, a live run's progress is kept until it stops", async () => {
     const { host, model, events } = setup([]);
     await model.reload();
     events.runs = 0;
-    host.notify(Notifications.runState, { seq: 1, run: aRunInfo({ runId: 'r', state: 'starting', live: true, iteration: 0 }) });
+    host.notify(Notifications.runState, {
+      seq: 1,
+      run: aRunInfo({ runId: 'r', state: 'starting', live: true, iteration: 0 }),
+    });
     assert.equal(events.runs, 1, 'a new run changes the list');
     assert.deepEqual(events.current, ['r'], 'the new live run is current');
     host.notify(Notifications.runProgress, { seq: 2, runId: 'r', progress: aProgress(1) });
-    host.notify(Notifications.runState, { seq: 3, run: aRunInfo({ runId: 'r', state: 'running', live: true, iteration: 0 }) });
+    host.notify(Notifications.runState, {
+      seq: 3,
+      run: aRunInfo({ runId: 'r', state: 'running', live: true, iteration: 0 }),
+    });
     assert.equal(events.runs, 1, 'same run, still live: the list did not change');
     assert.deepEqual(model.get('r')?.progress, aProgress(1), 'an active state keeps the progress');
-    assert.deepEqual(events.run.map((e) => [e.info.state, e.progress?.done]), [['starting', undefined], ['starting', 1], ['running', 1]]);
-    host.notify(Notifications.runState, { seq: 4, run: aRunInfo({ runId: 'r', state: 'finished', live: false, iteration: 2 }) });
+    assert.deepEqual(
+      events.run.map((e) => [e.info.state, e.progress?.done]),
+      [
+        ['starting', undefined],
+        ['starting', 1],
+        ['running', 1],
+      ],
+    );
+    host.notify(Notifications.runState, {
+      seq: 4,
+      run: aRunInfo({ runId: 'r', state: 'finished', live: false, iteration: 2 }),
+    });
     assert.equal(events.runs, 2, 'no longer live: the order may change');
     assert.equal(model.get('r')?.progress, null, 'a finished run has no progress');
     assert.equal(model.live, undefined);
@@ -197,7 +225,10 @@ describe('RunsModel', () => {
     host.notify(Notifications.runState, { seq: 3, run: aRunInfo({ runId: 'a', updated: 2, state: 'stopped' }) });
     host.notify(Notifications.runProgress, { seq: 4, runId: 'a', progress: aProgress(2) });
     assert.deepEqual(events.current, ['a', 'a']);
-    assert.deepEqual(events.run.map((e) => e.info.runId), ['b', 'b', 'a', 'a']);
+    assert.deepEqual(
+      events.run.map((e) => e.info.runId),
+      ['b', 'b', 'a', 'a'],
+    );
   });
 
   it('ignores progress, metrics and trajectories of a run it does not list', async () => {
@@ -216,7 +247,10 @@ describe('RunsModel', () => {
     host.notify(Notifications.runMetrics, {
       seq: 1,
       runId: 'a',
-      records: [aMetricsRecord({ iteration: 3, 'rollout/return': 0.1 }), aMetricsRecord({ iteration: 4, 'rollout/return': 0.9 })],
+      records: [
+        aMetricsRecord({ iteration: 3, 'rollout/return': 0.1 }),
+        aMetricsRecord({ iteration: 4, 'rollout/return': 0.9 }),
+      ],
     });
     assert.equal(model.get('a')?.info.iteration, 4);
     assert.equal(latestReturn(model.get('a')!.latestMetrics), 0.9);
@@ -238,7 +272,11 @@ describe('RunsModel', () => {
     const { host, model, events } = setup([aRunInfo({ runId: 'a', iteration: 2 })]);
     await model.reload();
     assert.equal(model.get('a')?.trajectoryIteration, 2, 'starts at the completed iterations');
-    host.notify(Notifications.trajectoryAdded, { seq: 1, runId: 'a', summaries: [aSummary({ iteration: 3 }), aSummary({ iteration: 5 }), aSummary({ iteration: 4 })] });
+    host.notify(Notifications.trajectoryAdded, {
+      seq: 1,
+      runId: 'a',
+      summaries: [aSummary({ iteration: 3 }), aSummary({ iteration: 5 }), aSummary({ iteration: 4 })],
+    });
     assert.equal(model.get('a')?.trajectoryIteration, 5);
     assert.equal(events.run.length, 1);
     host.notify(Notifications.trajectoryAdded, { seq: 2, runId: 'a', summaries: [aSummary({ iteration: 5 })] });
@@ -249,20 +287,34 @@ describe('RunsModel', () => {
     assert.equal(model.get('a')?.trajectoryIteration, 5, 'a state change keeps it');
   });
 
-  it('never moves a live run\'s iteration back while it stays live, but takes a stopped run\'s as told', async () => {
+  it("never moves a live run's iteration back while it stays live, but takes a stopped run's as told", async () => {
     const { host, model } = setup([]);
-    host.notify(Notifications.runState, { seq: 1, run: aRunInfo({ runId: 'a', state: 'running', live: true, iteration: 5 }) });
-    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ runId: 'a', state: 'running', live: true, iteration: 4 }) });
+    host.notify(Notifications.runState, {
+      seq: 1,
+      run: aRunInfo({ runId: 'a', state: 'running', live: true, iteration: 5 }),
+    });
+    host.notify(Notifications.runState, {
+      seq: 2,
+      run: aRunInfo({ runId: 'a', state: 'running', live: true, iteration: 4 }),
+    });
     assert.equal(model.get('a')?.info.iteration, 5);
-    host.notify(Notifications.runState, { seq: 3, run: aRunInfo({ runId: 'a', state: 'stopped', live: false, iteration: 3 }) });
+    host.notify(Notifications.runState, {
+      seq: 3,
+      run: aRunInfo({ runId: 'a', state: 'stopped', live: false, iteration: 3 }),
+    });
     assert.equal(model.get('a')?.info.iteration, 3, 'the host read it from the run folder');
-    host.notify(Notifications.runState, { seq: 4, run: aRunInfo({ runId: 'a', state: 'starting', live: true, iteration: 2 }) });
+    host.notify(Notifications.runState, {
+      seq: 4,
+      run: aRunInfo({ runId: 'a', state: 'starting', live: true, iteration: 2 }),
+    });
     assert.equal(model.get('a')?.info.iteration, 2, 'a fresh start after a stop: no live iteration to keep');
   });
 
   it('when the link drops: live runs stay listed but are no longer live, and lose their progress', async () => {
     const live = aRunInfo({ runId: 'live', live: true, state: 'running' });
-    const { host, model, events } = setup([live, aRunInfo({ runId: 'done' })], { live: aRunStatus({ ...live, progress: aProgress(2) }) });
+    const { host, model, events } = setup([live, aRunInfo({ runId: 'done' })], {
+      live: aRunStatus({ ...live, progress: aProgress(2) }),
+    });
     await model.reload();
     const doneBefore = model.get('done');
     events.runs = 0;
@@ -328,7 +380,8 @@ describe('run states', () => {
 let seq = 0;
 
 function trainAndFinish(host: FakeHost, runs: RunsModel, runId: string): void {
-  const run = (fields: Partial<RunInfo>) => aRunInfo({ runId, path: `/home/ada/project/.empo2/runs/${runId}`, iterations: 3, ...fields });
+  const run = (fields: Partial<RunInfo>) =>
+    aRunInfo({ runId, path: `/home/ada/project/.empo2/runs/${runId}`, iterations: 3, ...fields });
   runs.select(runs.absorbInfo(run({ state: 'starting', live: true, iteration: 0 })).info.runId);
   host.notify(Notifications.runState, { seq: ++seq, run: run({ state: 'running', live: true, iteration: 0 }) });
   host.notify(Notifications.runState, { seq: ++seq, run: run({ state: 'finished', live: true, iteration: 3 }) });
@@ -342,21 +395,39 @@ function aModel(): { host: FakeHost; runs: RunsModel } {
 }
 
 describe('RunsModel: the live run once a run has ended', () => {
-  it('a run that finished is not live, though the host\'s last run/state said live: true', () => {
+  it("a run that finished is not live, though the host's last run/state said live: true", () => {
     const { host, runs } = aModel();
     trainAndFinish(host, runs, 'run-a');
     trainAndFinish(host, runs, 'run-b');
     assert.equal(runs.live, undefined);
-    assert.deepEqual(runs.list().map((entry) => [entry.info.runId, entry.info.state, entry.info.live]).sort(), [['run-a', 'finished', false], ['run-b', 'finished', false]]);
+    assert.deepEqual(
+      runs
+        .list()
+        .map((entry) => [entry.info.runId, entry.info.state, entry.info.live])
+        .sort(),
+      [
+        ['run-a', 'finished', false],
+        ['run-b', 'finished', false],
+      ],
+    );
     assert.deepEqual(host.violations, []);
   });
 
-  it('after a comparison\'s runs trained, an opened run folder is current and no finished run is live', () => {
+  it("after a comparison's runs trained, an opened run folder is current and no finished run is live", () => {
     const { host, runs } = aModel();
     trainAndFinish(host, runs, 'run-a');
     trainAndFinish(host, runs, 'run-b');
     // Open Run Folder: run.open's status, then select (src/runs/openRunFolder.ts).
-    runs.select(runs.absorbInfo(aRunInfo({ runId: 'synthetic-100k-metrics', path: '/home/ada/project/.empo2/runs/synthetic-100k-metrics', iteration: 100_000, iterations: 100_000 })).info.runId);
+    runs.select(
+      runs.absorbInfo(
+        aRunInfo({
+          runId: 'synthetic-100k-metrics',
+          path: '/home/ada/project/.empo2/runs/synthetic-100k-metrics',
+          iteration: 100_000,
+          iterations: 100_000,
+        }),
+      ).info.runId,
+    );
     assert.equal(runs.current?.info.runId, 'synthetic-100k-metrics');
     // What Pause/Stop/Show Metrics fall back on: was run-a (the first run trained), not the current one.
     assert.equal(runs.live?.info.runId, undefined);
@@ -366,7 +437,10 @@ describe('RunsModel: the live run once a run has ended', () => {
     const { host, runs } = aModel();
     trainAndFinish(host, runs, 'run-a');
     runs.absorbInfo(aRunInfo({ runId: 'run-b', state: 'starting', live: true, iteration: 0 }));
-    host.notify(Notifications.runState, { seq: ++seq, run: aRunInfo({ runId: 'run-b', state: 'running', live: true, iteration: 1 }) });
+    host.notify(Notifications.runState, {
+      seq: ++seq,
+      run: aRunInfo({ runId: 'run-b', state: 'running', live: true, iteration: 1 }),
+    });
     assert.equal(runs.live?.info.runId, 'run-b');
     assert.equal(runs.list()[0].info.runId, 'run-b');
   });
@@ -378,10 +452,13 @@ describe('RunsModel: the live run once a run has ended', () => {
     assert.equal(runs.live?.info.runId, 'run-a');
   });
 
-  it('reload after a reconnect reads the live run\'s status only for a run in a training state', async () => {
+  it("reload after a reconnect reads the live run's status only for a run in a training state", async () => {
     const host = new FakeHost()
       .handle(Requests.runStatus, () => ({ run: null }))
-      .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: 'done', state: 'finished', live: true })], roots: ['/home/ada/project/.empo2/runs'] }));
+      .handle(Requests.runList, () => ({
+        runs: [aRunInfo({ runId: 'done', state: 'finished', live: true })],
+        roots: ['/home/ada/project/.empo2/runs'],
+      }));
     const runs = new RunsModel(host);
     await runs.reload();
     assert.equal(runs.live, undefined);

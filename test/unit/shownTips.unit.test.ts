@@ -11,7 +11,7 @@ const step = (action: string) => ({
 });
 
 describe('the tips of a step in the episode view', () => {
-  it('one tip id shows one text in every step; the entry\'s action is shown apart', () => {
+  it("one tip id shows one text in every step; the entry's action is shown apart", () => {
     const [first, second] = [shownTips(step('open door')), shownTips(step('go north'))];
     assert.equal(first[0].id, second[0].id);
     assert.equal(first[0].text, second[0].text, 'the same id, the same text');
@@ -20,11 +20,14 @@ describe('the tips of a step in the episode view', () => {
     assert.deepEqual(first[1], { id: 't000007', text: 'heat the food', action: '', inPrompt: 'heat the food' });
   });
 
-  it('a run recorded before the parts existed shows the prompt\'s text, as it was', () => {
+  it("a run recorded before the parts existed shows the prompt's text, as it was", () => {
     const { tip_texts: _texts, tip_actions: _actions, ...old } = step('open door');
-    assert.deepEqual(shownTips(old).map((t) => [t.text, t.action]), [
-      ['open the shed first ; action : open door', ''],
-      ['heat the food', ''],
-    ]);
+    assert.deepEqual(
+      shownTips(old).map((t) => [t.text, t.action]),
+      [
+        ['open the shed first ; action : open door', ''],
+        ['heat the food', ''],
+      ],
+    );
   });
 });

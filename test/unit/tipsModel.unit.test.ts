@@ -1,7 +1,14 @@
 import * as assert from 'node:assert/strict';
 import { ConnectionClosedError, RpcError } from '../../src/rpc/errors';
 import { Notifications, Requests } from '../../src/rpc/methods';
-import { ErrorCodes, type MemoryAddParams, type MemoryDeleteParams, type MemoryListParams, type MemoryUpdateParams, type Tip } from '../../src/rpc/protocol';
+import {
+  ErrorCodes,
+  type MemoryAddParams,
+  type MemoryDeleteParams,
+  type MemoryListParams,
+  type MemoryUpdateParams,
+  type Tip,
+} from '../../src/rpc/protocol';
 import { RunsModel } from '../../src/runs/runsModel';
 import { TipsModel, type TipsChange } from '../../src/tips/tipsModel';
 import { FakeHost } from '../builders/fakeHost';
@@ -55,15 +62,24 @@ describe('TipsModel', () => {
     const { runs, model, host, store } = setup([aTip({ id: 't000001' }), aTip({ id: 't000002' })]);
     await runs.reload();
     await model.whenLoaded();
-    assert.deepEqual(model.list().map((t) => t.id), ['t000001', 't000002']);
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      ['t000001', 't000002'],
+    );
     host.notify(Notifications.runState, { seq: 1, run: aRunInfo({ state: 'starting', live: true, updated: 2 }) });
     store.delete('t000002');
     host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ state: 'running', live: true, updated: 3 }) });
     await model.whenLoaded();
-    assert.deepEqual(model.list().map((t) => t.id), ['t000001']);
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      ['t000001'],
+    );
     // Progress of the same running run reads nothing again.
     const reads = host.callsOf('memory.list').length;
-    host.notify(Notifications.runState, { seq: 3, run: aRunInfo({ state: 'running', live: true, iteration: 3, updated: 4 }) });
+    host.notify(Notifications.runState, {
+      seq: 3,
+      run: aRunInfo({ state: 'running', live: true, iteration: 3, updated: 4 }),
+    });
     await model.whenLoaded();
     assert.equal(host.callsOf('memory.list').length, reads);
   });
@@ -77,11 +93,22 @@ describe('TipsModel', () => {
       runId: 'run-1',
       changes: [
         { change: 'added', tip: aTip({ id: 't000002', text: 'new' }), by: { kind: 'policy', name: 'policy' } },
-        { change: 'deleted', tip: aTip({ deleted: true, version: 2 }), by: { kind: 'person', name: 'bob', connection: 2 } },
+        {
+          change: 'deleted',
+          tip: aTip({ deleted: true, version: 2 }),
+          by: { kind: 'person', name: 'bob', connection: 2 },
+        },
       ],
     });
-    host.notify(Notifications.memoryChanged, { seq: 10, runId: 'other-run', changes: [{ change: 'added', tip: aTip({ id: 't000009' }), by: { kind: 'policy', name: 'policy' } }] });
-    assert.deepEqual(model.list().map((t) => t.id), ['t000002']);
+    host.notify(Notifications.memoryChanged, {
+      seq: 10,
+      runId: 'other-run',
+      changes: [{ change: 'added', tip: aTip({ id: 't000009' }), by: { kind: 'policy', name: 'policy' } }],
+    });
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      ['t000002'],
+    );
     assert.equal(changes.filter((c) => c.kind === 'changes').length, 1);
   });
 
@@ -90,8 +117,14 @@ describe('TipsModel', () => {
     await runs.reload();
     await model.whenLoaded();
     assert.equal((host.callsOf('memory.list')[0] as MemoryListParams).filter?.includeDeleted, true);
-    assert.deepEqual(model.list().map((t) => t.id), ['t000001']);
-    assert.deepEqual(model.list({ includeDeleted: true }).map((t) => t.id), ['t000001', 't000002']);
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      ['t000001'],
+    );
+    assert.deepEqual(
+      model.list({ includeDeleted: true }).map((t) => t.id),
+      ['t000001', 't000002'],
+    );
     assert.equal(model.get('t000002'), undefined, 'a deleted tip cannot be edited');
     assert.equal(model.find('t000002')?.deleted, true, 'but it can be found, and its history read');
     host.notify(Notifications.memoryChanged, {
@@ -99,7 +132,10 @@ describe('TipsModel', () => {
       runId: 'run-1',
       changes: [{ change: 'deleted', tip: aTip({ id: 't000001', version: 2 }), by: { kind: 'person', name: 'bob' } }],
     });
-    assert.deepEqual(model.list().map((t) => t.id), []);
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      [],
+    );
     assert.equal(model.find('t000001')?.deleted, true);
   });
 
@@ -112,7 +148,10 @@ describe('TipsModel', () => {
     assert.equal(model.get('t000001')?.version, 2);
     store.set('t000001', { ...store.get('t000001')!, text: 'theirs', version: 3 });
     const conflict = await model.update({ tipId: 't000001', text: 'mine again', expectedVersion: 2 });
-    assert.deepEqual(conflict.kind === 'conflict' && [conflict.attempted, conflict.current.text, conflict.current.version], ['mine again', 'theirs', 3]);
+    assert.deepEqual(
+      conflict.kind === 'conflict' && [conflict.attempted, conflict.current.text, conflict.current.version],
+      ['mine again', 'theirs', 3],
+    );
     assert.equal(model.get('t000001')?.text, 'theirs', 'the list shows the current tip');
   });
 
@@ -120,7 +159,11 @@ describe('TipsModel', () => {
     const { runs, model, host } = setup([aTip({ version: 4, text: 'v4' })]);
     await runs.reload();
     await model.whenLoaded();
-    host.notify(Notifications.memoryChanged, { seq: 3, runId: 'run-1', changes: [{ change: 'updated', tip: aTip({ version: 3, text: 'v3' }), by: { kind: 'person', name: 'x' } }] });
+    host.notify(Notifications.memoryChanged, {
+      seq: 3,
+      runId: 'run-1',
+      changes: [{ change: 'updated', tip: aTip({ version: 3, text: 'v3' }), by: { kind: 'person', name: 'x' } }],
+    });
     assert.equal(model.get('t000001')?.text, 'v4');
   });
 
@@ -153,8 +196,16 @@ describe('TipsModel', () => {
       }
       return { tip: aTip({ version: 2, text: 'Open the shed first.' }), replayed: true };
     });
-    const outcome = await model.update({ tipId: 't000001', text: 'Open the shed first.', expectedVersion: 1, editId: 'edit-42' });
-    assert.deepEqual(seen.map((p) => (p as { editId: string }).editId), ['edit-42', 'edit-42']);
+    const outcome = await model.update({
+      tipId: 't000001',
+      text: 'Open the shed first.',
+      expectedVersion: 1,
+      editId: 'edit-42',
+    });
+    assert.deepEqual(
+      seen.map((p) => (p as { editId: string }).editId),
+      ['edit-42', 'edit-42'],
+    );
     assert.equal(outcome.kind, 'saved');
     assert.ok(outcome.kind === 'saved' && outcome.replayed && outcome.tip.version === 2);
     assert.equal(model.get('t000001')?.text, 'Open the shed first.');
@@ -163,14 +214,29 @@ describe('TipsModel', () => {
 });
 
 /** Two runs, `a` (current: updated last) and `b`, each with its own tips; every memory request answered. */
-function twoRuns(tipsOf: Record<string, Tip[]> = { a: [aTip({ id: 'ta', variationKey: 'power-device/1' })], b: [aTip({ id: 'tb' })] }) {
+function twoRuns(
+  tipsOf: Record<string, Tip[]> = { a: [aTip({ id: 'ta', variationKey: 'power-device/1' })], b: [aTip({ id: 'tb' })] },
+) {
   const host = new FakeHost()
-    .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: 'a', updated: 2 }), aRunInfo({ runId: 'b', updated: 1 })], roots: ['/home/ada/project/.empo2/runs'] }))
+    .handle(Requests.runList, () => ({
+      runs: [aRunInfo({ runId: 'a', updated: 2 }), aRunInfo({ runId: 'b', updated: 1 })],
+      roots: ['/home/ada/project/.empo2/runs'],
+    }))
     .handle(Requests.runStatus, () => ({ run: null }))
-    .handle(Requests.memoryList, ({ runId }) => ({ items: tipsOf[runId] ?? [], nextCursor: null, total: (tipsOf[runId] ?? []).length }))
-    .handle(Requests.memoryAdd, ({ text, variationKey }: MemoryAddParams) => ({ tip: aTip({ id: 't000100', text, variationKey }) }))
-    .handle(Requests.memoryDelete, ({ tipId, expectedVersion }: MemoryDeleteParams) => ({ tip: aTip({ id: tipId, version: expectedVersion + 1, deleted: true }) }))
-    .handle(Requests.memoryHistory, () => ({ versions: [aTipVersion(), aTipVersion({ version: 2, kind: 'update', text: 'look in the shed first' })] }));
+    .handle(Requests.memoryList, ({ runId }) => ({
+      items: tipsOf[runId] ?? [],
+      nextCursor: null,
+      total: (tipsOf[runId] ?? []).length,
+    }))
+    .handle(Requests.memoryAdd, ({ text, variationKey }: MemoryAddParams) => ({
+      tip: aTip({ id: 't000100', text, variationKey }),
+    }))
+    .handle(Requests.memoryDelete, ({ tipId, expectedVersion }: MemoryDeleteParams) => ({
+      tip: aTip({ id: tipId, version: expectedVersion + 1, deleted: true }),
+    }))
+    .handle(Requests.memoryHistory, () => ({
+      versions: [aTipVersion(), aTipVersion({ version: 2, kind: 'update', text: 'look in the shed first' })],
+    }));
   const runs = new RunsModel(host);
   const model = new TipsModel(host, runs);
   const changes: TipsChange[] = [];
@@ -181,17 +247,29 @@ function twoRuns(tipsOf: Record<string, Tip[]> = { a: [aTip({ id: 'ta', variatio
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('TipsModel, following the current run and editing', () => {
-  it('shows the tips of the current run, and another run\'s when that one becomes current', async () => {
+  it("shows the tips of the current run, and another run's when that one becomes current", async () => {
     const { runs, model, changes } = twoRuns();
     await runs.reload();
     await model.whenLoaded();
     assert.equal(model.currentRunId, 'a');
-    assert.deepEqual(model.list().map((t) => t.id), ['ta']);
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      ['ta'],
+    );
     runs.select('b');
     await model.whenLoaded();
     assert.equal(model.currentRunId, 'b');
-    assert.deepEqual(model.list().map((t) => t.id), ['tb']);
-    assert.deepEqual(changes.map((c) => [c.kind, c.runId, c.kind === 'reset' && c.tips.map((t) => t.id)]), [['reset', 'a', ['ta']], ['reset', 'b', ['tb']]]);
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      ['tb'],
+    );
+    assert.deepEqual(
+      changes.map((c) => [c.kind, c.runId, c.kind === 'reset' && c.tips.map((t) => t.id)]),
+      [
+        ['reset', 'a', ['ta']],
+        ['reset', 'b', ['tb']],
+      ],
+    );
   });
 
   it('does not load again when the current run changes only its state', async () => {
@@ -208,7 +286,9 @@ describe('TipsModel, following the current run and editing', () => {
     let release: (() => void) | undefined;
     host.handle(Requests.memoryList, ({ runId }) =>
       runId === 'a'
-        ? new Promise((resolve) => (release = () => resolve({ items: [aTip({ id: 'ta' })], nextCursor: null, total: 1 })))
+        ? new Promise(
+            (resolve) => (release = () => resolve({ items: [aTip({ id: 'ta' })], nextCursor: null, total: 1 })),
+          )
         : { items: [aTip({ id: 'tb' })], nextCursor: null, total: 1 },
     );
     await runs.reload(); // starts loading a's tips
@@ -218,8 +298,15 @@ describe('TipsModel, following the current run and editing', () => {
     release!();
     await settle();
     assert.equal(model.currentRunId, 'b');
-    assert.deepEqual(model.list().map((t) => t.id), ['tb']);
-    assert.deepEqual(changes.map((c) => c.runId), ['b'], 'no reset for the run left');
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      ['tb'],
+    );
+    assert.deepEqual(
+      changes.map((c) => c.runId),
+      ['b'],
+      'no reset for the run left',
+    );
   });
 
   it('says why tips could not be loaded, and forgets it when a load works', async () => {
@@ -265,7 +352,10 @@ describe('TipsModel, following the current run and editing', () => {
     await model.load('a');
     host.disconnect(); // reconnecting: the same run's tips stay on show
     await model.load('a');
-    assert.deepEqual(model.list().map((t) => t.id), ['ta']);
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      ['ta'],
+    );
     await model.load('b'); // another run while no host is there: nothing to show
     assert.deepEqual(model.list(), []);
     assert.equal(host.callsOf('memory.list').length, 2);
@@ -298,11 +388,19 @@ describe('TipsModel, following the current run and editing', () => {
 
   it('offers as variations the configured tasks and those with live tips, sorted, once each', async () => {
     const { runs, model } = twoRuns({
-      a: [aTip({ id: 't1', variationKey: 'grow-plant/2' }), aTip({ id: 't2', variationKey: 'power-device/0' }), aTip({ id: 't3', variationKey: 'gone/0', deleted: true })],
+      a: [
+        aTip({ id: 't1', variationKey: 'grow-plant/2' }),
+        aTip({ id: 't2', variationKey: 'power-device/0' }),
+        aTip({ id: 't3', variationKey: 'gone/0', deleted: true }),
+      ],
     });
     await runs.reload();
     await model.whenLoaded();
-    assert.deepEqual(model.variations(['power-device/0', 'boil-water/1']), ['boil-water/1', 'grow-plant/2', 'power-device/0']);
+    assert.deepEqual(model.variations(['power-device/0', 'boil-water/1']), [
+      'boil-water/1',
+      'grow-plant/2',
+      'power-device/0',
+    ]);
     assert.deepEqual(model.variations(), ['grow-plant/2', 'power-device/0']);
   });
 
@@ -311,11 +409,23 @@ describe('TipsModel, following the current run and editing', () => {
     await runs.reload();
     await model.whenLoaded();
     const tip = await model.add('power-device/3', 'the fuse box is in the cellar');
-    assert.deepEqual(host.callsOf('memory.add'), [{ runId: 'a', variationKey: 'power-device/3', text: 'the fuse box is in the cellar' }]);
+    assert.deepEqual(host.callsOf('memory.add'), [
+      { runId: 'a', variationKey: 'power-device/3', text: 'the fuse box is in the cellar' },
+    ]);
     assert.equal(model.get(tip.id)?.text, 'the fuse box is in the cellar');
-    assert.deepEqual(changes[changes.length - 1], { kind: 'changes', runId: 'a', changes: [{ change: 'added', tip, by: { kind: 'person', name: '' } }] });
+    assert.deepEqual(changes[changes.length - 1], {
+      kind: 'changes',
+      runId: 'a',
+      changes: [{ change: 'added', tip, by: { kind: 'person', name: '' } }],
+    });
     await model.add('power-device/3', 'again', 'ada', 'edit-7');
-    assert.deepEqual(host.callsOf('memory.add')[1], { runId: 'a', variationKey: 'power-device/3', text: 'again', author: 'ada', editId: 'edit-7' });
+    assert.deepEqual(host.callsOf('memory.add')[1], {
+      runId: 'a',
+      variationKey: 'power-device/3',
+      text: 'again',
+      author: 'ada',
+      editId: 'edit-7',
+    });
     assert.deepEqual(changes[changes.length - 1].kind === 'changes' && changes[changes.length - 1], {
       kind: 'changes',
       runId: 'a',
@@ -349,10 +459,18 @@ describe('TipsModel, following the current run and editing', () => {
     await runs.reload();
     await model.whenLoaded();
     const outcome = await model.delete({ tipId: 'ta', expectedVersion: 1 });
-    assert.deepEqual(outcome, { kind: 'saved', tip: aTip({ id: 'ta', version: 2, deleted: true }) }, 'not replayed: no flag');
+    assert.deepEqual(
+      outcome,
+      { kind: 'saved', tip: aTip({ id: 'ta', version: 2, deleted: true }) },
+      'not replayed: no flag',
+    );
     assert.equal(model.get('ta'), undefined);
     assert.equal(model.find('ta')?.deleted, true);
-    assert.deepEqual(changes[changes.length - 1], { kind: 'changes', runId: 'a', changes: [{ change: 'deleted', tip: outcome.kind === 'saved' && outcome.tip, by: { kind: 'person', name: '' } }] });
+    assert.deepEqual(changes[changes.length - 1], {
+      kind: 'changes',
+      runId: 'a',
+      changes: [{ change: 'deleted', tip: outcome.kind === 'saved' && outcome.tip, by: { kind: 'person', name: '' } }],
+    });
     await model.delete({ tipId: 'ta', expectedVersion: 2 }, 'ada');
     const [first, second] = host.callsOf('memory.delete') as MemoryDeleteParams[];
     assert.match(first.editId ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -379,7 +497,9 @@ describe('TipsModel, following the current run and editing', () => {
 
   it('names the author of an update only when known', async () => {
     const { host, runs, model } = twoRuns();
-    host.handle(Requests.memoryUpdate, ({ tipId, text, expectedVersion }: MemoryUpdateParams) => ({ tip: aTip({ id: tipId, text, version: expectedVersion + 1 }) }));
+    host.handle(Requests.memoryUpdate, ({ tipId, text, expectedVersion }: MemoryUpdateParams) => ({
+      tip: aTip({ id: tipId, text, version: expectedVersion + 1 }),
+    }));
     await runs.reload();
     await model.whenLoaded();
     await model.update({ tipId: 'ta', text: 'one', expectedVersion: 1 });
@@ -390,12 +510,15 @@ describe('TipsModel, following the current run and editing', () => {
     ]);
   });
 
-  it('reads a tip\'s history from the current run', async () => {
+  it("reads a tip's history from the current run", async () => {
     const { host, runs, model } = twoRuns();
     await runs.reload();
     await model.whenLoaded();
     const versions = await model.history('ta');
-    assert.deepEqual(versions.map((v) => v.version), [1, 2]);
+    assert.deepEqual(
+      versions.map((v) => v.version),
+      [1, 2],
+    );
     assert.deepEqual(host.callsOf('memory.history'), [{ runId: 'a', tipId: 'ta' }]);
   });
 
@@ -430,8 +553,14 @@ describe('TipsModel, following the current run and editing', () => {
     host.connect();
     await settle();
     await model.whenLoaded();
-    assert.deepEqual(model.list().map((t) => t.id), ['ta', 'tb']);
-    const empty = new FakeHost().handle(Requests.runList, () => ({ runs: [], roots: ['/home/ada/project/.empo2/runs'] }));
+    assert.deepEqual(
+      model.list().map((t) => t.id),
+      ['ta', 'tb'],
+    );
+    const empty = new FakeHost().handle(Requests.runList, () => ({
+      runs: [],
+      roots: ['/home/ada/project/.empo2/runs'],
+    }));
     const noRuns = new TipsModel(empty, new RunsModel(empty));
     assert.doesNotThrow(() => empty.connect());
     assert.equal(noRuns.currentRunId, undefined);
@@ -447,7 +576,9 @@ describe('TipsModel, following the current run and editing', () => {
   });
 
   it('hands the views deleted tips too on every reset, also while reconnecting', async () => {
-    const { host, runs, model, changes } = twoRuns({ a: [aTip({ id: 'live' }), aTip({ id: 'gone', deleted: true, version: 2 })] });
+    const { host, runs, model, changes } = twoRuns({
+      a: [aTip({ id: 'live' }), aTip({ id: 'gone', deleted: true, version: 2 })],
+    });
     await runs.reload();
     await model.whenLoaded();
     const resetIds = () => {
@@ -477,8 +608,19 @@ describe('TipsModel, following the current run and editing', () => {
     await model.update({ tipId: 'ta', text: 'stale', expectedVersion: 1 });
     await model.delete({ tipId: 'ta', expectedVersion: 5 });
     const reported = changes.flatMap((c) => (c.kind === 'changes' ? c.changes : []));
-    assert.deepEqual(reported.map((c) => [c.change, c.tip.id, c.tip.version]), [['added', 't000100', 1], ['updated', 'ta', 2], ['updated', 'ta', 5], ['deleted', 'ta', 6]]);
-    assert.deepEqual(reported.flatMap((c) => schemaErrors('MemoryChange', c)), []);
+    assert.deepEqual(
+      reported.map((c) => [c.change, c.tip.id, c.tip.version]),
+      [
+        ['added', 't000100', 1],
+        ['updated', 'ta', 2],
+        ['updated', 'ta', 5],
+        ['deleted', 'ta', 6],
+      ],
+    );
+    assert.deepEqual(
+      reported.flatMap((c) => schemaErrors('MemoryChange', c)),
+      [],
+    );
   });
 
   it('returns a conflict on a stale delete, with nothing attempted but the deletion', async () => {
@@ -489,7 +631,11 @@ describe('TipsModel, following the current run and editing', () => {
     host.handle(Requests.memoryDelete, () => {
       throw new RpcError('memory.delete', ErrorCodes.VersionConflict, 'stale', { tip: tipNow });
     });
-    assert.deepEqual(await model.delete({ tipId: 'ta', expectedVersion: 1 }), { kind: 'conflict', current: tipNow, attempted: '' });
+    assert.deepEqual(await model.delete({ tipId: 'ta', expectedVersion: 1 }), {
+      kind: 'conflict',
+      current: tipNow,
+      attempted: '',
+    });
     assert.equal(model.get('ta')?.text, 'theirs');
   });
 });

@@ -18,7 +18,17 @@ const TOTAL = 4;
 /** Iteration `iteration`'s episode `index` as written (tip and novelty reward known), in group index / 2. */
 function written(iteration: number, index: number): TrajectorySummary {
   const group = Math.floor(index / 2);
-  return aSummary({ id: anEpisodeId(iteration, index), iteration, group, variation: group, success: index === 1, return: index === 1 ? 100 : 0, steps: 3, intrinsic: 0.5, tip_id: `t${iteration}${index}` });
+  return aSummary({
+    id: anEpisodeId(iteration, index),
+    iteration,
+    group,
+    variation: group,
+    success: index === 1,
+    return: index === 1 ? 100 : 0,
+    steps: 3,
+    intrinsic: 0.5,
+    tip_id: `t${iteration}${index}`,
+  });
 }
 
 /** The same episode as the host reports it when it ends: no novelty reward, no tip yet. */
@@ -30,7 +40,10 @@ function ended(iteration: number, index: number): TrajectorySummary {
 function aLiveRun() {
   const listed: TrajectorySummary[] = [0, 1, 2, 3].map((index) => written(1, index));
   const host = new FakeHost()
-    .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: RUN, state: 'running', live: true, iteration: 1, iterations: 5 })], roots: ['/home/ada/project/.empo2/runs'] }))
+    .handle(Requests.runList, () => ({
+      runs: [aRunInfo({ runId: RUN, state: 'running', live: true, iteration: 1, iterations: 5 })],
+      roots: ['/home/ada/project/.empo2/runs'],
+    }))
     .handle(Requests.runMetrics, () => ({ records: [] }))
     .handle(Requests.trajectoryList, (params: TrajectoryListParams) => {
       const items = listed.filter((s) => s.iteration === params.filter?.iteration);
@@ -40,21 +53,40 @@ function aLiveRun() {
     // novelty rewards 0, no tip), provisional.
     .handle(Requests.trajectoryGet, ({ episodeId }: TrajectoryGetParams) => {
       const record = listed.find((s) => s.id === episodeId);
-      const steps = [aStep({ t: 0, intrinsic: record ? 0.25 : 0 }), aStep({ t: 1, action: 'go to kitchen', executed_action: 'go to kitchen', intrinsic: record ? 0.25 : 0 }), aStep({ t: 2, action: 'take lamp', executed_action: 'take lamp' })];
+      const steps = [
+        aStep({ t: 0, intrinsic: record ? 0.25 : 0 }),
+        aStep({ t: 1, action: 'go to kitchen', executed_action: 'go to kitchen', intrinsic: record ? 0.25 : 0 }),
+        aStep({ t: 2, action: 'take lamp', executed_action: 'take lamp' }),
+      ];
       if (record) {
         return { episode: anEpisode({ ...record, steps, tip: 'the lamp is in the kitchen .' }) };
       }
       const index = Number(episodeId.split('-e')[1]);
-      const { intrinsic: _intrinsic, tip_id: _tip, ...summary } = anEpisode({ ...ended(Number(episodeId.slice(1, 7)), index), steps, tip: null });
+      const {
+        intrinsic: _intrinsic,
+        tip_id: _tip,
+        ...summary
+      } = anEpisode({ ...ended(Number(episodeId.slice(1, 7)), index), steps, tip: null });
       return { episode: summary, provisional: true };
     });
   const runs = new RunsModel(host);
   const model = new TrajectoryModel(host, runs);
   let seq = 10;
   const episodeEnded = (iteration: number, index: number, done: number) =>
-    host.notify(Notifications.trajectoryProgress, { seq: seq++, runId: RUN, iteration, done, total: TOTAL, summaries: [ended(iteration, index)] });
+    host.notify(Notifications.trajectoryProgress, {
+      seq: seq++,
+      runId: RUN,
+      iteration,
+      done,
+      total: TOTAL,
+      summaries: [ended(iteration, index)],
+    });
   const phase = (iteration: number, name: 'rollout' | 'reflection' | 'update') =>
-    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration, phase: name, done: 0, total: 1 } });
+    host.notify(Notifications.runProgress, {
+      seq: seq++,
+      runId: RUN,
+      progress: { iteration, phase: name, done: 0, total: 1 },
+    });
   const iterationWritten = (iteration: number) => {
     const summaries = [0, 1, 2, 3].map((index) => written(iteration, index));
     listed.push(...summaries);
@@ -81,7 +113,10 @@ describe('TrajectoryModel, the iteration in progress', () => {
     const { host, runs, model, episodeEnded, phase, iterationWritten } = aLiveRun();
     await runs.reload();
     const run = (await rows(model, undefined))[0];
-    assert.deepEqual((await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
+    assert.deepEqual(
+      (await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration),
+      [1],
+    );
     const changed: Array<string | undefined> = [];
     model.onDidChange((node) => changed.push(node?.id));
 
@@ -90,7 +125,10 @@ describe('TrajectoryModel, the iteration in progress', () => {
     episodeEnded(2, 2, 1);
     assert.ok(changed.includes(run.id), 'the run node is refreshed: a new iteration row');
     const iterations = await rows(model, run);
-    assert.deepEqual(iterations.map((n) => n.kind === 'iteration' && n.iteration), [2, 1]);
+    assert.deepEqual(
+      iterations.map((n) => n.kind === 'iteration' && n.iteration),
+      [2, 1],
+    );
     const live = iterations[0];
     assert.equal(present(live, model).description, 'rollout 1/4 episodes · 0% ✓ · memory-free');
     assert.equal(present(live, model).contextValue, 'empo2.liveIteration');
@@ -105,7 +143,11 @@ describe('TrajectoryModel, the iteration in progress', () => {
     assert.deepEqual(provisional.map(idOf), [anEpisodeId(2, 1), anEpisodeId(2, 2)], 'in their task groups');
     for (const episode of provisional) {
       const shown = present(episode, model);
-      assert.equal(shown.contextValue, 'empo2.liveEpisode', 'no episode menus (debug, rerun): they read the written record');
+      assert.equal(
+        shown.contextValue,
+        'empo2.liveEpisode',
+        'no episode menus (debug, rerun): they read the written record',
+      );
       assert.equal(shown.collapsible, 'collapsed', 'its steps are listed as it ended');
       assert.deepEqual(shown.open, { runId: RUN, episodeId: idOf(episode) }, 'a click opens it as it ended');
       assert.match(shown.tooltip ?? '', /3 steps/);
@@ -127,8 +169,14 @@ describe('TrajectoryModel, the iteration in progress', () => {
     assert.equal(present(live, model).contextValue, 'empo2.iteration');
     assert.equal(present(live, model).description, '25% ✓ · score 25.0 · memory-free');
     const final = await episodesUnder(model, live);
-    assert.deepEqual(final.map(idOf), [0, 1, 2, 3].map((index) => anEpisodeId(2, index)));
-    assert.ok(provisional.every((node) => final.includes(node)), 'an ended episode keeps its node');
+    assert.deepEqual(
+      final.map(idOf),
+      [0, 1, 2, 3].map((index) => anEpisodeId(2, index)),
+    );
+    assert.ok(
+      provisional.every((node) => final.includes(node)),
+      'an ended episode keeps its node',
+    );
     for (const episode of final) {
       const shown = present(episode, model);
       assert.equal(shown.contextValue, 'empo2.episode');
@@ -158,7 +206,10 @@ describe('TrajectoryModel, the iteration in progress', () => {
     assert.equal(first.provisional, true);
     assert.equal(first.episode.tip, null);
     const steps = await rows(model, episode);
-    assert.deepEqual(steps.map((s) => present(s, model).label), ['t0: look around', 't1: go to kitchen', 't2: take lamp']);
+    assert.deepEqual(
+      steps.map((s) => present(s, model).label),
+      ['t0: look around', 't1: go to kitchen', 't2: take lamp'],
+    );
     assert.match(present(steps[0], model).description ?? '', /^reward /);
     assert.match(present(steps[0], model).tooltip ?? '', /intrinsic pending/, 'not computed yet');
     await model.episode(RUN, id);
@@ -170,7 +221,11 @@ describe('TrajectoryModel, the iteration in progress', () => {
     assert.equal(host.callsOf('trajectory.get').length, 2, 'the provisional one was dropped: the record is loaded');
     assert.equal(record.provisional, false);
     assert.equal(record.episode.tip, 'the lamp is in the kitchen .');
-    assert.match(present(steps[0], model).description ?? '', /intrinsic \+0\.25/, 'the step rows show the novelty reward now');
+    assert.match(
+      present(steps[0], model).description ?? '',
+      /intrinsic \+0\.25/,
+      'the step rows show the novelty reward now',
+    );
     assert.match(present(steps[0], model).tooltip ?? '', /intrinsic \+0\.25/);
     assert.deepEqual(host.violations, []);
   });
@@ -181,7 +236,10 @@ describe('TrajectoryModel, the iteration in progress', () => {
     await rows(model, (await rows(model, undefined))[0]);
     episodeEnded(2, 0, 1);
     assert.equal((await model.episode(RUN, anEpisodeId(2, 0))).provisional, true);
-    host.notify(Notifications.runState, { seq: 99, run: aRunInfo({ runId: RUN, state: 'stopped', live: false, iteration: 1, iterations: 5 }) });
+    host.notify(Notifications.runState, {
+      seq: 99,
+      run: aRunInfo({ runId: RUN, state: 'stopped', live: false, iteration: 1, iterations: 5 }),
+    });
     await model.episode(RUN, anEpisodeId(2, 0));
     assert.equal(host.callsOf('trajectory.get').length, 2, 'asked again: the host now says whether it exists');
   });
@@ -192,8 +250,14 @@ describe('TrajectoryModel, the iteration in progress', () => {
     const run = (await rows(model, undefined))[0];
     episodeEnded(2, 0, 1);
     assert.equal((await rows(model, run)).length, 2);
-    host.notify(Notifications.runState, { seq: 99, run: aRunInfo({ runId: RUN, state: 'failed', live: false, iteration: 1, iterations: 5, error: 'out of memory' }) });
-    assert.deepEqual((await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
+    host.notify(Notifications.runState, {
+      seq: 99,
+      run: aRunInfo({ runId: RUN, state: 'failed', live: false, iteration: 1, iterations: 5, error: 'out of memory' }),
+    });
+    assert.deepEqual(
+      (await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration),
+      [1],
+    );
     assert.deepEqual(host.violations, []);
   });
 
@@ -202,12 +266,18 @@ describe('TrajectoryModel, the iteration in progress', () => {
     episodeEnded(2, 0, 1); // before the run list is loaded
     await runs.reload();
     const run = (await rows(model, undefined))[0];
-    assert.deepEqual((await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
+    assert.deepEqual(
+      (await rows(model, run)).map((n) => n.kind === 'iteration' && n.iteration),
+      [1],
+    );
   });
 
   it('says what a starting run waits for, in one row under it, until its first episode ends; and a later iteration until its first', async () => {
     const host = new FakeHost()
-      .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: RUN, state: 'starting', live: true, iteration: 0, iterations: 5 })], roots: ['/home/ada/project/.empo2/runs'] }))
+      .handle(Requests.runList, () => ({
+        runs: [aRunInfo({ runId: RUN, state: 'starting', live: true, iteration: 0, iterations: 5 })],
+        roots: ['/home/ada/project/.empo2/runs'],
+      }))
       .handle(Requests.runStatus, () => ({ run: null }))
       .handle(Requests.runMetrics, () => ({ records: [] }))
       .handle(Requests.trajectoryList, () => ({ items: [], nextCursor: null, total: 0 }));
@@ -225,35 +295,78 @@ describe('TrajectoryModel, the iteration in progress', () => {
     const changed: Array<string | undefined> = [];
     model.onDidChange((node) => changed.push(node?.id));
     let seq = 10;
-    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration: 0, phase: 'preparing', done: 120, total: 3000 } });
+    host.notify(Notifications.runProgress, {
+      seq: seq++,
+      runId: RUN,
+      progress: { iteration: 0, phase: 'preparing', done: 120, total: 3000 },
+    });
     assert.ok(changed.includes(run.id), 'the run node is refreshed as the policy is prepared');
     const preparing = await waiting();
     assert.equal(preparing?.text, 'Building the built-in policy (once): step 120 of 3000…');
     assert.equal(preparing?.waiting, true);
 
-    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration: 0, phase: 'preparing', done: 3000, total: 3000 } });
+    host.notify(Notifications.runProgress, {
+      seq: seq++,
+      runId: RUN,
+      progress: { iteration: 0, phase: 'preparing', done: 3000, total: 3000 },
+    });
     assert.equal((await waiting())?.text, 'Loading the policy…', 'built: the policy loads');
-    host.notify(Notifications.runState, { seq: seq++, run: aRunInfo({ runId: RUN, state: 'running', live: true, iteration: 0, iterations: 5 }) });
+    host.notify(Notifications.runState, {
+      seq: seq++,
+      run: aRunInfo({ runId: RUN, state: 'running', live: true, iteration: 0, iterations: 5 }),
+    });
     assert.equal((await waiting())?.text, 'Waiting for the first episode (rollout)…');
     assert.equal((await waiting())?.id, preparing?.id, 'one row whose text changes');
-    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration: 1, phase: 'rollout', done: 4, total: 480 } });
+    host.notify(Notifications.runProgress, {
+      seq: seq++,
+      runId: RUN,
+      progress: { iteration: 1, phase: 'rollout', done: 4, total: 480 },
+    });
     assert.equal((await waiting())?.text, 'Waiting for the first episode (rollout: step 4 of 480)…');
 
-    host.notify(Notifications.trajectoryProgress, { seq: seq++, runId: RUN, iteration: 1, done: 1, total: TOTAL, summaries: [ended(1, 0)] });
+    host.notify(Notifications.trajectoryProgress, {
+      seq: seq++,
+      runId: RUN,
+      iteration: 1,
+      done: 1,
+      total: TOTAL,
+      summaries: [ended(1, 0)],
+    });
     assert.equal(await waiting(), undefined, 'gone once the first episode ended');
     const children = await model.getChildren(run);
-    assert.deepEqual(children.map((n) => n.kind === 'iteration' && n.iteration), [1]);
+    assert.deepEqual(
+      children.map((n) => n.kind === 'iteration' && n.iteration),
+      [1],
+    );
     assert.equal(present(children[0], model).contextValue, 'empo2.liveIteration');
     assert.equal(present(run, model).collapsible, 'collapsed');
 
     // Iteration 1 written, iteration 2 rolling out with no episode ended: its row stands first.
     host.notify(Notifications.trajectoryAdded, { seq: seq++, runId: RUN, summaries: [written(1, 0)] });
-    host.notify(Notifications.runProgress, { seq: seq++, runId: RUN, progress: { iteration: 2, phase: 'rollout', done: 3, total: 480 } });
+    host.notify(Notifications.runProgress, {
+      seq: seq++,
+      runId: RUN,
+      progress: { iteration: 2, phase: 'rollout', done: 3, total: 480 },
+    });
     assert.equal((await waiting())?.text, 'Iteration 2: waiting for its first episode (rollout: step 3 of 480)…');
-    assert.deepEqual((await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration), [1], 'no row of iteration 2 yet');
-    host.notify(Notifications.trajectoryProgress, { seq: seq++, runId: RUN, iteration: 2, done: 1, total: TOTAL, summaries: [ended(2, 0)] });
+    assert.deepEqual(
+      (await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration),
+      [1],
+      'no row of iteration 2 yet',
+    );
+    host.notify(Notifications.trajectoryProgress, {
+      seq: seq++,
+      runId: RUN,
+      iteration: 2,
+      done: 1,
+      total: TOTAL,
+      summaries: [ended(2, 0)],
+    });
     assert.equal(await waiting(), undefined, 'gone once its first episode ended');
-    assert.deepEqual((await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration), [2, 1]);
+    assert.deepEqual(
+      (await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration),
+      [2, 1],
+    );
     assert.deepEqual(host.violations, []);
   });
 
@@ -271,7 +384,10 @@ describe('TrajectoryModel, a run another process trains', () => {
   function anotherProcessRun() {
     const listed: TrajectorySummary[] = [0, 1, 2, 3].map((index) => written(1, index));
     const host = new FakeHost()
-      .handle(Requests.runList, () => ({ runs: [aRunInfo({ runId: 'term', state: 'running', live: false, iteration: 1, iterations: 5 })], roots: ['/home/ada/project/.empo2/runs'] }))
+      .handle(Requests.runList, () => ({
+        runs: [aRunInfo({ runId: 'term', state: 'running', live: false, iteration: 1, iterations: 5 })],
+        roots: ['/home/ada/project/.empo2/runs'],
+      }))
       .handle(Requests.runMetrics, () => ({ records: [] }))
       .handle(Requests.trajectoryList, (params: TrajectoryListParams) => {
         const items = listed.filter((s) => s.iteration === params.filter?.iteration);
@@ -285,31 +401,64 @@ describe('TrajectoryModel, a run another process trains', () => {
     const { host, runs, model, listed } = anotherProcessRun();
     await runs.reload();
     const [run] = await model.getChildren(undefined);
-    assert.match(present(run, model).tooltip ?? '', /State: running \(trained by another process; the host follows what it writes\)/);
-    assert.deepEqual((await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration), [1]);
+    assert.match(
+      present(run, model).tooltip ?? '',
+      /State: running \(trained by another process; the host follows what it writes\)/,
+    );
+    assert.deepEqual(
+      (await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration),
+      [1],
+    );
 
     listed.push(...[0, 1, 2, 3].map((index) => written(2, index)));
     host.notify(Notifications.trajectoryAdded, { seq: 1, runId: 'term', summaries: listed.slice(4) });
-    assert.deepEqual((await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration), [2, 1]);
+    assert.deepEqual(
+      (await model.getChildren(run)).map((n) => n.kind === 'iteration' && n.iteration),
+      [2, 1],
+    );
     // Where it is within the iteration it has not written yet, from the run's progress.json.
     assert.equal(model.waitingRow(run), undefined, 'nothing said before the host says it');
-    host.notify(Notifications.runProgress, { seq: 2, runId: 'term', progress: { iteration: 3, phase: 'rollout', done: 4, total: 9 } });
-    assert.equal(model.waitingRow(run)?.text, 'Iteration 3: rollout step 4 of 9 in another process; its episodes show once it is written…');
+    host.notify(Notifications.runProgress, {
+      seq: 2,
+      runId: 'term',
+      progress: { iteration: 3, phase: 'rollout', done: 4, total: 9 },
+    });
+    assert.equal(
+      model.waitingRow(run)?.text,
+      'Iteration 3: rollout step 4 of 9 in another process; its episodes show once it is written…',
+    );
     assert.match(present(run, model).tooltip ?? '', /Iteration 3: rollout step 4 of 9 in another process/);
     assert.equal(present(run, model).collapsible, 'collapsed', 'left as the person left it');
-    host.notify(Notifications.runProgress, { seq: 3, runId: 'term', progress: { iteration: 3, phase: 'evaluation', done: 0, total: 1 } });
-    assert.equal(model.waitingRow(run)?.text, 'Iteration 3: evaluation in another process; its episodes show once it is written…');
+    host.notify(Notifications.runProgress, {
+      seq: 3,
+      runId: 'term',
+      progress: { iteration: 3, phase: 'evaluation', done: 0, total: 1 },
+    });
+    assert.equal(
+      model.waitingRow(run)?.text,
+      'Iteration 3: evaluation in another process; its episodes show once it is written…',
+    );
     listed.push(...[0, 1, 2, 3].map((index) => written(3, index)));
     host.notify(Notifications.trajectoryAdded, { seq: 4, runId: 'term', summaries: listed.slice(8) });
     assert.equal(model.waitingRow(run), undefined, 'written: its row is there');
 
-    host.notify(Notifications.runState, { seq: 5, run: aRunInfo({ runId: 'term', state: 'finished', live: false, iteration: 3, iterations: 3 }) });
+    host.notify(Notifications.runState, {
+      seq: 5,
+      run: aRunInfo({ runId: 'term', state: 'finished', live: false, iteration: 3, iterations: 3 }),
+    });
     assert.equal(present(run, model).description, 'finished');
     assert.doesNotMatch(present(run, model).tooltip ?? '', /another process/);
 
     // Its host gone, a run last heard active is not said to be trained elsewhere.
-    host.notify(Notifications.runState, { seq: 6, run: aRunInfo({ runId: 'term', state: 'running', live: false, iteration: 3, iterations: 5 }) });
-    host.notify(Notifications.runProgress, { seq: 7, runId: 'term', progress: { iteration: 4, phase: 'rollout', done: 1, total: 9 } });
+    host.notify(Notifications.runState, {
+      seq: 6,
+      run: aRunInfo({ runId: 'term', state: 'running', live: false, iteration: 3, iterations: 5 }),
+    });
+    host.notify(Notifications.runProgress, {
+      seq: 7,
+      runId: 'term',
+      progress: { iteration: 4, phase: 'rollout', done: 1, total: 9 },
+    });
     assert.match(model.waitingRow(run)?.text ?? '', /^Iteration 4: rollout/);
     host.disconnect(true);
     assert.doesNotMatch(present(run, model).tooltip ?? '', /another process/);

@@ -4,14 +4,27 @@ import type { MetricsRecord, TrajectoryListParams, TrajectorySummary } from '../
 import { RunsModel } from '../../src/runs/runsModel';
 import { successText, present } from '../../src/trajectories/presentation';
 import { TrajectoryModel } from '../../src/trajectories/trajectoryModel';
-import { PAGE_SIZE, TrajectoryNodes, ownerOf, type MoreNode, type TrajectoryNode } from '../../src/trajectories/trajectoryNodes';
+import {
+  PAGE_SIZE,
+  TrajectoryNodes,
+  ownerOf,
+  type MoreNode,
+  type TrajectoryNode,
+} from '../../src/trajectories/trajectoryNodes';
 import { FakeHost } from '../builders/fakeHost';
 import { aMetricsRecord, anEpisode, anEpisodeId, aRunInfo, aStep, aSummary } from '../builders/protocol';
 
 // The Trajectories tree's data, against a fake host whose run has `iterations` × `tasks` ×
 // `rollouts` episodes; the host answers trajectory.list like the real one (filter, cursor, limit).
 
-function aRun(options: { iterations: number; tasks: number; rollouts: number; configured?: number; steps?: number; metrics?: MetricsRecord[] }) {
+function aRun(options: {
+  iterations: number;
+  tasks: number;
+  rollouts: number;
+  configured?: number;
+  steps?: number;
+  metrics?: MetricsRecord[];
+}) {
   const summaries: TrajectorySummary[] = [];
   for (let iteration = 1; iteration <= options.iterations; iteration++) {
     let index = 0;
@@ -35,12 +48,25 @@ function aRun(options: { iterations: number; tasks: number; rollouts: number; co
   }
   const host = new FakeHost()
     .handle(Requests.runList, () => ({
-      runs: [aRunInfo({ runId: 'big', iteration: options.iterations, iterations: options.configured ?? options.iterations })],
+      runs: [
+        aRunInfo({ runId: 'big', iteration: options.iterations, iterations: options.configured ?? options.iterations }),
+      ],
       roots: ['/home/ada/project/.empo2/runs'],
     }))
-    .handle(Requests.runMetrics, () => ({ records: options.metrics ?? [aMetricsRecord({ iteration: 1, rollout_mode: 'memory', update_mode: 'on-policy-with-tips', 'rollout/return': 0.5 })] }))
+    .handle(Requests.runMetrics, () => ({
+      records: options.metrics ?? [
+        aMetricsRecord({
+          iteration: 1,
+          rollout_mode: 'memory',
+          update_mode: 'on-policy-with-tips',
+          'rollout/return': 0.5,
+        }),
+      ],
+    }))
     .handle(Requests.trajectoryList, (params: TrajectoryListParams) => {
-      const matching = summaries.filter((s) => params.filter?.iteration === undefined || s.iteration === params.filter.iteration);
+      const matching = summaries.filter(
+        (s) => params.filter?.iteration === undefined || s.iteration === params.filter.iteration,
+      );
       const start = params.cursor ? Number(params.cursor.slice(1)) : 0;
       const limit = params.limit ?? 100;
       const items = matching.slice(start, start + limit);
@@ -48,7 +74,12 @@ function aRun(options: { iterations: number; tasks: number; rollouts: number; co
       return { items, nextCursor: end < matching.length ? `o${end}` : null, total: matching.length };
     })
     .handle(Requests.trajectoryGet, ({ episodeId }) => ({
-      episode: anEpisode({ ...summaries.find((s) => s.id === episodeId)!, steps: Array.from({ length: options.steps ?? 3 }, (_, t) => aStep({ t, action: `act ${t}`, executed_action: `act ${t}` })) }),
+      episode: anEpisode({
+        ...summaries.find((s) => s.id === episodeId)!,
+        steps: Array.from({ length: options.steps ?? 3 }, (_, t) =>
+          aStep({ t, action: `act ${t}`, executed_action: `act ${t}` }),
+        ),
+      }),
     }));
   const runs = new RunsModel(host);
   const model = new TrajectoryModel(host, runs);
@@ -66,14 +97,23 @@ describe('TrajectoryModel', () => {
     const [run] = await model.getChildren();
     assert.equal(run.kind, 'run');
     const iterations = await model.getChildren(run);
-    assert.deepEqual(iterations.map((n) => n.kind === 'iteration' && n.iteration), [3, 2, 1]);
+    assert.deepEqual(
+      iterations.map((n) => n.kind === 'iteration' && n.iteration),
+      [3, 2, 1],
+    );
     const groups = await model.getChildren(iterations[2]);
     assert.equal(groups.length, 2);
     const episodes = await model.getChildren(groups[1]);
     assert.equal(episodes.length, 4);
-    assert.deepEqual(episodes.map((n) => n.kind === 'episode' && n.episodeId), ['i000001-e0004', 'i000001-e0005', 'i000001-e0006', 'i000001-e0007']);
+    assert.deepEqual(
+      episodes.map((n) => n.kind === 'episode' && n.episodeId),
+      ['i000001-e0004', 'i000001-e0005', 'i000001-e0006', 'i000001-e0007'],
+    );
     const steps = await model.getChildren(episodes[0]);
-    assert.deepEqual(steps.map((n) => present(n, model).label), ['t0: act 0', 't1: act 1', 't2: act 2']);
+    assert.deepEqual(
+      steps.map((n) => present(n, model).label),
+      ['t0: act 0', 't1: act 1', 't2: act 2'],
+    );
     assert.equal(model.getParent(steps[0]), episodes[0]);
     assert.equal(model.getParent(episodes[0]), groups[1]);
     assert.deepEqual(host.violations, []);
@@ -114,7 +154,10 @@ describe('TrajectoryModel', () => {
     await runs.reload();
     const run = await child(model, undefined, 0);
     const ranges = await model.getChildren(run);
-    assert.deepEqual(ranges.map((n) => present(n, model).label), ['Iterations 401–450', 'Iterations 201–400', 'Iterations 1–200']);
+    assert.deepEqual(
+      ranges.map((n) => present(n, model).label),
+      ['Iterations 401–450', 'Iterations 201–400', 'Iterations 1–200'],
+    );
     const newest = await model.getChildren(ranges[0]);
     assert.equal(newest.length, 50);
     assert.equal(newest[0].kind === 'iteration' && newest[0].iteration, 450);
@@ -145,7 +188,10 @@ describe('TrajectoryModel', () => {
     // VS Code cuts it: about 36 characters at the top level, 2 fewer per level of indent. The
     // essential part (up to the first " · ") must fit: "Episode 0011 ✓ score 100 · 1…" was cut.
     const fits = (shown: { label: string; description?: string }, depth: number) =>
-      assert.ok(`${shown.label} ${(shown.description ?? '').split(' · ')[0]}`.length <= 36 - 2 * depth, `${shown.label} ${shown.description}`);
+      assert.ok(
+        `${shown.label} ${(shown.description ?? '').split(' · ')[0]}`.length <= 36 - 2 * depth,
+        `${shown.label} ${shown.description}`,
+      );
     fits(won, 3);
     fits(lost, 3);
     fits(row, 1);
@@ -154,9 +200,20 @@ describe('TrajectoryModel', () => {
 
   it('says the successes on every iteration row one way, whether its episodes are loaded or not', async () => {
     assert.equal(successText(aMetricsRecord({ iteration: 3, 'rollout/success': 0.25 }), undefined), '25% ✓');
-    assert.equal(successText(undefined, [aSummary({ success: true }), aSummary({ success: false }), aSummary({ success: false })]), '33% ✓');
+    assert.equal(
+      successText(undefined, [aSummary({ success: true }), aSummary({ success: false }), aSummary({ success: false })]),
+      '33% ✓',
+    );
     // A row labelled from the metrics reads the same once expanded (its episodes loaded).
-    const metrics = [1, 2].map((iteration) => aMetricsRecord({ iteration, rollout_mode: 'memory-free', update_mode: 'on-policy', 'rollout/return': 0.25, 'rollout/success': 0.25 }));
+    const metrics = [1, 2].map((iteration) =>
+      aMetricsRecord({
+        iteration,
+        rollout_mode: 'memory-free',
+        update_mode: 'on-policy',
+        'rollout/return': 0.25,
+        'rollout/success': 0.25,
+      }),
+    );
     const { runs, model } = aRun({ iterations: 2, tasks: 1, rollouts: 4, metrics });
     await runs.reload();
     const run = await child(model, undefined, 0);
@@ -164,7 +221,11 @@ describe('TrajectoryModel', () => {
     await settle(); // run.metrics answered
     assert.equal(present(iteration2, model).description, '25% ✓ · score 0.25 · memory-free', 'from the metrics');
     await model.getChildren(iteration2); // expanded: its 4 episodes (1 succeeded) are loaded
-    assert.equal(present(iteration2, model).description, '25% ✓ · score 0.25 · memory-free', 'as its neighbours say it, not "1/4 ✓"');
+    assert.equal(
+      present(iteration2, model).description,
+      '25% ✓ · score 0.25 · memory-free',
+      'as its neighbours say it, not "1/4 ✓"',
+    );
     assert.equal(present(iteration1, model).description, '25% ✓ · score 0.25 · memory-free');
   });
 
@@ -179,7 +240,10 @@ describe('TrajectoryModel', () => {
     assert.equal((await model.getChildren(group)).length, 2);
 
     // Two more episodes of iteration 1 arrive, then iteration 2 starts.
-    const late = [aSummary({ id: anEpisodeId(1, 2), group: 0, variation: 0 }), aSummary({ id: anEpisodeId(1, 3), group: 0, variation: 0 })];
+    const late = [
+      aSummary({ id: anEpisodeId(1, 2), group: 0, variation: 0 }),
+      aSummary({ id: anEpisodeId(1, 3), group: 0, variation: 0 }),
+    ];
     summaries.push(...late);
     host.notify(Notifications.trajectoryAdded, { seq: 5, runId: 'big', summaries: late });
     assert.ok(changed.includes(iteration1.id), 'the iteration node is refreshed');
@@ -188,11 +252,17 @@ describe('TrajectoryModel', () => {
 
     const next = aSummary({ id: anEpisodeId(2, 0), iteration: 2 });
     summaries.push(next);
-    host.notify(Notifications.runState, { seq: 6, run: aRunInfo({ runId: 'big', state: 'running', live: true, iteration: 1, iterations: 5 }) });
+    host.notify(Notifications.runState, {
+      seq: 6,
+      run: aRunInfo({ runId: 'big', state: 'running', live: true, iteration: 1, iterations: 5 }),
+    });
     host.notify(Notifications.trajectoryAdded, { seq: 7, runId: 'big', summaries: [next] });
     assert.ok(changed.includes(run.id));
     const iterations = await model.getChildren(run);
-    assert.deepEqual(iterations.map((n) => n.kind === 'iteration' && n.iteration), [2, 1]);
+    assert.deepEqual(
+      iterations.map((n) => n.kind === 'iteration' && n.iteration),
+      [2, 1],
+    );
     assert.equal(iterations[1], iteration1);
     assert.deepEqual(host.violations, []);
   });
@@ -200,7 +270,10 @@ describe('TrajectoryModel', () => {
   it('shows a training run as unheard, without a spinner, while the link is down', async () => {
     const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: 1 });
     await runs.reload();
-    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ runId: 'big', state: 'running', live: true, iteration: 1, iterations: 5 }) });
+    host.notify(Notifications.runState, {
+      seq: 2,
+      run: aRunInfo({ runId: 'big', state: 'running', live: true, iteration: 1, iterations: 5 }),
+    });
     const run = await child(model, undefined, 0);
     assert.equal(present(run, model).icon?.id, 'sync~spin');
     const changed: Array<string | undefined> = [];
@@ -216,7 +289,10 @@ describe('TrajectoryModel', () => {
     // Ctrl-C in run.sh's terminal: the host's last word was "stopping", then its process ended.
     const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: 1 });
     await runs.reload();
-    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ runId: 'big', state: 'stopping', live: true, iteration: 1, iterations: 5 }) });
+    host.notify(Notifications.runState, {
+      seq: 2,
+      run: aRunInfo({ runId: 'big', state: 'stopping', live: true, iteration: 1, iterations: 5 }),
+    });
     const run = await child(model, undefined, 0);
     assert.equal(present(run, model).icon?.id, 'loading~spin');
     host.disconnect(true);
@@ -254,13 +330,19 @@ describe('TrajectoryModel', () => {
     assert.equal(finished.description, 'finished · branch of big at 3');
     assert.match(finished.tooltip ?? '', /State: finished, 4 iterations done/); // not "4/3": past the parent's total
     assert.match(finished.tooltip ?? '', /Branch of big at its checkpoint 3/);
-    assert.match(finished.tooltip ?? '', /Its rerun finished: \*\*Compare with Parent\*\*.*\*\*Adopt Branch\*\*.*\*\*Delete Branch\*\*/);
+    assert.match(
+      finished.tooltip ?? '',
+      /Its rerun finished: \*\*Compare with Parent\*\*.*\*\*Adopt Branch\*\*.*\*\*Delete Branch\*\*/,
+    );
     assert.equal(stopped.label, 'branch-2');
-    assert.match(stopped.tooltip ?? '', /Its rerun was stopped before it finished: \*\*Rerun Off-Policy Update…\*\* on this branch continues it/);
+    assert.match(
+      stopped.tooltip ?? '',
+      /Its rerun was stopped before it finished: \*\*Rerun Off-Policy Update…\*\* on this branch continues it/,
+    );
     assert.ok(finished.contextValue.endsWith('.branch') && stopped.contextValue.endsWith('.branch'));
   });
 
-  it('finds an episode\'s node (for reveal) with its ancestors', async () => {
+  it("finds an episode's node (for reveal) with its ancestors", async () => {
     const { runs, model } = aRun({ iterations: 2, tasks: 3, rollouts: 2 });
     await runs.reload();
     const node = await model.episodeNode('big', anEpisodeId(2, 5), 2);
@@ -277,15 +359,21 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 const labels = (nodes: readonly TrajectoryNode[], model: TrajectoryModel) => nodes.map((n) => present(n, model).label);
 
 describe('TrajectoryModel, following changes', () => {
-  it('refreshes the whole tree when the run list changes, and a run\'s node only once the tree shows it', async () => {
+  it("refreshes the whole tree when the run list changes, and a run's node only once the tree shows it", async () => {
     const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: 1 });
     await runs.reload();
     const changed: Array<string | undefined> = [];
     model.onDidChange((node) => changed.push(node?.id));
-    host.notify(Notifications.runState, { seq: 1, run: aRunInfo({ runId: 'big', iteration: 1, iterations: 1, state: 'stopped' }) });
+    host.notify(Notifications.runState, {
+      seq: 1,
+      run: aRunInfo({ runId: 'big', iteration: 1, iterations: 1, state: 'stopped' }),
+    });
     assert.deepEqual(changed, [], 'no node of the run yet: nothing to refresh');
     const run = await child(model, undefined, 0);
-    host.notify(Notifications.runState, { seq: 2, run: aRunInfo({ runId: 'big', iteration: 1, iterations: 1, state: 'finished' }) });
+    host.notify(Notifications.runState, {
+      seq: 2,
+      run: aRunInfo({ runId: 'big', iteration: 1, iterations: 1, state: 'finished' }),
+    });
     assert.deepEqual(changed, [run.id]);
     host.notify(Notifications.runState, { seq: 3, run: aRunInfo({ runId: 'new-run' }) });
     assert.deepEqual(changed, [run.id, undefined], 'a new run: the list changed');
@@ -300,7 +388,11 @@ describe('TrajectoryModel, following changes', () => {
     assert.equal(model.iterationMetrics('big', 2), undefined);
     const changed: Array<string | undefined> = [];
     model.onDidChange((node) => changed.push(node?.id));
-    host.notify(Notifications.runMetrics, { seq: 1, runId: 'big', records: [aMetricsRecord({ iteration: 2, update_mode: 'off-policy' })] });
+    host.notify(Notifications.runMetrics, {
+      seq: 1,
+      runId: 'big',
+      records: [aMetricsRecord({ iteration: 2, update_mode: 'off-policy' })],
+    });
     assert.equal(model.iterationMetrics('big', 2)?.update_mode, 'off-policy');
     assert.ok(changed.includes(iteration2.id));
   });
@@ -318,7 +410,7 @@ describe('TrajectoryModel, following changes', () => {
     assert.equal(host.callsOf('trajectory.list').length, 2, 'read again from the new host');
   });
 
-  it('refreshes the runs\' icons when the link goes down or comes back, not on every health change', async () => {
+  it("refreshes the runs' icons when the link goes down or comes back, not on every health change", async () => {
     const { runs, model, host } = aRun({ iterations: 1, tasks: 1, rollouts: 1 });
     await runs.reload();
     const changed: Array<string | undefined> = [];
@@ -392,7 +484,11 @@ describe('TrajectoryModel, the shape of long and odd runs', () => {
     const steps = await model.getChildren(episode);
     const moreSteps = steps[PAGE_SIZE] as MoreNode;
     assert.equal(present(moreSteps, model).label, '3 more steps…');
-    assert.deepEqual(labels(await model.getChildren(moreSteps), model), [`t${PAGE_SIZE}: act ${PAGE_SIZE}`, `t${PAGE_SIZE + 1}: act ${PAGE_SIZE + 1}`, `t${PAGE_SIZE + 2}: act ${PAGE_SIZE + 2}`]);
+    assert.deepEqual(labels(await model.getChildren(moreSteps), model), [
+      `t${PAGE_SIZE}: act ${PAGE_SIZE}`,
+      `t${PAGE_SIZE + 1}: act ${PAGE_SIZE + 1}`,
+      `t${PAGE_SIZE + 2}: act ${PAGE_SIZE + 2}`,
+    ]);
     model.clear(); // Refresh: "more" nodes VS Code showed may still be asked about
     assert.equal(model.remaining(moreGroups), 0); // not a negative count
     assert.equal(present(moreSteps, model).label, '0 more steps…');
@@ -408,7 +504,7 @@ describe('TrajectoryModel, the shape of long and odd runs', () => {
     assert.deepEqual(await model.getChildren(more), []);
   });
 
-  it('finds an episode\'s node past the first pages, as the very node the tree shows, labelled as the tree labels it', async () => {
+  it("finds an episode's node past the first pages, as the very node the tree shows, labelled as the tree labels it", async () => {
     const { runs, model } = aRun({ iterations: 1, tasks: PAGE_SIZE + 5, rollouts: 1 });
     await runs.reload();
     // Asked before the tree was expanded: reveal() of an episode in the last task group.
@@ -418,7 +514,11 @@ describe('TrajectoryModel, the shape of long and odd runs', () => {
     const iteration = await child(model, await child(model, undefined, 0), 0);
     assert.equal((await model.getChildren(iteration))[PAGE_SIZE], moreGroups);
     assert.equal(await child(model, await child(model, moreGroups, 3), 0), found);
-    assert.equal(await model.episodeNode('big', 'i000001-e9999', 1), undefined, 'an episode the iteration does not have');
+    assert.equal(
+      await model.episodeNode('big', 'i000001-e9999', 1),
+      undefined,
+      'an episode the iteration does not have',
+    );
   });
 
   it('finds episodes on every page of a long group, at the page edges too', async () => {
@@ -444,7 +544,8 @@ describe('TrajectoryModel, the shape of long and odd runs', () => {
     const { runs, model } = aRun({ iterations: 450, tasks: 1, rollouts: 1 });
     await runs.reload();
     const ranges = await model.getChildren(await child(model, undefined, 0));
-    const rangeOf = async (iteration: number) => (await model.episodeNode('big', anEpisodeId(iteration, 0), iteration))?.parent?.parent?.parent;
+    const rangeOf = async (iteration: number) =>
+      (await model.episodeNode('big', anEpisodeId(iteration, 0), iteration))?.parent?.parent?.parent;
     assert.equal(await rangeOf(450), ranges[0]);
     assert.equal(await rangeOf(401), ranges[0]);
     assert.equal(await rangeOf(400), ranges[1]);
@@ -458,7 +559,11 @@ describe('TrajectoryModel, the shape of long and odd runs', () => {
       const { runs, model } = aRun({ iterations, tasks: 1, rollouts: 1, configured });
       await runs.reload();
       const top = await model.getChildren(await child(model, undefined, 0));
-      return { shown: top.every((n) => n.kind === 'iteration') ? `${top.length} iterations` : labels(top, model), model, top };
+      return {
+        shown: top.every((n) => n.kind === 'iteration') ? `${top.length} iterations` : labels(top, model),
+        model,
+        top,
+      };
     };
     assert.equal((await shape(PAGE_SIZE)).shown, `${PAGE_SIZE} iterations`);
     assert.deepEqual((await shape(PAGE_SIZE * 2)).shown, ['Iterations 201–400', 'Iterations 1–200']);
@@ -467,8 +572,11 @@ describe('TrajectoryModel, the shape of long and odd runs', () => {
     assert.equal((await growing.model.getChildren(growing.top[0])).length, 150);
   });
 
-  it('labels a run\'s iterations from run.metrics up to 5,000 iterations, not beyond', async () => {
-    for (const [iterations, reads] of [[5_000, 1], [5_001, 0]]) {
+  it("labels a run's iterations from run.metrics up to 5,000 iterations, not beyond", async () => {
+    for (const [iterations, reads] of [
+      [5_000, 1],
+      [5_001, 0],
+    ]) {
       const { runs, model, host } = aRun({ iterations, tasks: 1, rollouts: 1 });
       await runs.reload();
       await model.getChildren(await child(model, undefined, 0));

@@ -41,28 +41,51 @@ function readTranscript(file: string): Line[] {
 
 function transcriptFiles(): string[] {
   const folders = [path.join(repoRoot, 'protocol', 'examples'), path.join(repoRoot, 'test', 'fixtures', 'transcripts')];
-  return folders.filter(existsSync).flatMap((folder) => readdirSync(folder).filter((f) => f.endsWith('.jsonl')).sort().map((f) => path.join(folder, f)));
+  return folders.filter(existsSync).flatMap((folder) =>
+    readdirSync(folder)
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort()
+      .map((f) => path.join(folder, f)),
+  );
 }
 
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
-const byMethod = new Map<string, RequestType<unknown, unknown>>(Object.values(Requests).map((type) => [type.method, type as RequestType<unknown, unknown>]));
-const responseDefinition = new Map([...schemaRequestMethods()].map(([method, request]) => [method, request.replace(/Request$/, 'Response')]));
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const byMethod = new Map<string, RequestType<unknown, unknown>>(
+  Object.values(Requests).map((type) => [type.method, type as RequestType<unknown, unknown>]),
+);
+const responseDefinition = new Map(
+  [...schemaRequestMethods()].map(([method, request]) => [method, request.replace(/Request$/, 'Response')]),
+);
 
 /** Host error responses by request id on one connection (to tell rejected client frames). */
 function errorIds(lines: Line[], connection: number): Set<unknown> {
-  return new Set(lines.filter((l) => !l.fromClient && l.connection === connection && isObject(l.message) && 'error' in l.message).map((l) => (l.message as JsonObject).id));
+  return new Set(
+    lines
+      .filter((l) => !l.fromClient && l.connection === connection && isObject(l.message) && 'error' in l.message)
+      .map((l) => (l.message as JsonObject).id),
+  );
 }
 
 /** A request our client can send as recorded: a known method, and valid per the schema. */
 function replayable(message: unknown): message is JsonObject {
-  return isObject(message) && typeof message.method === 'string' && 'id' in message && byMethod.has(message.method) && schemaErrors('ClientMessage', message).length === 0;
+  return (
+    isObject(message) &&
+    typeof message.method === 'string' &&
+    'id' in message &&
+    byMethod.has(message.method) &&
+    schemaErrors('ClientMessage', message).length === 0
+  );
 }
 
 describe('recorded transcripts', () => {
   const files = transcriptFiles();
 
   it('include the shared examples and our own recording of a training session', () => {
-    assert.ok(files.some((f) => f.endsWith('training-session.jsonl')), files.join(', '));
+    assert.ok(
+      files.some((f) => f.endsWith('training-session.jsonl')),
+      files.join(', '),
+    );
   });
 
   for (const file of files) {
@@ -81,12 +104,19 @@ describe('recorded transcripts', () => {
             }
             const errors = message === undefined ? ['not JSON'] : schemaErrors('ClientMessage', message);
             const id = isObject(message) ? message.id : null;
-            assert.ok(errors.length === 0 || rejected.has(id) || rejected.has(null), `a malformed request the host accepted: ${JSON.stringify(message)?.slice(0, 200)}`);
+            assert.ok(
+              errors.length === 0 || rejected.has(id) || rejected.has(null),
+              `a malformed request the host accepted: ${JSON.stringify(message)?.slice(0, 200)}`,
+            );
           } else if (isObject(message) && 'error' in message) {
             assert.deepEqual(schemaErrors('ErrorResponse', message), []);
           } else if (isObject(message) && 'result' in message) {
             const definition = responseDefinition.get(methods.get(message.id) ?? '') ?? 'SuccessResponse';
-            assert.deepEqual(schemaErrors(definition, message), [], `${definition}: ${JSON.stringify(message).slice(0, 200)}`);
+            assert.deepEqual(
+              schemaErrors(definition, message),
+              [],
+              `${definition}: ${JSON.stringify(message).slice(0, 200)}`,
+            );
           } else {
             assert.deepEqual(schemaErrors('Notification', message), [], JSON.stringify(message).slice(0, 200));
           }
@@ -104,7 +134,11 @@ describe('recorded transcripts', () => {
           client.on(type as NotificationType<{ seq?: number }>, (params) => seen.push(`${type.method}#${params.seq}`));
         }
         const sentIds = new Map<unknown, number>();
-        const outcomes: Array<{ recorded: JsonObject; index: number; outcome: Promise<{ result?: unknown; error?: unknown }> }> = [];
+        const outcomes: Array<{
+          recorded: JsonObject;
+          index: number;
+          outcome: Promise<{ result?: unknown; error?: unknown }>;
+        }> = [];
         for (const [index, { fromClient, message }] of mine.entries()) {
           if (fromClient) {
             if (replayable(message)) {
@@ -113,7 +147,10 @@ describe('recorded transcripts', () => {
                 (error: unknown) => ({ error }),
               );
               const sent = transport.sent[transport.sent.length - 1];
-              assert.deepEqual({ method: sent.method, params: sent.params }, { method: message.method, params: message.params ?? {} });
+              assert.deepEqual(
+                { method: sent.method, params: sent.params },
+                { method: message.method, params: message.params ?? {} },
+              );
               sentIds.set(message.id, sent.id as number);
               outcomes.push({ recorded: message, index, outcome });
             }
@@ -134,17 +171,25 @@ describe('recorded transcripts', () => {
           }
         }
         for (const { recorded, index, outcome } of outcomes) {
-          const answer = mine.slice(index + 1).find((l) => !l.fromClient && isObject(l.message) && l.message.id === recorded.id)?.message as JsonObject | undefined;
+          const answer = mine
+            .slice(index + 1)
+            .find((l) => !l.fromClient && isObject(l.message) && l.message.id === recorded.id)?.message as
+            JsonObject | undefined;
           const got = await outcome;
           if (answer && 'error' in answer) {
-            assert.ok(got.error instanceof RpcError, `${recorded.method} (id ${recorded.id}) fails as recorded: ${JSON.stringify(got).slice(0, 200)}`);
+            assert.ok(
+              got.error instanceof RpcError,
+              `${recorded.method} (id ${recorded.id}) fails as recorded: ${JSON.stringify(got).slice(0, 200)}`,
+            );
             assert.equal(got.error.code, (answer.error as { code: number }).code);
           } else if (answer) {
             assert.deepEqual(got, { result: answer.result }, `${recorded.method} (id ${recorded.id})`);
           }
         }
         const expected = mine
-          .filter((l) => !l.fromClient && isObject(l.message) && !('id' in l.message) && typeof l.message.method === 'string')
+          .filter(
+            (l) => !l.fromClient && isObject(l.message) && !('id' in l.message) && typeof l.message.method === 'string',
+          )
           .map((l) => {
             const m = l.message as { method: string; params: { seq?: number } };
             return `${m.method}#${m.params?.seq}`;

@@ -28,7 +28,9 @@ async function aServer(): Promise<{ url: string; server: WebSocketServer; header
       const message = JSON.parse(String(data));
       socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { time: 7 } }));
       if (message.method === 'ping') {
-        socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'host/resync', params: { seq: 1, reason: 'test', dropped: 0 } }));
+        socket.send(
+          JSON.stringify({ jsonrpc: '2.0', method: 'host/resync', params: { seq: 1, reason: 'test', dropped: 0 } }),
+        );
       }
     });
   });
@@ -70,6 +72,9 @@ describe('WebSocket transport', () => {
     const { url, server } = await aServer();
     server.close();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    await assert.rejects(connectWebSocket(url, TOKEN, { openTimeoutMs: 2_000 }), /cannot connect to ws:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+    await assert.rejects(
+      connectWebSocket(url, TOKEN, { openTimeoutMs: 2_000 }),
+      /cannot connect to ws:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/,
+    );
   });
 });

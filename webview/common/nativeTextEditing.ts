@@ -13,7 +13,9 @@
 type EditKey = 'selectAll' | 'undo' | 'redo';
 
 /** Which browser edit a keydown asks for, if it is one the webview host would echo back. */
-export function echoedEdit(event: Pick<KeyboardEvent, 'key' | 'ctrlKey' | 'metaKey' | 'altKey' | 'shiftKey'>): EditKey | undefined {
+export function echoedEdit(
+  event: Pick<KeyboardEvent, 'key' | 'ctrlKey' | 'metaKey' | 'altKey' | 'shiftKey'>,
+): EditKey | undefined {
   const primary = event.ctrlKey || event.metaKey;
   if (!primary || event.altKey) {
     return undefined;

@@ -20,6 +20,8 @@ extension.onNotification(EpisodeNotifications.show, (state) => {
   view.provisional = state.provisional === true;
 });
 view.addEventListener('empo2-reveal-tip', (event) => {
-  extension.sendRequest(EpisodeRequests.revealTip, event.detail).catch((error: unknown) => console.error('EMPO² episode view:', error));
+  extension
+    .sendRequest(EpisodeRequests.revealTip, event.detail)
+    .catch((error: unknown) => console.error('EMPO² episode view:', error));
 });
 extension.signalReady();

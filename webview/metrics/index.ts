@@ -21,6 +21,9 @@ extension.onNotification(MetricsNotifications.connection, ({ connection }) => {
 });
 const report = (error: unknown) => console.error('EMPO² metrics:', error);
 panel.addEventListener('empo2-add-runs', () => void extension.sendRequest(MetricsRequests.addRuns, {}).catch(report));
-panel.addEventListener('empo2-remove-run', ({ detail }) => void extension.sendRequest(MetricsRequests.removeRun, detail).catch(report));
+panel.addEventListener(
+  'empo2-remove-run',
+  ({ detail }) => void extension.sendRequest(MetricsRequests.removeRun, detail).catch(report),
+);
 extension.signalReady();
 void extension.sendRequest(MetricsRequests.reload, {}).catch(report);

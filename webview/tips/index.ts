@@ -28,7 +28,8 @@ panel.drafts = saved.drafts ?? {};
 panel.addDraft = saved.addDraft;
 panel.restoreAdding();
 document.body.append(panel);
-const keep = (change: Partial<SavedState>) => viewState.set<SavedState>({ ...(viewState.get<SavedState>() ?? {}), ...change });
+const keep = (change: Partial<SavedState>) =>
+  viewState.set<SavedState>({ ...(viewState.get<SavedState>() ?? {}), ...change });
 
 const extension = connectToExtension();
 const report = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -52,10 +53,14 @@ extension.onNotification(TipsNotifications.changed, ({ runId, changes, variation
 extension.onNotification(TipsNotifications.reveal, ({ tipId }) => void panel.reveal(tipId));
 
 panel.addEventListener('empo2-run-command', (event) => {
-  extension.sendRequest(TipsRequests.runCommand, { command: event.detail.command }).catch((error: unknown) => console.error('EMPO² tips panel:', error));
+  extension
+    .sendRequest(TipsRequests.runCommand, { command: event.detail.command })
+    .catch((error: unknown) => console.error('EMPO² tips panel:', error));
 });
 panel.addEventListener('empo2-filter-change', (event) => keep({ filter: event.detail }));
-panel.addEventListener('empo2-drafts-change', (event) => keep({ drafts: event.detail.drafts, addDraft: event.detail.addDraft }));
+panel.addEventListener('empo2-drafts-change', (event) =>
+  keep({ drafts: event.detail.drafts, addDraft: event.detail.addDraft }),
+);
 panel.addEventListener('empo2-tip-save', async (event) => {
   const { tipId } = event.detail;
   panel.setEditState(tipId, { busy: true });
@@ -80,7 +85,9 @@ panel.addEventListener('empo2-tip-delete', async (event) => {
   try {
     const outcome = await extension.sendRequest(TipsRequests.delete, event.detail);
     if (outcome?.kind === 'conflict') {
-      panel.setEditState(tipId, { error: `Tip ${tipId} changed meanwhile (now v${outcome.current.version}); read it again before deleting.` });
+      panel.setEditState(tipId, {
+        error: `Tip ${tipId} changed meanwhile (now v${outcome.current.version}); read it again before deleting.`,
+      });
     }
   } catch (error) {
     panel.setEditState(tipId, { error: report(error) });
@@ -109,6 +116,8 @@ panel.addEventListener('empo2-tip-add', async (event) => {
   }
 });
 panel.addEventListener('empo2-open-episode', (event) => {
-  extension.sendRequest(TipsRequests.openEpisode, event.detail).catch((error: unknown) => console.error('EMPO² tips panel:', error));
+  extension
+    .sendRequest(TipsRequests.openEpisode, event.detail)
+    .catch((error: unknown) => console.error('EMPO² tips panel:', error));
 });
 extension.signalReady();

@@ -37,8 +37,12 @@ export function filterTips(tips: readonly Tip[], filter: TipsFilter): Tip[] {
     (tip) =>
       (filter.showDeleted || !tip.deleted) &&
       (!filter.variation || tip.variationKey === filter.variation) &&
-      (!filter.author || (filter.author === POLICY_AUTHOR ? tip.author === POLICY_AUTHOR : isPersonAuthor(tip.author))) &&
-      (!needle || tip.text.toLowerCase().includes(needle) || tip.id.toLowerCase().includes(needle) || tip.variationKey.toLowerCase().includes(needle)),
+      (!filter.author ||
+        (filter.author === POLICY_AUTHOR ? tip.author === POLICY_AUTHOR : isPersonAuthor(tip.author))) &&
+      (!needle ||
+        tip.text.toLowerCase().includes(needle) ||
+        tip.id.toLowerCase().includes(needle) ||
+        tip.variationKey.toLowerCase().includes(needle)),
   );
 }
 
@@ -57,7 +61,10 @@ export function groupByVariation(tips: readonly Tip[]): VariationGroup[] {
     .sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }))
     .map(([variationKey, list]) => ({
       variationKey,
-      tips: list.sort((a, b) => (b.score ?? -Infinity) - (a.score ?? -Infinity) || b.id.localeCompare(a.id, undefined, { numeric: true })),
+      tips: list.sort(
+        (a, b) =>
+          (b.score ?? -Infinity) - (a.score ?? -Infinity) || b.id.localeCompare(a.id, undefined, { numeric: true }),
+      ),
     }));
 }
 

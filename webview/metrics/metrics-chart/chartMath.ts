@@ -281,7 +281,11 @@ export function readingsAt(spec: ChartSpec, columns: MetricsColumns, at: number)
       const before = lastRow([series[i]], row - 1);
       return before === undefined
         ? { label: s.label, value: undefined }
-        : { label: s.label, value: undefined, earlier: { iteration: columns.iterations[before], value: series[i][before] as number } };
+        : {
+            label: s.label,
+            value: undefined,
+            earlier: { iteration: columns.iterations[before], value: series[i][before] as number },
+          };
     }),
   };
 }
@@ -327,7 +331,11 @@ export function formatValue(value: number): string {
  * The header text of `readings`: "iteration 8 · all rollouts 25.0 · with memory – (20.0 at 7)";
  * `xLabel` names the x ("environment steps 1200 · …" on that axis).
  */
-export function readingsText(readings: Readings | undefined, format: (value: number) => string = formatValue, xLabel = 'iteration'): string {
+export function readingsText(
+  readings: Readings | undefined,
+  format: (value: number) => string = formatValue,
+  xLabel = 'iteration',
+): string {
   if (!readings) {
     return '';
   }

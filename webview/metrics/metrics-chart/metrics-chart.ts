@@ -87,27 +87,40 @@ export class MetricsChart extends LitElement {
     const format = this.spec.format ?? formatValue;
     const shown = this.empty ? undefined : this.shown;
     return html`<h3>
-        <span class="title" title=${this.spec.title + unit}>${this.spec.title}${unit ? html`<span class="unit">${unit}</span>` : nothing}</span>
+        <span class="title" title=${this.spec.title + unit}
+          >${this.spec.title}${unit ? html`<span class="unit">${unit}</span>` : nothing}</span
+        >
         <span class="iteration" data-testid="iteration">${shown ? `${this.xLabel} ${shown.iteration}` : ''}</span>
       </h3>
-      <ul class="readings" data-testid="latest" title=${`Every series of this chart at one ${this.xLabel} (the latest, or the one under the cursor); – where a series has no value there`}>
-        ${shown
-          ? this.spec.series.map(
-              (s, i) => html`<li class="reading" data-testid="reading">
-                <span class="swatch ${s.points ? 'points' : ''}" data-color=${s.color}></span>
-                <span class="label">${s.label}</span>
-                <span class="value">${readingValue(shown.readings[i], format)}</span>
-              </li>`,
-            )
-          : nothing}
+      <ul
+        class="readings"
+        data-testid="latest"
+        title=${`Every series of this chart at one ${this.xLabel} (the latest, or the one under the cursor); – where a series has no value there`}
+      >
+        ${
+          shown
+            ? this.spec.series.map(
+                (s, i) =>
+                  html`<li class="reading" data-testid="reading">
+                    <span class="swatch ${s.points ? 'points' : ''}" data-color=${s.color}></span>
+                    <span class="label">${s.label}</span>
+                    <span class="value">${readingValue(shown.readings[i], format)}</span>
+                  </li>`,
+              )
+            : nothing
+        }
       </ul>
       <div class="plot" ?hidden=${this.empty}></div>
-      ${this.empty
-        ? html`<div class="empty" data-testid="empty" role="status">
-            <span class="headline">${this.live ? 'No data yet' : 'No data'}</span>
-            <span>${this.live ? 'The chart fills as the run records it.' : this.columns.iterations.length ? `The run recorded none of it in ${this.columns.iterations.length} iterations.` : 'The run has no finished iteration.'}</span>
-          </div>`
-        : nothing}
+      ${
+        this.empty
+          ? html`<div class="empty" data-testid="empty" role="status">
+              <span class="headline">${this.live ? 'No data yet' : 'No data'}</span>
+              <span
+                >${this.live ? 'The chart fills as the run records it.' : this.columns.iterations.length ? `The run recorded none of it in ${this.columns.iterations.length} iterations.` : 'The run has no finished iteration.'}</span
+              >
+            </div>`
+          : nothing
+      }
       ${this.clipText ? html`<p class="clipped" data-testid="clipped">${this.clipText}</p>` : nothing}`;
   }
 
@@ -139,7 +152,10 @@ export class MetricsChart extends LitElement {
     // run, a reload, an overlay's next frame): draw them. Appends to the same columns come
     // through refresh(), once per frame.
     const before = changed.get('spec');
-    if ((before !== undefined && seriesSignature(before) !== seriesSignature(this.spec)) || (changed.has('xLabel') && changed.get('xLabel') !== undefined)) {
+    if (
+      (before !== undefined && seriesSignature(before) !== seriesSignature(this.spec)) ||
+      (changed.has('xLabel') && changed.get('xLabel') !== undefined)
+    ) {
       this.build();
     } else if (changed.has('columns') && changed.get('columns') !== undefined) {
       this.refresh();
@@ -166,7 +182,9 @@ export class MetricsChart extends LitElement {
   }
 
   private data(): uPlot.AlignedData {
-    this.clip = this.spec.clipOutliers ? this.robustAxis.update(this.columns, this.seriesValues(), this.columns.iterations.length) : undefined;
+    this.clip = this.spec.clipOutliers
+      ? this.robustAxis.update(this.columns, this.seriesValues(), this.columns.iterations.length)
+      : undefined;
     return [this.columns.iterations, ...this.seriesValues()] as uPlot.AlignedData;
   }
 
@@ -181,14 +199,21 @@ export class MetricsChart extends LitElement {
     const foreground = themeColor('--vscode-foreground', '#cccccc');
     const grid = themeColor('--vscode-editorWidget-border', 'rgba(128,128,128,0.25)');
     const font = `11px ${themeColor('--vscode-font-family', 'sans-serif')}`;
-    const axis: uPlot.Axis = { stroke: foreground, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font };
-    const ticks = (_u: uPlot, splits: number[], _axis: number, _space: number, step: number) => tickLabels(splits, step);
+    const axis: uPlot.Axis = {
+      stroke: foreground,
+      grid: { stroke: grid, width: 1 },
+      ticks: { stroke: grid, width: 1 },
+      font,
+    };
+    const ticks = (_u: uPlot, splits: number[], _axis: number, _space: number, step: number) =>
+      tickLabels(splits, step);
     const measure = document.createElement('canvas').getContext('2d');
     if (measure) {
       measure.font = font;
     }
     // As wide as its widest tick label, so none is cut ("…233e-4").
-    const yAxisSize = (_u: uPlot, labels: string[] | null) => axisWidth(labels ?? [], (label) => measure?.measureText(label).width ?? 7 * label.length);
+    const yAxisSize = (_u: uPlot, labels: string[] | null) =>
+      axisWidth(labels ?? [], (label) => measure?.measureText(label).width ?? 7 * label.length);
     this.plot = new uPlot(
       {
         width: Math.max(200, container.clientWidth || this.clientWidth - 16),
@@ -247,7 +272,13 @@ export class MetricsChart extends LitElement {
         width: marker.width,
         value,
         paths: () => null,
-        points: { show: true, size: marker.size, width: marker.width, stroke: color, fill: marker.filled ? color : 'transparent' },
+        points: {
+          show: true,
+          size: marker.size,
+          width: marker.width,
+          stroke: color,
+          fill: marker.filled ? color : 'transparent',
+        },
       };
     }
     return {
@@ -259,7 +290,11 @@ export class MetricsChart extends LitElement {
       spanGaps: true,
       value,
       // A lone value draws no line: its marker is what shows it.
-      points: { size: 5, fill: color, show: (u, si, from, to) => showPoints(u.data[si], from, to, u.bbox.width / devicePixelRatio, POINT_SPACING) },
+      points: {
+        size: 5,
+        fill: color,
+        show: (u, si, from, to) => showPoints(u.data[si], from, to, u.bbox.width / devicePixelRatio, POINT_SPACING),
+      },
     };
   }
 
@@ -274,7 +309,10 @@ export class MetricsChart extends LitElement {
     const size = 5 * devicePixelRatio;
     beyond.forEach(({ above, below }, s) => {
       ctx.fillStyle = themeColor(this.spec.series[s].color, 'red');
-      for (const [indices, edge, tip] of [[above, u.bbox.top, 1.6 * size], [below, u.bbox.top + u.bbox.height, -1.6 * size]] as const) {
+      for (const [indices, edge, tip] of [
+        [above, u.bbox.top, 1.6 * size],
+        [below, u.bbox.top + u.bbox.height, -1.6 * size],
+      ] as const) {
         for (const j of indices) {
           const x = u.valToPos(u.data[0][j], 'x', true);
           ctx.beginPath();

@@ -7,7 +7,14 @@ import { customElement, property, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 import { appendColumns, type MetricsColumns } from '../../../src/runs/metricsCharts';
 import { sourceKey, type MetricsSource, type ShownRun } from '../../../src/runs/metricsMessages';
-import { chartData, RUN_COLORS, runLabels, X_AXES, type ChartData, type XAxisId } from '../../../src/runs/metricsOverlay';
+import {
+  chartData,
+  RUN_COLORS,
+  runLabels,
+  X_AXES,
+  type ChartData,
+  type XAxisId,
+} from '../../../src/runs/metricsOverlay';
 import '../metrics-chart';
 import type { MetricsChart } from '../metrics-chart/metrics-chart';
 import { metricsPanelStyles } from './metrics-panel.styles';
@@ -57,7 +64,9 @@ export class MetricsPanel extends LitElement {
    * the first shown run); drawn on the next frame.
    */
   appendColumns(columns: MetricsColumns, runId = this.source?.runId): void {
-    const index = this.sources.findIndex((source) => source.runId === runId && (source.origin === 'host' || this.sources.length === 1));
+    const index = this.sources.findIndex(
+      (source) => source.runId === runId && (source.origin === 'host' || this.sources.length === 1),
+    );
     if (index >= 0) {
       appendColumns(this.columns[index], columns);
       this.scheduleRefresh();
@@ -66,7 +75,9 @@ export class MetricsPanel extends LitElement {
 
   /** A shown host run started or stopped training. */
   setLive(runId: string, live: boolean, runState: string): void {
-    this.sources = this.sources.map((source) => (source.origin === 'host' && source.runId === runId ? { ...source, live, state: runState } : source));
+    this.sources = this.sources.map((source) =>
+      source.origin === 'host' && source.runId === runId ? { ...source, live, state: runState } : source,
+    );
   }
 
   override connectedCallback(): void {
@@ -93,7 +104,9 @@ export class MetricsPanel extends LitElement {
 
   override render(): TemplateResult {
     if (this.sources.length === 0) {
-      return html`<p class="empty">No run to show. Start a training run or open a run folder, then run "EMPO²: Show Metrics".</p>`;
+      return html`<p class="empty">
+        No run to show. Start a training run or open a run folder, then run "EMPO²: Show Metrics".
+      </p>`;
     }
     const data = this.data;
     const live = this.sources.some((source) => source.live);
@@ -112,19 +125,36 @@ export class MetricsPanel extends LitElement {
           >
             ${Object.values(X_AXES).map((axis) => html`<vscode-option value=${axis.id}>x: ${axis.label}</vscode-option>`)}
           </vscode-single-select>
-          <vscode-button secondary data-testid="add-runs" title="Overlay more runs on these charts, each in its own colour" @click=${() => this.fire('empo2-add-runs', {})}>Add run…</vscode-button>
+          <vscode-button
+            secondary
+            data-testid="add-runs"
+            title="Overlay more runs on these charts, each in its own colour"
+            @click=${() => this.fire('empo2-add-runs', {})}
+            >Add run…</vscode-button
+          >
         </span>
       </header>
-      ${data?.missingAxis.length
-        ? html`<p class="notice" data-testid="missing-axis">${data.missingAxis.join(', ')}: no environment-step counts in its metrics, so not drawn on this axis.</p>`
-        : nothing}
+      ${
+        data?.missingAxis.length
+          ? html`<p class="notice" data-testid="missing-axis">
+              ${data.missingAxis.join(', ')}: no environment-step counts in its metrics, so not drawn on this axis.
+            </p>`
+          : nothing
+      }
       ${this.points.every((n) => n === 0) ? html`<p class="empty">No iteration has finished yet; the charts fill as the run trains.</p>` : nothing}
       <div class="grid">
         ${repeat(
           data?.charts ?? [],
           (spec) => spec.id,
           (spec) =>
-            html`<empo2-metrics-chart data-chart=${spec.id} .spec=${spec} .columns=${data!.columns} .live=${live} .xLabel=${xLabel} .readingLines=${lines}></empo2-metrics-chart>`,
+            html`<empo2-metrics-chart
+              data-chart=${spec.id}
+              .spec=${spec}
+              .columns=${data!.columns}
+              .live=${live}
+              .xLabel=${xLabel}
+              .readingLines=${lines}
+            ></empo2-metrics-chart>`,
         )}
       </div>
     `;
@@ -146,13 +176,21 @@ export class MetricsPanel extends LitElement {
       <h2>${this.sources.length} runs</h2>
       <ul class="runs" data-testid="runs">
         ${this.sources.map(
-          (source, i) => html`<li class="run" data-testid="run" data-run-id=${source.runId}>
-            <span class="swatch" data-color=${RUN_COLORS[i % RUN_COLORS.length]}></span>
-            <span class="name">${labels[i]}</span>
-            <span class="status">${this.points[i] ?? 0} it.</span>
-            ${this.renderState(source)}
-            <button class="remove" title=${`Remove ${labels[i]} from the charts`} aria-label=${`Remove ${labels[i]}`} @click=${() => this.fire('empo2-remove-run', { key: sourceKey(source) })}>×</button>
-          </li>`,
+          (source, i) =>
+            html`<li class="run" data-testid="run" data-run-id=${source.runId}>
+              <span class="swatch" data-color=${RUN_COLORS[i % RUN_COLORS.length]}></span>
+              <span class="name">${labels[i]}</span>
+              <span class="status">${this.points[i] ?? 0} it.</span>
+              ${this.renderState(source)}
+              <button
+                class="remove"
+                title=${`Remove ${labels[i]} from the charts`}
+                aria-label=${`Remove ${labels[i]}`}
+                @click=${() => this.fire('empo2-remove-run', { key: sourceKey(source) })}
+              >
+                ×
+              </button>
+            </li>`,
         )}
       </ul>
     `;
@@ -165,7 +203,9 @@ export class MetricsPanel extends LitElement {
     if (source.live) {
       return html`<span class="live">● live</span>`;
     }
-    return html`<span class="status">${source.origin === 'folder' ? 'read from its folder (no host)' : (source.state ?? 'not training')}</span>`;
+    return html`<span class="status"
+      >${source.origin === 'folder' ? 'read from its folder (no host)' : (source.state ?? 'not training')}</span
+    >`;
   }
 
   protected override updated(): void {
@@ -175,7 +215,10 @@ export class MetricsPanel extends LitElement {
     }
   }
 
-  private fire<K extends 'empo2-add-runs' | 'empo2-remove-run'>(type: K, detail: K extends 'empo2-remove-run' ? RemoveRunEvent['detail'] : AddRunsEvent['detail']): void {
+  private fire<K extends 'empo2-add-runs' | 'empo2-remove-run'>(
+    type: K,
+    detail: K extends 'empo2-remove-run' ? RemoveRunEvent['detail'] : AddRunsEvent['detail'],
+  ): void {
     this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
   }
 
@@ -190,7 +233,10 @@ export class MetricsPanel extends LitElement {
   /** A shown branch whose parent (of the same host) is shown too: its line starts from the parent's. */
   private branchOf(source: MetricsSource): { branchOf?: { run: number; checkpoint: number } } {
     const parent = source.parent;
-    const run = parent && source.origin === 'host' ? this.sources.findIndex((other) => other.origin === 'host' && other.runId === parent.runId) : -1;
+    const run =
+      parent && source.origin === 'host'
+        ? this.sources.findIndex((other) => other.origin === 'host' && other.runId === parent.runId)
+        : -1;
     return parent && run >= 0 ? { branchOf: { run, checkpoint: parent.checkpoint } } : {};
   }
 

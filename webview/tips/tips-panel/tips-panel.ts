@@ -18,11 +18,24 @@ import type { ConnectionView, TipsPanelCommand } from '../../../src/tips/tipsMes
 import { withDraft, type AddDraft, type Drafts, type TipDraft } from '../drafts';
 import '../tip-card';
 import type { TipCard, TipEditState } from '../tip-card/tip-card';
-import { applyChanges, AUTHOR_FILTER_LABELS, countByVariation, filterTips, groupByVariation, groupCount, NO_FILTER, type TipsFilter } from '../tipsView';
+import {
+  applyChanges,
+  AUTHOR_FILTER_LABELS,
+  countByVariation,
+  filterTips,
+  groupByVariation,
+  groupCount,
+  NO_FILTER,
+  type TipsFilter,
+} from '../tipsView';
 import { tipsPanelStyles } from './tips-panel.styles';
 
 export type RunCommandEvent = CustomEvent<{ readonly command: TipsPanelCommand }>;
-export type AddTipEvent = CustomEvent<{ readonly variationKey: string; readonly text: string; readonly editId: string }>;
+export type AddTipEvent = CustomEvent<{
+  readonly variationKey: string;
+  readonly text: string;
+  readonly editId: string;
+}>;
 export type FilterChangeEvent = CustomEvent<TipsFilter>;
 /** Drafts changed (a keystroke in an editor, or the Add form); index.ts keeps them in the view state. */
 export type DraftsChangeEvent = CustomEvent<{ readonly drafts: Drafts; readonly addDraft: AddDraft | undefined }>;
@@ -150,7 +163,9 @@ export class TipsPanel extends LitElement {
    * Off-Policy Update…" (package.json `webview/context`) gets the tip and its variation.
    */
   private readonly onContextMenu = (event: Event): void => {
-    const card = event.composedPath().find((el): el is TipCard => el instanceof HTMLElement && el.tagName === 'EMPO2-TIP-CARD');
+    const card = event
+      .composedPath()
+      .find((el): el is TipCard => el instanceof HTMLElement && el.tagName === 'EMPO2-TIP-CARD');
     if (card?.tip) {
       this.dataset.vscodeContext = JSON.stringify({
         webviewSection: 'tip',
@@ -182,14 +197,23 @@ export class TipsPanel extends LitElement {
     if (this.offline && !this.tips.length) {
       // The host is there, the link is not: waiting is the advice, not "start the host".
       return this.renderEmpty(
-        this.connection.kind === 'lost' ? 'The connection to the training host is lost.' : 'Reconnecting to the training host…',
+        this.connection.kind === 'lost'
+          ? 'The connection to the training host is lost.'
+          : 'Reconnecting to the training host…',
         [],
       );
     }
     if (this.hostState !== 'running' && !this.tips.length) {
       return this.renderEmpty(
-        this.hostState === 'starting' ? 'The training host is starting…' : 'Memory tips appear here once a run is open.',
-        this.hostState === 'starting' ? [] : [['Start Host', 'empo2.startHost'], ['Open Run Folder', 'empo2.openRunFolder']],
+        this.hostState === 'starting'
+          ? 'The training host is starting…'
+          : 'Memory tips appear here once a run is open.',
+        this.hostState === 'starting'
+          ? []
+          : [
+              ['Start Host', 'empo2.startHost'],
+              ['Open Run Folder', 'empo2.openRunFolder'],
+            ],
       );
     }
     if (!this.runId) {
@@ -204,13 +228,18 @@ export class TipsPanel extends LitElement {
     const groups = groupByVariation(shown.slice(0, this.renderLimit));
     const held = countByVariation(shown);
     return html`
-      ${this.offline
-        ? html`<p class="connection" role="status" title=${this.connection.detail ?? ''}>
-            ${this.connection.kind === 'lost' ? 'connection lost' : 'reconnecting…'} — the tips below may be out of date; your drafts are kept.
-          </p>`
-        : nothing}
+      ${
+        this.offline
+          ? html`<p class="connection" role="status" title=${this.connection.detail ?? ''}>
+              ${this.connection.kind === 'lost' ? 'connection lost' : 'reconnecting…'} — the tips below may be out of
+              date; your drafts are kept.
+            </p>`
+          : nothing
+      }
       <header class=${this.offline ? 'offline' : ''}>
-        <div class="run" title="Tips of this run">${this.runId} · ${live} tip${live === 1 ? '' : 's'}${deleted ? ` · ${deleted} deleted` : ''}</div>
+        <div class="run" title="Tips of this run">
+          ${this.runId} · ${live} tip${live === 1 ? '' : 's'}${deleted ? ` · ${deleted} deleted` : ''}
+        </div>
         <div class="filters">
           <vscode-textfield
             class="search"
@@ -242,44 +271,58 @@ export class TipsPanel extends LitElement {
             .checked=${Boolean(this.filter.showDeleted)}
             @change=${(event: Event) => this.setFilter({ ...this.filter, showDeleted: (event.target as VscodeCheckbox).checked })}
           ></vscode-checkbox>
-          <vscode-button @click=${() => (this.adding ? (this.adding = false) : void this.openAddForm())}>${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button>
+          <vscode-button @click=${() => (this.adding ? (this.adding = false) : void this.openAddForm())}
+            >${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button
+          >
         </div>
       </header>
       ${this.adding ? this.renderAddForm() : nothing}
       ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
-      ${shown.length === 0
-        ? html`<p class="muted">${this.tips.length ? `No tip matches the filters${deleted && !this.filter.showDeleted ? ' (deleted tips are hidden: Show deleted)' : ''}.` : 'No tips yet in this run. The policy writes one after every training episode; you can add your own.'}</p>`
-        : nothing}
+      ${
+        shown.length === 0
+          ? html`<p class="muted">
+              ${this.tips.length ? `No tip matches the filters${deleted && !this.filter.showDeleted ? ' (deleted tips are hidden: Show deleted)' : ''}.` : 'No tips yet in this run. The policy writes one after every training episode; you can add your own.'}
+            </p>`
+          : nothing
+      }
       ${repeat(
         groups,
         (group) => group.variationKey,
         (group) => html`
-          <vscode-collapsible open heading=${group.variationKey} description=${groupCount(held.get(group.variationKey) ?? group.tips.length, group.tips.length)}>
+          <vscode-collapsible
+            open
+            heading=${group.variationKey}
+            description=${groupCount(held.get(group.variationKey) ?? group.tips.length, group.tips.length)}
+          >
             <div class="cards">
               ${repeat(
                 group.tips,
                 (tip) => tip.id,
-                (tip) => html`<empo2-tip-card
-                  data-tip-id=${tip.id}
-                  .tip=${tip}
-                  .runId=${this.runId ?? ''}
-                  .edit=${this.editStates.get(tip.id) ?? {}}
-                  .history=${this.histories.get(tip.id)}
-                  .savedDraft=${this.drafts[tip.id]}
-                  ?offline=${this.offline}
-                  ?highlighted=${tip.id === this.highlightedId}
-                  @empo2-tip-draft=${(event: CustomEvent<{ tipId: string; draft: TipDraft | undefined }>) => this.setDraft(event.detail.tipId, event.detail.draft)}
-                ></empo2-tip-card>`,
+                (tip) =>
+                  html`<empo2-tip-card
+                    data-tip-id=${tip.id}
+                    .tip=${tip}
+                    .runId=${this.runId ?? ''}
+                    .edit=${this.editStates.get(tip.id) ?? {}}
+                    .history=${this.histories.get(tip.id)}
+                    .savedDraft=${this.drafts[tip.id]}
+                    ?offline=${this.offline}
+                    ?highlighted=${tip.id === this.highlightedId}
+                    @empo2-tip-draft=${(event: CustomEvent<{ tipId: string; draft: TipDraft | undefined }>) => this.setDraft(event.detail.tipId, event.detail.draft)}
+                  ></empo2-tip-card>`,
               )}
             </div>
           </vscode-collapsible>
         `,
       )}
-      ${shown.length > this.renderLimit
-        ? html`<vscode-button secondary class="more" @click=${() => (this.renderLimit += RENDER_LIMIT * 4)}>
-            Show ${Math.min(RENDER_LIMIT * 4, shown.length - this.renderLimit)} more of ${shown.length - this.renderLimit}
-          </vscode-button>`
-        : nothing}
+      ${
+        shown.length > this.renderLimit
+          ? html`<vscode-button secondary class="more" @click=${() => (this.renderLimit += RENDER_LIMIT * 4)}>
+              Show ${Math.min(RENDER_LIMIT * 4, shown.length - this.renderLimit)} more of
+              ${shown.length - this.renderLimit}
+            </vscode-button>`
+          : nothing
+      }
     `;
   }
 
@@ -288,13 +331,15 @@ export class TipsPanel extends LitElement {
       <section class="empty" aria-label="Memory tips">
         <p>${message}</p>
         <p class="muted">
-          Tips are short lessons the policy writes for itself after each episode and reads back in
-          later prompts. Here you can read them, edit them, add your own and see every version.
+          Tips are short lessons the policy writes for itself after each episode and reads back in later prompts. Here
+          you can read them, edit them, add your own and see every version.
         </p>
         <div class="actions">
           ${actions.map(
             ([label, command], index) =>
-              html`<vscode-button ?secondary=${index > 0} @click=${() => this.runCommand(command)}>${label}</vscode-button>`,
+              html`<vscode-button ?secondary=${index > 0} @click=${() => this.runCommand(command)}
+                >${label}</vscode-button
+              >`,
           )}
         </div>
       </section>
@@ -305,7 +350,12 @@ export class TipsPanel extends LitElement {
     const variations = this.allVariations();
     return html`
       <form class="add" @submit=${(event: Event) => event.preventDefault()}>
-        <vscode-single-select class="add-variation" aria-label="Variation of the new tip" combobox .value=${this.addDraft?.variationKey || this.filter.variation || variations[0] || ''}>
+        <vscode-single-select
+          class="add-variation"
+          aria-label="Variation of the new tip"
+          combobox
+          .value=${this.addDraft?.variationKey || this.filter.variation || variations[0] || ''}
+        >
           ${variations.map((key) => html`<vscode-option value=${key}>${key}</vscode-option>`)}
         </vscode-single-select>
         <vscode-textarea
@@ -335,7 +385,13 @@ export class TipsPanel extends LitElement {
     const editId = this.addDraft?.text === text && this.addDraft.editId ? this.addDraft.editId : crypto.randomUUID();
     this.addDraft = { variationKey, text, editId };
     this.fireDrafts();
-    this.dispatchEvent(new CustomEvent('empo2-tip-add', { detail: { variationKey, text, editId }, bubbles: true, composed: true }) as AddTipEvent);
+    this.dispatchEvent(
+      new CustomEvent('empo2-tip-add', {
+        detail: { variationKey, text, editId },
+        bubbles: true,
+        composed: true,
+      }) as AddTipEvent,
+    );
   }
 
   private setDraft(tipId: string, draft: TipDraft | undefined): void {
@@ -351,18 +407,26 @@ export class TipsPanel extends LitElement {
 
   private fireDrafts(): void {
     this.dispatchEvent(
-      new CustomEvent('empo2-drafts-change', { detail: { drafts: this.drafts, addDraft: this.addDraft }, bubbles: true, composed: true }) as DraftsChangeEvent,
+      new CustomEvent('empo2-drafts-change', {
+        detail: { drafts: this.drafts, addDraft: this.addDraft },
+        bubbles: true,
+        composed: true,
+      }) as DraftsChangeEvent,
     );
   }
 
   private allVariations(): string[] {
-    return [...new Set([...this.variations, ...this.tips.map((t) => t.variationKey)])].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+    return [...new Set([...this.variations, ...this.tips.map((t) => t.variationKey)])].sort((a, b) =>
+      a.localeCompare(b, undefined, { numeric: true }),
+    );
   }
 
   private setFilter(filter: TipsFilter): void {
     this.filter = filter;
     this.renderLimit = RENDER_LIMIT;
-    this.dispatchEvent(new CustomEvent('empo2-filter-change', { detail: filter, bubbles: true, composed: true }) as FilterChangeEvent);
+    this.dispatchEvent(
+      new CustomEvent('empo2-filter-change', { detail: filter, bubbles: true, composed: true }) as FilterChangeEvent,
+    );
   }
 
   private card(tipId: string): TipCard | null {
@@ -370,7 +434,9 @@ export class TipsPanel extends LitElement {
   }
 
   private runCommand(command: TipsPanelCommand): void {
-    this.dispatchEvent(new CustomEvent('empo2-run-command', { detail: { command }, bubbles: true, composed: true }) as RunCommandEvent);
+    this.dispatchEvent(
+      new CustomEvent('empo2-run-command', { detail: { command }, bubbles: true, composed: true }) as RunCommandEvent,
+    );
   }
 }
 
