@@ -34,33 +34,47 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ALLOW_FILE = ROOT / "scripts" / "product-language-allow.txt"
-SKIP = re.compile(r"^(package-lock\.json|src/rpc/generated/|scripts/check-product-language\.py$"
-                  r"|scripts/product-language-allow\.txt$)")
+SKIP = re.compile(
+    r"^(package-lock\.json|src/rpc/generated/|scripts/check-product-language\.py$"
+    r"|scripts/product-language-allow\.txt$)"
+)
 
 EVERYWHERE = [
     ("a numbered work period", re.compile(r"\bsessions? ?#?[0-9]+", re.I)),
     ("an issue number", re.compile(r"\bissues? #?[0-9]+|\bissue_[0-9]+", re.I)),
-    ("the people who built it", re.compile(r"\bthe lead\b|\bthis workplace\b"
-                                           r"|\bhelpers?(?: sessions?| agents?| engineers?|'s?\b)", re.I)),
+    (
+        "the people who built it",
+        re.compile(
+            r"\bthe lead\b|\bthis workplace\b"
+            r"|\bhelpers?(?: sessions?| agents?| engineers?|'s?\b)",
+            re.I,
+        ),
+    ),
 ]
 # Prose and recorded data: here a helper is a person, and a machine path is the build machine's.
 PROSE = re.compile(r"(\.md|\.txt|\.jsonl|\.rst)$|^docs/|^test/fixtures/|^protocol/examples/")
 IN_PROSE = [
     ("a helper (a person)", re.compile(r"\bhelpers?\b", re.I)),
-    ("a work period", re.compile(r"\b(?:this|next|previous) session\b|\bthe session's (?:machine|time)\b",
-                                 re.I)),
-    ("how the work went", re.compile(
-        r"\b(?:this|one|two|three|several|many|more|other|earlier|later|[0-9]+) sittings?\b"
-        r"|\b(?:while|when) the machine (?:was|had)\b|\bthe machine was (?:busy|shared|free|quiet|idle)\b"
-        r"|\bkept busy by\b|\bwhat else (?:had|ran on|was on) the machine\b|\bwhere time allowed\b"
-        r"|\bran out of time\b|\bmet on the way\b|\bhad the machine\b|\bworking sessions?\b"
-        r"|\b(?:over|in|across) (?:two|three|four|five|several|many|[0-9]+) sessions\b|\b[0-2]?[0-9]:[0-5][0-9][–-][0-2]?[0-9]:[0-5][0-9]\b", re.I)),
+    ("a work period", re.compile(r"\b(?:this|next|previous) session\b|\bthe session's (?:machine|time)\b", re.I)),
+    (
+        "how the work went",
+        re.compile(
+            r"\b(?:this|one|two|three|several|many|more|other|earlier|later|[0-9]+) sittings?\b"
+            r"|\b(?:while|when) the machine (?:was|had)\b|\bthe machine was (?:busy|shared|free|quiet|idle)\b"
+            r"|\bkept busy by\b|\bwhat else (?:had|ran on|was on) the machine\b|\bwhere time allowed\b"
+            r"|\bran out of time\b|\bmet on the way\b|\bhad the machine\b|\bworking sessions?\b"
+            r"|\b(?:over|in|across) (?:two|three|four|five|several|many|[0-9]+) sessions\b|\b[0-2]?[0-9]:[0-5][0-9][–-][0-2]?[0-9]:[0-5][0-9]\b",
+            re.I,
+        ),
+    ),
     ("a build machine's path", re.compile(r"(?<![\w.~/-])/(?:tmp|root|work|home(?!/ada/))/")),
 ]
 
 OUTSIDE = [
-    ("a file outside the repository",
-     re.compile(r"(?<![\w.~/-])/(?:work|root|home/(?!ada/)[\w.-]+|Users/[\w.-]+)/|\bEMPO2\.md\b")),
+    (
+        "a file outside the repository",
+        re.compile(r"(?<![\w.~/-])/(?:work|root|home/(?!ada/)[\w.-]+|Users/[\w.-]+)/|\bEMPO2\.md\b"),
+    ),
 ]
 CLIMB = re.compile(r"(?<![\w.])((?:\.\./)+)([\w.@-]*)")
 
@@ -84,8 +98,12 @@ def climbs_out(name: str, line: str, held: set[str]):
 
 
 def tracked_files() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                         cwd=ROOT, check=True, capture_output=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout
     return sorted({f for f in out.decode().split("\0") if f and not SKIP.match(f)})
 
 
@@ -113,8 +131,9 @@ def findings(name: str, text: str, allow: list[re.Pattern], held: set[str] = fro
         hits = [(what, hit) for what, rule in rules for hit in rule.finditer(line)]
         hits += [("a file outside the repository", hit) for hit in climbs_out(name, line, held)]
         for what, hit in hits:
-            if not any(a.start() <= hit.start() and hit.end() <= a.end()
-                       for pattern in allow for a in pattern.finditer(line)):
+            if not any(
+                a.start() <= hit.start() and hit.end() <= a.end() for pattern in allow for a in pattern.finditer(line)
+            ):
                 yield number, what, line.strip()
 
 
@@ -132,8 +151,11 @@ def main() -> int:
             shown = line if len(line) <= 160 else line[:157] + "..."
             print(f"{name}:{number}: {shown}  [{what}]")
     if bad:
-        print(f"{bad} line(s) speak of how the product was built, not of the product "
-              f"(allowed uses: {ALLOW_FILE.relative_to(ROOT)})", file=sys.stderr)
+        print(
+            f"{bad} line(s) speak of how the product was built, not of the product "
+            f"(allowed uses: {ALLOW_FILE.relative_to(ROOT)})",
+            file=sys.stderr,
+        )
         return 1
     print(f"product language: OK ({len(files)} files)")
     return 0

@@ -23,8 +23,16 @@ from pathlib import Path
 KILLED = {"killed", "timeout", "Killed", "Timeout"}
 # Not run, or no verdict: left out of the score. A mutant no test reaches ("no tests",
 # Stryker's "NoCoverage") is a survivor, as both tools score it.
-NOT_RUN = {"not checked", "skipped", "Ignored", "CompileError", "RuntimeError",
-           "check was interrupted by user", "segfault", "suspicious"}
+NOT_RUN = {
+    "not checked",
+    "skipped",
+    "Ignored",
+    "CompileError",
+    "RuntimeError",
+    "check was interrupted by user",
+    "segfault",
+    "suspicious",
+}
 
 
 def read_equivalent(path: Path | None) -> dict[str, str]:
@@ -48,8 +56,7 @@ def mutmut_rows(path: Path, by_function: bool = False) -> list[tuple[str, str, s
         if not m:
             continue
         name, status = m.group(1), m.group(2).strip()
-        module = (name.rsplit("__mutmut_", 1)[0] if by_function
-                  else re.split(r"\.(?:x_|xǁ)", name, maxsplit=1)[0])
+        module = name.rsplit("__mutmut_", 1)[0] if by_function else re.split(r"\.(?:x_|xǁ)", name, maxsplit=1)[0]
         rows.append((module, name, status))
     return rows
 
@@ -64,8 +71,7 @@ def stryker_name(file: str, mutant: dict) -> str:
     start); a `#` in it (the equivalent list's comment mark) is written %23."""
     location = mutant.get("location", {})
     start, end = location.get("start", {}), location.get("end", {})
-    span = (f"{start.get('line', '?')}:{start.get('column', '?')}-"
-            f"{end.get('line', '?')}:{end.get('column', '?')}")
+    span = f"{start.get('line', '?')}:{start.get('column', '?')}-{end.get('line', '?')}:{end.get('column', '?')}"
     replacement = " ".join(str(mutant.get("replacement", "")).split()).replace("#", "%23")
     if len(replacement) > 60:
         digest = hashlib.sha1(replacement.encode()).hexdigest()[:8]
@@ -97,14 +103,14 @@ def table(rows: list[tuple[str, str, str]], equivalent: dict[str, str]) -> list[
         else:
             counts["survived"] += 1
             survivors[module].append(name)
-    lines = ["| module | killed / scored | score | survived | equivalent | not run |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| module | killed / scored | score | survived | equivalent | not run |", "|---|---|---|---|---|---|"]
     for module in sorted(by_module):
         c = by_module[module]
         scored = c["total"] - c["equivalent"] - c["not run"]
         score = f"{100 * c['killed'] / scored:.1f}%" if scored else "–"
-        lines.append(f"| {module} | {c['killed']} / {scored} | {score} | {c['survived']} | "
-                     f"{c['equivalent']} | {c['not run']} |")
+        lines.append(
+            f"| {module} | {c['killed']} / {scored} | {score} | {c['survived']} | {c['equivalent']} | {c['not run']} |"
+        )
     for module in sorted(survivors):
         lines.append(f"\nSurvivors in {module}: " + ", ".join(f"`{n}`" for n in survivors[module]))
     return lines
@@ -115,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutmut", type=Path)
     parser.add_argument("--stryker", type=Path)
     parser.add_argument("--equivalent", type=Path)
-    parser.add_argument("--by-function", action="store_true",
-                        help="one host row per mutated function instead of per module")
+    parser.add_argument(
+        "--by-function", action="store_true", help="one host row per mutated function instead of per module"
+    )
     args = parser.parse_args(argv)
     equivalent = read_equivalent(args.equivalent)
     out = ["# Mutation report", ""]

@@ -32,8 +32,7 @@ def drop_plain_copies(patterns: list[str], root: Path = Path(".")) -> list[Path]
     removed = []
     for copy in sorted((root / "mutants").rglob("*.py")):
         relative = copy.relative_to(root / "mutants").as_posix()
-        if any(fnmatch.fnmatch(relative, p) for p in patterns) and \
-                MUTATED_MARK not in copy.read_text(encoding="utf-8"):
+        if any(fnmatch.fnmatch(relative, p) for p in patterns) and MUTATED_MARK not in copy.read_text(encoding="utf-8"):
             copy.unlink()
             removed.append(copy)
     return removed

@@ -57,8 +57,14 @@ def episode(task: str, variation: int, seed: int) -> dict:
         actions.append(action)
         if done:
             break
-    return {"task": task, "task_description": info.task_description, "observations": observations,
-            "actions": actions, "score": env.score, "tip": tip(env)}
+    return {
+        "task": task,
+        "task_description": info.task_description,
+        "observations": observations,
+        "actions": actions,
+        "score": env.score,
+        "tip": tip(env),
+    }
 
 
 def main() -> None:

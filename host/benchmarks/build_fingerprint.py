@@ -39,10 +39,17 @@ def fingerprint(size: str, steps: int, lr: float | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="empo2-build-fingerprint-") as scratch:
         build_builtin_policy(recipe, Path(scratch) / "policy", stop_after=steps)
         sha = weights_sha256(Path(scratch) / "policy")
-    return {"size": size, "lr": recipe.lr, "steps": steps, "cpu": cpu_model(),
-            "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "mkl_cbwr": os.environ.get("MKL_CBWR", ""), "threads": torch.get_num_threads(),
-            "sha256": sha}
+    return {
+        "size": size,
+        "lr": recipe.lr,
+        "steps": steps,
+        "cpu": cpu_model(),
+        "torch": torch.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "mkl_cbwr": os.environ.get("MKL_CBWR", ""),
+        "threads": torch.get_num_threads(),
+        "sha256": sha,
+    }
 
 
 def _at_least_one(text: str) -> int:
@@ -64,8 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.size not in TINY_SIZES:
         parser.error(f"unknown size {args.size!r}; the sizes are: {', '.join(TINY_SIZES)}")
     row = fingerprint(args.size, args.steps, args.lr)
-    print(f"{row['size']} after {row['steps']} steps on {row['cpu']} (torch {row['torch']}, "
-          f"{row['cpu_capability']}, MKL_CBWR={row['mkl_cbwr'] or 'unset'}): {row['sha256']}")
+    print(
+        f"{row['size']} after {row['steps']} steps on {row['cpu']} (torch {row['torch']}, "
+        f"{row['cpu_capability']}, MKL_CBWR={row['mkl_cbwr'] or 'unset'}): {row['sha256']}"
+    )
     print(json.dumps(row))
     return 0
 

@@ -51,32 +51,45 @@ def time_steps(recipe: BuiltinRecipe, steps: int) -> dict:
             build_builtin_policy(recipe, Path(scratch) / "policy", progress=tick)
         except BuildCancelled:
             pass
-    gaps = [b - a for a, b in zip(marks[WARMUP_STEPS:], marks[WARMUP_STEPS + 1:])]
+    gaps = [b - a for a, b in zip(marks[WARMUP_STEPS:], marks[WARMUP_STEPS + 1 :])]
     per_step = statistics.median(gaps)
     setup = marks[0] - started - per_step  # the first mark follows one step
-    return {"size": recipe.size, "setup_s": round(setup, 2), "step_s": round(per_step, 4),
-            "build_steps": total_steps, "projected_build_h": round((setup + per_step * total_steps) / 3600, 2)}
+    return {
+        "size": recipe.size,
+        "setup_s": round(setup, 2),
+        "step_s": round(per_step, 4),
+        "build_steps": total_steps,
+        "projected_build_h": round((setup + per_step * total_steps) / 3600, 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="default,large",
-                        help=f"comma-separated model sizes, the first the baseline ({', '.join(TINY_SIZES)})")
+    parser.add_argument(
+        "--sizes",
+        default="default,large",
+        help=f"comma-separated model sizes, the first the baseline ({', '.join(TINY_SIZES)})",
+    )
     parser.add_argument("--steps", type=int, default=20, help="optimizer steps timed per size")
     args = parser.parse_args(argv)
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
     unknown = [s for s in sizes if s not in TINY_SIZES]
     if unknown or not sizes:
-        parser.error(f"unknown size {unknown[0]!r}; the sizes are {', '.join(TINY_SIZES)}" if unknown
-                     else "--sizes names no size")
+        parser.error(
+            f"unknown size {unknown[0]!r}; the sizes are {', '.join(TINY_SIZES)}"
+            if unknown
+            else "--sizes names no size"
+        )
     if args.steps < WARMUP_STEPS + 2:
         parser.error(f"--steps must be at least {WARMUP_STEPS + 2} (the first {WARMUP_STEPS} are warm-up)")
     rows = []
     for size in sizes:
         row = time_steps(recipe_for(size), args.steps)
         rows.append(row)
-        print(f"{size}: {row['step_s']:.3f} s/step after {row['setup_s']:.0f} s of setup; "
-              f"the recipe's {row['build_steps']} steps: about {row['projected_build_h']:.2f} h")
+        print(
+            f"{size}: {row['step_s']:.3f} s/step after {row['setup_s']:.0f} s of setup; "
+            f"the recipe's {row['build_steps']} steps: about {row['projected_build_h']:.2f} h"
+        )
     base = rows[0]
     for row in rows[1:]:
         row["step_ratio"] = round(row["step_s"] / base["step_s"], 2)

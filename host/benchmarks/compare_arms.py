@@ -46,13 +46,15 @@ def pooled_runs(paths: list[Path]) -> tuple[list[dict], dict]:
             reference = shared
         elif shared != reference:
             differing = [k for k in COMPARABLE if shared[k] != reference[k]]
-            raise CompareError(f"{path} was run differently from {paths[0]} ({', '.join(differing)}), "
-                               "so their runs cannot be pooled")
+            raise CompareError(
+                f"{path} was run differently from {paths[0]} ({', '.join(differing)}), so their runs cannot be pooled"
+            )
         for run in part:
             key = (run["method"], run["seed"])
             if key in seen:
-                raise CompareError(f"{run['method']} seed {run['seed']} is in both {seen[key]} and {path}; "
-                                   "a seed is counted once")
+                raise CompareError(
+                    f"{run['method']} seed {run['seed']} is in both {seen[key]} and {path}; a seed is counted once"
+                )
             seen[key] = path
             runs.append(run)
     return runs, reference or {}
@@ -66,8 +68,10 @@ def compare(runs: list[dict], method: str, baseline: str, metrics: list[str]) ->
     arms = [r for r in runs if r["method"] in (method, baseline)]
     unknown = [m for m in metrics if any(not isinstance(r.get(m), (int, float)) for r in arms)]
     if not metrics or unknown:
-        raise CompareError(f"no metric {', '.join(unknown) or '(none given)'} in these arms' runs; "
-                           "bench runs have train_success, held_out_success and auc")
+        raise CompareError(
+            f"no metric {', '.join(unknown) or '(none given)'} in these arms' runs; "
+            "bench runs have train_success, held_out_success and auc"
+        )
     summaries = [paired_summary(arms, method, baseline, metric) for metric in metrics]
     if not summaries[0]["seeds"]:
         raise CompareError(f"{method!r} and {baseline!r} share no seed, so they cannot be paired")
@@ -84,19 +88,24 @@ def report(summaries: list[dict]) -> str:
     for s in summaries:
         low, high = s["ci95"]
         ratio = "–" if s["ratio"] is None else f"{s['ratio']:.2f}"
-        lines.append(f"  {s['metric']:<17} {100 * s['method_mean']:5.1f}% vs {100 * s['baseline_mean']:5.1f}%  "
-                     f"difference {_points(s['mean_difference'])} points [{_points(low)}, {_points(high)}]  "
-                     f"ratio {ratio}  per seed {', '.join(_points(d) for d in s['differences'])}")
+        lines.append(
+            f"  {s['metric']:<17} {100 * s['method_mean']:5.1f}% vs {100 * s['baseline_mean']:5.1f}%  "
+            f"difference {_points(s['mean_difference'])} points [{_points(low)}, {_points(high)}]  "
+            f"ratio {ratio}  per seed {', '.join(_points(d) for d in s['differences'])}"
+        )
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", type=Path, help="bench results.json files (pooled)")
-    parser.add_argument("--method", required=True, help="the arm compared, e.g. \"EMPO² (3 tips)\"")
+    parser.add_argument("--method", required=True, help='the arm compared, e.g. "EMPO² (3 tips)"')
     parser.add_argument("--baseline", required=True, help="the arm it is compared with, e.g. GRPO")
-    parser.add_argument("--metrics", default="train_success,held_out_success,auc",
-                        help="comma-separated run metrics (default: %(default)s)")
+    parser.add_argument(
+        "--metrics",
+        default="train_success,held_out_success,auc",
+        help="comma-separated run metrics (default: %(default)s)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the summaries here")
     args = parser.parse_args()
     try:
@@ -106,8 +115,10 @@ def main() -> int:
     except CompareError as err:
         print(f"compare_arms: {err}", file=sys.stderr)
         return 2
-    print(f"preset {protocol.get('preset')} {' '.join(protocol.get('overrides') or [])}; "
-          f"{len(args.results)} results file(s)")
+    print(
+        f"preset {protocol.get('preset')} {' '.join(protocol.get('overrides') or [])}; "
+        f"{len(args.results)} results file(s)"
+    )
     print(report(summaries))
     if args.json:
         args.json.write_text(json.dumps({"protocol": protocol, "summaries": summaries}, indent=2) + "\n")

@@ -92,12 +92,24 @@ def probe(policy: str, env_name: str, correct: bool, seeds: list[int], sample_se
     settings = RolloutSettings.from_config(config, env, train=False)
     started = time.time()
     with torch.no_grad():
-        roll_out([ValidityCount(make_env(config.env), c) for c in counts], episodes, model, tokenizer,
-                 settings, torch.Generator().manual_seed(sample_seed))
-    return {"actions": sum(c[0] for c in counts), "valid": sum(c[1] for c in counts),
-            "episodes": len(episodes), "successes": sum(e.success for e in episodes), "pairs": len(pairs),
-            "per_episode": {cell: (e.success, c[1] / max(c[0], 1)) for cell, e, c in zip(cells, episodes, counts)},
-            "seconds": time.time() - started, "temperature": settings.temperature}
+        roll_out(
+            [ValidityCount(make_env(config.env), c) for c in counts],
+            episodes,
+            model,
+            tokenizer,
+            settings,
+            torch.Generator().manual_seed(sample_seed),
+        )
+    return {
+        "actions": sum(c[0] for c in counts),
+        "valid": sum(c[1] for c in counts),
+        "episodes": len(episodes),
+        "successes": sum(e.success for e in episodes),
+        "pairs": len(pairs),
+        "per_episode": {cell: (e.success, c[1] / max(c[0], 1)) for cell, e, c in zip(cells, episodes, counts)},
+        "seconds": time.time() - started,
+        "temperature": settings.temperature,
+    }
 
 
 def paired(first: dict, other: dict) -> list[str]:
@@ -108,27 +120,40 @@ def paired(first: dict, other: dict) -> list[str]:
     lines = []
     for name, diffs, scale in (("success", success, 100), ("valid share", valid, 100)):
         low, high = t_interval(diffs)
-        lines.append(f"paired difference in {name}: {scale * sum(diffs) / len(diffs):+.1f} points, 95% t-interval "
-                     f"[{scale * low:+.1f}, {scale * high:+.1f}] over {len(diffs)} episodes")
-    lines.append(f"episodes only the later policy succeeds in: {sum(d > 0 for d in success)}, "
-                 f"only the first: {sum(d < 0 for d in success)}")
+        lines.append(
+            f"paired difference in {name}: {scale * sum(diffs) / len(diffs):+.1f} points, 95% t-interval "
+            f"[{scale * low:+.1f}, {scale * high:+.1f}] over {len(diffs)} episodes"
+        )
+    lines.append(
+        f"episodes only the later policy succeeds in: {sum(d > 0 for d in success)}, "
+        f"only the first: {sum(d < 0 for d in success)}"
+    )
     for task, variation in sorted({(t, v) for t, v, _ in cells}):
         mine = [c for c in cells if c[:2] == (task, variation)]
-        lines.append(f"  {task} variation {variation}: success {sum(first['per_episode'][c][0] for c in mine)}/"
-                     f"{len(mine)} -> {sum(other['per_episode'][c][0] for c in mine)}/{len(mine)}")
+        lines.append(
+            f"  {task} variation {variation}: success {sum(first['per_episode'][c][0] for c in mine)}/"
+            f"{len(mine)} -> {sum(other['per_episode'][c][0] for c in mine)}/{len(mine)}"
+        )
     return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", required=True, help="an env.name")
-    parser.add_argument("--policy", action="append", required=True,
-                        help="a packaged model's name, 'builtin' or a model folder; repeatable")
+    parser.add_argument(
+        "--policy",
+        action="append",
+        required=True,
+        help="a packaged model's name, 'builtin' or a model folder; repeatable",
+    )
     parser.add_argument("--seeds", default="100-109", help="reset seeds, e.g. 100-109 or 1,2,3")
     parser.add_argument("--sample-seed", type=int, default=0, help="seed of the sampling generator")
-    parser.add_argument("--correction", default="both", choices=("on", "off", "both"),
-                        help="play with the run's correction of invalid actions, without, or both "
-                             "(default: both)")
+    parser.add_argument(
+        "--correction",
+        default="both",
+        choices=("on", "off", "both"),
+        help="play with the run's correction of invalid actions, without, or both (default: both)",
+    )
     args = parser.parse_args()
     seeds = seeds_of(args.seeds)
     conditions = {"on": (True,), "off": (False,), "both": (True, False)}[args.correction]
@@ -139,14 +164,20 @@ def main() -> None:
         for correct in conditions:
             r = probe(policy, args.env, correct, seeds, args.sample_seed)
             results[correct].append(r)
-            print(f"| {Path(policy).name} | {'on' if correct else 'off'} | {share(r['valid'], r['actions'])} | "
-                  f"{share(r['successes'], r['episodes'])} | {r['seconds']:.0f} |", flush=True)
-    print(f"\n{r['pairs']} held-out (task, variation) pairs x {len(seeds)} seeds ({args.seeds}) = "
-          f"{r['episodes']} episodes per row, temperature {r['temperature']}")
+            print(
+                f"| {Path(policy).name} | {'on' if correct else 'off'} | {share(r['valid'], r['actions'])} | "
+                f"{share(r['successes'], r['episodes'])} | {r['seconds']:.0f} |",
+                flush=True,
+            )
+    print(
+        f"\n{r['pairs']} held-out (task, variation) pairs x {len(seeds)} seeds ({args.seeds}) = "
+        f"{r['episodes']} episodes per row, temperature {r['temperature']}"
+    )
     for correct, rows in results.items():
         for policy, row in zip(args.policy[1:], rows[1:]):
-            print(f"\n{Path(policy).name} against {Path(args.policy[0]).name}, correction "
-                  f"{'on' if correct else 'off'}:")
+            print(
+                f"\n{Path(policy).name} against {Path(args.policy[0]).name}, correction {'on' if correct else 'off'}:"
+            )
             print("\n".join(paired(rows[0], row)))
 
 

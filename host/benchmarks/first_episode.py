@@ -67,13 +67,25 @@ def stop_burners(burners: list[subprocess.Popen]) -> None:
 def one_run(workdir: Path, timeout_s: float, overrides: list[str]) -> dict:
     token = secrets.token_hex(32)
     cache = workdir / "cache"
-    env = dict(os.environ, EMPO2_HOST_TOKEN=token, EMPO2_NO_PROGRESS="1", EMPO2_CACHE_DIR=str(cache),
-               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(HOST_ROOT))
+    env = dict(
+        os.environ,
+        EMPO2_HOST_TOKEN=token,
+        EMPO2_NO_PROGRESS="1",
+        EMPO2_CACHE_DIR=str(cache),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONPATH=str(HOST_ROOT),
+    )
     with open(workdir / "host.stderr", "a") as stderr:
         started = time.perf_counter()
-        host = subprocess.Popen([sys.executable, "-m", "empo2.cli", "serve", "--port", "0",
-                                 "--run-root", str(workdir / "runs")],
-                                cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        host = subprocess.Popen(
+            [sys.executable, "-m", "empo2.cli", "serve", "--port", "0", "--run-root", str(workdir / "runs")],
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
         try:
             line = host.stdout.readline()
             if not line:
@@ -113,8 +125,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=2, help="runs, each from a clean cache")
     parser.add_argument("--timeout", type=float, default=900, help="seconds to wait for the marks")
-    parser.add_argument("--burners", type=int, default=0,
-                        help="busy-looping processes to run beside the host (default 0: quiet)")
+    parser.add_argument(
+        "--burners", type=int, default=0, help="busy-looping processes to run beside the host (default 0: quiet)"
+    )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides of the run")
     args = parser.parse_args()
     if args.burners < 0:
@@ -129,25 +142,42 @@ def main() -> int:
             result["load_average"] = os.getloadavg()[0]
             runs.append(result)
             phases = ", ".join(f"{p} {result['phases'][p]:.1f}" for p in PHASES)
-            print(f"ready {result['ready_s']:5.1f} s  run started {result['run_started_s']:5.1f} s  "
-                  f"first episode {result['first_episode_s']:5.1f} s  first metrics "
-                  f"{result['first_metrics_s']:5.1f} s ({phases})  first iteration written "
-                  f"{result['first_iteration_written_s']:5.1f} s  load {result['load_average']:.1f}  "
-                  f"(cache after: {', '.join(result['cache_after']) or 'nothing'})", flush=True)
+            print(
+                f"ready {result['ready_s']:5.1f} s  run started {result['run_started_s']:5.1f} s  "
+                f"first episode {result['first_episode_s']:5.1f} s  first metrics "
+                f"{result['first_metrics_s']:5.1f} s ({phases})  first iteration written "
+                f"{result['first_iteration_written_s']:5.1f} s  load {result['load_average']:.1f}  "
+                f"(cache after: {', '.join(result['cache_after']) or 'nothing'})",
+                flush=True,
+            )
     finally:
         stop_burners(burners)
     keys = ("ready_s", "run_started_s", "first_episode_s", "first_metrics_s", "first_iteration_written_s")
     median = {key: statistics.median(r[key] for r in runs) for key in keys}
-    print(f"median: first episode {median['first_episode_s']:.1f} s, first metrics "
-          f"{median['first_metrics_s']:.1f} s, first iteration written "
-          f"{median['first_iteration_written_s']:.1f} s after the host's spawn")
-    print(f"first iteration written / first episode streamed: "
-          f"{median['first_iteration_written_s'] / median['first_episode_s']:.1f}x")
-    print(json.dumps({"repeats": args.repeats, "overrides": args.overrides, "burners": args.burners,
-                      "median": median, "phases": [r["phases"] for r in runs],
-                      "cache_after": runs[-1]["cache_after"], "cpus": os.cpu_count(),
-                      "load_average_before": load_before,
-                      "load_average": [r["load_average"] for r in runs]}))
+    print(
+        f"median: first episode {median['first_episode_s']:.1f} s, first metrics "
+        f"{median['first_metrics_s']:.1f} s, first iteration written "
+        f"{median['first_iteration_written_s']:.1f} s after the host's spawn"
+    )
+    print(
+        f"first iteration written / first episode streamed: "
+        f"{median['first_iteration_written_s'] / median['first_episode_s']:.1f}x"
+    )
+    print(
+        json.dumps(
+            {
+                "repeats": args.repeats,
+                "overrides": args.overrides,
+                "burners": args.burners,
+                "median": median,
+                "phases": [r["phases"] for r in runs],
+                "cache_after": runs[-1]["cache_after"],
+                "cpus": os.cpu_count(),
+                "load_average_before": load_before,
+                "load_average": [r["load_average"] for r in runs],
+            }
+        )
+    )
     return 0
 
 

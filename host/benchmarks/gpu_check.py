@@ -46,11 +46,27 @@ from empo2.policy.tokenizer import build_word_tokenizer  # noqa: E402
 from empo2.run_folder.folder import RunFolder  # noqa: E402
 from empo2.training.trainer import Trainer  # noqa: E402
 
-QWEN25_05B = dict(hidden_size=896, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
-                  intermediate_size=4864, vocab_size=151_936, max_position_embeddings=32_768,
-                  rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=True)
-SMOKE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-             intermediate_size=128, max_position_embeddings=2048, tie_word_embeddings=True)
+QWEN25_05B = dict(
+    hidden_size=896,
+    num_hidden_layers=24,
+    num_attention_heads=14,
+    num_key_value_heads=2,
+    intermediate_size=4864,
+    vocab_size=151_936,
+    max_position_embeddings=32_768,
+    rope_theta=1_000_000.0,
+    rms_norm_eps=1e-6,
+    tie_word_embeddings=True,
+)
+SMOKE = dict(
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=128,
+    max_position_embeddings=2048,
+    tie_word_embeddings=True,
+)
 PEAK_TFLOPS = {"H200": 989.5, "H100": 989.5, "A100": 312.0, "L40S": 362.0, "A10": 125.0}
 
 
@@ -61,8 +77,9 @@ def build_model_folder(folder: Path, smoke: bool, device: str) -> int:
     tokenizer = build_word_tokenizer(vocabulary_corpus(PromptShape(), 15))
     shape = dict(SMOKE if smoke else QWEN25_05B)
     shape.setdefault("vocab_size", len(tokenizer))
-    config = Qwen2Config(**shape, pad_token_id=tokenizer.pad_token_id,
-                         eos_token_id=tokenizer.eos_token_id, bos_token_id=None)
+    config = Qwen2Config(
+        **shape, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=None
+    )
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     with torch.device(device):
         model = Qwen2ForCausalLM(config).to(dtype)
@@ -84,10 +101,18 @@ def run_config(model_folder: Path, smoke: bool, iterations: int) -> dict:
         policy = {"max_action_tokens": 32, "max_tip_tokens": 64}
         steps = 10
     return {
-        "iterations": iterations, "checkpoint_every": 1000, "eval": {"every": 0},
+        "iterations": iterations,
+        "checkpoint_every": 1000,
+        "eval": {"every": 0},
         "env": {"name": "builtin", "max_steps": steps},
-        "policy": {"model": str(model_folder), "dtype": "auto", "gradient_checkpointing": True,
-                   "generation_batch": 64, "max_sequence_tokens": 1024, **policy},
+        "policy": {
+            "model": str(model_folder),
+            "dtype": "auto",
+            "gradient_checkpointing": True,
+            "generation_batch": 64,
+            "max_sequence_tokens": 1024,
+            **policy,
+        },
         "algo": {"p_memory": 0.5, "q_off_policy": 0.6666666666666666, "lr": 1e-6, "minibatches": 2, **algo},
     }
 
@@ -125,19 +150,23 @@ def measure(args, strategy: str, iterations: int) -> dict:
     t_tips = sum(m[metric.TIME_PREFIX + "tips"] for m in measured)
     t_update = sum(m[metric.TIME_PREFIX + "update"] for m in measured)
     update_tokens = sum(m[metric.THROUGHPUT_UPDATE] * m[metric.TIME_PREFIX + "update"] for m in measured)
-    flops = (2 * n_params * (prompts + generated)          # rollout: prefill + decode
-             + (2 + 6 + 2) * n_params * update_tokens)      # π_old forward, train step, recompute
+    flops = (
+        2 * n_params * (prompts + generated)  # rollout: prefill + decode
+        + (2 + 6 + 2) * n_params * update_tokens
+    )  # π_old forward, train step, recompute
     peak_tflops = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
     mfu = flops / (t_gen + t_update) / (peak_tflops * 1e12) if peak_tflops else None
     return {
-        "strategy": strategy, "device": name,
+        "strategy": strategy,
+        "device": name,
         "model": "smoke" if args.smoke else "Qwen2.5-0.5B shape (random init)",
-        "non_embedding_params": n_params, "iterations_measured": len(measured),
+        "non_embedding_params": n_params,
+        "iterations_measured": len(measured),
         "rollout_tokens_per_s": generated / max(t_gen, 1e-9),
         "update_tokens_per_s": update_tokens / max(t_update, 1e-9),
-        "mfu": mfu, "peak_gpu_memory_gib": peak,
-        "seconds": {"generation": t_gen, "tips": t_tips, "update": t_update,
-                    "total": time.perf_counter() - started},
+        "mfu": mfu,
+        "peak_gpu_memory_gib": peak,
+        "seconds": {"generation": t_gen, "tips": t_tips, "update": t_update, "total": time.perf_counter() - started},
     }
 
 
@@ -145,10 +174,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="CPU, tiny shape, one iteration")
     parser.add_argument("--iterations", type=int, default=None, help="default: 4 (smoke: 1)")
-    parser.add_argument("--peak-tflops", type=float, default=None,
-                        help="the GPU's dense bf16 peak (default: looked up by name)")
-    parser.add_argument("--strategies", default="ddp,fsdp2",
-                        help="dist.strategy values to measure, one run each (default: ddp,fsdp2)")
+    parser.add_argument(
+        "--peak-tflops", type=float, default=None, help="the GPU's dense bf16 peak (default: looked up by name)"
+    )
+    parser.add_argument(
+        "--strategies", default="ddp,fsdp2", help="dist.strategy values to measure, one run each (default: ddp,fsdp2)"
+    )
     args = parser.parse_args()
     if not args.smoke and not torch.cuda.is_available():
         print("gpu_check: no CUDA device; use --smoke to exercise the code path on CPU", file=sys.stderr)
@@ -166,7 +197,11 @@ def main() -> None:
         print(f"== {report['strategy']} on {report['device']}")
         print(f"rollout tokens/s   {report['rollout_tokens_per_s']:,.0f}")
         print(f"update tokens/s    {report['update_tokens_per_s']:,.0f}")
-        print(f"MFU                {mfu:.1%}" if mfu is not None else "MFU                n/a (unknown peak; pass --peak-tflops)")
+        print(
+            f"MFU                {mfu:.1%}"
+            if mfu is not None
+            else "MFU                n/a (unknown peak; pass --peak-tflops)"
+        )
         print(f"peak GPU memory    {report['peak_gpu_memory_gib']:.2f} GiB")
     if len(reports) == 2:  # the second strategy against the first, measured in this run
         base, other = reports

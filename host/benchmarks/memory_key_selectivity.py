@@ -54,24 +54,42 @@ GOLD_SHARE = 0.25  # simulated episodes that take the gold path (succeed)
 
 def _step(user_text: str, observation: str, executed: str, raw: str | None = None) -> StepRecord:
     """What tip_entries reads of a step (the raw text: for policy.history_action=raw)."""
-    return StepRecord(observation=observation, user_text=user_text, tips=[], tip_ids=[],
-                      prompt_ids=[], prompt_ids_no_tips=[], action=raw or executed,
-                      executed_action=executed, action_ids=[], behaviour_logprobs=[])
+    return StepRecord(
+        observation=observation,
+        user_text=user_text,
+        tips=[],
+        tip_ids=[],
+        prompt_ids=[],
+        prompt_ids_no_tips=[],
+        action=raw or executed,
+        executed_action=executed,
+        action_ids=[],
+        behaviour_logprobs=[],
+    )
 
 
 def recorded_iterations(folder: RunFolder, limit: int) -> list[list[tuple[Episode, list[str]]]]:
     """The run's episodes with tips, iteration by iteration: (episode, observations after each
     step), rebuilt from trajectories/iter-*.jsonl."""
     iterations = []
-    for path in sorted(folder.path.glob("trajectories/iter-*.jsonl"))[:limit or None]:
+    for path in sorted(folder.path.glob("trajectories/iter-*.jsonl"))[: limit or None]:
         played = []
         for line in path.read_text().splitlines():
             r = json.loads(line)
-            ep = Episode(id=r["id"], task=r["task"], variation=r["variation"], group=r["group"],
-                         rollout_mode=r["rollout_mode"], description=r["description"],
-                         final_score=r["return"], success=r["success"], tip=r.get("tip") or "",
-                         steps=[_step(s["prompt_no_tips"], s["observation"], s["executed_action"],
-                                      s["action"]) for s in r["steps"]])
+            ep = Episode(
+                id=r["id"],
+                task=r["task"],
+                variation=r["variation"],
+                group=r["group"],
+                rollout_mode=r["rollout_mode"],
+                description=r["description"],
+                final_score=r["return"],
+                success=r["success"],
+                tip=r.get("tip") or "",
+                steps=[
+                    _step(s["prompt_no_tips"], s["observation"], s["executed_action"], s["action"]) for s in r["steps"]
+                ],
+            )
             if ep.tip and ep.steps:
                 played.append((ep, [s["next_observation"] for s in r["steps"]]))
         iterations.append(played)
@@ -91,19 +109,29 @@ def simulated_iterations(config, rounds: int, seed: int) -> list[list[tuple[Epis
         played = []
         for g, (task, variation) in enumerate(pairs):
             observation, info = env.reset(task, variation, seed=g)
-            ep = Episode(id=f"sim{r}-{g}", task=task, variation=variation, group=g,
-                         rollout_mode=MEMORY_FREE, description=info.task_description)
+            ep = Episode(
+                id=f"sim{r}-{g}",
+                task=task,
+                variation=variation,
+                group=g,
+                rollout_mode=MEMORY_FREE,
+                description=info.task_description,
+            )
             w = env.world
             if rng.random() < GOLD_SHARE:
                 plan = list(w.gold_actions())
             else:
                 rooms = [room for room in w.rooms if room != "hallway"]
-                plan = [a for room in rng.sample(rooms, len(rooms))
-                        for a in (f"go to {room}", f"open {w.container_of[room]}")]
+                plan = [
+                    a
+                    for room in rng.sample(rooms, len(rooms))
+                    for a in (f"go to {room}", f"open {w.container_of[room]}")
+                ]
             after: list[str] = []
             for action in plan:
-                user = step_user_text(ep.description, ep.turns(after), observation, p.history_steps,
-                                      p.observation_words)
+                user = step_user_text(
+                    ep.description, ep.turns(after), observation, p.history_steps, p.observation_words
+                )
                 seen = observation
                 observation, _, done, info = env.step(action)
                 ep.steps.append(_step(user, seen, info.corrected_action or action))
@@ -117,14 +145,13 @@ def simulated_iterations(config, rounds: int, seed: int) -> list[list[tuple[Epis
     return iterations
 
 
-def selectivity(iterations, settings: RolloutSettings, embedder, capacity: int,
-                thresholds=THRESHOLDS) -> dict:
+def selectivity(iterations, settings: RolloutSettings, embedder, capacity: int, thresholds=THRESHOLDS) -> dict:
     """The figures of the module docstring for one memory key (settings.memory_key); `capacity`
     is the entries per variation (memory.capacity), the pooled buffers hold 20 variations' worth."""
-    own = MemoryStore(embedder, capacity=capacity)         # per variation, as training files tips
+    own = MemoryStore(embedder, capacity=capacity)  # per variation, as training files tips
     pooled = MemoryStore(embedder, capacity=20 * capacity)  # per task: every variation in one buffer
-    succeeded: dict[str, bool] = {}                # tip id (own store) -> written after a success
-    pool: dict[str, dict[str, int]] = {}           # task -> tip id (pooled store) -> its variation
+    succeeded: dict[str, bool] = {}  # tip id (own store) -> written after a success
+    pool: dict[str, dict[str, int]] = {}  # task -> tip id (pooled store) -> its variation
     cosines: list[np.ndarray] = []
     shown, with_tips, from_success, same, chance = [], [], [], [], []
     for played in iterations:
@@ -162,9 +189,13 @@ def selectivity(iterations, settings: RolloutSettings, embedder, capacity: int,
         "tips": own.count(),
         "cosine": {f"q{q}": round(float(np.quantile(pairs, q / 100)), 4) for q in (10, 50, 90)} if len(pairs) else {},
         "kept_by_threshold": {str(t): mean(pairs > t) for t in thresholds},
-        "retrieval": {"threshold": settings.similarity_threshold, "top_k": settings.top_k,
-                      "steps_with_tips": mean(with_tips), "tips_per_step": mean(shown),
-                      "success_share": mean(from_success)},
+        "retrieval": {
+            "threshold": settings.similarity_threshold,
+            "top_k": settings.top_k,
+            "steps_with_tips": mean(with_tips),
+            "tips_per_step": mean(shown),
+            "success_share": mean(from_success),
+        },
         "same_variation": {"share": mean(same), "chance": mean(chance)},
     }
 
@@ -172,13 +203,19 @@ def selectivity(iterations, settings: RolloutSettings, embedder, capacity: int,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--iterations", type=int, default=0, help="the run's first N iterations only (0: all)")
-    parser.add_argument("--simulate", type=int, default=0, metavar="ROUNDS",
-                        help="scripted built-in episodes instead: one per training variation per round")
+    parser.add_argument(
+        "--simulate",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="scripted built-in episodes instead: one per training variation per round",
+    )
     parser.add_argument("--preset", default="builtin-bench", help="the simulation's worlds (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="also write the report here")
-    parser.add_argument("rest", nargs="*", metavar="RUN_FOLDER | KEY=VALUE",
-                        help="a run folder, or with --simulate config overrides")
+    parser.add_argument(
+        "rest", nargs="*", metavar="RUN_FOLDER | KEY=VALUE", help="a run folder, or with --simulate config overrides"
+    )
     args = parser.parse_args(argv)
     if not args.simulate and len(args.rest) != 1:
         parser.error("name one run folder, or --simulate ROUNDS")
@@ -201,10 +238,14 @@ def main(argv: list[str] | None = None) -> int:
 
     embedder = SentenceEmbedder()
     base = RolloutSettings.from_config(config, None, train=True)
-    report = {**source, "episodes": sum(len(p) for p in iterations),
-              "keys": {key: selectivity(iterations, dataclasses.replace(base, memory_key=key), embedder,
-                                        config.memory.capacity)
-                       for key in KEYS}}
+    report = {
+        **source,
+        "episodes": sum(len(p) for p in iterations),
+        "keys": {
+            key: selectivity(iterations, dataclasses.replace(base, memory_key=key), embedder, config.memory.capacity)
+            for key in KEYS
+        },
+    }
     text = json.dumps(report, indent=2)
     print(text)
     if args.out is not None:

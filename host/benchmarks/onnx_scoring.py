@@ -63,8 +63,12 @@ def make_rows(vocab: int, count: int, prompt: int, response: int, seed: int) -> 
     rows = []
     for _ in range(count):
         p_len = int(torch.randint(max(2, prompt // 2), prompt + prompt // 2 + 1, (1,), generator=g))
-        rows.append({"prompt": torch.randint(6, vocab, (p_len,), generator=g).tolist(),
-                     "response": torch.randint(6, vocab, (response,), generator=g).tolist()})
+        rows.append(
+            {
+                "prompt": torch.randint(6, vocab, (p_len,), generator=g).tolist(),
+                "response": torch.randint(6, vocab, (response,), generator=g).tolist(),
+            }
+        )
     return rows
 
 
@@ -74,10 +78,11 @@ def torch_pass(model, rows, temperature, pad) -> list[list[float]]:
 
     out = []
     for start in range(0, len(rows), SCORING_BATCH):
-        batch = rows[start:start + SCORING_BATCH]
-        logp, _, _, _ = sequence_alternatives(model, [r["prompt"] for r in batch],
-                                              [r["response"] for r in batch], 5, temperature, pad)
-        out += [logp[i, :len(r["response"])].tolist() for i, r in enumerate(batch)]
+        batch = rows[start : start + SCORING_BATCH]
+        logp, _, _, _ = sequence_alternatives(
+            model, [r["prompt"] for r in batch], [r["response"] for r in batch], 5, temperature, pad
+        )
+        out += [logp[i, : len(r["response"])].tolist() for i, r in enumerate(batch)]
     return out
 
 
@@ -101,8 +106,7 @@ def main() -> int:
     parser.add_argument("--temperature", type=float, default=1.0)
     args = parser.parse_args()
     if not SCORER.is_file():
-        print(f"onnx_scoring: {SCORER.relative_to(REPO)} is missing; run `npm run build:tests` first.",
-              file=sys.stderr)
+        print(f"onnx_scoring: {SCORER.relative_to(REPO)} is missing; run `npm run build:tests` first.", file=sys.stderr)
         return 2
 
     import torch
@@ -129,9 +133,22 @@ def main() -> int:
         reference = torch_pass(model, rows, args.temperature, pad)  # warm-up, and the parity reference
         torch_s = time_torch(model, rows, args.temperature, pad, args.repeats)
         node = subprocess.run(
-            ["node", "-e", NODE_RUN, str(SCORER), str(Path(scratch) / "export"), str(rows_file),
-             str(args.repeats), str(threads), str(args.temperature)],
-            capture_output=True, text=True, cwd=REPO, env=dict(os.environ))
+            [
+                "node",
+                "-e",
+                NODE_RUN,
+                str(SCORER),
+                str(Path(scratch) / "export"),
+                str(rows_file),
+                str(args.repeats),
+                str(threads),
+                str(args.temperature),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=dict(os.environ),
+        )
         if node.returncode != 0:
             print(f"onnx_scoring: node failed: {node.stderr.strip()[-2000:]}", file=sys.stderr)
             return 1
@@ -142,15 +159,28 @@ def main() -> int:
     torch_rate = tokens / statistics.median(torch_s)
     onnx_rate = tokens / statistics.median(measured["seconds"])
     print(f"policy {policy} ({params / 1e6:.2f}M parameters, vocabulary {len(tokenizer)}); export {export_s:.1f} s")
-    print(f"{args.rows} rows of ~{args.prompt} prompt + {args.response} response tokens, {threads} threads, "
-          f"{args.repeats} passes each (torch {2 * args.repeats}: before and after)")
+    print(
+        f"{args.rows} rows of ~{args.prompt} prompt + {args.response} response tokens, {threads} threads, "
+        f"{args.repeats} passes each (torch {2 * args.repeats}: before and after)"
+    )
     print(f"torch            {torch_rate:10.0f} tokens scored/s   (median pass {statistics.median(torch_s):.3f} s)")
-    print(f"onnxruntime-node {onnx_rate:10.0f} tokens scored/s   (median pass {statistics.median(measured['seconds']):.3f} s)")
+    print(
+        f"onnxruntime-node {onnx_rate:10.0f} tokens scored/s   (median pass {statistics.median(measured['seconds']):.3f} s)"
+    )
     print(f"onnx/torch ratio {onnx_rate / torch_rate:.2f}")
     print(f"largest |onnx - torch| log-prob {worst:.2e}")
-    print(json.dumps({"torch_tokens_per_s": torch_rate, "onnx_tokens_per_s": onnx_rate,
-                      "ratio": onnx_rate / torch_rate, "max_abs_logprob_diff": worst,
-                      "threads": threads, "parameters": params}))
+    print(
+        json.dumps(
+            {
+                "torch_tokens_per_s": torch_rate,
+                "onnx_tokens_per_s": onnx_rate,
+                "ratio": onnx_rate / torch_rate,
+                "max_abs_logprob_diff": worst,
+                "threads": threads,
+                "parameters": params,
+            }
+        )
+    )
     return 0
 
 

@@ -44,8 +44,14 @@ ARMS = (MEMORY_ARM, FREE_ARM)
 
 def settings_of(args, model_path: str) -> dict:
     """What a resumed --out must share with this invocation."""
-    return {"model": args.model, "policy_sha256": weights_sha256(model_path), "preset": args.preset,
-            "overrides": args.overrides, "trials": args.trials, "variations": args.variations}
+    return {
+        "model": args.model,
+        "policy_sha256": weights_sha256(model_path),
+        "preset": args.preset,
+        "overrides": args.overrides,
+        "trials": args.trials,
+        "variations": args.variations,
+    }
 
 
 def per_seed_metrics(row: dict) -> dict:
@@ -66,9 +72,9 @@ def summarize(rows: list[dict], trials: int) -> dict:
     for arm in ARMS:
         mine = [r for r in rows if r["arm"] == arm]
         summary["curves"][arm] = {
-            name: [statistics.fmean(r[f"{name}_by_trial"][t] for r in mine) if mine else None
-                   for t in range(trials)]
-            for name in ("success", "score")}
+            name: [statistics.fmean(r[f"{name}_by_trial"][t] for r in mine) if mine else None for t in range(trials)]
+            for name in ("success", "score")
+        }
     for metric in ("success_last", "success_later_mean", "score_last", "score_later_mean"):
         s = paired_summary(runs, MEMORY_ARM, FREE_ARM, metric)
         base = s["baseline_mean"]
@@ -89,12 +95,28 @@ def play_seed(model, tokenizer, config, env, seed: int, trials: int, variations:
     rows = []
     for arm in ARMS:
         clock = time.perf_counter()
-        result = memory_trials(model, tokenizer, config.env, pairs, trials, settings,
-                               config.policy.max_tip_tokens, embedder, seed,
-                               with_memory=arm == MEMORY_ARM)
-        rows.append({"seed": seed, "arm": arm, "episodes_per_trial": len(pairs),
-                     "success_by_trial": result.success, "score_by_trial": result.score,
-                     "seconds": round(time.perf_counter() - clock, 1)})
+        result = memory_trials(
+            model,
+            tokenizer,
+            config.env,
+            pairs,
+            trials,
+            settings,
+            config.policy.max_tip_tokens,
+            embedder,
+            seed,
+            with_memory=arm == MEMORY_ARM,
+        )
+        rows.append(
+            {
+                "seed": seed,
+                "arm": arm,
+                "episodes_per_trial": len(pairs),
+                "success_by_trial": result.success,
+                "score_by_trial": result.score,
+                "seconds": round(time.perf_counter() - clock, 1),
+            }
+        )
     return rows
 
 
@@ -106,19 +128,21 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--variations", type=int, default=20, help="held-out variations of the kind")
     parser.add_argument("--out", default="docs/bench/r9-ood-memory/results.json")
-    parser.add_argument("--resume", action="store_true",
-                        help="keep --out's seeds (same settings) and play only the missing ones")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep --out's seeds (same settings) and play only the missing ones"
+    )
     parser.add_argument("overrides", nargs="*", help="key=value overrides of the preset")
     args = parser.parse_args()
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     except ValueError:
-        print(f"ood_memory_trials: --seeds must be comma-separated integers, got {args.seeds!r}.",
-              file=sys.stderr)
+        print(f"ood_memory_trials: --seeds must be comma-separated integers, got {args.seeds!r}.", file=sys.stderr)
         return 2
     if not seeds or args.trials < 2 or args.variations < 1:
-        print("ood_memory_trials: give at least one seed, --trials of at least 2 and --variations "
-              "of at least 1.", file=sys.stderr)
+        print(
+            "ood_memory_trials: give at least one seed, --trials of at least 2 and --variations of at least 1.",
+            file=sys.stderr,
+        )
         return 2
     try:
         config = load_config(args.preset, args.overrides)
@@ -140,8 +164,7 @@ def main() -> int:
     if args.resume and out.exists():
         kept = json.loads(out.read_text())
         if any(kept.get(k) != v for k, v in settings.items()):
-            print(f"ood_memory_trials: {out} was run with other settings; it cannot be resumed.",
-                  file=sys.stderr)
+            print(f"ood_memory_trials: {out} was run with other settings; it cannot be resumed.", file=sys.stderr)
             return 2
         rows = kept["rows"]
     done = {r["seed"] for r in rows}
@@ -154,13 +177,13 @@ def main() -> int:
     for seed in seeds:
         if seed in done:
             continue
-        rows += [{**row, "cpu": cpu}
-                 for row in play_seed(model, tokenizer, config, env, seed, args.trials, args.variations, embedder)]
+        rows += [
+            {**row, "cpu": cpu}
+            for row in play_seed(model, tokenizer, config, env, seed, args.trials, args.variations, embedder)
+        ]
         out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(out, {**settings, "rows": rows,
-                                "summary": summarize(rows, args.trials)})
-        print(json.dumps({r["arm"]: r["success_by_trial"] for r in rows[-2:]} | {"seed": seed}),
-              flush=True)
+        atomic_write_json(out, {**settings, "rows": rows, "summary": summarize(rows, args.trials)})
+        print(json.dumps({r["arm"]: r["success_by_trial"] for r in rows[-2:]} | {"seed": seed}), flush=True)
     return 0
 
 

@@ -33,8 +33,13 @@ def percentiles(samples: list[float]) -> dict:
     def at(q: float) -> float:
         return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 2)
 
-    return {"n": len(ordered), "p50_ms": at(0.50), "p99_ms": at(0.99),
-            "max_ms": round(ordered[-1] * 1000, 2), "mean_ms": round(statistics.mean(ordered) * 1000, 2)}
+    return {
+        "n": len(ordered),
+        "p50_ms": at(0.50),
+        "p99_ms": at(0.99),
+        "max_ms": round(ordered[-1] * 1000, 2),
+        "mean_ms": round(statistics.mean(ordered) * 1000, 2),
+    }
 
 
 def ping_for(client: HostClient, seconds: float, interval: float, still) -> list[float]:
@@ -68,11 +73,17 @@ def main() -> int:
         overrides = list(args.overrides) + ([f"policy.model={args.model}"] if args.model else [])
         overrides += ["iterations=1000"]  # the run outlives the measurement; it is stopped after
         client.request("run.start", {"preset": args.preset, "overrides": overrides, "name": "ping"})
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] in ("running", "failed"),
-                        timeout=1800)
+        client.wait_for(
+            lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] in ("running", "failed"), timeout=1800
+        )
         # Wait for the first rollout step: model loading is over and training is under way.
-        client.wait_for(lambda m: m["method"] == "run/progress" or (
-            m["method"] == "run/state" and m["params"]["run"]["state"] == "failed"), timeout=1800)
+        client.wait_for(
+            lambda m: (
+                m["method"] == "run/progress"
+                or (m["method"] == "run/state" and m["params"]["run"]["state"] == "failed")
+            ),
+            timeout=1800,
+        )
         state = {"value": "running"}
         print("training; pinging", file=sys.stderr)
 
@@ -88,13 +99,15 @@ def main() -> int:
         client.request("shutdown")
         client.close()
         result = {
-            "idle": percentiles(idle), "training": percentiles(busy),
-            "iterations_during_measurement": len(metrics), "preset": args.preset,
-            "model": args.model or "preset", "cpu_threads": os.cpu_count(),
+            "idle": percentiles(idle),
+            "training": percentiles(busy),
+            "iterations_during_measurement": len(metrics),
+            "preset": args.preset,
+            "model": args.model or "preset",
+            "cpu_threads": os.cpu_count(),
         }
         print(json.dumps(result, indent=2))
         return 0
-
 
 
 if __name__ == "__main__":

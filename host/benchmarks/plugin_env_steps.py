@@ -75,10 +75,14 @@ def pooled(timeout_s: float, group: int) -> list:
 
 def served() -> tuple[subprocess.Popen, str]:
     """The example served by `empo2-host serve-env` in its own process, and its URL."""
-    server = subprocess.Popen([sys.executable, "-m", "empo2.cli", "serve-env", NAME, "env.max_steps=20",
-                               "env.step_timeout_s=0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                              cwd=ROOT / "host", env={**os.environ,
-                                                       "PYTHONPATH": str(ROOT / "examples" / "lockbox-env")})
+    server = subprocess.Popen(
+        [sys.executable, "-m", "empo2.cli", "serve-env", NAME, "env.max_steps=20", "env.step_timeout_s=0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT / "host",
+        env={**os.environ, "PYTHONPATH": str(ROOT / "examples" / "lockbox-env")},
+    )
     url = server.stdout.readline().strip()
     if not url.startswith("http"):
         server.kill()
@@ -93,14 +97,20 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=8, help="environments played in lockstep")
     parser.add_argument("--no-openenv", action="store_true", help="leave out the OpenEnv way")
     args = parser.parse_args()
-    ways = {"alone": ([LockboxEnv(max_steps=20) for _ in range(args.group)], alone_turn),
-            "pool, step timeout 60 s": (pooled(60.0, args.group), pool_turn),
-            "pool, no step timeout": (pooled(0.0, args.group), pool_turn)}
+    ways = {
+        "alone": ([LockboxEnv(max_steps=20) for _ in range(args.group)], alone_turn),
+        "pool, step timeout 60 s": (pooled(60.0, args.group), pool_turn),
+        "pool, no step timeout": (pooled(0.0, args.group), pool_turn),
+    }
     server = None
     if not args.no_openenv and importlib.util.find_spec("openenv") is not None:
         server, url = served()
-        ways["OpenEnv over loopback"] = (EnvPool(lambda: make_env(load_config(
-            "builtin", [f"env.name=openenv:{url}", "env.max_steps=20"]).env)).take(args.group), pool_turn)
+        ways["OpenEnv over loopback"] = (
+            EnvPool(lambda: make_env(load_config("builtin", [f"env.name=openenv:{url}", "env.max_steps=20"]).env)).take(
+                args.group
+            ),
+            pool_turn,
+        )
     rates = {way: [] for way in ways}
     latencies = {way: [] for way in ways}
     for _ in range(args.rounds):
@@ -114,11 +124,18 @@ def main() -> None:
     alone = statistics.median(rates["alone"])
     for way in ways:
         each = sorted(latencies[way])
-        print(json.dumps({"way": way, "steps_per_s": round(statistics.median(rates[way])),
-                          "rounds": [round(r) for r in rates[way]],
-                          "ratio_to_alone": round(statistics.median(rates[way]) / alone, 3),
-                          "latency_us_median": round(each[len(each) // 2] * 1e6, 1),
-                          "latency_us_p99": round(each[int(len(each) * 0.99)] * 1e6, 1)}))
+        print(
+            json.dumps(
+                {
+                    "way": way,
+                    "steps_per_s": round(statistics.median(rates[way])),
+                    "rounds": [round(r) for r in rates[way]],
+                    "ratio_to_alone": round(statistics.median(rates[way]) / alone, 3),
+                    "latency_us_median": round(each[len(each) // 2] * 1e6, 1),
+                    "latency_us_p99": round(each[int(len(each) * 0.99)] * 1e6, 1),
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -60,7 +60,10 @@ from empo2.policy.demos import render_tip  # noqa: E402
 from empo2.policy.generation import generate_from_ids, sequence_logprobs  # noqa: E402
 from empo2.policy.model import load_policy  # noqa: E402
 from empo2.policy.prompting import (  # noqa: E402
-    Turn, reflection_messages, step_messages, step_user_text,
+    Turn,
+    reflection_messages,
+    step_messages,
+    step_user_text,
 )
 from empo2.policy.tokenizer import encode_chat, encode_response  # noqa: E402
 from empo2.training.rollout import Episode, RolloutSettings, roll_out  # noqa: E402
@@ -72,8 +75,12 @@ def _play(env, task: str, variation: int, actions: list[str], shape) -> list[tup
     observation, info = env.reset(task, variation)
     turns, steps = [], []
     for action in actions:
-        steps.append((step_user_text(info.task_description, turns, observation,
-                                     shape.history_steps, shape.observation_words), action))
+        steps.append(
+            (
+                step_user_text(info.task_description, turns, observation, shape.history_steps, shape.observation_words),
+                action,
+            )
+        )
         observation, _, _, info = env.step(action)
         turns.append(Turn(action, observation))
     return steps
@@ -96,20 +103,21 @@ def probe_memories(config, pairs, embedder) -> dict[str, MemoryStore]:
         gold_steps = _play(env, task, variation, gold, config.policy)
         memories["success tip"].add_episode_tip(key, gold_tip, gold_steps, 100.0, {})
         memories["success text, no actions"].add_episode_tip(
-            key, gold_tip, [(state, "") for state, _ in gold_steps], 100.0, {})
+            key, gold_tip, [(state, "") for state, _ in gold_steps], 100.0, {}
+        )
         habit = []
         for room in HABIT_ROOMS:
             habit += [f"go to {room}", f"open {w.container_of[room]}"]
         searched = [(w.container_of[r], r) for r in HABIT_ROOMS]
         habit_steps = _play(env, task, variation, habit, config.policy)
-        memories["failure tip"].add_episode_tip(key, render_tip(w.item, 0, None, searched, w.target),
-                                                habit_steps, 0.0, {})
+        memories["failure tip"].add_episode_tip(
+            key, render_tip(w.item, 0, None, searched, w.target), habit_steps, 0.0, {}
+        )
         memories["success text, failed actions"].add_episode_tip(key, gold_tip, habit_steps, 100.0, {})
     return memories
 
 
-GOLD_STEPS = ("go to <room>", "open", "take <item>", "go to <target room>", "put <item> in <target>",
-              "<use> <target>")
+GOLD_STEPS = ("go to <room>", "open", "take <item>", "go to <target room>", "put <item> in <target>", "<use> <target>")
 
 
 def _gold_path_prior(model, tokenizer, env, pairs, shape) -> dict[str, list[list[float]]]:
@@ -125,18 +133,22 @@ def _gold_path_prior(model, tokenizer, env, pairs, shape) -> dict[str, list[list
         observation, info = env.reset(task, variation)
         turns, rows = [], []
         for action in env.world.gold_actions():
-            user = step_user_text(info.task_description, turns, observation, shape.history_steps,
-                                  shape.observation_words)
+            user = step_user_text(
+                info.task_description, turns, observation, shape.history_steps, shape.observation_words
+            )
             prompt = encode_chat(tokenizer, step_messages(user))
             with torch.no_grad():
-                logp, _, mask = sequence_logprobs(model, [prompt], [encode_response(tokenizer, action)],
-                                                  with_entropy=False)
+                logp, _, mask = sequence_logprobs(
+                    model, [prompt], [encode_response(tokenizer, action)], with_entropy=False
+                )
             rows.append(logp[0][mask[0]].tolist()[:-1])
             observation, _, _, info = env.step(action)
             turns.append(Turn(action, observation))
         per_task[task].append(rows)
-    return {t: [[sum(col) / len(col) for col in zip(*(v[k] for v in variations))] for k in range(len(GOLD_STEPS))]
-            for t, variations in per_task.items()}
+    return {
+        t: [[sum(col) / len(col) for col in zip(*(v[k] for v in variations))] for k in range(len(GOLD_STEPS))]
+        for t, variations in per_task.items()
+    }
 
 
 SEARCHED_ON, DECOY_DELIVERED = "searched on after taking", "decoy delivered"
@@ -180,15 +192,21 @@ def writer_check(config, model, tokenizer, settings, pairs, samples: int, verbat
     for task, variation in pairs:
         _, info = env.reset(task, variation)
         for name, (turns, score, took, last) in _scripted_episodes(env, task, variation).items():
-            ids = encode_chat(tokenizer, reflection_messages(
-                info.task_description, turns, score, settings.reflection_observation_words,
-                settings.system_prompt))
-            for gen in generate_from_ids(model, tokenizer, [ids] * samples, config.policy.max_tip_tokens,
-                                         settings.temperature, generator):
+            ids = encode_chat(
+                tokenizer,
+                reflection_messages(
+                    info.task_description, turns, score, settings.reflection_observation_words, settings.system_prompt
+                ),
+            )
+            for gen in generate_from_ids(
+                model, tokenizer, [ids] * samples, config.policy.max_tip_tokens, settings.temperature, generator
+            ):
                 if verbatim > 0:
                     verbatim -= 1
-                    print(f"reflection after '{name}' ({task}/{variation}, score {score:.0f}, "
-                          f"{len(turns)} steps): {gen.text!r}")
+                    print(
+                        f"reflection after '{name}' ({task}/{variation}, score {score:.0f}, "
+                        f"{len(turns)} steps): {gen.text!r}"
+                    )
                 c = counts[f"{name} ({task})"]
                 c["tips"] += 1
                 c["room of take"] += f"in the {took} ." in gen.text
@@ -196,8 +214,7 @@ def writer_check(config, model, tokenizer, settings, pairs, samples: int, verbat
                 c["claims success"] += "it worked" in gen.text or "score 100" in gen.text
     for name, c in counts.items():
         n = c["tips"]
-        judged = (("room of take", "last room opened") if name.startswith(SEARCHED_ON)
-                  else ("claims success",))
+        judged = ("room of take", "last room opened") if name.startswith(SEARCHED_ON) else ("claims success",)
         shares = ", ".join(f"{k} {100 * c[k] / n:.0f}%" for k in judged)
         print(f"writer, {name:37s} {n} tips: {shares}")
 
@@ -225,9 +242,11 @@ class ActionCounts:
 
     def go_to_line(self) -> str:
         """Invalid "go to"s where the exits were in the observation, and where they were not."""
+
         def share(listed: bool) -> str:
             written, invalid = self.go_to[listed]
             return f"{100 * invalid / written:.0f}% ({invalid}/{written})" if written else "– (0)"
+
         return f"invalid 'go to' with the exits in view {share(True)}, without {share(False)}"
 
 
@@ -274,10 +293,18 @@ def play(config, model, tokenizer, settings, pairs, repeats: int, memory):
     the ActionCounts."""
     episodes = [Episode(f"e{k}", t, v, k, "memory") for k, (t, v) in enumerate(pairs * repeats)]
     counts = ActionCounts()
-    roll_out([_ValidityCount(make_env(config.env), counts) for _ in episodes], episodes, model, tokenizer,
-             settings, torch.Generator().manual_seed(0), memory)
-    rooms = collections.Counter(s.executed_action[len("go to "):] for e in episodes
-                                for s in e.steps if s.executed_action.startswith("go to "))
+    roll_out(
+        [_ValidityCount(make_env(config.env), counts) for _ in episodes],
+        episodes,
+        model,
+        tokenizer,
+        settings,
+        torch.Generator().manual_seed(0),
+        memory,
+    )
+    rooms = collections.Counter(
+        s.executed_action[len("go to ") :] for e in episodes for s in e.steps if s.executed_action.startswith("go to ")
+    )
     return episodes, rooms, counts
 
 
@@ -311,17 +338,21 @@ def main() -> None:
     model.eval()
     env = make_env(config.env)
     tasks = config.env.tasks + out_of_distribution_tasks()
-    pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
+    pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[: args.variations]]
     memories = probe_memories(config, pairs, SentenceEmbedder())
     # Training-temperature sampling (paper: 1.0): the probe asks what a tip changes in training.
     settings = RolloutSettings.from_config(config, env, train=True)
     prior = _gold_path_prior(model, tokenizer, env, pairs, config.policy)
     for task, steps in prior.items():
-        print(f"no-tip log π of 'go to {TASK_KINDS[task].hiding_room}' at step 1 ({task}), "
-              f"per token: {', '.join(f'{x:.2f}' for x in steps[0])}")
+        print(
+            f"no-tip log π of 'go to {TASK_KINDS[task].hiding_room}' at step 1 ({task}), "
+            f"per token: {', '.join(f'{x:.2f}' for x in steps[0])}"
+        )
     for task, steps in prior.items():
-        print(f"no-tip log π along the gold path ({task}): "
-              + ", ".join(f"{name} {sum(logps):.1f}" for name, logps in zip(GOLD_STEPS, steps)))
+        print(
+            f"no-tip log π along the gold path ({task}): "
+            + ", ".join(f"{name} {sum(logps):.1f}" for name, logps in zip(GOLD_STEPS, steps))
+        )
     print(f"{len(pairs)} held-out variations x {args.repeats} rollouts per condition")
     first_gold = {pair: _first_gold_action(env, *pair) for pair in pairs}
     for name, memory in (("no memory", None), *memories.items()):
@@ -330,20 +361,31 @@ def main() -> None:
         for episode in episodes:
             by_task[episode.task].append(episode.success)
         success_rate = {t: f"{100 * sum(v) / len(v):.0f}% ({sum(v)}/{len(v)})" for t, v in by_task.items()}
-        print(f"{name:29s} success {success_rate}  mean score "
-              f"{sum(e.final_score for e in episodes) / len(episodes):.1f}")
+        print(
+            f"{name:29s} success {success_rate}  mean score {sum(e.final_score for e in episodes) / len(episodes):.1f}"
+        )
         # The success tip's first action is the gold path's: with that tip, this share is how
         # often the policy follows it at the decisive choice; with none, how often it guesses it.
-        gold_first = sum(bool(e.steps) and e.steps[0].executed_action == first_gold[(e.task, e.variation)]
-                         for e in episodes)
-        print(f"{'':29s} valid actions {100 * counts.valid_share():.1f}% "
-              f"({counts.valid}/{counts.actions}); first action = the gold path's "
-              f"{100 * gold_first / len(episodes):.0f}% ({gold_first}/{len(episodes)})")
+        gold_first = sum(
+            bool(e.steps) and e.steps[0].executed_action == first_gold[(e.task, e.variation)] for e in episodes
+        )
+        print(
+            f"{'':29s} valid actions {100 * counts.valid_share():.1f}% "
+            f"({counts.valid}/{counts.actions}); first action = the gold path's "
+            f"{100 * gold_first / len(episodes):.0f}% ({gold_first}/{len(episodes)})"
+        )
         print(f"{'':29s} rooms visited: {rooms_line(rooms, 5)}")
         print(f"{'':29s} invalid as written: {counts.invalid_line(4)}")
         print(f"{'':29s} {counts.go_to_line()}")
-    writer_check(config, model, tokenizer, settings, [(t, v) for t, v in pairs if t in config.env.tasks],
-                 args.writer_samples, args.reflections)
+    writer_check(
+        config,
+        model,
+        tokenizer,
+        settings,
+        [(t, v) for t, v in pairs if t in config.env.tasks],
+        args.writer_samples,
+        args.reflections,
+    )
 
 
 if __name__ == "__main__":

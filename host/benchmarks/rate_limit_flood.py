@@ -43,9 +43,12 @@ def summary(samples: list[float]) -> dict:
     if not samples:
         return {"n": 0}
     ordered = sorted(samples)
-    return {"n": len(ordered), "p50_ms": round(statistics.median(ordered) * 1000, 3),
-            "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000, 3),
-            "max_ms": round(ordered[-1] * 1000, 3)}
+    return {
+        "n": len(ordered),
+        "p50_ms": round(statistics.median(ordered) * 1000, 3),
+        "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000, 3),
+        "max_ms": round(ordered[-1] * 1000, 3),
+    }
 
 
 def flood(url: str, token: str, pings: int, limits: dict) -> dict:
@@ -58,9 +61,15 @@ def flood(url: str, token: str, pings: int, limits: dict) -> dict:
     limited = sum(1 for a in answers if "error" in a)
     others = sum(1 for a in answers if "error" in a and a["error"].get("data", {}).get("retryAfterMs") is None)
     admissible = limits["requestBurst"] + limits["requestsPerSecond"] * seconds
-    return {"pings": pings, "seconds": round(seconds, 3), "answers_per_s": round(pings / seconds),
-            "served": pings - limited, "rate_limited": limited, "errors_without_retry_after": others,
-            "bucket_admits_at_most": int(admissible)}
+    return {
+        "pings": pings,
+        "seconds": round(seconds, 3),
+        "answers_per_s": round(pings / seconds),
+        "served": pings - limited,
+        "rate_limited": limited,
+        "errors_without_retry_after": others,
+        "bucket_admits_at_most": int(admissible),
+    }
 
 
 def main() -> int:
@@ -95,14 +104,21 @@ def main() -> int:
         calm.request("shutdown")
         calm.close()
         idle_s, during_s = summary(idle), summary(during)
-        print(json.dumps({
-            "limits": limits, "floods": floods,
-            "calm_ping_idle": idle_s, "calm_ping_during_floods": during_s,
-            "calm_p50_during_over_idle": round(during_s["p50_ms"] / idle_s["p50_ms"], 2) if during else None,
-            "cpu_count": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "limits": limits,
+                    "floods": floods,
+                    "calm_ping_idle": idle_s,
+                    "calm_ping_during_floods": during_s,
+                    "calm_p50_during_over_idle": round(during_s["p50_ms"] / idle_s["p50_ms"], 2) if during else None,
+                    "cpu_count": os.cpu_count(),
+                    "load_average_1m": round(os.getloadavg()[0], 2),
+                },
+                indent=2,
+            )
+        )
         return 0
-
 
 
 if __name__ == "__main__":

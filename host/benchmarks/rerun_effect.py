@@ -57,17 +57,24 @@ from empo2.training.trainer import Trainer  # noqa: E402
 
 # Each condition: the edit made in the parent's copy, and the copy's config overrides.
 CONTRAST = ("algo.memory_contrast=half", "algo.off_policy_old_logprob=without_tips")
-CONDITIONS = {"correct": ("correct", ()), "wrong": ("wrong", ()), "none": ("none", ()),
-              "correct-contrast": ("correct", CONTRAST), "none-contrast": ("none", CONTRAST)}
+CONDITIONS = {
+    "correct": ("correct", ()),
+    "wrong": ("wrong", ()),
+    "none": ("none", ()),
+    "correct-contrast": ("correct", CONTRAST),
+    "none-contrast": ("none", CONTRAST),
+}
 # The paired differences reported when both conditions ran: (condition, baseline).
-PAIRS = (("correct", "none"), ("wrong", "none"), ("correct-contrast", "none-contrast"),
-         ("correct-contrast", "correct"))
+PAIRS = (("correct", "none"), ("wrong", "none"), ("correct-contrast", "none-contrast"), ("correct-contrast", "correct"))
 # What each rerun iteration's metrics say about its contrast: success with and without tips,
 # the groups whose returns were all equal (no advantage), the advantage left.
-ITERATION_KEYS = (metric.rollout_success(metric.mode_segment(MEMORY)),
-                  metric.rollout_success(metric.mode_segment(MEMORY_FREE)),
-                  metric.REWARD_FLAT_GROUP_SHARE, metric.UPDATE_PREFIX + "advantage_abs_mean",
-                  metric.UPDATE_PREFIX + "masked_fraction")
+ITERATION_KEYS = (
+    metric.rollout_success(metric.mode_segment(MEMORY)),
+    metric.rollout_success(metric.mode_segment(MEMORY_FREE)),
+    metric.REWARD_FLAT_GROUP_SHARE,
+    metric.UPDATE_PREFIX + "advantage_abs_mean",
+    metric.UPDATE_PREFIX + "masked_fraction",
+)
 SETTINGS = ("preset", "parent_iterations", "parent_overrides", "episodes", "iterations", "eval_episodes")
 
 
@@ -110,8 +117,10 @@ def tip_texts(config, key: str) -> dict[str, str]:
     env.reset(task, int(variation))
     w = env.world
     wrong_room = next(r for r in w.rooms if r not in (w.item_room, w.target_room))
-    return {"correct": render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target),
-            "wrong": render_tip(w.item, 100, (w.container_of[wrong_room], wrong_room), [], w.target)}
+    return {
+        "correct": render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target),
+        "wrong": render_tip(w.item, 100, (w.container_of[wrong_room], wrong_room), [], w.target),
+    }
 
 
 def configure(folder: RunFolder, overrides: tuple[str, ...]) -> None:
@@ -139,36 +148,45 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--parent-iterations", type=int, default=1)
-    parser.add_argument("--parent-overrides", default="",
-                        help="comma-separated key=value for the parent, e.g. algo.batch_tasks=2")
+    parser.add_argument(
+        "--parent-overrides", default="", help="comma-separated key=value for the parent, e.g. algo.batch_tasks=2"
+    )
     parser.add_argument("--episodes", type=int, default=8, help="N per variation and iteration")
     parser.add_argument("--iterations", type=int, default=3, help="K")
     parser.add_argument("--eval-episodes", type=int, default=8)
     parser.add_argument("--variations", type=int, default=2, help="chosen variations per seed")
     parser.add_argument("--root", default=None, help="where the bench's run folders go")
     parser.add_argument("--out", default="docs/bench/rerun-effect/rerun.json")
-    parser.add_argument("--conditions", default="correct,wrong,none",
-                        help=f"comma-separated, of {', '.join(CONDITIONS)}")
-    parser.add_argument("--resume", action="store_true",
-                        help="keep --out's rows (same settings) and run only the missing ones")
-    parser.add_argument("--merge", nargs="+", metavar="PART",
-                        help="instead of running: the rows of several runs' outputs (seeds run as "
-                             "separate processes, one core each) written as one --out")
+    parser.add_argument(
+        "--conditions", default="correct,wrong,none", help=f"comma-separated, of {', '.join(CONDITIONS)}"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="keep --out's rows (same settings) and run only the missing ones"
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="PART",
+        help="instead of running: the rows of several runs' outputs (seeds run as "
+        "separate processes, one core each) written as one --out",
+    )
     args = parser.parse_args()
     if args.merge:
         return merge(args)
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     unknown = [c for c in conditions if c not in CONDITIONS]
     if unknown or not conditions:
-        print(f"rerun_effect: unknown condition(s) {', '.join(unknown) or '(none given)'} "
-              f"(known: {', '.join(CONDITIONS)}).", file=sys.stderr)
+        print(
+            f"rerun_effect: unknown condition(s) {', '.join(unknown) or '(none given)'} "
+            f"(known: {', '.join(CONDITIONS)}).",
+            file=sys.stderr,
+        )
         return 2
     rows = []
     if args.resume and Path(args.out).exists():
         kept = json.loads(Path(args.out).read_text())
         if any(kept[k] != v for k, v in settings_of(args).items()):
-            print(f"rerun_effect: {args.out} was run with other settings; it cannot be resumed.",
-                  file=sys.stderr)
+            print(f"rerun_effect: {args.out} was run with other settings; it cannot be resumed.", file=sys.stderr)
             return 2
         rows = kept["rows"]
     done = {(r["seed"], r["condition"]) for r in rows}
@@ -182,13 +200,15 @@ def main() -> int:
         embedder = embedder or SentenceEmbedder()
         clock = time.perf_counter()
         overrides = [o for o in args.parent_overrides.split(",") if o.strip()]
-        parent = train_parent(root / f"seed{seed}" / "parent", seed, args.parent_iterations, overrides,
-                              embedder)
+        parent = train_parent(root / f"seed{seed}" / "parent", seed, args.parent_iterations, overrides, embedder)
         keys = tipped_variations(parent, embedder)
         success = screen(parent, keys, args.eval_episodes, seed, embedder)
-        chosen = sorted(keys, key=lambda k: (success[k], k))[:args.variations]
-        print(f"seed {seed}: parent in {time.perf_counter() - clock:.0f} s; tipped {success}; "
-              f"chosen {chosen}", file=sys.stderr, flush=True)
+        chosen = sorted(keys, key=lambda k: (success[k], k))[: args.variations]
+        print(
+            f"seed {seed}: parent in {time.perf_counter() - clock:.0f} s; tipped {success}; chosen {chosen}",
+            file=sys.stderr,
+            flush=True,
+        )
         for condition in missing:
             clock = time.perf_counter()
             copy = root / f"seed{seed}" / condition / parent.path.name
@@ -196,19 +216,33 @@ def main() -> int:
             tip, overrides = CONDITIONS[condition]
             configure(RunFolder(copy), overrides)
             edit(RunFolder(copy), chosen, tip, embedder)
-            result = rerun(RunFolder(copy), RerunSettings(
-                variations=chosen, episodes=args.episodes, iterations=args.iterations,
-                eval_episodes=args.eval_episodes, seed=seed), embedder=embedder)
+            result = rerun(
+                RunFolder(copy),
+                RerunSettings(
+                    variations=chosen,
+                    episodes=args.episodes,
+                    iterations=args.iterations,
+                    eval_episodes=args.eval_episodes,
+                    seed=seed,
+                ),
+                embedder=embedder,
+            )
             per = {c["variation"]: {"before": c["before"], "after": c["after"]} for c in result["comparison"]}
-            row = {"seed": seed, "condition": condition,
-                   "before": sum(v["before"] for v in per.values()) / len(per),
-                   "after": sum(v["after"] for v in per.values()) / len(per),
-                   "variations": per, "screened_success": {k: success[k] for k in chosen},
-                   "tips": {e["variation_key"]: e["after"] for e in result["tips"] if e["kind"] == "update"},
-                   "kl_to_checkpoint": result["kl_to_checkpoint"], "overrides": list(overrides),
-                   "iterations": [{k: m.get(k) for k in ITERATION_KEYS}
-                                  for m in RunFolder(Path(result["path"])).metrics()],
-                   "seconds": round(time.perf_counter() - clock, 1)}
+            row = {
+                "seed": seed,
+                "condition": condition,
+                "before": sum(v["before"] for v in per.values()) / len(per),
+                "after": sum(v["after"] for v in per.values()) / len(per),
+                "variations": per,
+                "screened_success": {k: success[k] for k in chosen},
+                "tips": {e["variation_key"]: e["after"] for e in result["tips"] if e["kind"] == "update"},
+                "kl_to_checkpoint": result["kl_to_checkpoint"],
+                "overrides": list(overrides),
+                "iterations": [
+                    {k: m.get(k) for k in ITERATION_KEYS} for m in RunFolder(Path(result["path"])).metrics()
+                ],
+                "seconds": round(time.perf_counter() - clock, 1),
+            }
             rows.append(row)
             print(json.dumps(row), flush=True)
             write(Path(args.out), args, rows)  # after every row: a cut-short bench keeps its rows
@@ -217,37 +251,50 @@ def main() -> int:
 
 
 def settings_of(args) -> dict:
-    return {"preset": "builtin", "parent_iterations": args.parent_iterations,
-            "parent_overrides": args.parent_overrides, "episodes": args.episodes,
-            "iterations": args.iterations, "eval_episodes": args.eval_episodes}
+    return {
+        "preset": "builtin",
+        "parent_iterations": args.parent_iterations,
+        "parent_overrides": args.parent_overrides,
+        "episodes": args.episodes,
+        "iterations": args.iterations,
+        "eval_episodes": args.eval_episodes,
+    }
 
 
 def merge(args) -> int:
     parts = [json.loads(Path(p).read_text()) for p in args.merge]
     settings = SETTINGS
     if any(tuple(part[k] for k in settings) != tuple(parts[0][k] for k in settings) for part in parts):
-        print("rerun_effect: the parts were run with different settings; they cannot be merged.",
-              file=sys.stderr)
+        print("rerun_effect: the parts were run with different settings; they cannot be merged.", file=sys.stderr)
         return 2
     for key in ("parent_iterations", "parent_overrides", "episodes", "iterations", "eval_episodes"):
         setattr(args, key, parts[0][key])
-    rows = sorted((row for part in parts for row in part["rows"]),
-                  key=lambda r: (r["seed"], list(CONDITIONS).index(r["condition"])))
+    rows = sorted(
+        (row for part in parts for row in part["rows"]),
+        key=lambda r: (r["seed"], list(CONDITIONS).index(r["condition"])),
+    )
     args.seeds = ",".join(str(s) for s in sorted({r["seed"] for r in rows}))
     print(json.dumps(write(Path(args.out), args, rows)["mean_gain"]))
     return 0
 
 
 def cell_gains(rows: list[dict], condition: str) -> list[float]:
-    return [v["after"] - v["before"] for r in rows if r["condition"] == condition
-            for v in r["variations"].values()]
+    return [v["after"] - v["before"] for r in rows if r["condition"] == condition for v in r["variations"].values()]
 
 
 def paired_cells(rows: list[dict], condition: str, baseline: str) -> dict:
-    gain = {(r["seed"], key): v["after"] - v["before"] for r in rows for key, v in r["variations"].items()
-            if r["condition"] == condition}
-    base = {(r["seed"], key): v["after"] - v["before"] for r in rows for key, v in r["variations"].items()
-            if r["condition"] == baseline}
+    gain = {
+        (r["seed"], key): v["after"] - v["before"]
+        for r in rows
+        for key, v in r["variations"].items()
+        if r["condition"] == condition
+    }
+    base = {
+        (r["seed"], key): v["after"] - v["before"]
+        for r in rows
+        for key, v in r["variations"].items()
+        if r["condition"] == baseline
+    }
     cells = [cell for cell in sorted(gain) if cell in base]
     differences = [gain[cell] - base[cell] for cell in cells]
     # The same differences averaged within a seed (its cells share one parent): the seed as unit.
@@ -255,26 +302,34 @@ def paired_cells(rows: list[dict], condition: str, baseline: str) -> dict:
     for (seed, _), difference in zip(cells, differences):
         by_seed.setdefault(seed, []).append(difference)
     per_seed = [sum(d) / len(d) for d in by_seed.values()]
-    return {"cells": len(differences),
-            "mean": sum(differences) / len(differences) if differences else None,
-            "ci95": bootstrap_ci(differences), "t95": t_interval(differences),
-            "seeds": len(per_seed), "seed_t95": t_interval(per_seed)}
+    return {
+        "cells": len(differences),
+        "mean": sum(differences) / len(differences) if differences else None,
+        "ci95": bootstrap_ci(differences),
+        "t95": t_interval(differences),
+        "seeds": len(per_seed),
+        "seed_t95": t_interval(per_seed),
+    }
 
 
 def write(out: Path, args, rows: list[dict]) -> dict:
     ran = [c for c in CONDITIONS if any(r["condition"] == c for r in rows)]
     summary = {
-        **settings_of(args), "seeds": args.seeds, "rows": rows,
-        "mean_gain": {c: sum(r["after"] - r["before"] for r in rows if r["condition"] == c)
-                      / max(1, sum(r["condition"] == c for r in rows)) for c in ran},
+        **settings_of(args),
+        "seeds": args.seeds,
+        "rows": rows,
+        "mean_gain": {
+            c: sum(r["after"] - r["before"] for r in rows if r["condition"] == c)
+            / max(1, sum(r["condition"] == c for r in rows))
+            for c in ran
+        },
         # The unit is a (seed, variation) cell: its after - before. The t-interval over cells
         # decides; the percentile bootstrap (resampled with replacement) is reported beside it.
         "gain_t95": {c: t_interval(cell_gains(rows, c)) for c in ran},
         "gain_ci95": {c: bootstrap_ci(cell_gains(rows, c)) for c in ran},
         # Paired on the cell: a condition's gain minus its baseline's gain of the same cell
         # (r5's keys kept: correct_minus_none, wrong_minus_none).
-        **{f"{a}_minus_{b}".replace("-", "_"): paired_cells(rows, a, b)
-           for a, b in PAIRS if a in ran and b in ran},
+        **{f"{a}_minus_{b}".replace("-", "_"): paired_cells(rows, a, b) for a, b in PAIRS if a in ran and b in ran},
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2) + "\n")

@@ -46,22 +46,27 @@ def taken_in(steps: list[dict]) -> str | None:
     for step in steps:
         action = step["executed_action"]
         if action.startswith("go to "):
-            room = action[len("go to "):]
+            room = action[len("go to ") :]
         elif action.startswith("take "):
             return room
     return None
 
 
 def _halves(judged: dict[int, list[bool]], last: int) -> list[tuple[int, int]]:
-    halves = ([x for i, v in judged.items() if 2 * i <= last for x in v],
-              [x for i, v in judged.items() if 2 * i > last for x in v])
+    halves = (
+        [x for i, v in judged.items() if 2 * i <= last for x in v],
+        [x for i, v in judged.items() if 2 * i > last for x in v],
+    )
     return [(sum(h), len(h)) for h in halves]
 
 
 def recorded_episodes(folder: RunFolder) -> list[dict]:
     """Every recorded episode of the run, iteration by iteration; read once, measured three ways."""
-    return [json.loads(line) for path in sorted(folder.path.glob("trajectories/iter-*.jsonl"))
-            for line in path.read_text().splitlines()]
+    return [
+        json.loads(line)
+        for path in sorted(folder.path.glob("trajectories/iter-*.jsonl"))
+        for line in path.read_text().splitlines()
+    ]
 
 
 def tip_accuracy(episodes: list[dict]) -> dict[str, list[tuple[int, int]]]:
@@ -79,8 +84,10 @@ def tip_accuracy(episodes: list[dict]) -> dict[str, list[tuple[int, int]]]:
             false_claim[iteration].append("it worked" in tip or "score 100" in tip)
         elif room := taken_in(episode["steps"]):
             right_room[iteration].append(f"in the {room} ." in tip)
-    return {"success tips naming the room the item was taken in": _halves(right_room, last),
-            "failure tips claiming a success": _halves(false_claim, last)}
+    return {
+        "success tips naming the room the item was taken in": _halves(right_room, last),
+        "failure tips claiming a success": _halves(false_claim, last),
+    }
 
 
 def memory_success_by_half(folder: RunFolder) -> list[float | None]:
@@ -88,7 +95,7 @@ def memory_success_by_half(folder: RunFolder) -> list[float | None]:
     second half of the run's memory iterations (None: no memory iteration in that half). The
     collapse that bench b1 measured: a fall to 0% in the second half while memory-free success rises."""
     rates = [m["rollout/memory/success"] for m in folder.metrics() if "rollout/memory/success" in m]
-    halves = (rates[:len(rates) // 2], rates[len(rates) // 2:])  # an odd middle goes second
+    halves = (rates[: len(rates) // 2], rates[len(rates) // 2 :])  # an odd middle goes second
     return [sum(h) / len(h) if h else None for h in halves]
 
 
@@ -99,7 +106,8 @@ def invalid_actions_by_half(episodes: list[dict]) -> dict[str, list[tuple[int, i
     for episode in episodes:
         last = max(last, episode["iteration"])
         invalid[episode["rollout_mode"]][episode["iteration"]] += [
-            step["action"] != step["executed_action"] for step in episode["steps"]]
+            step["action"] != step["executed_action"] for step in episode["steps"]
+        ]
     return {mode: _halves(invalid[mode], last) for mode in ROLLOUT_MODES}
 
 
@@ -107,8 +115,10 @@ def invalid_action_kinds(episodes: list[dict]) -> dict[str, dict]:
     """Per rollout mode, what the invalid actions were: counts by verb ("go to" as one), the
     actions written most often, and how many repeat an action shown in the step's tip block
     (a tip's action copied where it does not apply) beside those that do not."""
-    kinds = {mode: {"verbs": collections.Counter(), "actions": collections.Counter(), "tip_action": 0}
-             for mode in ROLLOUT_MODES}
+    kinds = {
+        mode: {"verbs": collections.Counter(), "actions": collections.Counter(), "tip_action": 0}
+        for mode in ROLLOUT_MODES
+    }
     for episode in episodes:
         kind = kinds[episode["rollout_mode"]]
         for step in episode["steps"]:
@@ -138,28 +148,34 @@ def rollouts(folder: RunFolder, config, repeats: int) -> None:
     from probe_tips import play, probe_memories, rooms_line
 
     env = make_env(config.env)
-    pairs = [(t, v) for t in config.env.tasks
-             for v in (config.env.train_variations or env.variations(t, "train"))]
+    pairs = [(t, v) for t in config.env.tasks for v in (config.env.train_variations or env.variations(t, "train"))]
     embedder = SentenceEmbedder()
     scratch = Path(tempfile.mkdtemp(prefix="empo2-run-tips-"))
     shutil.copytree(folder.memory_path, scratch / "memory")  # the run's own log is left untouched
-    memories = {"no memory": None, "own memory": MemoryStore.open(scratch / "memory", embedder),
-                "gold tip": probe_memories(config, pairs, embedder)["success tip"]}
+    memories = {
+        "no memory": None,
+        "own memory": MemoryStore.open(scratch / "memory", embedder),
+        "gold tip": probe_memories(config, pairs, embedder)["success tip"],
+    }
     latest = folder.latest_checkpoint()
     has_model = latest and json.loads((latest[1] / "trainer.json").read_text()).get("has_model")
     export = plain_model_folder(latest[1]) if has_model else (resolve_model(config.policy.model), None)
     settings = RolloutSettings.from_config(config, env, train=True)
     print(f"{len(pairs)} training variations x {repeats} rollouts per condition")
-    for name, path in ((f"checkpoint {latest[0] if has_model else 0}", export[0]),
-                       ("warm start", resolve_model(config.policy.model))):
+    for name, path in (
+        (f"checkpoint {latest[0] if has_model else 0}", export[0]),
+        ("warm start", resolve_model(config.policy.model)),
+    ):
         model, tokenizer = load_policy(path)
         model.eval()
         for condition, memory in memories.items():
             episodes, rooms, counts = play(config, model, tokenizer, settings, pairs, repeats, memory)
             success = 100 * sum(e.success for e in episodes) / len(episodes)
             valid = 100 * counts.valid_share()
-            print(f"{name:15s} {condition:10s} success {success:5.1f}%  valid actions {valid:5.1f}%  "
-                  f"rooms visited: {rooms_line(rooms, 4)}")
+            print(
+                f"{name:15s} {condition:10s} success {success:5.1f}%  valid actions {valid:5.1f}%  "
+                f"rooms visited: {rooms_line(rooms, 4)}"
+            )
     shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -175,8 +191,10 @@ def main() -> int:
         print(f"run_tips: {error}", file=sys.stderr)
         return 2
     if config.env.name != "builtin":
-        print(f"run_tips: {args.run} trained on {config.env.name}; this measure reads the built-in "
-              "worlds' actions", file=sys.stderr)
+        print(
+            f"run_tips: {args.run} trained on {config.env.name}; this measure reads the built-in worlds' actions",
+            file=sys.stderr,
+        )
         return 2
     episodes = recorded_episodes(folder)
     for measure, halves in tip_accuracy(episodes).items():
@@ -184,8 +202,10 @@ def main() -> int:
             share = f"{100 * count / judged:.0f}%" if judged else "–"
             print(f"{measure}, {half} half of the run: {count}/{judged} ({share})")
     for half, rate in zip(("first", "second"), memory_success_by_half(folder)):
-        print(f"memory rollouts' success, {half} half of the memory iterations: "
-              + (f"{100 * rate:.1f}%" if rate is not None else "–"))
+        print(
+            f"memory rollouts' success, {half} half of the memory iterations: "
+            + (f"{100 * rate:.1f}%" if rate is not None else "–")
+        )
     for mode, halves in invalid_actions_by_half(episodes).items():
         for half, (count, judged) in zip(("first", "second"), halves):
             share = f"{100 * count / judged:.1f}%" if judged else "–"
@@ -193,9 +213,11 @@ def main() -> int:
     for mode, kind in invalid_action_kinds(episodes).items():
         total = sum(kind["actions"].values())
         if total:
-            print(f"invalid actions in {mode} rollouts, by verb: {_shares(kind['verbs'], 5)}; "
-                  f"a shown tip's action: {100 * kind['tip_action'] / total:.1f}%; "
-                  f"most written: {_shares(kind['actions'], 4, quote=True)}")
+            print(
+                f"invalid actions in {mode} rollouts, by verb: {_shares(kind['verbs'], 5)}; "
+                f"a shown tip's action: {100 * kind['tip_action'] / total:.1f}%; "
+                f"most written: {_shares(kind['actions'], 4, quote=True)}"
+            )
     if args.rollouts > 0:
         rollouts(folder, config, args.rollouts)
     return 0

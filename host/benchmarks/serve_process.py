@@ -23,8 +23,14 @@ def served_host(prefix: str) -> Iterator[tuple[str, str]]:
     workdir = Path(tempfile.mkdtemp(prefix=prefix))
     env = dict(os.environ, EMPO2_HOST_TOKEN=token, EMPO2_NO_PROGRESS="1")
     host_log = open(workdir / "host.stderr", "w")
-    host = subprocess.Popen([sys.executable, "-m", "empo2.cli", "serve", "--run-root", str(workdir / "runs")],
-                            cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=host_log, text=True)
+    host = subprocess.Popen(
+        [sys.executable, "-m", "empo2.cli", "serve", "--run-root", str(workdir / "runs")],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=host_log,
+        text=True,
+    )
     print(f"host log: {workdir / 'host.stderr'}", file=sys.stderr)
     try:
         yield f"ws://127.0.0.1:{json.loads(host.stdout.readline())['port']}/", token

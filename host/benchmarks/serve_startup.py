@@ -48,13 +48,24 @@ def rss_mib(pid: int) -> float:
 
 def one_start(code: str, workdir: Path, settle_s: float) -> dict:
     token = secrets.token_hex(32)
-    env = dict(os.environ, EMPO2_HOST_TOKEN=token, EMPO2_NO_PROGRESS="1", HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(HOST_ROOT))
+    env = dict(
+        os.environ,
+        EMPO2_HOST_TOKEN=token,
+        EMPO2_NO_PROGRESS="1",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONPATH=str(HOST_ROOT),
+    )
     with open(workdir / "host.stderr", "a") as stderr:
         started = time.perf_counter()
-        host = subprocess.Popen([sys.executable, "-c", "import sys; " + code, "serve", "--port", "0",
-                                 "--run-root", str(workdir / "runs")],
-                                cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        host = subprocess.Popen(
+            [sys.executable, "-c", "import sys; " + code, "serve", "--port", "0", "--run-root", str(workdir / "runs")],
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
         try:
             line = host.stdout.readline()
             ready_s = time.perf_counter() - started
@@ -101,23 +112,39 @@ def main() -> int:
             for name, code in (("lazy", LAZY), ("eager", EAGER)):
                 result = one_start(code, workdir, args.settle)
                 results[name].append(result)
-                print(f"{name:5s}  ready {result['ready_s']:6.2f} s  initialize answered "
-                      f"{result['initialized_s']:6.2f} s  idle RSS {result['idle_rss_mib']:7.1f} MiB  "
-                      f"({result['device']})", flush=True)
-    median = {name: {key: statistics.median(r[key] for r in runs)
-                     for key in ("ready_s", "initialized_s", "idle_rss_mib")}
-              for name, runs in results.items()}
+                print(
+                    f"{name:5s}  ready {result['ready_s']:6.2f} s  initialize answered "
+                    f"{result['initialized_s']:6.2f} s  idle RSS {result['idle_rss_mib']:7.1f} MiB  "
+                    f"({result['device']})",
+                    flush=True,
+                )
+    median = {
+        name: {key: statistics.median(r[key] for r in runs) for key in ("ready_s", "initialized_s", "idle_rss_mib")}
+        for name, runs in results.items()
+    }
     for name, m in median.items():
-        print(f"median {name:5s}: ready {m['ready_s']:.2f} s, initialize answered "
-              f"{m['initialized_s']:.2f} s, idle RSS {m['idle_rss_mib']:.0f} MiB")
+        print(
+            f"median {name:5s}: ready {m['ready_s']:.2f} s, initialize answered "
+            f"{m['initialized_s']:.2f} s, idle RSS {m['idle_rss_mib']:.0f} MiB"
+        )
     print(f"median bare interpreter start: {statistics.median(bare):.2f} s")
     lazy, eager = median["lazy"], median["eager"]
-    print(f"eager / lazy: ready {eager['ready_s'] / lazy['ready_s']:.1f}x, initialize "
-          f"{eager['initialized_s'] / lazy['initialized_s']:.1f}x, idle RSS "
-          f"{eager['idle_rss_mib'] / lazy['idle_rss_mib']:.1f}x")
-    print(json.dumps({"repeats": args.repeats, "median": median,
-                      "bare_interpreter_s": statistics.median(bare), "cpus": os.cpu_count(),
-                      "load_average": os.getloadavg()[0]}))
+    print(
+        f"eager / lazy: ready {eager['ready_s'] / lazy['ready_s']:.1f}x, initialize "
+        f"{eager['initialized_s'] / lazy['initialized_s']:.1f}x, idle RSS "
+        f"{eager['idle_rss_mib'] / lazy['idle_rss_mib']:.1f}x"
+    )
+    print(
+        json.dumps(
+            {
+                "repeats": args.repeats,
+                "median": median,
+                "bare_interpreter_s": statistics.median(bare),
+                "cpus": os.cpu_count(),
+                "load_average": os.getloadavg()[0],
+            }
+        )
+    )
     return 0
 
 

@@ -46,8 +46,10 @@ def read_probe(path: Path, task: str) -> dict:
     """Gold-tip following and tip-free success on `task`, in percent, from probe_tips.py's text."""
     text = path.read_text()
     counts = rf"\{{[^}}]*'{re.escape(task)}': '[\d.]+% \((\d+)/(\d+)\)"
-    return {"following": _share(text, rf"^success tip\s+success {counts}", path),
-            "no_tip_success": _share(text, rf"^no memory\s+success {counts}", path)}
+    return {
+        "following": _share(text, rf"^success tip\s+success {counts}", path),
+        "no_tip_success": _share(text, rf"^no memory\s+success {counts}", path),
+    }
 
 
 def read_run_tips(path: Path) -> dict:
@@ -56,8 +58,10 @@ def read_run_tips(path: Path) -> dict:
     text = path.read_text()
     found: dict = {}
     for mode, key in (("memory", "invalid_memory"), ("memory-free", "invalid_memory_free")):
-        halves = [re.search(rf"^invalid actions in {mode} rollouts, {half} half of the run: (\d+)/(\d+)", text, re.M)
-                  for half in HALVES]
+        halves = [
+            re.search(rf"^invalid actions in {mode} rollouts, {half} half of the run: (\d+)/(\d+)", text, re.M)
+            for half in HALVES
+        ]
         # An arm without memory rollouts (GRPO) counts 0/0 in both halves: no share to give.
         if all(halves) and any(int(m[2]) for m in halves):
             found[key] = [100 * int(m[1]) / int(m[2]) if int(m[2]) else None for m in halves]
@@ -87,21 +91,28 @@ def by_arm(rows: list[dict], following_bar: float, invalid_bar: float, baseline:
         mine = [r for r in rows if r["method"] == method]
         following = [r["following"] for r in mine if "following" in r]
         invalid = [r["invalid_memory"][1] for r in mine if r.get("invalid_memory", [None, None])[1] is not None]
-        arm = {"method": method, "runs": len(mine),
-               "following_mean": statistics.fmean(following) if following else None,
-               "following_sd": statistics.stdev(following) if len(following) > 1 else None,
-               "invalid_memory_second_half_mean": statistics.fmean(invalid) if invalid else None}
-        arm["bars_met"] = (None if arm["following_mean"] is None or arm["invalid_memory_second_half_mean"] is None
-                           else arm["following_mean"] >= following_bar
-                           and arm["invalid_memory_second_half_mean"] < invalid_bar)
+        arm = {
+            "method": method,
+            "runs": len(mine),
+            "following_mean": statistics.fmean(following) if following else None,
+            "following_sd": statistics.stdev(following) if len(following) > 1 else None,
+            "invalid_memory_second_half_mean": statistics.fmean(invalid) if invalid else None,
+        }
+        arm["bars_met"] = (
+            None
+            if arm["following_mean"] is None or arm["invalid_memory_second_half_mean"] is None
+            else arm["following_mean"] >= following_bar and arm["invalid_memory_second_half_mean"] < invalid_bar
+        )
         if baseline and method != baseline:
             theirs = {r["seed"]: r["following"] for r in rows if r["method"] == baseline and "following" in r}
             pairs = [(r["following"], theirs[r["seed"]]) for r in mine if "following" in r and r["seed"] in theirs]
             differences = [a - b for a, b in pairs]
             arm["following_minus_baseline"] = {
-                "baseline": baseline, "seeds": len(pairs),
+                "baseline": baseline,
+                "seeds": len(pairs),
                 "mean": statistics.fmean(differences) if differences else None,
-                "t95": t_interval(differences)}
+                "t95": t_interval(differences),
+            }
         arms.append(arm)
     return arms
 
@@ -111,26 +122,35 @@ def _pct(x: float | None) -> str:
 
 
 def report(rows: list[dict], arms: list[dict], following_bar: float, invalid_bar: float) -> str:
-    lines = ["| run | gold-tip following | no-tip success | invalid in memory rollouts, 1st → 2nd half "
-             "| invalid memory-free, 2nd half |", "|---|---|---|---|---|"]
+    lines = [
+        "| run | gold-tip following | no-tip success | invalid in memory rollouts, 1st → 2nd half "
+        "| invalid memory-free, 2nd half |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
         memory = r.get("invalid_memory")
         memory_text = f"{_pct(memory[0])} → {_pct(memory[1])}" if memory else "(no memory rollouts)"
         free = r.get("invalid_memory_free", [None, None])[1]
-        lines.append(f"| {r['method']}, seed {r['seed']} | {_pct(r.get('following'))} | "
-                     f"{_pct(r.get('no_tip_success'))} | {memory_text} | {_pct(free)} |")
+        lines.append(
+            f"| {r['method']}, seed {r['seed']} | {_pct(r.get('following'))} | "
+            f"{_pct(r.get('no_tip_success'))} | {memory_text} | {_pct(free)} |"
+        )
     lines.append("")
     for a in arms:
         sd = "" if a["following_sd"] is None else f" ± {a['following_sd']:.1f}"
         bars = {None: "", True: "; both bars met", False: "; bars not both met"}[a["bars_met"]]
-        lines.append(f"{a['method']} ({a['runs']} runs): gold-tip following {_pct(a['following_mean'])}{sd}, "
-                     f"invalid in memory rollouts, 2nd half {_pct(a['invalid_memory_second_half_mean'])} "
-                     f"(bars: ≥ {following_bar:g}%, < {invalid_bar:g}%){bars}")
+        lines.append(
+            f"{a['method']} ({a['runs']} runs): gold-tip following {_pct(a['following_mean'])}{sd}, "
+            f"invalid in memory rollouts, 2nd half {_pct(a['invalid_memory_second_half_mean'])} "
+            f"(bars: ≥ {following_bar:g}%, < {invalid_bar:g}%){bars}"
+        )
         versus = a.get("following_minus_baseline")
         if versus and versus["seeds"]:
             low, high = versus["t95"]
-            lines.append(f"  following − {versus['baseline']}: {versus['mean']:+.1f} points "
-                         f"[{low:+.1f}, {high:+.1f}] (paired t, {versus['seeds']} seeds)")
+            lines.append(
+                f"  following − {versus['baseline']}: {versus['mean']:+.1f} points "
+                f"[{low:+.1f}, {high:+.1f}] (paired t, {versus['seeds']} seeds)"
+            )
     return "\n".join(lines)
 
 
@@ -149,7 +169,9 @@ def main() -> int:
             results = json.loads(args.results.read_text())
             results["runs"][0]["name"]
         except (OSError, ValueError, KeyError, IndexError, TypeError) as err:
-            raise ProbeError(f"{args.results} is not a bench results.json with runs ({type(err).__name__}: {err})") from None
+            raise ProbeError(
+                f"{args.results} is not a bench results.json with runs ({type(err).__name__}: {err})"
+            ) from None
         if not args.probes.is_dir():
             raise ProbeError(f"{args.probes} is not a folder of probes")
         rows = per_run(results, args.probes, args.task)

@@ -33,14 +33,29 @@ from empo2.config import TRACKERS, load_config  # noqa: E402
 from empo2.run_folder.folder import RunFolder  # noqa: E402
 from empo2.training.trainer import Trainer  # noqa: E402
 
-SMALL_RUN = ["eval.every=0", "policy.device=cpu", "env.tasks=power-device,grow-plant", "env.max_steps=5",
-             "algo.batch_tasks=2", "algo.group_size=2", "algo.minibatches=2", "policy.max_action_tokens=6",
-             "policy.max_tip_tokens=12"]
+SMALL_RUN = [
+    "eval.every=0",
+    "policy.device=cpu",
+    "env.tasks=power-device,grow-plant",
+    "env.max_steps=5",
+    "algo.batch_tasks=2",
+    "algo.group_size=2",
+    "algo.minibatches=2",
+    "policy.max_action_tokens=6",
+    "policy.max_tip_tokens=12",
+]
 
 
 def one_run(root: Path, name: str, policy: str, iterations: int, trackers: list[str]) -> tuple[list[float], float]:
-    config = load_config("builtin", [*SMALL_RUN, f"iterations={iterations}", f"policy.model={policy}",
-                                     f"report_to={','.join(trackers)}" if trackers else "report_to=[]"])
+    config = load_config(
+        "builtin",
+        [
+            *SMALL_RUN,
+            f"iterations={iterations}",
+            f"policy.model={policy}",
+            f"report_to={','.join(trackers)}" if trackers else "report_to=[]",
+        ],
+    )
     config.root, config.name = str(root), name
     folder = RunFolder.create(root, name, config.to_dict())
     clock = time.perf_counter()
@@ -85,24 +100,35 @@ def main() -> None:
                 times, wall = one_run(Path(scratch), name, args.policy, args.iterations, trackers)
                 arms[arm] += times[1:]
                 walls[arm].append(wall)
-                print(f"  {arm:9s} run {repeat}: iterations {', '.join(f'{t:.1f}' for t in times)} s; "
-                      f"whole run {wall:.1f} s", flush=True)
+                print(
+                    f"  {arm:9s} run {repeat}: iterations {', '.join(f'{t:.1f}' for t in times)} s; "
+                    f"whole run {wall:.1f} s",
+                    flush=True,
+                )
         load_after = os.getloadavg()
     print(f"{'trackers':10s} {'s/iteration':>12s} {'stdev':>7s} {'n':>3s} {'whole run s':>12s}")
     for arm, times in arms.items():
-        print(f"{arm:10s} {statistics.mean(times):12.2f} {statistics.stdev(times):7.2f} {len(times):3d} "
-              f"{statistics.mean(walls[arm]):12.1f}")
+        print(
+            f"{arm:10s} {statistics.mean(times):12.2f} {statistics.stdev(times):7.2f} {len(times):3d} "
+            f"{statistics.mean(walls[arm]):12.1f}"
+        )
     a, b = arms["off"], arms["all three"]
     diff = statistics.mean(b) - statistics.mean(a)
     half = 1.96 * math.sqrt(statistics.variance(a) / len(a) + statistics.variance(b) / len(b))
     verdict = "within noise" if abs(diff) <= half else "beyond noise"
-    print(f"difference {diff:+.2f} s per iteration ({diff / statistics.mean(a):+.1%}), 95% interval "
-          f"[{diff - half:+.2f}, {diff + half:+.2f}]: {verdict}")
+    print(
+        f"difference {diff:+.2f} s per iteration ({diff / statistics.mean(a):+.1%}), 95% interval "
+        f"[{diff - half:+.2f}, {diff + half:+.2f}]: {verdict}"
+    )
     if mirror_cpu.seconds:
-        print(f"the mirror's thread: {statistics.mean(mirror_cpu.seconds):.2f} s of CPU per run of "
-              f"{args.iterations} iterations (runs: {', '.join(f'{x:.2f}' for x in mirror_cpu.seconds)})")
-    print(f"load average before {load_before[0]:.2f}/{load_before[1]:.2f}/{load_before[2]:.2f}, "
-          f"after {load_after[0]:.2f}/{load_after[1]:.2f}/{load_after[2]:.2f} (1/5/15 min), {os.cpu_count()} cores")
+        print(
+            f"the mirror's thread: {statistics.mean(mirror_cpu.seconds):.2f} s of CPU per run of "
+            f"{args.iterations} iterations (runs: {', '.join(f'{x:.2f}' for x in mirror_cpu.seconds)})"
+        )
+    print(
+        f"load average before {load_before[0]:.2f}/{load_before[1]:.2f}/{load_before[2]:.2f}, "
+        f"after {load_after[0]:.2f}/{load_after[1]:.2f}/{load_after[2]:.2f} (1/5/15 min), {os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":

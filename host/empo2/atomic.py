@@ -63,6 +63,7 @@ def truncate_synced(f: IO[bytes], length: int) -> None:
 
 # -- whole files and folders --------------------------------------------------------------------
 
+
 def _plain_file_mode() -> int:
     """The mode open() gives a new file here (0o666 less the umask). mkstemp makes its file
     0o600, which would leave every atomically written file of a run folder private to its writer
@@ -130,6 +131,7 @@ def move_folder(path: Path, target: Path) -> None:
 
 
 # -- JSON lines ---------------------------------------------------------------------------------
+
 
 def dumps_line(record: dict) -> str:
     """One compact ASCII JSON line. allow_nan=False: a NaN must fail loudly here, not produce a

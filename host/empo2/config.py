@@ -101,8 +101,9 @@ class PolicyConfig:
     """LoRA scaling numerator (the update is scaled by alpha / r)."""
     lora_dropout: float = 0.0
     """Dropout on the LoRA input (0 keeps rollout and update log-probs identical)."""
-    lora_targets: list[str] = field(default_factory=lambda: [
-        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    lora_targets: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
     """Module names that get adapters (Qwen2/Llama naming)."""
 
 
@@ -294,10 +295,23 @@ BUILTIN_SIZES = ("tiny", "default", "large")
 # The trackers report_to can name (trackers/sinks.py has one class per name, a test holds them equal).
 TRACKERS = ("tensorboard", "wandb", "trackio")
 PROBABILITIES = ("algo.p_memory", "algo.q_off_policy")
-POSITIVE = ("iterations", "algo.batch_tasks", "algo.group_size", "env.max_steps",
-            "policy.max_action_tokens", "policy.max_tip_tokens", "algo.minibatches",
-            "algo.ppo_epochs", "memory.capacity", "memory.top_k", "keep_checkpoints",
-            "checkpoint_every", "env.workers", "algo.micro_batch", "policy.generation_batch")
+POSITIVE = (
+    "iterations",
+    "algo.batch_tasks",
+    "algo.group_size",
+    "env.max_steps",
+    "policy.max_action_tokens",
+    "policy.max_tip_tokens",
+    "algo.minibatches",
+    "algo.ppo_epochs",
+    "memory.capacity",
+    "memory.top_k",
+    "keep_checkpoints",
+    "checkpoint_every",
+    "env.workers",
+    "algo.micro_batch",
+    "policy.generation_batch",
+)
 
 
 def builtin_size(model: str) -> str | None:
@@ -349,16 +363,18 @@ def check_env_name(name: str) -> None:
     point, or of the module:factory or gymnasium:<id> form. It imports nothing; whether the name
     works shows when the run makes its environment."""
     if name.startswith(OPENENV):
-        check_openenv_url(name[len(OPENENV):])
+        check_openenv_url(name[len(OPENENV) :])
         return
     if name in BUILTIN_ENVS or name.startswith(GYMNASIUM) or name in env_entry_points():
         return
     module, sep, attr = name.partition(":")
     if sep and module and attr:
         return
-    raise ConfigError(f"config key 'env.name' names no environment: {name!r} is not built in "
-                      f"({', '.join(BUILTIN_ENVS)}), not an installed package's {ENV_ENTRY_POINTS} "
-                      "entry point, nor of the form package.module:factory or gymnasium:<id>")
+    raise ConfigError(
+        f"config key 'env.name' names no environment: {name!r} is not built in "
+        f"({', '.join(BUILTIN_ENVS)}), not an installed package's {ENV_ENTRY_POINTS} "
+        "entry point, nor of the form package.module:factory or gymnasium:<id>"
+    )
 
 
 def check_openenv_url(url: str) -> None:
@@ -371,8 +387,10 @@ def check_openenv_url(url: str) -> None:
     except ValueError:
         parsed = None
     if parsed is None or parsed.scheme not in ("http", "https", "ws", "wss") or not parsed.hostname:
-        raise ConfigError(f"config key 'env.name' is 'openenv:{url}': an OpenEnv server's URL starts with "
-                          "http://, https://, ws:// or wss:// and names a host (and a port that is a number)")
+        raise ConfigError(
+            f"config key 'env.name' is 'openenv:{url}': an OpenEnv server's URL starts with "
+            "http://, https://, ws:// or wss:// and names a host (and a port that is a number)"
+        )
 
 
 def _tasks_of_the_named_environment(config: TrainConfig, data: dict, overrides) -> None:
@@ -394,9 +412,7 @@ def _read_source(source: str) -> dict:
     known = presets()
     path = known.get(source) or Path(source)
     if not path.exists():
-        raise ConfigError(
-            f"no preset or config file named {source!r} (presets: {', '.join(sorted(known))})"
-        )
+        raise ConfigError(f"no preset or config file named {source!r} (presets: {', '.join(sorted(known))})")
     try:
         data = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
@@ -487,35 +503,45 @@ def _validate(config: TrainConfig) -> None:
         if _lookup(config, key) < 1:
             raise ConfigError(f"config key '{key}' must be at least 1")
     if config.algo.memory_contrast == "half" and config.algo.intrinsic == "reference":
-        raise ConfigError("config key 'algo.memory_contrast' can be 'half' only with algo.intrinsic "
-                          "paper or off (the reference reward pays tip-guided steps alone, which "
-                          "would favour one half of each group)")
+        raise ConfigError(
+            "config key 'algo.memory_contrast' can be 'half' only with algo.intrinsic "
+            "paper or off (the reference reward pays tip-guided steps alone, which "
+            "would favour one half of each group)"
+        )
     if config.algo.minibatch_prompts < 0:
-        raise ConfigError("config key 'algo.minibatch_prompts' must be at least 0 (0: algo.minibatches steps per iteration)")
+        raise ConfigError(
+            "config key 'algo.minibatch_prompts' must be at least 0 (0: algo.minibatches steps per iteration)"
+        )
     if config.algo.group_size < 2:
         raise ConfigError("config key 'algo.group_size' must be at least 2 (GRPO compares rollouts of a group)")
     unknown = [name for name in config.report_to if name not in TRACKERS]
     if unknown:
-        raise ConfigError(f"config key 'report_to' names no tracker: {unknown[0]!r} "
-                          f"(trackers: {', '.join(TRACKERS)})")
+        raise ConfigError(f"config key 'report_to' names no tracker: {unknown[0]!r} (trackers: {', '.join(TRACKERS)})")
     check_env_name(config.env.name)
     if not config.env.step_timeout_s >= 0:
         raise ConfigError("config key 'env.step_timeout_s' must be at least 0 (0: no limit)")
     if config.memory.tip_writer == "scripted" and config.env.name != "builtin":
-        raise ConfigError("config key 'memory.tip_writer' can be 'scripted' only with env.name=builtin "
-                          "(it replays the built-in worlds to state what an episode did)")
+        raise ConfigError(
+            "config key 'memory.tip_writer' can be 'scripted' only with env.name=builtin "
+            "(it replays the built-in worlds to state what an episode did)"
+        )
     p = config.policy
     if builtin_size(p.model) not in (None, *BUILTIN_SIZES):
-        raise ConfigError(f"config key 'policy.model' names no built-in size: {p.model!r} "
-                          f"(sizes: {', '.join(BUILTIN_SIZES)})")
+        raise ConfigError(
+            f"config key 'policy.model' names no built-in size: {p.model!r} (sizes: {', '.join(BUILTIN_SIZES)})"
+        )
     if p.reflection_observation_words < 0:
         raise ConfigError("config key 'policy.reflection_observation_words' must be at least 0 (0: whole observations)")
     if p.max_sequence_tokens < 0 or p.lora_rank < 0 or not 0.0 <= p.lora_dropout < 1.0:
-        raise ConfigError("config keys 'policy.max_sequence_tokens' and 'policy.lora_rank' must be "
-                          "at least 0 and 'policy.lora_dropout' lie in [0, 1)")
+        raise ConfigError(
+            "config keys 'policy.max_sequence_tokens' and 'policy.lora_rank' must be "
+            "at least 0 and 'policy.lora_dropout' lie in [0, 1)"
+        )
     if 0 < p.max_sequence_tokens <= max(p.max_action_tokens, p.max_tip_tokens):
-        raise ConfigError("config key 'policy.max_sequence_tokens' must exceed the action and tip "
-                          "token limits (it is the prompt plus the response)")
+        raise ConfigError(
+            "config key 'policy.max_sequence_tokens' must exceed the action and tip "
+            "token limits (it is the prompt plus the response)"
+        )
     if p.lora_rank and not p.lora_targets:
         raise ConfigError("config key 'policy.lora_targets' must name at least one module when LoRA is on")
 

@@ -26,7 +26,7 @@ from typing import MutableMapping
 # Read once, when the libraries load: `configure` must run before torch or numpy is imported.
 THREAD_ENV = {
     "OMP_WAIT_POLICY": "PASSIVE",  # torch's OpenMP (and MKL, oneDNN inside it): sleep while waiting
-    "OPENBLAS_NUM_THREADS": "1",   # numpy's BLAS: its small products need no team
+    "OPENBLAS_NUM_THREADS": "1",  # numpy's BLAS: its small products need no team
 }
 
 

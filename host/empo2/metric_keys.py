@@ -36,7 +36,7 @@ MODE_SEGMENTS = ("memory", "memory_free")  # the rollout modes as key segments (
 
 
 def mode_segment(rollout_mode: str) -> str:
-    """"memory-free" → "memory_free": a rollout mode as it appears inside a key."""
+    """ "memory-free" → "memory_free": a rollout mode as it appears inside a key."""
     return rollout_mode.replace("-", "_")
 
 
@@ -60,16 +60,23 @@ MEMORY_SUCCESS_TIP_SHARE = "memory/success_tip_share"
 REWARD_INTRINSIC_ADVANTAGE_SHARE = "reward/intrinsic_advantage_share"
 REWARD_FLAT_GROUP_SHARE = "reward/flat_group_share"
 OFF_POLICY_PREFIX = "update/off_policy/"  # + an OFF_POLICY_STATS entry
-OFF_POLICY_STATS = ("masked_fraction", "ratio_mean", "ratio_std", "ratio_min", "ratio_max",
-                    "clip_fraction", "optimizer_steps")
+OFF_POLICY_STATS = (
+    "masked_fraction",
+    "ratio_mean",
+    "ratio_std",
+    "ratio_min",
+    "ratio_max",
+    "clip_fraction",
+    "optimizer_steps",
+)
 
 # -- time and throughput ------------------------------------------------------------------------
 TIME_TOTAL = "time/total"
 THROUGHPUT_ROLLOUT = "throughput/rollout_tokens_per_s"
 THROUGHPUT_UPDATE = "throughput/update_tokens_per_s"
-TIME_PREFIX = "time/"                   # + an iteration phase (ITERATION_PHASES)
-ROLLOUT_TIME_PREFIX = "time/rollout/"   # + a rollout phase (ROLLOUT_PHASES)
-UPDATE_PREFIX = "update/"               # + a statistic of update.update_policy (UPDATE_STATS)
+TIME_PREFIX = "time/"  # + an iteration phase (ITERATION_PHASES)
+ROLLOUT_TIME_PREFIX = "time/rollout/"  # + a rollout phase (ROLLOUT_PHASES)
+UPDATE_PREFIX = "update/"  # + a statistic of update.update_policy (UPDATE_STATS)
 
 # -- evaluation ---------------------------------------------------------------------------------
 EVAL_SETTINGS = MODE_SEGMENTS[::-1]  # memory-free on held-out variations, then memory on trained ones
@@ -117,8 +124,8 @@ UPDATE_STATS = {
     "update_samples": "number of (step, action) samples in the update",
     "advantage_abs_mean": "mean absolute group-normalised advantage over episodes",
     "optimizer_steps": "optimizer steps of the update (algo.minibatches or algo.minibatch_prompts, "
-                       "times algo.ppo_epochs); summed over a run's off-policy iterations, its "
-                       "off-policy gradient steps",
+    "times algo.ppo_epochs); summed over a run's off-policy iterations, its "
+    "off-policy gradient steps",
 }
 
 
@@ -136,31 +143,38 @@ def _declared() -> dict[str, str]:
     for mode, shown in zip(MODE_SEGMENTS, ("memory rollouts", "memory-free rollouts")):
         keys[rollout_return(mode)] = f"{ROLLOUT_RETURN} in iterations of {shown} only, -100..100"
         keys[rollout_success(mode)] = f"{ROLLOUT_SUCCESS} in iterations of {shown} only, 0..1"
-    keys.update({
-        MEMORY_TIPS: "live tips in the run's memory after the iteration",
-        MEMORY_RETRIEVAL_HITS: "share of steps whose prompt showed at least one tip, 0..1 (0 memory-free)",
-        MEMORY_TIPS_PER_STEP: "mean number of tips shown per step (0 memory-free)",
-        REWARD_INTRINSIC: "mean novelty reward per step",
-        TIME_TOTAL: "seconds the iteration took, all phases",
-        THROUGHPUT_ROLLOUT: "action tokens generated per second of rollout",
-        THROUGHPUT_UPDATE: "sequence tokens (prompt + action) per second of update, all epochs",
-    })
+    keys.update(
+        {
+            MEMORY_TIPS: "live tips in the run's memory after the iteration",
+            MEMORY_RETRIEVAL_HITS: "share of steps whose prompt showed at least one tip, 0..1 (0 memory-free)",
+            MEMORY_TIPS_PER_STEP: "mean number of tips shown per step (0 memory-free)",
+            REWARD_INTRINSIC: "mean novelty reward per step",
+            TIME_TOTAL: "seconds the iteration took, all phases",
+            THROUGHPUT_ROLLOUT: "action tokens generated per second of rollout",
+            THROUGHPUT_UPDATE: "sequence tokens (prompt + action) per second of update, all epochs",
+        }
+    )
     keys.update({TIME_PREFIX + phase: f"seconds spent on {what}" for phase, what in ITERATION_PHASES.items()})
-    keys.update({ROLLOUT_TIME_PREFIX + phase: f"seconds of the rollout spent {what}"
-                 for phase, what in ROLLOUT_PHASES.items()})
+    keys.update(
+        {ROLLOUT_TIME_PREFIX + phase: f"seconds of the rollout spent {what}" for phase, what in ROLLOUT_PHASES.items()}
+    )
     keys.update({UPDATE_PREFIX + name: what for name, what in UPDATE_STATS.items()})
-    keys.update({
-        MEMORY_SUCCESS_TIP_SHARE: "share of a memory iteration's steps shown a tip from a successful "
-                                  "episode, 0..1 (memory iterations only)",
-        REWARD_INTRINSIC_ADVANTAGE_SHARE: "the novelty reward's share of |advantage|: sum |intrinsic "
-                                          "part| / (sum |intrinsic part| + sum |extrinsic part|), 0..1",
-        REWARD_FLAT_GROUP_SHARE: "share of the iteration's task groups whose returns are all equal: every "
-                                 "advantage in them is 0, so they give the update no gradient, 0..1",
-    })
-    keys.update({OFF_POLICY_PREFIX + name: f"{UPDATE_STATS[name]} (off-policy iterations only)"
-                 for name in OFF_POLICY_STATS})
-    for setting, shown in zip(EVAL_SETTINGS, ("memory-free on held-out variations",
-                                              "with the run's memory on training variations")):
+    keys.update(
+        {
+            MEMORY_SUCCESS_TIP_SHARE: "share of a memory iteration's steps shown a tip from a successful "
+            "episode, 0..1 (memory iterations only)",
+            REWARD_INTRINSIC_ADVANTAGE_SHARE: "the novelty reward's share of |advantage|: sum |intrinsic "
+            "part| / (sum |intrinsic part| + sum |extrinsic part|), 0..1",
+            REWARD_FLAT_GROUP_SHARE: "share of the iteration's task groups whose returns are all equal: every "
+            "advantage in them is 0, so they give the update no gradient, 0..1",
+        }
+    )
+    keys.update(
+        {OFF_POLICY_PREFIX + name: f"{UPDATE_STATS[name]} (off-policy iterations only)" for name in OFF_POLICY_STATS}
+    )
+    for setting, shown in zip(
+        EVAL_SETTINGS, ("memory-free on held-out variations", "with the run's memory on training variations")
+    ):
         keys[eval_success(setting)] = f"evaluation success rate, {shown}, 0..1"
         keys[eval_score(setting)] = f"evaluation mean final score, {shown}, -100..100"
         keys[eval_success(setting, "{task}")] = f"evaluation success rate of one task, {shown}, 0..1"
@@ -168,8 +182,9 @@ def _declared() -> dict[str, str]:
 
 
 METRICS: dict[str, str] = _declared()
-_PATTERNS = [re.compile("^" + re.escape(key).replace(re.escape("{task}"), "[^/]+") + "$")
-             for key in METRICS if "{task}" in key]
+_PATTERNS = [
+    re.compile("^" + re.escape(key).replace(re.escape("{task}"), "[^/]+") + "$") for key in METRICS if "{task}" in key
+]
 
 
 def is_declared(key: str) -> bool:

@@ -63,12 +63,11 @@ def smollm2() -> Path:
 # rollouts and off-policy updates every time (p = q = 1), LoRA r 8 (a checkpoint of adapters, not
 # 1.6 GB of weights and Adam state).
 SMOLLM2_RUN = {
-    "iterations": 2, "checkpoint_every": 2,
+    "iterations": 2,
+    "checkpoint_every": 2,
     "env": {"tasks": ["power-device"], "train_variations": [0], "max_steps": 1},
-    "policy": {"model": "smollm2-135m-instruct", "max_action_tokens": 4, "max_tip_tokens": 8,
-               "lora_rank": 8},
-    "algo": {"batch_tasks": 1, "group_size": 2, "p_memory": 1.0, "q_off_policy": 1.0,
-             "minibatches": 1, "lr": 1e-4},
+    "policy": {"model": "smollm2-135m-instruct", "max_action_tokens": 4, "max_tip_tokens": 8, "lora_rank": 8},
+    "algo": {"batch_tasks": 1, "group_size": 2, "p_memory": 1.0, "q_off_policy": 1.0, "minibatches": 1, "lr": 1e-4},
     "eval": {"every": 0},
 }
 
@@ -79,8 +78,7 @@ def tiny_run_overrides(policy: Path, **extra) -> dict:
         "iterations": 3,
         "env": {"tasks": ["power-device", "grow-plant"], "max_steps": 5},
         "policy": {"model": str(policy), "max_action_tokens": 6, "max_tip_tokens": 12},
-        "algo": {"batch_tasks": 2, "group_size": 2, "p_memory": 1.0, "q_off_policy": 1.0,
-                 "minibatches": 2},
+        "algo": {"batch_tasks": 2, "group_size": 2, "p_memory": 1.0, "q_off_policy": 1.0, "minibatches": 2},
         "eval": {"every": 3, "max_variations": 1},
     }
     for key, value in extra.items():

@@ -35,8 +35,9 @@ VARIANTS = {
 def build(policy: str, variant: dict, shard=None):
     """(model, tokenizer, reference or None) for a variant; `shard` wraps a model in FSDP2."""
     lora = LoraSettings(variant["lora_rank"]) if variant.get("lora_rank") else None
-    model, tokenizer = load_policy(policy, gradient_checkpointing=variant.get("gradient_checkpointing", False),
-                                   lora=lora)
+    model, tokenizer = load_policy(
+        policy, gradient_checkpointing=variant.get("gradient_checkpointing", False), lora=lora
+    )
     if shard is not None:
         shard(model)
     reference = kl_reference(model, policy, "cpu", "auto", shard) if variant.get("kl_beta") else None
@@ -53,8 +54,18 @@ def one_update(policy: str, episodes, update_mode: str, dist: Dist = SINGLE, var
     # bits (summation order) moves a weight by a full lr either way; SGD keeps the comparison
     # of parameters as tight as that of gradients.
     optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=algo.lr)
-    stats = update_policy(model, optimizer, episodes, update_mode, algo, tokenizer.pad_token_id,
-                          torch.Generator().manual_seed(1), reference, micro_batch=3, dist=dist)
+    stats = update_policy(
+        model,
+        optimizer,
+        episodes,
+        update_mode,
+        algo,
+        tokenizer.pad_token_id,
+        torch.Generator().manual_seed(1),
+        reference,
+        micro_batch=3,
+        dist=dist,
+    )
     return {
         "stats": stats,
         "grads": {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None},

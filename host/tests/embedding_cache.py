@@ -68,8 +68,10 @@ class RecordedEmbedder(SentenceEmbedder):
 
         if RecordedEmbedder._identity is None:
             RecordedEmbedder._identity = _model_identity()
-        key = (f"{RecordedEmbedder._identity} threads={torch.get_num_threads()} "
-               f"device={self.device} batch={self.batch_size} grid={self.length_grid}\n{text}")
+        key = (
+            f"{RecordedEmbedder._identity} threads={torch.get_num_threads()} "
+            f"device={self.device} batch={self.batch_size} grid={self.length_grid}\n{text}"
+        )
         return self.folder / f"{hashlib.sha256(key.encode()).hexdigest()}.f32"
 
     def _embed(self, texts: list[str]) -> np.ndarray:

@@ -93,8 +93,7 @@ class FlakyProxy:
                 link.reset()
 
     async def _listen(self) -> None:
-        self._server = await asyncio.start_server(self._accept, LOOPBACK, self.port,
-                                                  reuse_address=True)
+        self._server = await asyncio.start_server(self._accept, LOOPBACK, self.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -112,15 +111,18 @@ class FlakyProxy:
             self._links.discard(link)
             return
         link.writers.append(up_writer)
-        link.tasks = [asyncio.ensure_future(self._pump(link.flowing["up"], link, reader, up_writer)),
-                      asyncio.ensure_future(self._pump(link.flowing["down"], link, up_reader, writer))]
+        link.tasks = [
+            asyncio.ensure_future(self._pump(link.flowing["up"], link, reader, up_writer)),
+            asyncio.ensure_future(self._pump(link.flowing["down"], link, up_reader, writer)),
+        ]
         await asyncio.gather(*link.tasks, return_exceptions=True)
         for w in link.writers:
             w.close()
         self._links.discard(link)
 
-    async def _pump(self, flowing: asyncio.Event, link: _Link, reader: asyncio.StreamReader,
-                    writer: asyncio.StreamWriter) -> None:
+    async def _pump(
+        self, flowing: asyncio.Event, link: _Link, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         try:
             while True:
                 await flowing.wait()
@@ -169,9 +171,13 @@ class FlakyProxy:
                 event.set()
 
     def stats(self) -> dict:
-        return {"links": len(self._links), "linksOpened": self.links_opened,
-                "bytes": self.bytes_forwarded, "frozen": sorted(self.frozen),
-                "listening": self._server is not None}
+        return {
+            "links": len(self._links),
+            "linksOpened": self.links_opened,
+            "bytes": self.bytes_forwarded,
+            "frozen": sorted(self.frozen),
+            "listening": self._server is not None,
+        }
 
     # -- in-process use (a thread of its own) ----------------------------------------------------
 
@@ -193,6 +199,7 @@ class FlakyProxy:
             if asyncio.iscoroutine(result):
                 await result
             return self.stats()
+
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(10)
 
     def cut(self) -> dict:
@@ -228,8 +235,14 @@ class FlakyProxy:
 
 # -- spawned use: commands on stdin, answers on stdout ---------------------------------------------
 
-COMMANDS = {"cut": "_cut", "refuse": "_refuse", "accept": "_accept_again", "freeze": "_freeze",
-            "thaw": "_thaw", "stats": None}
+COMMANDS = {
+    "cut": "_cut",
+    "refuse": "_refuse",
+    "accept": "_accept_again",
+    "freeze": "_freeze",
+    "thaw": "_thaw",
+    "stats": None,
+}
 
 
 def _read_commands(proxy: FlakyProxy, loop: asyncio.AbstractEventLoop) -> None:
@@ -266,12 +279,14 @@ def _say(message: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="A loopback TCP proxy for tests that cuts, "
-                                     "refuses and freezes links on command (stdin).")
+    parser = argparse.ArgumentParser(
+        description="A loopback TCP proxy for tests that cuts, refuses and freezes links on command (stdin)."
+    )
     parser.add_argument("--target-port", type=int, required=True)
     parser.add_argument("--port", type=int, default=0, help="the port to listen on (0: any free)")
-    parser.add_argument("--lifetime", type=float, default=600.0,
-                        help="seconds after which the proxy exits whatever happens")
+    parser.add_argument(
+        "--lifetime", type=float, default=600.0, help="seconds after which the proxy exits whatever happens"
+    )
     args = parser.parse_args(argv)
     proxy = FlakyProxy(args.target_port, port=args.port, lifetime_s=args.lifetime)
 

@@ -70,8 +70,9 @@ class SchemaCheck:
                 self.failures.append(f"the host accepted a request the schema rejects: {str(message)[:300]}")
             if errors:
                 worst = errors[0]
-                self.failures.append(f"{direction} {name}: {worst.message[:300]} at "
-                                     f"{list(worst.absolute_path)} in {str(message)[:300]}")
+                self.failures.append(
+                    f"{direction} {name}: {worst.message[:300]} at {list(worst.absolute_path)} in {str(message)[:300]}"
+                )
             elif name.endswith("Response") and name not in ("ErrorResponse", "SuccessResponse"):
                 self.methods_answered.add(method)
 
@@ -80,14 +81,20 @@ class SchemaCheck:
 
 
 def make_host(roots, embedder=None, follow_interval_s: float = 2.0, **limits) -> EmbeddedHost:
-    settings = Settings(token=TOKEN, roots=[Path(r) for r in roots], limits=Limits(**limits),
-                        shutdown_grace_s=30, embedder_factory=(lambda: embedder) if embedder else None,
-                        follow_interval_s=follow_interval_s)
+    settings = Settings(
+        token=TOKEN,
+        roots=[Path(r) for r in roots],
+        limits=Limits(**limits),
+        shutdown_grace_s=30,
+        embedder_factory=(lambda: embedder) if embedder else None,
+        follow_interval_s=follow_interval_s,
+    )
     return EmbeddedHost(settings).start()
 
 
-def connect(host: EmbeddedHost, check: SchemaCheck, name: str = "test", initialize: bool = True,
-            **kwargs) -> HostClient:
+def connect(
+    host: EmbeddedHost, check: SchemaCheck, name: str = "test", initialize: bool = True, **kwargs
+) -> HostClient:
     client = HostClient(host.url, TOKEN, observe=check.observer(), **kwargs)
     if initialize:
         client.connection_number = client.initialize(name)["connection"]
@@ -112,7 +119,9 @@ def finished_run(tmp_path_factory, tiny_policy, embedder) -> Path:
     """A finished two-iteration run folder with tips, trajectories and checkpoints (built once;
     copy it before changing it)."""
     if "path" not in _FINISHED:
-        folder, _ = train_tiny_run(tmp_path_factory.mktemp("finished-runs"), "done", tiny_policy, embedder, iterations=2)
+        folder, _ = train_tiny_run(
+            tmp_path_factory.mktemp("finished-runs"), "done", tiny_policy, embedder, iterations=2
+        )
         _FINISHED["path"] = folder.path
     return _FINISHED["path"]
 

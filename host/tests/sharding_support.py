@@ -49,31 +49,47 @@ def sharded_update(policy: str, episodes, update_mode: str, dist: Dist, variant:
     options = VARIANTS[variant]
 
     def shard(model):
-        return shard_model(model, torch.device("cpu"), mixed_bf16=False,
-                           cpu_offload=options.get("cpu_offload", False))
+        return shard_model(model, torch.device("cpu"), mixed_bf16=False, cpu_offload=options.get("cpu_offload", False))
 
     model, tokenizer, reference = build(policy, options, shard)
     dist = Dist(rank=dist.rank, world=dist.world, local_rank=dist.local_rank, sharded=True)
     algo = AlgoConfig(**ALGO, kl_beta=options.get("kl_beta", 0.0))
     # SGD for the comparison with one process (see distributed_support.py).
     optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=algo.lr)
-    stats = update_policy(model, optimizer, episodes, update_mode, algo, tokenizer.pad_token_id,
-                          torch.Generator().manual_seed(1), reference, micro_batch=3, dist=dist)
+    stats = update_policy(
+        model,
+        optimizer,
+        episodes,
+        update_mode,
+        algo,
+        tokenizer.pad_token_id,
+        torch.Generator().manual_seed(1),
+        reference,
+        micro_batch=3,
+        dist=dist,
+    )
     # full_tensor() is a collective: every rank gathers, rank 0 keeps the result.
     grads = {n: _full(p.grad).detach().clone() for n, p in model.named_parameters() if p.grad is not None}
     params = {n: _full(p).detach().clone() for n, p in model.named_parameters()}
     trainable = [p for p in model.parameters() if p.requires_grad]
-    result = {"stats": stats, "grads": grads, "params": params,
-              "trainable_bytes": dist.gather(local_bytes(trainable)),
-              "trainable_total": sum(p.numel() * p.element_size() for p in trainable),
-              "offloaded": all(p.offload_to_cpu for unit in units(model)
-                               for group in unit._get_fsdp_state()._fsdp_param_groups
-                               for p in group.fsdp_params)}
+    result = {
+        "stats": stats,
+        "grads": grads,
+        "params": params,
+        "trainable_bytes": dist.gather(local_bytes(trainable)),
+        "trainable_total": sum(p.numel() * p.element_size() for p in trainable),
+        "offloaded": all(
+            p.offload_to_cpu
+            for unit in units(model)
+            for group in unit._get_fsdp_state()._fsdp_param_groups
+            for p in group.fsdp_params
+        ),
+    }
 
     # What FSDP holds of full weights after the update (which scored π_old and the reference
     # inside `gathered`), and inside `gathered` during a ragged, collective-free generation
     # (rank r samples r + 1 prompts). Under LoRA the reference is the policy's own base.
-    prompts = [s.prompt_ids for ep in episodes for s in ep.steps][:dist.rank + 1]
+    prompts = [s.prompt_ids for ep in episodes for s in ep.steps][: dist.rank + 1]
     models = {"policy": model}
     if isinstance(reference, torch.nn.Module):
         models["reference"] = reference
@@ -81,14 +97,16 @@ def sharded_update(policy: str, episodes, update_mode: str, dist: Dist, variant:
     inside, after = {}, {}
     for name, m in models.items():
         with gathered(m):
-            generate_from_ids(m, tokenizer, prompts, 4, 1.0,
-                              [torch.Generator().manual_seed(i) for i in range(len(prompts))])
+            generate_from_ids(
+                m, tokenizer, prompts, 4, 1.0, [torch.Generator().manual_seed(i) for i in range(len(prompts))]
+            )
             inside[name] = unsharded_bytes(m)
         after[name] = unsharded_bytes(m)
     result["unsharded_after_update"] = dist.gather(after_update)
     result["unsharded_inside"], result["unsharded_after"] = dist.gather(inside), dist.gather(after)
-    result["full_bytes"] = {name: sum(p.numel() * p.element_size() for p in m.parameters())
-                            for name, m in models.items()}
+    result["full_bytes"] = {
+        name: sum(p.numel() * p.element_size() for p in m.parameters()) for name, m in models.items()
+    }
     result["rank_model_bytes"] = dist.gather({name: local_bytes(m.parameters()) for name, m in models.items()})
     result["checkpointing"] = bool(getattr(model, "is_gradient_checkpointing", False))
 

@@ -15,20 +15,23 @@ from empo2.policy.prompting import Turn, reflection_messages, step_messages, ste
 from empo2.policy.tokenizer import build_word_tokenizer
 
 
-@pytest.mark.parametrize("written,action", [
-    ("go to kitchen", "go to kitchen"),                 # the built-in policy's own output
-    ("> go to kitchen.", "go to kitchen"),              # a text game's prompt mark, a full stop
-    ('  "open case!"  ', "open case"),
-    ("Action: take battery", "take battery"),
-    ("**look around**", "look around"),
-    ("`go to shed`;", "go to shed"),
-    ("\n\ngo to shed\nopen bin", "go to shed"),         # one action per turn: the first line
-    ("> > look around", "look around"),
-    ("put battery in fan .", "put battery in fan"),     # word-level spacing before the stop
-    ("You are in the kitchen. You are in the kitchen.", "You are in the kitchen. You are in the kitchen"),
-    ("...", ""),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "written,action",
+    [
+        ("go to kitchen", "go to kitchen"),  # the built-in policy's own output
+        ("> go to kitchen.", "go to kitchen"),  # a text game's prompt mark, a full stop
+        ('  "open case!"  ', "open case"),
+        ("Action: take battery", "take battery"),
+        ("**look around**", "look around"),
+        ("`go to shed`;", "go to shed"),
+        ("\n\ngo to shed\nopen bin", "go to shed"),  # one action per turn: the first line
+        ("> > look around", "look around"),
+        ("put battery in fan .", "put battery in fan"),  # word-level spacing before the stop
+        ("You are in the kitchen. You are in the kitchen.", "You are in the kitchen. You are in the kitchen"),
+        ("...", ""),
+        ("", ""),
+    ],
+)
 def test_the_one_action_is_taken_out_of_what_a_model_wrote(written, action):
     assert parse_action(written) == action
 
@@ -67,20 +70,30 @@ def test_the_word_level_policys_prompts_are_byte_identical():
     """The built-in policy was trained on exactly these strings: a change to how chat models
     are prompted must leave them as they are."""
     tokenizer = build_word_tokenizer(["x"])
-    user = step_user_text("power the fan", [Turn("go to kitchen", "you are in the kitchen . here : a fan")],
-                          "you open the case . it holds a battery", history_steps=3, observation_words=10)
-    step = tokenizer.apply_chat_template(step_messages(with_tips(user, ["open case ; action : open case"])),
-                                         add_generation_prompt=True, tokenize=False)
+    user = step_user_text(
+        "power the fan",
+        [Turn("go to kitchen", "you are in the kitchen . here : a fan")],
+        "you open the case . it holds a battery",
+        history_steps=3,
+        observation_words=10,
+    )
+    step = tokenizer.apply_chat_template(
+        step_messages(with_tips(user, ["open case ; action : open case"])), add_generation_prompt=True, tokenize=False
+    )
     assert step == (
         "<|system|> you are an agent in a text world . answer with one action . <|end|> "
         "<|user|> task : power the fan . history : go to kitchen -> you are in the kitchen . here"
         " : a fan . now : you open the case . it holds a battery <tip> open case ; action : open"
-        " case </tip> <|end|> <|assistant|>")
+        " case </tip> <|end|> <|assistant|>"
+    )
     reflection = tokenizer.apply_chat_template(
         reflection_messages("power the fan", [Turn("go to kitchen", "you are in the kitchen .")], 0.0, 10),
-        add_generation_prompt=True, tokenize=False)
+        add_generation_prompt=True,
+        tokenize=False,
+    )
     assert reflection == (
         "<|system|> you are an agent in a text world . answer with one action . <|end|> "
         "<|user|> task : power the fan . episode : go to kitchen -> you are in the kitchen . . "
         "final score : 0 . reflect : in one sentence , say what happened , what you learned and "
-        "how far you were from success . <|end|> <|assistant|>")
+        "how far you were from success . <|end|> <|assistant|>"
+    )

@@ -37,8 +37,15 @@ def filled_buffer(rng: np.random.Generator, n: int) -> VariationBuffer:
     buf = VariationBuffer(capacity=max(n, 1), dim=DIM)
     keys = unit_rows(rng, n)
     for i in range(n):  # scores with ties, so the similarity order matters in the ranking
-        buf.append(keys[i : i + 1], [f"key {i}"], [f"act {i}"], tip=i, tip_text=f"tip {i}",
-                   score=float(rng.integers(0, 3) * 50), first_entry=i)
+        buf.append(
+            keys[i : i + 1],
+            [f"key {i}"],
+            [f"act {i}"],
+            tip=i,
+            tip_text=f"tip {i}",
+            score=float(rng.integers(0, 3) * 50),
+            first_entry=i,
+        )
     return buf
 
 
@@ -58,8 +65,9 @@ def test_a_querys_similarities_and_retrieval_are_bit_identical_alone_and_in_any_
     stored = buf.keys[: buf.n]
     # Half the queries sit close to a stored key, half anywhere: cosines on both sides of 0.5.
     picks = rng.integers(0, n_entries, n_queries)
-    queries = np.where(np.arange(n_queries)[:, None] % 2 == 0,
-                       near(rng, stored[picks], 0.03), unit_rows(rng, n_queries))
+    queries = np.where(
+        np.arange(n_queries)[:, None] % 2 == 0, near(rng, stored[picks], 0.03), unit_rows(rng, n_queries)
+    )
     queries = queries.astype(np.float32)
     together = buf.similarities(queries)
     shuffled = list(range(n_queries))
@@ -106,12 +114,15 @@ def test_the_cosine_is_symmetric_and_a_unit_row_scores_one_with_itself():
     assert np.allclose(np.diag(cosine(a, a)), 1.0, atol=5e-6)
 
 
-@pytest.mark.parametrize("queries, keys, says", [
-    (np.ones((2, 4)), np.eye(4)[:1], "cosine takes L2-normalised rows; a row is longer than 1.5"),
-    (np.eye(4)[:1], [[1.6, 0.0, 0.0, 0.0]], "cosine takes L2-normalised rows; a row is longer than 1.5"),
-    (np.ones(4), np.eye(4)[:1], "cosine takes (rows, dim) arrays, got shape (4,)"),
-    (np.eye(3)[:1], np.eye(4)[:2], "queries have 3 dimensions, keys 4"),
-])
+@pytest.mark.parametrize(
+    "queries, keys, says",
+    [
+        (np.ones((2, 4)), np.eye(4)[:1], "cosine takes L2-normalised rows; a row is longer than 1.5"),
+        (np.eye(4)[:1], [[1.6, 0.0, 0.0, 0.0]], "cosine takes L2-normalised rows; a row is longer than 1.5"),
+        (np.ones(4), np.eye(4)[:1], "cosine takes (rows, dim) arrays, got shape (4,)"),
+        (np.eye(3)[:1], np.eye(4)[:2], "queries have 3 dimensions, keys 4"),
+    ],
+)
 def test_the_cosine_refuses_what_it_cannot_make_exact_in_one_sentence(queries, keys, says):
     """Rows much longer than unit could push a partial sum past 2**53, where sums stop being exact."""
     with pytest.raises(ValueError) as refused:

@@ -12,8 +12,15 @@ import pytest
 from empo2.bench.arms import ABLATIONS, ARMS, DEFAULT_ARMS
 from empo2.bench.runner import bench_jobs, chosen_arms, markdown, run_bench, summarise
 from empo2.bench.stats import (
-    MIN_CLAIM_SEEDS, bca_ci, bootstrap_ci, claimed, curve_auc, paired_summary, student_t_cdf,
-    student_t_quantile, t_interval,
+    MIN_CLAIM_SEEDS,
+    bca_ci,
+    bootstrap_ci,
+    claimed,
+    curve_auc,
+    paired_summary,
+    student_t_cdf,
+    student_t_quantile,
+    t_interval,
 )
 from empo2.bench.svg import learning_curves_svg, mean_curve
 from empo2.config import load_config
@@ -48,7 +55,7 @@ def test_the_t_interval_is_mean_plus_minus_t_times_the_standard_error():
     mean = sum(differences) / n
     sd = (sum((d - mean) ** 2 for d in differences) / (n - 1)) ** 0.5
     low, high = t_interval(differences)
-    assert (low, high) == pytest.approx((mean - 2.7764 * sd / n ** 0.5, mean + 2.7764 * sd / n ** 0.5), abs=1e-4)
+    assert (low, high) == pytest.approx((mean - 2.7764 * sd / n**0.5, mean + 2.7764 * sd / n**0.5), abs=1e-4)
     # At five seeds it is wider than the percentile bootstrap, which under-covers there.
     boot = bootstrap_ci(differences)
     assert low < boot[0] and boot[1] < high
@@ -145,8 +152,7 @@ def test_a_subset_of_arms_runs_seed_by_seed_and_must_hold_the_primary_comparison
     arms = chosen_arms(["GRPO", "EMPO²"])
     assert list(arms) == ["EMPO²", "GRPO"]  # ARMS' order, whatever the order named
     jobs = bench_jobs([0, 1], [], "builtin-bench", [], tmp_path, 240, 10, arms)
-    assert [(j["method"], j["seed"]) for j in jobs[1:]] == [
-        ("EMPO²", 0), ("GRPO", 0), ("EMPO²", 1), ("GRPO", 1)]
+    assert [(j["method"], j["seed"]) for j in jobs[1:]] == [("EMPO²", 0), ("GRPO", 0), ("EMPO²", 1), ("GRPO", 1)]
     assert chosen_arms(None) == {m: ARMS[m] for m in DEFAULT_ARMS} and set(DEFAULT_ARMS) < set(ARMS)
     with pytest.raises(ValueError, match="unknown arm 'PPO'"):
         chosen_arms(["EMPO²", "GRPO", "PPO"])
@@ -157,8 +163,9 @@ def test_a_subset_of_arms_runs_seed_by_seed_and_must_hold_the_primary_comparison
 def test_the_grpo_arm_at_the_default_lr_keeps_it_whatever_lr_every_arm_is_given(tmp_path):
     """A bench may give every arm EMPO²'s lr on its command line (r1's 5e-5); this arm stays GRPO
     as every earlier bench ran it."""
-    jobs = bench_jobs([0], [], "builtin-bench", ["algo.lr=5e-5"], tmp_path, 240, 10,
-                      chosen_arms(["EMPO²", "GRPO", "GRPO (lr 2e-4)"]))
+    jobs = bench_jobs(
+        [0], [], "builtin-bench", ["algo.lr=5e-5"], tmp_path, 240, 10, chosen_arms(["EMPO²", "GRPO", "GRPO (lr 2e-4)"])
+    )
     lr = {j["method"]: load_config(j["preset"], j["overrides"]).algo.lr for j in jobs[1:]}
     assert lr == {"EMPO²": 5e-5, "GRPO": 5e-5, "GRPO (lr 2e-4)": load_config("builtin-bench").algo.lr}
 
@@ -176,8 +183,7 @@ def test_every_arm_is_a_valid_config_on_the_bench_preset(method):
 
 
 def test_learning_curves_svg_is_well_formed():
-    series = {"EMPO²": mean_curve([[[100, 0.1], [200, 0.5]], [[150, 0.3]]], 200, points=4),
-              "GRPO <paper>": []}
+    series = {"EMPO²": mean_curve([[[100, 0.1], [200, 0.5]], [[150, 0.3]]], 200, points=4), "GRPO <paper>": []}
     root = ET.fromstring(learning_curves_svg(series, 200, "curves"))
     assert root.tag.endswith("svg") and len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 1
     assert series["EMPO²"][-1] == (200, pytest.approx(0.4))
@@ -185,11 +191,23 @@ def test_learning_curves_svg_is_well_formed():
 
 @pytest.mark.slow
 def test_a_tiny_bench_writes_paired_records_curves_and_a_summary(tmp_path, tiny_policy):
-    report = run_bench([0], tmp_path / "out", tmp_path / "runs",
-                       overrides=[f"policy.model={tiny_policy}", "max_env_steps=60",
-                                  "algo.batch_tasks=2", "algo.group_size=2", "env.max_steps=5",
-                                  "policy.max_action_tokens=6", "policy.max_tip_tokens=12"],
-                       eval_episodes=4, ood_trials=1, workers=1)
+    report = run_bench(
+        [0],
+        tmp_path / "out",
+        tmp_path / "runs",
+        overrides=[
+            f"policy.model={tiny_policy}",
+            "max_env_steps=60",
+            "algo.batch_tasks=2",
+            "algo.group_size=2",
+            "env.max_steps=5",
+            "policy.max_action_tokens=6",
+            "policy.max_tip_tokens=12",
+        ],
+        eval_episodes=4,
+        ood_trials=1,
+        workers=1,
+    )
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["summary"]["ratio"] == report["summary"]["ratio"]
     assert saved["complete"] and saved["finished_runs"] == saved["planned_runs"] == 1 + len(DEFAULT_ARMS)
@@ -235,10 +253,22 @@ def _finish_the_warm_start_then_die(job):
 
 def _stand_in_record(job, **values):
     """A run's record as the worker returns it, with the stand-in's numbers."""
-    return dict({"method": job["method"], "seed": job["seed"], "overrides": job["overrides"],
-                 "train_episodes": 240, "held_out_success": 0.0, "held_out_episodes": 240,
-                 "auc": None, "curve": [], "ood_success_by_trial": [], "ood_score_by_trial": [],
-                 "seconds": 1.0}, **values)
+    return dict(
+        {
+            "method": job["method"],
+            "seed": job["seed"],
+            "overrides": job["overrides"],
+            "train_episodes": 240,
+            "held_out_success": 0.0,
+            "held_out_episodes": 240,
+            "auc": None,
+            "curve": [],
+            "ood_success_by_trial": [],
+            "ood_score_by_trial": [],
+            "seconds": 1.0,
+        },
+        **values,
+    )
 
 
 def test_a_bench_stopped_early_keeps_its_finished_runs_on_disk(tmp_path, monkeypatch):
@@ -278,8 +308,9 @@ def test_a_resumed_bench_keeps_the_finished_runs_and_trains_only_the_new_ones(tm
     assert first["complete"] and len(_ran(tmp_path / "runs1")) == 5
     assert first["protocol"]["policy"] == "policy-abc"
     first_seconds = json.loads((out / "results.json").read_text())["seconds"]
-    second = run_bench([0, 1], out, tmp_path / "runs2", workers=1,
-                       arms=["EMPO²", "GRPO", "GRPO + novelty"], resume=True)
+    second = run_bench(
+        [0, 1], out, tmp_path / "runs2", workers=1, arms=["EMPO²", "GRPO", "GRPO + novelty"], resume=True
+    )
     assert _ran(tmp_path / "runs2") == ["grpo-plus-novelty-seed0", "grpo-plus-novelty-seed1"]
     assert second["complete"] and second["finished_runs"] == second["planned_runs"] == 7
     kept = {r["name"]: r for r in first["runs"]}
@@ -299,7 +330,8 @@ def test_a_resumed_bench_keeps_the_finished_runs_and_trains_only_the_new_ones(tm
 
 
 def test_every_run_records_the_weights_it_started_from_and_a_resume_on_other_weights_says_so(
-        tmp_path, monkeypatch, capsys):
+    tmp_path, monkeypatch, capsys
+):
     import hashlib
 
     import empo2.bench.runner as bench
@@ -322,8 +354,9 @@ def test_every_run_records_the_weights_it_started_from_and_a_resume_on_other_wei
     assert "seeds 0 started from other weights than this machine's policy-abc" in capsys.readouterr().err
     other = hashlib.sha256(b"model.safetensors\0the second build").hexdigest()
     assert {r["seed"]: r["policy_sha256"] for r in second["runs"] if r["method"] == "GRPO"} == {0: sha, 1: other}
-    assert (f"Warm start's weights (sha256): `{sha[:12]}` on CPU one (seeds 0); "
-            f"`{other[:12]}` on CPU two (seeds 1).") in (out / "results.md").read_text()
+    assert (
+        f"Warm start's weights (sha256): `{sha[:12]}` on CPU one (seeds 0); `{other[:12]}` on CPU two (seeds 1)."
+    ) in (out / "results.md").read_text()
 
 
 def test_a_policy_folder_without_weight_files_has_no_weights_hash(tmp_path):
@@ -337,12 +370,16 @@ def test_a_policy_folder_without_weight_files_has_no_weights_hash(tmp_path):
     assert both is not None and weights_sha256(tmp_path) != both
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"eval_episodes": 60}, "was made with eval_episodes = 240"),
-    ({"overrides": ["max_env_steps=100"]}, "was made with overrides = []"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"eval_episodes": 60}, "was made with eval_episodes = 240"),
+        ({"overrides": ["max_env_steps=100"]}, "was made with overrides = []"),
+    ],
+)
 def test_a_bench_resumes_only_under_the_same_protocol_and_leaves_the_report_as_it_was(
-        tmp_path, monkeypatch, change, message):
+    tmp_path, monkeypatch, change, message
+):
     import empo2.bench.runner as bench
 
     monkeypatch.setattr(bench, "_train_and_evaluate", _stand_in_worker)
@@ -365,9 +402,24 @@ def test_the_command_line_refuses_to_resume_a_damaged_report_in_one_sentence(tmp
     out.mkdir()
     (out / "results.json").write_text('{"protocol": ')  # cut off mid-write by an older tool
     result = subprocess.run(
-        [sys.executable, "-m", "empo2.cli", "bench", "--seeds", "0", "--resume", "--out", str(out),
-         f"policy.model={tiny_policy}"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-        env=dict(os.environ, EMPO2_NO_PROGRESS="1"))
+        [
+            sys.executable,
+            "-m",
+            "empo2.cli",
+            "bench",
+            "--seeds",
+            "0",
+            "--resume",
+            "--out",
+            str(out),
+            f"policy.model={tiny_policy}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, EMPO2_NO_PROGRESS="1"),
+    )
     assert result.returncode == 2, result.stderr
     assert "is not a bench report that can be resumed" in result.stderr
     assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0
@@ -382,15 +434,20 @@ class _DieAfterFirstIteration(TrainerHooks):
 
 
 @pytest.mark.slow
-def test_a_resumed_bench_continues_a_run_it_left_half_trained_and_refuses_a_foreign_one(
-        tmp_path, tiny_policy):
+def test_a_resumed_bench_continues_a_run_it_left_half_trained_and_refuses_a_foreign_one(tmp_path, tiny_policy):
     import empo2.bench.runner as bench
     from empo2.config import load_config
     from empo2.run_folder.folder import RunFolder
     from empo2.training.trainer import Trainer
 
-    overrides = [f"policy.model={tiny_policy}", "max_env_steps=40", "algo.batch_tasks=2",
-                 "algo.group_size=2", "env.max_steps=5", "policy.max_action_tokens=6"]
+    overrides = [
+        f"policy.model={tiny_policy}",
+        "max_env_steps=40",
+        "algo.batch_tasks=2",
+        "algo.group_size=2",
+        "env.max_steps=5",
+        "policy.max_action_tokens=6",
+    ]
 
     def job(root: Path) -> dict:
         jobs = bench_jobs([0], [], bench.PRESET, overrides, root, 4, 0, {"GRPO": ARMS["GRPO"]})
@@ -420,17 +477,40 @@ def test_a_resumed_bench_continues_a_run_it_left_half_trained_and_refuses_a_fore
         bench._train_and_evaluate(half)
 
 
-@pytest.mark.parametrize("primary, marked, unmarked", [
-    ("held_out_success", "held-out success (primary)", "train success |"),
-    ("train_success", "train success (primary)", "held-out success |"),
-])
+@pytest.mark.parametrize(
+    "primary, marked, unmarked",
+    [
+        ("held_out_success", "held-out success (primary)", "train success |"),
+        ("train_success", "train success (primary)", "held-out success |"),
+    ],
+)
 def test_the_results_table_marks_the_protocols_primary_metric(primary, marked, unmarked):
-    row = {"method": "EMPO²", "seeds": 1, "env_steps": 6000, "train_success": 0.5,
-           "train_success_sd": 0.0, "held_out_success": 0.25, "held_out_success_sd": 0.0,
-           "auc": 0.4, "ood_first": None, "ood_last": None}
-    report = {"protocol": {"preset": "builtin-bench", "overrides": [], "seeds": [1],
-                           "ablation_seeds": [], "env_step_budget": 6000, "eval_episodes": 240,
-                           "eval_temperature": 0.4, "primary_metric": primary},
-              "seconds": 60, "table": [row], "summary": summarise([], primary)}
+    row = {
+        "method": "EMPO²",
+        "seeds": 1,
+        "env_steps": 6000,
+        "train_success": 0.5,
+        "train_success_sd": 0.0,
+        "held_out_success": 0.25,
+        "held_out_success_sd": 0.0,
+        "auc": 0.4,
+        "ood_first": None,
+        "ood_last": None,
+    }
+    report = {
+        "protocol": {
+            "preset": "builtin-bench",
+            "overrides": [],
+            "seeds": [1],
+            "ablation_seeds": [],
+            "env_step_budget": 6000,
+            "eval_episodes": 240,
+            "eval_temperature": 0.4,
+            "primary_metric": primary,
+        },
+        "seconds": 60,
+        "table": [row],
+        "summary": summarise([], primary),
+    }
     header = markdown(report).splitlines()[2]
     assert marked in header and unmarked in header

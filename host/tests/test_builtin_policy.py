@@ -11,8 +11,14 @@ import torch
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.envs.builtin.tasks import TASK_KINDS
 from empo2.policy.builtin import (
-    BUILD_REPORT, SHIPPED_DIR, BuiltinRecipe, build_builtin_policy, builtin_policy_path, file_digests,
-    find_builtin_policy, shipped_policy_path,
+    BUILD_REPORT,
+    SHIPPED_DIR,
+    BuiltinRecipe,
+    build_builtin_policy,
+    builtin_policy_path,
+    file_digests,
+    find_builtin_policy,
+    shipped_policy_path,
 )
 from empo2.policy.model import load_policy
 from empo2.policy.prompting import step_messages
@@ -106,6 +112,8 @@ def test_a_run_whose_prompts_differ_from_its_policys_training_says_so(tiny_polic
         if words == 10:
             assert warned == []
         else:
-            assert warned == [f"the policy {tiny_policy.name} was built on prompts with "
-                              "policy.observation_words 10 (this run: 17); set the run's alike "
-                              "unless the difference is what you test"]
+            assert warned == [
+                f"the policy {tiny_policy.name} was built on prompts with "
+                "policy.observation_words 10 (this run: 17); set the run's alike "
+                "unless the difference is what you test"
+            ]

@@ -68,8 +68,10 @@ def test_a_checkpoint_holds_adapters_and_exports_as_a_whole_model(run, smollm2, 
     assert exported.shape[-1] == 49_152 and torch.isfinite(exported).all()
     # The adapters were trained: the export is not the converted model it started from.
     assert not torch.allclose(exported, _logits(smollm2))
-    assert "chat_template" in json.loads((out / "tokenizer_config.json").read_text()) or (
-        out / "chat_template.jinja").exists()
+    assert (
+        "chat_template" in json.loads((out / "tokenizer_config.json").read_text())
+        or (out / "chat_template.jinja").exists()
+    )
 
 
 def test_export_onnx_writes_the_graph_with_the_tokenizer(run, tmp_path, capsys):
@@ -100,8 +102,20 @@ def test_the_debugger_replays_an_episode_with_the_checkpoint_that_played_it(run,
     from empo2.debug.launch import Launch, open_session
 
     record = next(iter(run.trajectories(2)))
-    session, info = open_session(Launch(task=None, variation=None, seed=0, mode="memory", temperature=None,
-                                        device="cpu", run=run, record=record, record_run=run), embedder)
+    session, info = open_session(
+        Launch(
+            task=None,
+            variation=None,
+            seed=0,
+            mode="memory",
+            temperature=None,
+            device="cpu",
+            run=run,
+            record=record,
+            record_run=run,
+        ),
+        embedder,
+    )
     assert info["checkpoint"] == 1 and info["replay"]["maxLogprobError"] < 1e-4
     turn, _ = session.step("turn")
     assert turn.action == record["steps"][0]["action"] and turn.replay["observationMatches"] is True
@@ -124,8 +138,11 @@ def test_two_sharded_processes_train_the_model_resume_it_and_export_it(tmp_path,
     config = tmp_path / "sharded.json"
     config.write_text(json.dumps({**SMOLLM2_RUN, "dist": {"strategy": "fsdp2"}}))
     runs = tmp_path / "runs"
-    trained = torchrun(["-m", "empo2.cli", "train", "--config", str(config), "--root", str(runs),
-                        "--name", "sharded"], tmp_path, timeout=900)
+    trained = torchrun(
+        ["-m", "empo2.cli", "train", "--config", str(config), "--root", str(runs), "--name", "sharded"],
+        tmp_path,
+        timeout=900,
+    )
     assert trained.returncode == 0, trained.stderr[-3000:]
     folder = RunFolder(runs / "sharded")
     assert folder.state()["state"] == "finished"
@@ -138,8 +155,13 @@ def test_two_sharded_processes_train_the_model_resume_it_and_export_it(tmp_path,
     assert folder.state()["state"] == "finished"
 
     out = tmp_path / "exported"
-    exported = subprocess.run([sys.executable, "-m", "empo2.cli", "export", str(folder.path), "--out", str(out)],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    exported = subprocess.run(
+        [sys.executable, "-m", "empo2.cli", "export", str(folder.path), "--out", str(out)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert exported.returncode == 0, exported.stderr[-3000:]
     assert (out / "adapter_config.json").is_file()
     logits = _logits(out)
@@ -156,22 +178,20 @@ def test_served_the_model_trains_and_a_person_s_edit_reaches_the_next_retrieval(
     host = make_host([tmp_path / "runs"], embedder)
     client = connect(host, SchemaCheck())
     try:
-        run = client.request("run.start", {"config": SMOLLM2_RUN, "name": "served",
-                                           "pauseAfterIteration": 1})["run"]
+        run = client.request("run.start", {"config": SMOLLM2_RUN, "name": "served", "pauseAfterIteration": 1})["run"]
         assert run["live"] and run["iterations"] == 2
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "paused",
-                        timeout=600)
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "paused", timeout=600)
         tips = client.request("memory.list", {"runId": "served", "limit": 100})["items"]
         assert tips and all(t["author"] == "policy" and t["text"].strip() for t in tips)
-        edited = client.request("memory.update", {"runId": "served", "tipId": tips[0]["id"], "text": CORRECTED,
-                                                  "expectedVersion": tips[0]["version"]})["tip"]
+        edited = client.request(
+            "memory.update",
+            {"runId": "served", "tipId": tips[0]["id"], "text": CORRECTED, "expectedVersion": tips[0]["version"]},
+        )["tip"]
         assert edited["author"] == "policy" and edited["versionAuthor"] != "policy" and edited["version"] == 2
         client.request("run.resume", {"runId": "served"})
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished",
-                        timeout=600)
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished", timeout=600)
         shown = []
-        for summary in client.request("trajectory.list", {"runId": "served",
-                                                          "filter": {"iteration": 2}})["items"]:
+        for summary in client.request("trajectory.list", {"runId": "served", "filter": {"iteration": 2}})["items"]:
             episode = client.request("trajectory.get", {"runId": "served", "episodeId": summary["id"]})["episode"]
             shown += [text for step in episode["steps"] for text in step["tip_texts"]]
         assert CORRECTED in shown, shown

@@ -35,11 +35,18 @@ def make_trainer(policy, seed: int, dist: Dist = Dist(), lora: LoraSettings | No
     model, tokenizer = load_policy(str(policy), device="cpu", lora=lora)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     return types.SimpleNamespace(
-        model=model, tokenizer=tokenizer, optimizer=optimizer, dist=dist,
-        device=torch.device("cpu"), rng=random.Random(seed),
+        model=model,
+        tokenizer=tokenizer,
+        optimizer=optimizer,
+        dist=dist,
+        device=torch.device("cpu"),
+        rng=random.Random(seed),
         generator=torch.Generator().manual_seed(seed),
-        intrinsic=make_intrinsic_reward("paper", threshold=0.8), memory=None,
-        iteration=0, env_steps=0)
+        intrinsic=make_intrinsic_reward("paper", threshold=0.8),
+        memory=None,
+        iteration=0,
+        env_steps=0,
+    )
 
 
 def train_a_little(trainer, steps: int = 2) -> None:
@@ -105,10 +112,15 @@ def test_a_checkpoint_restores_every_field_it_saved(tmp_path, tiny_policy):
     train_a_little(trainer)
     advance(trainer)
     trainer.iteration, trainer.env_steps = 2, 37
-    saved = {"weights": weights(trainer.model), "optimizer": trainer.optimizer.state_dict(),
-             "rng": trainer.rng.getstate(), "generator": trainer.generator.get_state(),
-             "global": torch.get_rng_state(), "intrinsic": trainer.intrinsic.state_dict(),
-             "marker": store.marker()}
+    saved = {
+        "weights": weights(trainer.model),
+        "optimizer": trainer.optimizer.state_dict(),
+        "rng": trainer.rng.getstate(),
+        "generator": trainer.generator.get_state(),
+        "global": torch.get_rng_state(),
+        "intrinsic": trainer.intrinsic.state_dict(),
+        "marker": store.marker(),
+    }
     assert not all(torch.equal(initial[k], v) for k, v in saved["weights"].items())
     save_checkpoint(folder, trainer, keep=2)
     store.close()
@@ -120,8 +132,13 @@ def test_a_checkpoint_restores_every_field_it_saved(tmp_path, tiny_policy):
     model_files = {p.name for p in (path / "model").iterdir()}
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= model_files
     assert json.loads((path / "trainer.json").read_text()) == {
-        "iteration": 2, "env_steps": 37, "memory_marker": saved["marker"], "has_model": True,
-        "format": "pretrained", "world": 1}
+        "iteration": 2,
+        "env_steps": 37,
+        "memory_marker": saved["marker"],
+        "has_model": True,
+        "format": "pretrained",
+        "world": 1,
+    }
     # The model folder loads by itself (`empo2-host eval --run`): weights and tokenizer.
     alone, tokenizer = load_policy(str(path / "model"), device="cpu")
     assert_same_tensors(weights(alone), saved["weights"])
@@ -153,8 +170,13 @@ def test_iteration_zero_saves_no_model_and_loads_none(tmp_path, tiny_policy):
     path = folder.checkpoints_path / "iter-000000"
     assert {p.name for p in path.iterdir()} == {"rng.pt", "trainer.json"}
     assert json.loads((path / "trainer.json").read_text()) == {
-        "iteration": 0, "env_steps": 0, "memory_marker": None, "has_model": False,
-        "format": "pretrained", "world": 1}
+        "iteration": 0,
+        "env_steps": 0,
+        "memory_marker": None,
+        "has_model": False,
+        "format": "pretrained",
+        "world": 1,
+    }
 
     fresh = make_trainer(tiny_policy, seed=11)
     train_a_little(fresh)  # whatever the model holds stays: nothing is loaded into it
@@ -165,8 +187,7 @@ def test_iteration_zero_saves_no_model_and_loads_none(tmp_path, tiny_policy):
     assert fresh.rng.getstate() == saved_rng
 
 
-def test_the_checkpoint_is_filled_under_a_temporary_name_with_trainer_json_last(tmp_path, tiny_policy,
-                                                                                monkeypatch):
+def test_the_checkpoint_is_filled_under_a_temporary_name_with_trainer_json_last(tmp_path, tiny_policy, monkeypatch):
     """A kill before the rename leaves only `.iter-N.tmp` (which resume ignores and clears); a
     kill inside it, a folder without trainer.json, which counts as no checkpoint."""
     folder = run_folder(tmp_path)
@@ -188,13 +209,11 @@ def test_the_checkpoint_is_filled_under_a_temporary_name_with_trainer_json_last(
     monkeypatch.setattr(folder, "commit_checkpoint", commit)
     save_checkpoint(folder, trainer, keep=2)
     tmp = folder.checkpoints_path / ".iter-000001.tmp"
-    assert seen == [("trainer.json", tmp / "trainer.json", ["model", "optimizer.pt", "rng.pt"]),
-                    ("commit", tmp, [])]
+    assert seen == [("trainer.json", tmp / "trainer.json", ["model", "optimizer.pt", "rng.pt"]), ("commit", tmp, [])]
     assert folder.checkpoint_iterations() == [1]
 
 
-def test_a_save_killed_before_trainer_json_leaves_the_previous_checkpoint(tmp_path, tiny_policy,
-                                                                        monkeypatch):
+def test_a_save_killed_before_trainer_json_leaves_the_previous_checkpoint(tmp_path, tiny_policy, monkeypatch):
     folder = run_folder(tmp_path)
     trainer = make_trainer(tiny_policy, seed=3)
     save_checkpoint(folder, trainer, keep=2)
@@ -242,7 +261,9 @@ def test_the_checkpoint_before_a_person_s_edit_is_kept_until_a_rerun_has_seen_th
     for iteration in (0, 1, 2):
         save(iteration)
     assert folder.checkpoint_iterations() == [1, 2], "no edit: only the newest two"
-    trainer.memory.update(policy_tip.id, "water the seed, then wait", expected_version=policy_tip.version, author="alice")
+    trainer.memory.update(
+        policy_tip.id, "water the seed, then wait", expected_version=policy_tip.version, author="alice"
+    )
     for iteration in (3, 4, 5):
         save(iteration)
     assert folder.checkpoint_iterations() == [2, 4, 5], "the one before alice's edit stays"
@@ -272,8 +293,11 @@ def test_a_checkpoint_of_another_world_size_is_refused(tmp_path, tiny_policy):
     path = folder.latest_checkpoint()[1]
     assert json.loads((path / "trainer.json").read_text())["world"] == 2
     fresh = make_trainer(tiny_policy, seed=11)
-    with pytest.raises(RuntimeError, match=r"written by 2 processes; resume it with as many "
-                                           r"\(this job has 1\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"written by 2 processes; resume it with as many "
+        r"\(this job has 1\)",
+    ):
         load_checkpoint(path, fresh)
 
 
@@ -352,8 +376,11 @@ def test_the_refusal_names_at_most_three_of_the_tensors(tmp_path, tiny_policy):
     tensors = load_file(file)
     layer = sorted(k for k in tensors if "layers.1." in k)
     assert len(layer) > 4
-    save_file({k: v for k, v in tensors.items() if k not in layer}
-              | {f"model.layers.{9 + n}.extra.weight": torch.zeros(2) for n in range(5)}, file)
+    save_file(
+        {k: v for k, v in tensors.items() if k not in layer}
+        | {f"model.layers.{9 + n}.extra.weight": torch.zeros(2) for n in range(5)},
+        file,
+    )
     with pytest.raises(RuntimeError) as refused:
         load_checkpoint(path, make_trainer(tiny_policy, seed=11))
     message = str(refused.value)
@@ -363,30 +390,40 @@ def test_the_refusal_names_at_most_three_of_the_tensors(tmp_path, tiny_policy):
 
 def test_whole_weights_are_refused_by_a_sharded_job(tmp_path, tiny_policy):
     path, _ = saved_at_one(tmp_path, tiny_policy)
-    with pytest.raises(RuntimeError, match=r"holds whole weights \(dist.strategy=ddp\); resume it "
-                                           "with dist.strategy=ddp, or start a new fsdp2 run from "
-                                           "its model folder$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"holds whole weights \(dist.strategy=ddp\); resume it "
+        "with dist.strategy=ddp, or start a new fsdp2 run from "
+        "its model folder$",
+    ):
         load_checkpoint(path, make_trainer(tiny_policy, seed=11, dist=Dist(sharded=True)))
 
 
-def test_a_sharded_checkpoint_holds_shards_and_the_tokenizer_and_loads_into_a_plain_model(tmp_path,
-                                                                                          tiny_policy):
+def test_a_sharded_checkpoint_holds_shards_and_the_tokenizer_and_loads_into_a_plain_model(tmp_path, tiny_policy):
     """In one process DCP writes the whole state as one rank's shards (no process group)."""
     folder = run_folder(tmp_path)
     trainer = make_trainer(tiny_policy, seed=3, dist=Dist(sharded=True))
     train_a_little(trainer)
     advance(trainer)
     trainer.iteration, trainer.env_steps = 1, 5
-    saved = {"weights": weights(trainer.model), "optimizer": trainer.optimizer.state_dict(),
-             "rng": trainer.rng.getstate()}
+    saved = {
+        "weights": weights(trainer.model),
+        "optimizer": trainer.optimizer.state_dict(),
+        "rng": trainer.rng.getstate(),
+    }
     save_checkpoint(folder, trainer, keep=2)
     path = folder.checkpoints_path / "iter-000001"
     assert {p.name for p in path.iterdir()} == {"sharded", "tokenizer", "rng.pt", "trainer.json"}
     assert has_sharded(path)
     assert (path / "tokenizer" / "tokenizer.json").is_file()
     assert json.loads((path / "trainer.json").read_text()) == {
-        "iteration": 1, "env_steps": 5, "memory_marker": None, "has_model": True,
-        "format": "sharded", "world": 1}
+        "iteration": 1,
+        "env_steps": 5,
+        "memory_marker": None,
+        "has_model": True,
+        "format": "sharded",
+        "world": 1,
+    }
 
     fresh = make_trainer(tiny_policy, seed=11)
     load_checkpoint(path, fresh)
@@ -445,7 +482,6 @@ def test_adapters_of_another_shape_are_refused(tmp_path, tiny_policy):
     save_checkpoint(folder, trainer, keep=2)
     path = folder.latest_checkpoint()[1]
     other = LoraSettings(rank=4, alpha=8, dropout=0.0, targets=("q_proj",))  # no v_proj adapters
-    with pytest.raises(RuntimeError, match=f"checkpoint {path / 'model'} does not match the adapters") \
-            as refused:
+    with pytest.raises(RuntimeError, match=f"checkpoint {path / 'model'} does not match the adapters") as refused:
         load_checkpoint(path, make_trainer(tiny_policy, seed=11, lora=other))
     assert str(refused.value).count("v_proj") == 3  # four unexpected adapters; three are named

@@ -19,25 +19,27 @@ HOST = [sys.executable, "-m", "empo2.cli"]
 
 def run(args, cwd, timeout=600, env=None):
     environment = dict(os.environ, EMPO2_NO_PROGRESS="1", **(env or {}))
-    return subprocess.run(HOST + args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=environment)
+    return subprocess.run(HOST + args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environment)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["train", "--preset", "nope"], "no preset or config file named 'nope'"),
-    (["train", "algo.nonsense=1"], "unknown config key 'algo.nonsense'"),
-    (["train", "iterations=lots"], "'iterations' must be an integer"),
-    (["train", "policy.model=/no/such/model", "--root", "ROOT"], "/no/such/model"),
-    (["resume", "/no/such/run"], "is not a run folder"),
-    (["eval", "--model", "/no/such/model"], "/no/such/model"),
-    (["bench", "--seeds", "a,b"], "--seeds must be comma-separated integers"),
-    (["runs", "--root", "/no/such/root"], "/no/such/root is not a folder of run folders"),
-    (["runs", "--root", "ROOT", "--state", "runing"], "unknown run state 'runing'"),
-    # `config` checks a config without training: a name that finds no environment is refused
-    # as train refuses it, whether its form is wrong or its module cannot be imported.
-    (["config", "env.name=alfworld"], "config key 'env.name' names no environment: 'alfworld'"),
-    (["config", "env.name=no_such_module_x:make"], "environment 'no_such_module_x:make' cannot be imported"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "--preset", "nope"], "no preset or config file named 'nope'"),
+        (["train", "algo.nonsense=1"], "unknown config key 'algo.nonsense'"),
+        (["train", "iterations=lots"], "'iterations' must be an integer"),
+        (["train", "policy.model=/no/such/model", "--root", "ROOT"], "/no/such/model"),
+        (["resume", "/no/such/run"], "is not a run folder"),
+        (["eval", "--model", "/no/such/model"], "/no/such/model"),
+        (["bench", "--seeds", "a,b"], "--seeds must be comma-separated integers"),
+        (["runs", "--root", "/no/such/root"], "/no/such/root is not a folder of run folders"),
+        (["runs", "--root", "ROOT", "--state", "runing"], "unknown run state 'runing'"),
+        # `config` checks a config without training: a name that finds no environment is refused
+        # as train refuses it, whether its form is wrong or its module cannot be imported.
+        (["config", "env.name=alfworld"], "config key 'env.name' names no environment: 'alfworld'"),
+        (["config", "env.name=no_such_module_x:make"], "environment 'no_such_module_x:make' cannot be imported"),
+    ],
+)
 def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, message):
     args = [str(tmp_path) if a == "ROOT" else a for a in args]
     result = run(args, cwd=tmp_path)
@@ -60,7 +62,9 @@ def test_runs_lists_each_run_s_state_and_an_interrupted_one_by_itself(tmp_path):
     assert listed.returncode == 0, listed.stderr
     rows = [json.loads(line) for line in listed.stdout.splitlines()]
     assert [(r["run"], r["state"], r["iteration"], r["iterations"]) for r in rows] == [
-        ("cut", "interrupted", 3, 40), ("done", "finished", 2, 2)]
+        ("cut", "interrupted", 3, 40),
+        ("done", "finished", 2, 2),
+    ]
     only = run(["runs", "--root", str(tmp_path), "--state", "interrupted"], cwd=tmp_path)
     assert only.stdout.splitlines() == [f"cut  interrupted  iteration 3/40  {tmp_path / 'cut'}"]
 
@@ -78,7 +82,8 @@ def test_runs_lists_a_rerun_branch_by_its_own_iterations_not_its_parent_s_total(
     listed = run(["runs", "--root", str(tmp_path)], cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines() == [
-        f"base-branch-1  finished  branch of base @ it 5: 1/1 iterations  {branch.path}"]
+        f"base-branch-1  finished  branch of base @ it 5: 1/1 iterations  {branch.path}"
+    ]
     row = json.loads(run(["runs", "--root", str(tmp_path), "--json"], cwd=tmp_path).stdout)
     assert row["branch"] == {"parent": "base", "checkpoint": 5, "done": 1, "planned": 1}
 
@@ -118,21 +123,19 @@ def test_the_job_size_is_torchrun_s_word_and_one_outside_it(monkeypatch):
 def _metrics(path: Path) -> list[dict]:
     drop = {"time"}
     lines = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
-    return [{k: v for k, v in m.items() if k not in drop and not k.startswith(("time/", "throughput/"))}
-            for m in lines]
+    return [{k: v for k, v in m.items() if k not in drop and not k.startswith(("time/", "throughput/"))} for m in lines]
 
 
 def _tips(run: Path) -> list[tuple]:
     lines = [json.loads(l) for l in (run / "memory" / "events.jsonl").read_text().splitlines()]
-    return [(e.get("kind"), json.dumps(e.get("tip", {}).get("text")), e.get("tip", {}).get("id"))
-            for e in lines]
+    return [(e.get("kind"), json.dumps(e.get("tip", {}).get("text")), e.get("tip", {}).get("id")) for e in lines]
 
 
 @pytest.mark.slow
 def test_kill_9_then_resume_reproduces_the_uninterrupted_run(tmp_path, tiny_policy):
-    config = tiny_run_overrides(tiny_policy, iterations=5, **{"algo.p_memory": 0.5,
-                                                             "algo.q_off_policy": 0.5,
-                                                             "eval.every": 2})
+    config = tiny_run_overrides(
+        tiny_policy, iterations=5, **{"algo.p_memory": 0.5, "algo.q_off_policy": 0.5, "eval.every": 2}
+    )
     config_path = tmp_path / "config.json"
     config_path.write_text(json.dumps(config))
     root = tmp_path / "runs"
@@ -140,10 +143,13 @@ def test_kill_9_then_resume_reproduces_the_uninterrupted_run(tmp_path, tiny_poli
     straight = run(["train", "--config", str(config_path), "--root", str(root), "--name", "straight"], tmp_path)
     assert straight.returncode == 0, straight.stderr
 
-    proc = subprocess.Popen(HOST + ["train", "--config", str(config_path), "--root", str(root),
-                                    "--name", "killed"], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=dict(os.environ, EMPO2_NO_PROGRESS="1"))
+    proc = subprocess.Popen(
+        HOST + ["train", "--config", str(config_path), "--root", str(root), "--name", "killed"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, EMPO2_NO_PROGRESS="1"),
+    )
     metrics = root / "killed" / "metrics.jsonl"
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
@@ -166,8 +172,20 @@ def test_kill_9_then_resume_reproduces_the_uninterrupted_run(tmp_path, tiny_poli
 
 @pytest.mark.slow
 def test_eval_reports_memory_trials(tmp_path, tiny_policy):
-    result = run(["eval", "--model", str(tiny_policy), "--tasks", "power-device,repair-radio",
-                  "--trials", "2", "--variations", "1"], tmp_path)
+    result = run(
+        [
+            "eval",
+            "--model",
+            str(tiny_policy),
+            "--tasks",
+            "power-device,repair-radio",
+            "--trials",
+            "2",
+            "--variations",
+            "1",
+        ],
+        tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["tasks"] == ["power-device", "repair-radio"] and report["episodes_per_trial"] == 2

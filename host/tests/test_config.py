@@ -31,31 +31,42 @@ def test_grpo_preset_is_the_papers_grpo():
 
 def test_defaults_are_the_papers():
     algo = load_config(None).algo
-    assert (algo.p_memory, algo.q_off_policy, algo.clip_low, algo.clip_high, algo.dual_clip_c) == (0.25, 2 / 3, 0.2, 0.3, 10.0)
+    assert (algo.p_memory, algo.q_off_policy, algo.clip_low, algo.clip_high, algo.dual_clip_c) == (
+        0.25,
+        2 / 3,
+        0.2,
+        0.3,
+        10.0,
+    )
     assert (algo.low_prob_mask, algo.mask_log_delta, algo.off_policy_old_logprob) == ("token", -5.0, "with_tips")
     assert load_config(None).memory.similarity_threshold == 0.5 and load_config(None).memory.top_k == 10
 
 
 def test_overrides_are_typed():
-    config = load_config("builtin", ["algo.p_memory=0", "env.tasks=[\"grow-plant\"]",
-                                     "algo.low_prob_mask=step", "iterations=7", "policy.model=/x"])
+    config = load_config(
+        "builtin",
+        ["algo.p_memory=0", 'env.tasks=["grow-plant"]', "algo.low_prob_mask=step", "iterations=7", "policy.model=/x"],
+    )
     assert config.algo.p_memory == 0.0 and isinstance(config.algo.p_memory, float)
     assert config.env.tasks == ["grow-plant"] and config.iterations == 7
     assert config.algo.low_prob_mask == "step" and config.policy.model == "/x"
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (["algo.pmemory=0.3"], "unknown config key 'algo.pmemory'"),
-    (["iterations=many"], "'iterations' must be an integer"),
-    (["algo.p_memory=1.5"], "probability"),
-    (["algo.low_prob_mask=sometimes"], "must be one of token, step, off"),
-    (["env.correct_actions=1"], "true or false"),
-    (["nonsense"], "must look like key=value"),
-    (["algo.group_size=1"], "at least 2"),
-    (["algo.minibatch_prompts=-1"], "'algo.minibatch_prompts' must be at least 0"),
-    (["algo.memory_contrast=quarter"], "must be one of off, half"),
-    (["algo.memory_contrast=half", "algo.intrinsic=reference"], "'half' only with algo.intrinsic"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["algo.pmemory=0.3"], "unknown config key 'algo.pmemory'"),
+        (["iterations=many"], "'iterations' must be an integer"),
+        (["algo.p_memory=1.5"], "probability"),
+        (["algo.low_prob_mask=sometimes"], "must be one of token, step, off"),
+        (["env.correct_actions=1"], "true or false"),
+        (["nonsense"], "must look like key=value"),
+        (["algo.group_size=1"], "at least 2"),
+        (["algo.minibatch_prompts=-1"], "'algo.minibatch_prompts' must be at least 0"),
+        (["algo.memory_contrast=quarter"], "must be one of off, half"),
+        (["algo.memory_contrast=half", "algo.intrinsic=reference"], "'half' only with algo.intrinsic"),
+    ],
+)
 def test_mistakes_are_one_sentence(overrides, message):
     with pytest.raises(ConfigError, match=message) as caught:
         load_config("builtin", overrides)

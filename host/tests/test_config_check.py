@@ -53,12 +53,15 @@ def test_config_check_answers_the_config_run_start_would_train_and_creates_nothi
     assert list(runs.iterdir()) == []
 
 
-@pytest.mark.parametrize("params, words", [
-    ({"preset": "builtin", "overrides": ["iterations=many"]}, "'iterations' must be an integer"),
-    ({"preset": "builtin", "overrides": ["algo.nonsense=1"]}, "unknown config key"),
-    ({"preset": "builtin", "overrides": ["iterations"]}, "key=value"),
-    ({"preset": "nope"}, "no preset named 'nope'"),
-])
+@pytest.mark.parametrize(
+    "params, words",
+    [
+        ({"preset": "builtin", "overrides": ["iterations=many"]}, "'iterations' must be an integer"),
+        ({"preset": "builtin", "overrides": ["algo.nonsense=1"]}, "unknown config key"),
+        ({"preset": "builtin", "overrides": ["iterations"]}, "key=value"),
+        ({"preset": "nope"}, "no preset named 'nope'"),
+    ],
+)
 def test_a_bad_override_is_the_sentence_run_start_answers(client, runs, params, words):
     checked = error_of(client, "config.check", params)
     started = error_of(client, "run.start", params)
@@ -73,9 +76,11 @@ def test_a_model_folder_that_holds_no_model_is_refused_before_a_run_starts(clien
     file.write_text("")
     empty = tmp_path / "empty"
     empty.mkdir()
-    for model, words in ((str(tmp_path / "missing"), "there is nothing at"),
-                         (str(file), "is a file"),
-                         (str(empty), "holds no config.json")):
+    for model, words in (
+        (str(tmp_path / "missing"), "there is nothing at"),
+        (str(file), "is a file"),
+        (str(empty), "holds no config.json"),
+    ):
         for method in ("config.check", "run.start"):
             err = error_of(client, method, {"preset": "builtin-smoke", "overrides": [f"policy.model={model}"]})
             assert err.code == CODES["ConfigInvalid"] and words in err.message, (method, err.message)

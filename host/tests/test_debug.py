@@ -34,8 +34,15 @@ def run_path(tmp_path_factory, tiny_policy, embedder):
 
 
 def launch(run_path, **fields) -> Launch:
-    base = dict(task=TASK, variation=VARIATION, seed=3, mode="memory-free", temperature=None,
-                device="cpu", run=RunFolder.open(run_path))
+    base = dict(
+        task=TASK,
+        variation=VARIATION,
+        seed=3,
+        mode="memory-free",
+        temperature=None,
+        device="cpu",
+        run=RunFolder.open(run_path),
+    )
     return Launch(**{**base, **fields})
 
 
@@ -48,8 +55,14 @@ def test_a_session_plays_the_turns_a_rollout_plays(run_path, embedder):
         turn, executed = session.step("turn")
         assert executed
     episode = Episode(id="ref", task=TASK, variation=VARIATION, group=3, rollout_mode="memory-free")
-    roll_out([make_env(load_config(RunFolder.open(run_path).config()).env)], [episode], session.model,
-             session.tokenizer, session.spec.settings, torch.Generator().manual_seed(3))
+    roll_out(
+        [make_env(load_config(RunFolder.open(run_path).config()).env)],
+        [episode],
+        session.model,
+        session.tokenizer,
+        session.spec.settings,
+        torch.Generator().manual_seed(3),
+    )
     assert [t.action for t in session.turns] == [s.action for s in episode.steps]
     assert [t.prompt_ids for t in session.turns] == [s.prompt_ids for s in episode.steps]
     for turn, step in zip(session.turns, episode.steps):
@@ -103,9 +116,13 @@ def test_memory_mode_retrieves_tips_with_similarity_and_score(run_path, embedder
     store = MemoryStore.open(None, embedder)  # a copy of nothing: fill it with one known tip
     session, _ = open_session(launch(run_path, mode="memory", seed=2), embedder)
     key = f"{TASK}/{VARIATION}"
-    store.add_episode_tip(key, "press the switch first", steps=[(session.first_observation, "press switch")],
-                          score=100.0, provenance={"run": folder.run_id, "iteration": 0, "episode": "x",
-                                                   "step": 1, "score": 100.0})
+    store.add_episode_tip(
+        key,
+        "press the switch first",
+        steps=[(session.first_observation, "press switch")],
+        score=100.0,
+        provenance={"run": folder.run_id, "iteration": 0, "episode": "x", "step": 1, "score": 100.0},
+    )
     turn, _ = session.step("turn", store)
     assert turn.tip_ids and turn.tips and len(turn.tip_similarity) == len(turn.tip_ids)
     assert turn.tip_score[0] == 100.0 and -1.0 <= turn.tip_similarity[0] <= 1.0
@@ -119,27 +136,31 @@ def test_replay_with_the_producing_checkpoint_reproduces_the_recorded_logprobs(r
     recorded behaviour log-probs; the newer checkpoint 2 (one update later) does not."""
     folder = RunFolder.open(run_path)
     record = next(iter(folder.trajectories(2)))
-    session, info = open_session(launch(run_path, record=record, record_run=folder, task=None,
-                                        variation=None), embedder)
+    session, info = open_session(
+        launch(run_path, record=record, record_run=folder, task=None, variation=None), embedder
+    )
     summary = info["replay"]
     assert info["checkpoint"] == 1 and summary["turns"] == len(record["steps"])
     assert summary["maxLogprobError"] < 1e-4
     assert summary["advantage"] is not None and summary["updateMode"] == record["update_mode"]
     first = session.spec.replay_scores[0]
-    assert all(t.ratio == pytest.approx(1.0, abs=1e-3) or record["update_mode"] == "off-policy"
-               for t in first["tokens"])
+    assert all(
+        t.ratio == pytest.approx(1.0, abs=1e-3) or record["update_mode"] == "off-policy" for t in first["tokens"]
+    )
     assert all(isinstance(t.masked, bool) for t in first["tokens"])
     while not session.done:
         turn, _ = session.step("turn")
         assert turn.replay["observationMatches"] is True
         assert turn.action == record["steps"][turn.index]["action"]
     assert [t.executed_action for t in session.turns] == [s["executed_action"] for s in record["steps"]]
-    _, newer = open_session(launch(run_path, record=record, record_run=folder, checkpoint=2, task=None,
-                                   variation=None), embedder)
+    _, newer = open_session(
+        launch(run_path, record=record, record_run=folder, checkpoint=2, task=None, variation=None), embedder
+    )
     assert newer["checkpoint"] == 2 and newer["replay"]["maxLogprobError"] > 1e-4
     assert summary["playedBy"] == 1 and summary["note"] is None
     assert newer["replay"]["playedBy"] == 1 and newer["replay"]["note"].startswith(
-        "Checkpoint 1 played this episode; checkpoint 2, as launched, replays it, so its log π differ")
+        "Checkpoint 1 played this episode; checkpoint 2, as launched, replays it, so its log π differ"
+    )
 
 
 def test_a_replay_whose_checkpoint_is_no_longer_kept_says_so(run_path, embedder):
@@ -157,8 +178,9 @@ def test_a_replay_whose_checkpoint_is_no_longer_kept_says_so(run_path, embedder)
     assert summary["note"] == (
         "Checkpoint 0, which played this episode, is no longer kept (the run keeps its newest 2: "
         f"keep_checkpoints), so checkpoint 2 replays it and its log π differ from the recorded ones "
-        f"(max |Δ log p| {error}). Checkpoint 1 is the nearest one kept (launch attribute \"checkpoint\"). "
-        "A run started with a larger keep_checkpoints keeps older ones.")
+        f'(max |Δ log p| {error}). Checkpoint 1 is the nearest one kept (launch attribute "checkpoint"). '
+        "A run started with a larger keep_checkpoints keeps older ones."
+    )
 
 
 def test_a_replay_whose_checkpoint_was_never_saved_says_so(run_path, tmp_path, embedder):
@@ -178,8 +200,10 @@ def test_a_replay_whose_checkpoint_was_never_saved_says_so(run_path, tmp_path, e
     _, info = open_session(launch(copy, record=record, record_run=folder, task=None, variation=None), embedder)
     note = info["replay"]["note"]
     assert info["checkpoint"] == 2 and info["replay"]["playedBy"] == 1
-    assert note.startswith("Checkpoint 1, which played this episode, was never saved (the run saves "
-                           "one every 2 iterations: checkpoint_every), so checkpoint 2 replays it")
+    assert note.startswith(
+        "Checkpoint 1, which played this episode, was never saved (the run saves "
+        "one every 2 iterations: checkpoint_every), so checkpoint 2 replays it"
+    )
     assert note.endswith("A run started with checkpoint_every 1 saves every one.") and "nearest" not in note
 
 
@@ -189,9 +213,18 @@ def test_advantages_of_a_replay_are_the_updates_own():
     from empo2.debug.replay import training_advantage
 
     def record(i, group, reward):
-        step = {"observation": "o", "prompt_no_tips": "p", "prompt_ids": [1], "prompt_ids_no_tips": [1],
-                "action": "a", "executed_action": "a", "action_ids": [2], "behaviour_logprobs": [-0.1],
-                "reward": reward, "intrinsic": 0.0}
+        step = {
+            "observation": "o",
+            "prompt_no_tips": "p",
+            "prompt_ids": [1],
+            "prompt_ids_no_tips": [1],
+            "action": "a",
+            "executed_action": "a",
+            "action_ids": [2],
+            "behaviour_logprobs": [-0.1],
+            "reward": reward,
+            "intrinsic": 0.0,
+        }
         return {"id": f"i000001-e{i:04d}", "task": TASK, "variation": 0, "group": group, "steps": [step]}
 
     records = [record(0, 0, 100.0), record(1, 0, 0.0), record(2, 1, 50.0), record(3, 1, 50.0)]
@@ -221,8 +254,11 @@ def host(run_path, embedder):
 def test_debug_methods_through_a_real_host(host, check, run_path):
     run_id = run_path.name
     with connect(host, check) as client:
-        started = client.request("debug.start", {"runId": run_id, "task": TASK, "variation": VARIATION,
-                                                 "seed": 4, "device": "cpu"}, timeout=120)["session"]
+        started = client.request(
+            "debug.start",
+            {"runId": run_id, "task": TASK, "variation": VARIATION, "seed": 4, "device": "cpu"},
+            timeout=120,
+        )["session"]
         sid = started["sessionId"]
         assert started["checkpoint"] == 2 and started["alongsideTraining"] is False and started["runState"] is None
         token = client.request("debug.step", {"sessionId": sid, "unit": "token"})
@@ -243,16 +279,23 @@ def test_debug_methods_through_a_real_host(host, check, run_path):
         err = pytest.raises(HostError, client.request, "debug.start", {"runId": run_id}).value
         assert err.code == CODES["InvalidParams"]
         record_id = next(iter(RunFolder.open(run_path).trajectories(2)))["id"]
-        replay = client.request("debug.start", {"replay": {"runId": run_id, "episodeId": record_id},
-                                                "device": "cpu"}, timeout=120)["session"]
+        replay = client.request(
+            "debug.start", {"replay": {"runId": run_id, "episodeId": record_id}, "device": "cpu"}, timeout=120
+        )["session"]
         assert replay["replay"]["maxLogprobError"] < 1e-4 and replay["checkpoint"] == 1
         rturn = client.request("debug.step", {"sessionId": replay["sessionId"]})
         assert rturn["turn"]["replay"]["observationMatches"] is True and rturn["episode"]["replaying"]
         assert client.request("debug.stop", {"sessionId": sid}) == {"stopped": True}
         err = pytest.raises(HostError, client.request, "debug.stop", {"sessionId": sid}).value
         assert err.code == CODES["DebugSessionNotFound"]
-    assert {"debug.start", "debug.step", "debug.force", "debug.replayTurn", "debug.state",
-            "debug.stop"} <= check.methods_answered
+    assert {
+        "debug.start",
+        "debug.step",
+        "debug.force",
+        "debug.replayTurn",
+        "debug.state",
+        "debug.stop",
+    } <= check.methods_answered
     # Closing the connection ends its sessions (the replay one was never stopped); the host
     # notices the close on its own loop, so give it a moment.
     deadline = time.monotonic() + 30
@@ -262,7 +305,8 @@ def test_debug_methods_through_a_real_host(host, check, run_path):
 
 
 def test_a_replay_beside_a_paused_run_names_the_run_state_and_the_checkpoint_it_lacks(
-        tmp_path, tiny_policy, embedder, check):
+    tmp_path, tiny_policy, embedder, check
+):
     """A run paused after iteration 1 that keeps one checkpoint: an episode of iteration 1
     (played by checkpoint 0) replays with checkpoint 1, the session says so, and it calls the run
     paused, not training."""
@@ -271,18 +315,25 @@ def test_a_replay_beside_a_paused_run_names_the_run_state_and_the_checkpoint_it_
     host = make_host([tmp_path / "runs"], embedder)
     try:
         with connect(host, check) as client:
-            config = tiny_run_overrides(tiny_policy, iterations=2, keep_checkpoints=1, **{
-                "env.tasks": [TASK], "env.train_variations": [VARIATION], "eval.every": 0})
+            config = tiny_run_overrides(
+                tiny_policy,
+                iterations=2,
+                keep_checkpoints=1,
+                **{"env.tasks": [TASK], "env.train_variations": [VARIATION], "eval.every": 0},
+            )
             client.request("run.start", {"config": config, "name": "paused", "pauseAfterIteration": 1})
             client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "paused")
             record_id = next(iter(RunFolder.open(tmp_path / "runs" / "paused").trajectories(1)))["id"]
-            session = client.request("debug.start", {"replay": {"runId": "paused", "episodeId": record_id},
-                                                     "device": "cpu"}, timeout=120)["session"]
+            session = client.request(
+                "debug.start", {"replay": {"runId": "paused", "episodeId": record_id}, "device": "cpu"}, timeout=120
+            )["session"]
             assert session["runState"] == "paused" and session["alongsideTraining"] is False
             assert session["checkpoint"] == 1 and session["replay"]["playedBy"] == 0
             note = session["replay"]["note"]
-            assert note.startswith("Checkpoint 0, which played this episode, is no longer kept (the run "
-                                   "keeps its newest 1: keep_checkpoints), so checkpoint 1 replays it")
+            assert note.startswith(
+                "Checkpoint 0, which played this episode, is no longer kept (the run "
+                "keeps its newest 1: keep_checkpoints), so checkpoint 1 replays it"
+            )
             assert "nearest" not in note  # the one kept is the one replaying
             client.request("debug.stop", {"sessionId": session["sessionId"]})
             client.request("run.stop", {"runId": "paused"})
@@ -293,7 +344,7 @@ def test_a_replay_beside_a_paused_run_names_the_run_state_and_the_checkpoint_it_
 
 # A hallway whose reset (or step, from its second one) counts how often the environment was
 # called when DRIFT says so: not a function of its seed, so a replay cannot show what was recorded.
-DRIFTING_HALLWAY = '''
+DRIFTING_HALLWAY = """
 from empo2.envs import StepInfo
 
 DRIFT = {"reset": False, "step": False}
@@ -316,11 +367,12 @@ class Hallway:
         clock = f" a clock strikes {CALLS[0]} ." if DRIFT["step"] and self.steps >= 2 else ""
         return (f"you have walked {self.position} steps ." + clock, 30.0 * (action == "walk"), done,
                 StepInfo(GOAL, ["walk", "wait"], score=30.0 * self.position, success=done))
-'''
+"""
 
 
 def test_a_replay_whose_environment_shows_another_observation_says_at_which_turn_with_both_texts(
-        tmp_path, monkeypatch, tiny_policy, embedder, check):
+    tmp_path, monkeypatch, tiny_policy, embedder, check
+):
     """An environment found by name whose reset is not deterministic in its seed: the replay
     says so at turn 0 with both texts, through the protocol, and plays on from the
     environment's own state instead of the recording; one whose second step drifts, at turn 1.
@@ -351,13 +403,16 @@ def test_a_replay_whose_environment_shows_another_observation_says_at_which_turn
     host = make_host([root], embedder)
     try:
         with connect(host, check) as client:
-            session = client.request("debug.start", {"replay": {"runId": "hallway", "episodeId": record["id"]},
-                                                     "device": "cpu"}, timeout=120)["session"]
+            session = client.request(
+                "debug.start", {"replay": {"runId": "hallway", "episodeId": record["id"]}, "device": "cpu"}, timeout=120
+            )["session"]
             mismatch = session["replay"]["observationMismatch"]
             assert mismatch["turn"] == 0 and mismatch["recorded"] == recorded_first == "you stand in a hallway ."
             assert mismatch["replayed"].startswith("you stand in a hallway . the lamp has flickered ")
-            assert mismatch["message"].startswith("The replay left the recording at turn 0: the environment's "
-                                                  f"reset with seed {record['group']} showed another first observation")
+            assert mismatch["message"].startswith(
+                "The replay left the recording at turn 0: the environment's "
+                f"reset with seed {record['group']} showed another first observation"
+            )
             step = client.request("debug.step", {"sessionId": session["sessionId"]}, timeout=120)
             assert step["episode"]["observationMismatch"] == mismatch and not step["episode"]["replaying"]
             assert step["turn"]["replay"] is None  # the policy's own turn, from the environment's state

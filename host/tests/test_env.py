@@ -10,7 +10,10 @@ from empo2.envs.base import correct_action, jaccard, words
 from empo2.policy.demos import BEHAVIOURS, PromptShape, demonstration_examples, play_demo
 from empo2.envs.builtin.env import BuiltinEnv, lists_exits
 from empo2.envs.builtin.tasks import (
-    HABIT_ROOMS, TASK_KINDS, in_distribution_tasks, out_of_distribution_tasks,
+    HABIT_ROOMS,
+    TASK_KINDS,
+    in_distribution_tasks,
+    out_of_distribution_tasks,
 )
 from empo2.envs.builtin.world import generate_world
 
@@ -210,8 +213,12 @@ def test_blind_search_of_the_other_rooms_often_runs_out_of_steps():
             if done or w.item in env.visible_items():
                 break
         if not env.done and w.item in env.visible_items():
-            for action in (f"take {w.item}", f"go to {w.target_room}", f"put {w.item} in {w.target}",
-                           f"{w.kind.use_verb} {w.target}"):
+            for action in (
+                f"take {w.item}",
+                f"go to {w.target_room}",
+                f"put {w.item} in {w.target}",
+                f"{w.kind.use_verb} {w.target}",
+            ):
                 *_, done, info = env.step(action)
                 if done:
                     break

@@ -99,7 +99,8 @@ def test_the_step_limit_ends_an_episode_the_environment_does_not_end():
 
 
 def test_module_factory_names_and_kwargs(tmp_path, monkeypatch):
-    (tmp_path / "my_corridor.py").write_text(textwrap.dedent("""
+    (tmp_path / "my_corridor.py").write_text(
+        textwrap.dedent("""
         class Maker:
             def __init__(self, size=1):
                 self.size = size
@@ -107,7 +108,8 @@ def test_module_factory_names_and_kwargs(tmp_path, monkeypatch):
                 return "x" * self.size
             def step(self, action):
                 return "y", 0.0, True, None
-        """))
+        """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     env = make_env(env_config("my_corridor:Maker", **{"env.kwargs": {"size": 3}}))
     assert env.reset(DEFAULT_TASK, 0)[0] == "xxx" and env.name == "my_corridor:Maker"
@@ -137,7 +139,8 @@ def _installed(tmp_path, monkeypatch, name, value):
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: corridor-envs\nVersion: 1.2\n")
     (dist / "entry_points.txt").write_text(f"[empo2.environments]\n{name} = {value}\n")
-    (tmp_path / "site" / "corridor_pkg.py").write_text(textwrap.dedent("""
+    (tmp_path / "site" / "corridor_pkg.py").write_text(
+        textwrap.dedent("""
         from empo2.envs import StepInfo
         class Corridor:
             def tasks(self):
@@ -146,7 +149,8 @@ def _installed(tmp_path, monkeypatch, name, value):
                 return "start .", StepInfo("walk", ["walk"])
             def step(self, action):
                 return "end .", 100.0, True, StepInfo("walk", [], 100.0, True)
-        """))
+        """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
 
 
@@ -160,13 +164,21 @@ def test_an_entry_point_names_an_environment_and_envs_lists_it(tmp_path, monkeyp
     assert env.step("walk")[1:3] == (100.0, True)
 
     rows = {row["name"]: row for row in list_environments()}
-    assert rows["corridor"] == {"name": "corridor", "source": "corridor_pkg:Corridor (package corridor-envs 1.2)",
-                                "tasks": ["walk-it"], "error": None}
+    assert rows["corridor"] == {
+        "name": "corridor",
+        "source": "corridor_pkg:Corridor (package corridor-envs 1.2)",
+        "tasks": ["walk-it"],
+        "error": None,
+    }
     assert rows["builtin"]["tasks"][:3] == ["power-device", "grow-plant", "heat-food"]
     assert main(["envs", "--json"]) == 0
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert {"name": "corridor", "source": "corridor_pkg:Corridor (package corridor-envs 1.2)",
-            "tasks": ["walk-it"], "error": None} in printed
+    assert {
+        "name": "corridor",
+        "source": "corridor_pkg:Corridor (package corridor-envs 1.2)",
+        "tasks": ["walk-it"],
+        "error": None,
+    } in printed
     assert main(["envs"]) == 0
     assert "corridor  corridor_pkg:Corridor (package corridor-envs 1.2)  tasks: walk-it" in capsys.readouterr().out
 
@@ -183,7 +195,8 @@ def test_gymnasium_ids_make_environments_through_gymnasium(tmp_path, monkeypatch
     """gymnasium:<id> calls gymnasium.make(id, **env.kwargs) and reads its five-tuples. A
     stand-in module with gymnasium's `make` and `registry` plays the package (it is not a
     dependency of the host)."""
-    (tmp_path / "gymnasium.py").write_text(textwrap.dedent("""
+    (tmp_path / "gymnasium.py").write_text(
+        textwrap.dedent("""
         made = []
         class Echo:
             def __init__(self, word="echo"):
@@ -196,7 +209,8 @@ def test_gymnasium_ids_make_environments_through_gymnasium(tmp_path, monkeypatch
         def make(env_id, **kwargs):
             made.append((env_id, kwargs))
             return registry[env_id](**kwargs)
-        """))
+        """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "gymnasium", raising=False)
     env = make_env(env_config("gymnasium:Echo-v0", **{"env.kwargs": {"word": "hello"}}))
@@ -229,8 +243,12 @@ def test_env_list_gives_the_extension_what_envs_lists(tmp_path, monkeypatch, che
     finally:
         host.stop()
     assert environments == list_environments()
-    assert {"name": "corridor", "source": "corridor_pkg:Corridor (package corridor-envs 1.2)",
-            "tasks": ["walk-it"], "error": None} in environments
+    assert {
+        "name": "corridor",
+        "source": "corridor_pkg:Corridor (package corridor-envs 1.2)",
+        "tasks": ["walk-it"],
+        "error": None,
+    } in environments
 
 
 class Sleeper(Corridor):
@@ -261,8 +279,12 @@ def test_a_turn_of_timed_environments_goes_over_in_one_hand_off_and_keeps_each_c
         return env.step(action)
 
     results = call_each(step, envs, ["walk", "wait", "walk", "wait"])
-    assert [r[0] for r in results] == ["you are at step 1 .", "you are at step 0 .", "you are at step 1 .",
-                                       "you are at step 0 ."]
+    assert [r[0] for r in results] == [
+        "you are at step 1 .",
+        "you are at step 0 .",
+        "you are at step 1 .",
+        "you are at step 0 .",
+    ]
     assert len(set(threads)) == 1 and threads[0] != threading.get_ident()
 
     # 4 calls of 0.2 s each: a turn of 0.8 s under a 0.5 s limit per call is not a fault
@@ -271,13 +293,18 @@ def test_a_turn_of_timed_environments_goes_over_in_one_hand_off_and_keeps_each_c
         env.reset("main", 0)
     assert len(call_each(lambda env, a: env.step(a), slow, ["wait"] * 4)) == 4
 
-    stuck = [wrap("quick", Sleeper, {}, max_steps=9, step_timeout_s=0.3),
-             wrap("stuck", Sleeper, {"stuck": True}, max_steps=9, step_timeout_s=0.3)]
+    stuck = [
+        wrap("quick", Sleeper, {}, max_steps=9, step_timeout_s=0.3),
+        wrap("stuck", Sleeper, {"stuck": True}, max_steps=9, step_timeout_s=0.3),
+    ]
     for env in stuck:
         env.reset("main", 0)
     call_each(lambda env, a: env.step(a), stuck, ["wait", "wait"])
-    with pytest.raises(EnvironmentFault, match=r"^environment 'stuck' took more than 0.3 s in step "
-                                               r"\(env.step_timeout_s\)$"):
+    with pytest.raises(
+        EnvironmentFault,
+        match=r"^environment 'stuck' took more than 0.3 s in step "
+        r"\(env.step_timeout_s\)$",
+    ):
         call_each(lambda env, a: env.step(a), stuck, ["wait", "wait"])
     with pytest.raises(EnvironmentFault, match="still inside a call"):
         call_each(lambda env, a: env.step(a), stuck, ["wait", "wait"])
@@ -288,8 +315,10 @@ def test_an_exception_inside_a_timed_turn_is_the_environments_sentence():
         def step(self, action):
             raise KeyError("the map has no such room")
 
-    envs = [wrap("fine", Corridor, {}, max_steps=9, step_timeout_s=5),
-            wrap("breaks", Breaks, {}, max_steps=9, step_timeout_s=5)]
+    envs = [
+        wrap("fine", Corridor, {}, max_steps=9, step_timeout_s=5),
+        wrap("breaks", Breaks, {}, max_steps=9, step_timeout_s=5),
+    ]
     for env in envs:
         env.reset("main", 0)
     with pytest.raises(EnvironmentFault, match="^environment 'breaks' raised KeyError in step"):

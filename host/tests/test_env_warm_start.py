@@ -24,9 +24,14 @@ from empo2.policy.prompting import SYSTEM_PROMPT, Turn, step_user_text, system_p
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lockbox-env"
 LOCKBOX = "lockbox_env:LockboxEnv"
-GOOD = {"task": "main", "task_description": "reach the door",
-        "observations": ["you stand at the start .", "you walk .", "you reach the door ."],
-        "actions": ["walk", "walk"], "score": 100, "tip": "walking twice reaches the door . score 100"}
+GOOD = {
+    "task": "main",
+    "task_description": "reach the door",
+    "observations": ["you stand at the start .", "you walk .", "you reach the door ."],
+    "actions": ["walk", "walk"],
+    "score": 100,
+    "tip": "walking twice reaches the door . score 100",
+}
 
 
 class Demonstrated:
@@ -92,22 +97,29 @@ def test_an_environment_without_instructions_is_prompted_with_the_built_in_syste
     no system text, which a chat template cannot render."""
     env = make_env(EnvConfig(name="test_env_warm_start:Demonstrated"))
     assert system_prompt_for(env) == SYSTEM_PROMPT
-    examples = demonstration_examples(load_demonstrations(_write(tmp_path, json.dumps(GOOD)), "corridor"),
-                                      system_prompt_for(env), 3, 10, 10)
+    examples = demonstration_examples(
+        load_demonstrations(_write(tmp_path, json.dumps(GOOD)), "corridor"), system_prompt_for(env), 3, 10, 10
+    )
     assert all(messages[0] == {"role": "system", "content": SYSTEM_PROMPT} for messages, _ in examples)
 
 
-@pytest.mark.parametrize("line, says", [
-    ("{not json", "line 2 is not JSON"),
-    ("[1, 2]", "line 2 is a list, not a JSON object"),
-    (json.dumps({**GOOD, "reward": 1}), "line 2 has the unknown key 'reward'"),
-    (json.dumps({**GOOD, "actions": []}), "line 2: 'actions' is not a non-empty list of text"),
-    (json.dumps({**GOOD, "observations": ["a"]}), "line 2 has 1 observations for 2 actions"),
-    (json.dumps({**GOOD, "actions": ["walk", "> walk ."]}), "line 2: action 2 '> walk .' is not as the environment receives it ('walk')"),
-    ('{"observations": ["a", "b"], "actions": ["walk"], "score": NaN}', "line 2: 'score' is not a finite number"),
-    (json.dumps({**GOOD, "score": None}), "line 2 has a tip but not the final 'score'"),
-    (json.dumps({**GOOD, "tip": 3}), "line 2: 'tip' is not text"),
-])
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        ("{not json", "line 2 is not JSON"),
+        ("[1, 2]", "line 2 is a list, not a JSON object"),
+        (json.dumps({**GOOD, "reward": 1}), "line 2 has the unknown key 'reward'"),
+        (json.dumps({**GOOD, "actions": []}), "line 2: 'actions' is not a non-empty list of text"),
+        (json.dumps({**GOOD, "observations": ["a"]}), "line 2 has 1 observations for 2 actions"),
+        (
+            json.dumps({**GOOD, "actions": ["walk", "> walk ."]}),
+            "line 2: action 2 '> walk .' is not as the environment receives it ('walk')",
+        ),
+        ('{"observations": ["a", "b"], "actions": ["walk"], "score": NaN}', "line 2: 'score' is not a finite number"),
+        (json.dumps({**GOOD, "score": None}), "line 2 has a tip but not the final 'score'"),
+        (json.dumps({**GOOD, "tip": 3}), "line 2: 'tip' is not text"),
+    ],
+)
 def test_a_bad_line_is_one_sentence_naming_the_file_and_the_line(tmp_path, line, says):
     path = _write(tmp_path, json.dumps(GOOD), line)
     with pytest.raises(EnvironmentFault) as raised:
@@ -137,22 +149,26 @@ def test_a_name_without_an_environment_or_without_demonstrations_is_one_sentence
     monkeypatch.setenv("EMPO2_CACHE_DIR", str(tmp_path))
     smollm2 = ("--model", "smollm2-135m-instruct", "--warm-start")
     assert "names no environment: 'alfworld'" in _one_sentence(capsys, *smollm2, "--env", "alfworld")
-    assert ("environment 'test_env_warm_start:Undemonstrated' ships no demonstrations"
-            in _one_sentence(capsys, *smollm2, "--env", "test_env_warm_start:Undemonstrated"))
+    assert "environment 'test_env_warm_start:Undemonstrated' ships no demonstrations" in _one_sentence(
+        capsys, *smollm2, "--env", "test_env_warm_start:Undemonstrated"
+    )
     assert "is built in and ships no demonstrations" in _one_sentence(capsys, *smollm2, "--env", "builtin")
     assert "--env is for --warm-start" in _one_sentence(capsys, "--model", "smollm2-135m-instruct", "--env", "x:Y")
     _write(tmp_path, json.dumps({**GOOD, "score": "high"}))
     assert "demos.jsonl line 1: 'score' is not a finite number" in _one_sentence(
-        capsys, *smollm2, "--env", "test_env_warm_start:Demonstrated")
+        capsys, *smollm2, "--env", "test_env_warm_start:Demonstrated"
+    )
     assert "is neither a packaged model" in _one_sentence(
-        capsys, "--model", str(tmp_path / "nowhere"), "--warm-start", "--env", "test_env_warm_start:Demonstrated")
+        capsys, "--model", str(tmp_path / "nowhere"), "--warm-start", "--env", "test_env_warm_start:Demonstrated"
+    )
     assert "is not 'builtin' nor a packaged model" in _one_sentence(capsys, "--model", "gpt-5")
     assert not list(tmp_path.rglob("*.safetensors"))  # nothing was converted or built
 
 
 @pytest.mark.slow
 def test_build_policy_warm_starts_a_model_folder_on_the_demonstrations_into_a_cached_loadable_policy(
-        smollm2, tmp_path, monkeypatch, capsys):
+    smollm2, tmp_path, monkeypatch, capsys
+):
     """Two optimizer steps (one episode of two steps and its tip, two epochs of one batch) on the
     converted SmolLM2 folder: the demonstrated answers become likelier, and the build is cached."""
     monkeypatch.setenv("EMPO2_CACHE_DIR", str(tmp_path / "cache"))
@@ -166,24 +182,31 @@ def test_build_policy_warm_starts_a_model_folder_on_the_demonstrations_into_a_ca
     assert report["env"] == "test_env_warm_start:Demonstrated" and report["examples"] == 3
     assert report["demonstrations"] == {"file": "demos.jsonl", "episodes": 1, "steps": 2, "tips": 1}
     assert report["optimizer_steps"] == 2 and all(loss == loss for loss in report["epoch_losses"])
-    assert f"train it with: env.name=test_env_warm_start:Demonstrated policy.model={path} " \
-           "policy.history_steps=3 policy.observation_words=10" in err
+    assert (
+        f"train it with: env.name=test_env_warm_start:Demonstrated policy.model={path} "
+        "policy.history_steps=3 policy.observation_words=10" in err
+    )
 
     def mean_logprob(folder: Path) -> float:
         from empo2.policy.generation import sequence_logprobs
         from empo2.policy.tokenizer import encode_chat, encode_response
 
         model, tokenizer = load_policy(str(folder))
-        examples = demonstration_examples(load_demonstrations(Demonstrated.file, "corridor"),
-                                          SYSTEM_PROMPT, 3, 10, 10)
+        examples = demonstration_examples(load_demonstrations(Demonstrated.file, "corridor"), SYSTEM_PROMPT, 3, 10, 10)
         with torch.no_grad():
-            logp, _, mask = sequence_logprobs(model, [encode_chat(tokenizer, m) for m, _ in examples],
-                                              [encode_response(tokenizer, a) for _, a in examples],
-                                              with_entropy=False, pad_id=tokenizer.pad_token_id)
+            logp, _, mask = sequence_logprobs(
+                model,
+                [encode_chat(tokenizer, m) for m, _ in examples],
+                [encode_response(tokenizer, a) for _, a in examples],
+                with_entropy=False,
+                pad_id=tokenizer.pad_token_id,
+            )
         return float(logp.sum() / mask.sum())
 
     assert mean_logprob(path) > mean_logprob(smollm2)
     assert cli.main(argv) == 0  # found in the cache: the same folder, not built again
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["seconds"] == report["seconds"]
     _write(tmp_path, json.dumps({**GOOD, "tip": "another tip . score 100"}))
-    assert env_warm_start_recipe(str(smollm2), "test_env_warm_start:Demonstrated")[1] != path  # another file, another recipe
+    assert (
+        env_warm_start_recipe(str(smollm2), "test_env_warm_start:Demonstrated")[1] != path
+    )  # another file, another recipe

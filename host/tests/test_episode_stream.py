@@ -21,8 +21,18 @@ from server_support import SchemaCheck, connect, make_host
 from test_rollout import TASK, RecordingEnv, episodes_of, make_settings, policy  # noqa: F401 (a fixture)
 
 # The fields an episode's summary has when it ends; the novelty reward and the tip come later.
-ENDED_FIELDS = {"id", "iteration", "task", "variation", "group", "rollout_mode", "update_mode",
-                "return", "success", "steps"}
+ENDED_FIELDS = {
+    "id",
+    "iteration",
+    "task",
+    "variation",
+    "group",
+    "rollout_mode",
+    "update_mode",
+    "return",
+    "success",
+    "steps",
+}
 
 
 class Recorder(TrainerHooks):
@@ -69,20 +79,28 @@ def test_roll_out_reports_each_episode_the_moment_it_ends(policy):  # noqa: F811
         assert len(after) == len(episodes[i].steps)  # its observation after each step
         seen.append((i, [(ep.done, len(ep.steps)) for ep in episodes]))
 
-    roll_out(envs, episodes, model, tokenizer, make_settings(),
-             [episode_generator(0, k) for k in range(3)], on_episode_end=ended)
+    roll_out(
+        envs,
+        episodes,
+        model,
+        tokenizer,
+        make_settings(),
+        [episode_generator(0, k) for k in range(3)],
+        on_episode_end=ended,
+    )
     assert [len(ep.steps) for ep in episodes] == [3, 1, 2]  # the tiny policy solves none in time
     # In the order they end, each once, while the longer ones still play (the turn's later
     # episodes are not stepped yet when an earlier one ends).
-    assert seen == [(1, [(False, 1), (True, 1), (False, 0)]),
-                    (2, [(False, 2), (True, 1), (True, 2)]),
-                    (0, [(True, 3), (True, 1), (True, 2)])]
+    assert seen == [
+        (1, [(False, 1), (True, 1), (False, 0)]),
+        (2, [(False, 2), (True, 1), (True, 2)]),
+        (0, [(True, 3), (True, 1), (True, 2)]),
+    ]
 
 
 @pytest.mark.slow
 def test_each_episode_is_reported_as_it_ends_before_its_iteration(tmp_path, tiny_policy, embedder):
-    config = load_config(tiny_run_overrides(tiny_policy, iterations=2, **{"eval.every": 0,
-                                                                          "env.max_steps": 6}))
+    config = load_config(tiny_run_overrides(tiny_policy, iterations=2, **{"eval.every": 0, "env.max_steps": 6}))
     config.root, config.name = str(tmp_path), "run"
     folder = RunFolder.create(tmp_path, "run", config.to_dict())
     hooks = Recorder(folder)
@@ -93,7 +111,7 @@ def test_each_episode_is_reported_as_it_ends_before_its_iteration(tmp_path, tiny
     assert [hooks.calls[i][1] for i in ends] == [1, 2]
     finals = [hooks.calls[i][2] for i in ends]
     for iteration, start, end, final in zip((1, 2), [-1] + ends, ends, finals):
-        calls = hooks.calls[start + 1:end]  # the iteration's calls before it is written
+        calls = hooks.calls[start + 1 : end]  # the iteration's calls before it is written
         ended = [c for c in calls if c[0] == "episode"]
         assert all(c[1] == iteration for c in ended)
         assert [(c[3], c[4]) for c in ended] == [(k, len(final)) for k in range(1, len(final) + 1)]
@@ -101,9 +119,14 @@ def test_each_episode_is_reported_as_it_ends_before_its_iteration(tmp_path, tiny
         # The iteration's phases in order: rollout, reflection (the tips written, once every
         # episode has ended), novelty, storing (the tips stored), update.
         phases = [c[2] for c in calls if c[0] == "progress"]
-        assert (phases.index("rollout") < phases.index("reflection") < phases.index("novelty")
-                < phases.index("storing") < phases.index("update")), phases
-        assert "reflection" not in phases[phases.index("novelty"):], "the writing is over, not stuck at its last tip"
+        assert (
+            phases.index("rollout")
+            < phases.index("reflection")
+            < phases.index("novelty")
+            < phases.index("storing")
+            < phases.index("update")
+        ), phases
+        assert "reflection" not in phases[phases.index("novelty") :], "the writing is over, not stuck at its last tip"
         assert calls.index(("progress", iteration, "reflection")) > calls.index(ended[-1])
         # The update counts its optimizer steps up, after a first report with no count yet.
         steps = int(folder.metrics()[iteration - 1]["update/optimizer_steps"])
@@ -129,15 +152,13 @@ def test_the_server_sends_episodes_as_they_end_valid_and_before_trajectory_added
     try:
         config = tiny_run_overrides(tiny_policy, iterations=1, **{"eval.every": 0})
         client.request("run.start", {"config": config, "name": "stream"})
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished",
-                        timeout=600)
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished", timeout=600)
         notes = client.notifications
         added = next(i for i, m in enumerate(notes) if m["method"] == "trajectory/added")
         progress = [(i, m["params"]) for i, m in enumerate(notes) if m["method"] == "trajectory/progress"]
         final = notes[added]["params"]["summaries"]
         assert progress and all(i < added for i, _ in progress)
-        assert all(p["runId"] == "stream" and p["iteration"] == 1 and p["total"] == len(final)
-                   for _, p in progress)
+        assert all(p["runId"] == "stream" and p["iteration"] == 1 and p["total"] == len(final) for _, p in progress)
         assert progress[-1][1]["done"] == len(final)
         assert_ended_in_order([s for _, p in progress for s in p["summaries"]], final)
         phases = [m["params"]["progress"]["phase"] for m in notes if m["method"] == "run/progress"]
@@ -155,13 +176,26 @@ def test_the_server_sends_episodes_as_they_end_valid_and_before_trajectory_added
 
 # What an episode's record knows when it ends and keeps once written; the rest (novelty rewards,
 # the tip) comes after the rollout.
-PLAYED = ("observation", "prompt", "prompt_no_tips", "tips", "tip_ids", "action", "executed_action",
-          "action_ids", "behaviour_logprobs", "reward", "score", "next_observation")
+PLAYED = (
+    "observation",
+    "prompt",
+    "prompt_no_tips",
+    "tips",
+    "tip_ids",
+    "action",
+    "executed_action",
+    "action_ids",
+    "behaviour_logprobs",
+    "reward",
+    "score",
+    "next_observation",
+)
 
 
 @pytest.mark.slow
-def test_an_ended_episode_opens_as_it_ended_until_its_iteration_is_written(tmp_path, tiny_policy,
-                                                                         embedder, monkeypatch):
+def test_an_ended_episode_opens_as_it_ended_until_its_iteration_is_written(
+    tmp_path, tiny_policy, embedder, monkeypatch
+):
     # The trainer is held at the reflection (every episode ended, nothing written) until the
     # client has looked: no race with the write.
     looked, held = threading.Event(), threading.Event()
@@ -183,17 +217,21 @@ def test_an_ended_episode_opens_as_it_ended_until_its_iteration_is_written(tmp_p
         assert held.wait(300)
         # Every episode has ended in the trainer; its notifications travel over the socket, so the
         # client waits for the last one (done == total) before reading what it was told.
-        client.wait_for(lambda m: m["method"] == "trajectory/progress"
-                        and m["params"]["done"] == m["params"]["total"], timeout=60)
-        ended = [s for m in client.notifications if m["method"] == "trajectory/progress"
-                 for s in m["params"]["summaries"]]
+        client.wait_for(
+            lambda m: m["method"] == "trajectory/progress" and m["params"]["done"] == m["params"]["total"], timeout=60
+        )
+        ended = [
+            s for m in client.notifications if m["method"] == "trajectory/progress" for s in m["params"]["summaries"]
+        ]
         assert ended
         as_ended = {}
         for summary in ended:
             got = client.request("trajectory.get", {"runId": "live", "episodeId": summary["id"]})
             assert got["provisional"] is True
             episode = got["episode"]
-            assert {k: episode[k] for k in summary if k != "steps"} == {k: v for k, v in summary.items() if k != "steps"}
+            assert {k: episode[k] for k in summary if k != "steps"} == {
+                k: v for k, v in summary.items() if k != "steps"
+            }
             assert len(episode["steps"]) == summary["steps"] and episode["tip"] is None
             assert all(step["intrinsic"] == 0 for step in episode["steps"])
             as_ended[summary["id"]] = episode
@@ -203,14 +241,14 @@ def test_an_ended_episode_opens_as_it_ended_until_its_iteration_is_written(tmp_p
         assert client.request("trajectory.list", {"runId": "live"})["total"] == 0, "nothing written yet"
         looked.set()
 
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished",
-                        timeout=600)
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished", timeout=600)
         for episode_id, before in as_ended.items():
             got = client.request("trajectory.get", {"runId": "live", "episodeId": episode_id})
             assert "provisional" not in got, "the record, written"
             record = got["episode"]
-            assert [{k: s[k] for k in PLAYED} for s in record["steps"]] == \
-                [{k: s[k] for k in PLAYED} for s in before["steps"]], "the same steps as played"
+            assert [{k: s[k] for k in PLAYED} for s in record["steps"]] == [
+                {k: s[k] for k in PLAYED} for s in before["steps"]
+            ], "the same steps as played"
             assert isinstance(record["tip"], str) and "intrinsic" in record
         check.assert_clean()
     finally:
@@ -224,13 +262,24 @@ def test_a_slow_clients_episodes_are_joined_within_one_iteration_only():
     seq = iter(range(100, 200)).__next__
 
     def ended(s, iteration, done, episode):
-        return {"jsonrpc": "2.0", "method": "trajectory/progress", "params": {
-            "seq": s, "runId": "a", "iteration": iteration, "done": done, "total": 2,
-            "summaries": [{"id": episode}]}}
+        return {
+            "jsonrpc": "2.0",
+            "method": "trajectory/progress",
+            "params": {
+                "seq": s,
+                "runId": "a",
+                "iteration": iteration,
+                "done": done,
+                "total": 2,
+                "summaries": [{"id": episode}],
+            },
+        }
 
     out.put_notification(ended(1, 1, 1, "i1-e0"), seq)
     out.put_notification(ended(2, 1, 2, "i1-e1"), seq)
     out.put_notification(ended(3, 2, 1, "i2-e0"), seq)
     queued = [m["params"] for m in list(out._items)]
     assert [(p["iteration"], p["done"], [s["id"] for s in p["summaries"]]) for p in queued] == [
-        (1, 2, ["i1-e0", "i1-e1"]), (2, 1, ["i2-e0"])]
+        (1, 2, ["i1-e0", "i1-e1"]),
+        (2, 1, ["i2-e0"]),
+    ]

@@ -15,8 +15,9 @@ from empo2.training.rollout import RolloutSettings
 def played(monkeypatch, tiny_policy, embedder):
     """memory_trials on the tiny policy, recording what each round read and whether tips were
     written."""
-    config = load_config({"env": {"name": "builtin", "max_steps": 3},
-                          "policy": {"max_action_tokens": 6, "max_tip_tokens": 8}})
+    config = load_config(
+        {"env": {"name": "builtin", "max_steps": 3}, "policy": {"max_action_tokens": 6, "max_tip_tokens": 8}}
+    )
     settings = RolloutSettings.from_config(config, BuiltinEnv(), train=False)
     model, tokenizer = load_policy(str(tiny_policy))
     log = {"memories": [], "modes": [], "tips_written": 0}
@@ -36,8 +37,18 @@ def played(monkeypatch, tiny_policy, embedder):
 
     def play(with_memory: bool):
         log.update(memories=[], modes=[], tips_written=0)
-        result = evaluation.memory_trials(model, tokenizer, config.env, [("repair-radio", 100)], 3,
-                                          settings, 8, embedder, seed=5, with_memory=with_memory)
+        result = evaluation.memory_trials(
+            model,
+            tokenizer,
+            config.env,
+            [("repair-radio", 100)],
+            3,
+            settings,
+            8,
+            embedder,
+            seed=5,
+            with_memory=with_memory,
+        )
         return result, dict(log)
 
     return play

@@ -18,9 +18,23 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_bench.py"
 
 def test_gpu_bench_smoke_prints_the_paired_comparison(tmp_path, tiny_policy):
     env = dict(os.environ, EMPO2_NO_PROGRESS="1", HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
-    result = subprocess.run([sys.executable, str(SCRIPT), "--smoke", "--seeds", "0,1", "--model",
-                             str(tiny_policy), "--out", str(tmp_path / "out")],
-                            capture_output=True, text=True, timeout=600, env=env)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--smoke",
+            "--seeds",
+            "0,1",
+            "--model",
+            str(tiny_policy),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "EMPO² vs GRPO" in result.stdout and "paired held_out_success" in result.stdout
     summary = json.loads(result.stdout.strip().splitlines()[-1])["summary"]
@@ -35,7 +49,12 @@ def test_gpu_bench_smoke_prints_the_paired_comparison(tmp_path, tiny_policy):
 
 
 def test_gpu_bench_without_a_gpu_says_so_in_one_sentence():
-    result = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=120,
-                            env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+    )
     assert result.returncode == 2 and "no CUDA device" in result.stderr
     assert "Traceback" not in result.stderr

@@ -22,7 +22,7 @@ from empo2.training.trainer import Trainer
 pytestmark = pytest.mark.slow
 
 NEVER = threading.Event()  # what a hanging step waits for
-STEPS = {"taken": 0}       # steps of `fails_mid_run` across its instances
+STEPS = {"taken": 0}  # steps of `fails_mid_run` across its instances
 
 
 class Room:
@@ -71,7 +71,7 @@ class BytesObservation(Room):
 
 class HugeObservation(Room):
     def step(self, action):
-        return "a" * (10 * 2 ** 20), 0.0, False, None
+        return "a" * (10 * 2**20), 0.0, False, None
 
 
 class Hangs(Room):
@@ -100,9 +100,21 @@ def hostile_run(tmp_path, tiny_policy, embedder, factory, **overrides):
     """One run on `test_hostile_envs:<factory>`: 1 task × 2 rollouts × 2 steps = 4 steps an
     iteration, a checkpoint after every iteration, no evaluation."""
     name = f"test_hostile_envs:{factory}"
-    config = load_config(tiny_run_overrides(tiny_policy, **{
-        "env.name": name, "env.tasks": [], "env.max_steps": 2, "iterations": 2, "checkpoint_every": 1,
-        "algo.batch_tasks": 1, "eval.every": 0, **overrides}))
+    config = load_config(
+        tiny_run_overrides(
+            tiny_policy,
+            **{
+                "env.name": name,
+                "env.tasks": [],
+                "env.max_steps": 2,
+                "iterations": 2,
+                "checkpoint_every": 1,
+                "algo.batch_tasks": 1,
+                "eval.every": 0,
+                **overrides,
+            },
+        )
+    )
     config.root, config.name = str(tmp_path), "run"
     folder = RunFolder.create(tmp_path, "run", config.to_dict())
     trainer = Trainer(config, folder, embedder=embedder)
@@ -115,19 +127,30 @@ FAULTS = [
     ("no_such_factory", {}, ConfigError, "cannot be found: module 'test_hostile_envs' has no 'no_such_factory'"),
     ("raises_on_make", {}, EnvironmentFault, "raised RuntimeError in its factory: the simulator's licence has expired"),
     ("NoStep", {}, EnvironmentFault, "made a NoStep without step; an environment needs reset and step"),
-    ("WrongShape", {}, EnvironmentFault, "step returned str 'you are still in the room .', not (observation, reward, done, info)"),
+    (
+        "WrongShape",
+        {},
+        EnvironmentFault,
+        "step returned str 'you are still in the room .', not (observation, reward, done, info)",
+    ),
     ("WrongTypes", {}, EnvironmentFault, "step returned the reward str '0', not a finite number"),
     ("NanReward", {}, EnvironmentFault, "step returned the reward float nan, not a finite number"),
     ("InfReward", {}, EnvironmentFault, "step returned the reward float inf, not a finite number"),
     ("BytesObservation", {}, EnvironmentFault, "step returned an observation of type bytes, not text"),
-    ("HugeObservation", {}, EnvironmentFault, "step returned an observation of 10,485,760 characters (at most 1,000,000)"),
+    (
+        "HugeObservation",
+        {},
+        EnvironmentFault,
+        "step returned an observation of 10,485,760 characters (at most 1,000,000)",
+    ),
     ("Hangs", {"env.step_timeout_s": 0.5}, EnvironmentFault, "took more than 0.5 s in step (env.step_timeout_s)"),
 ]
 
 
 @pytest.mark.parametrize("factory, overrides, error, said", FAULTS, ids=[f[0] for f in FAULTS])
-def test_a_hostile_environment_fails_its_run_with_one_sentence(tmp_path, tiny_policy, embedder, caplog,
-                                                                factory, overrides, error, said):
+def test_a_hostile_environment_fails_its_run_with_one_sentence(
+    tmp_path, tiny_policy, embedder, caplog, factory, overrides, error, said
+):
     sentence = f"environment 'test_hostile_envs:{factory}' {said}."
     with caplog.at_level(logging.ERROR, logger="empo2.trainer"), pytest.raises(error) as raised:
         hostile_run(tmp_path, tiny_policy, embedder, factory, **overrides)
@@ -161,12 +184,25 @@ def test_the_host_fails_a_hostile_run_with_its_sentence_and_takes_the_next(tmp_p
     sentence = "environment 'test_hostile_envs:NanReward' step returned the reward float nan, not a finite number."
     try:
         with connect(host, check) as client:
-            config = tiny_run_overrides(tiny_policy, **{
-                "env.name": "test_hostile_envs:NanReward", "env.tasks": [], "env.max_steps": 2, "iterations": 1,
-                "algo.batch_tasks": 1, "eval.every": 0})
+            config = tiny_run_overrides(
+                tiny_policy,
+                **{
+                    "env.name": "test_hostile_envs:NanReward",
+                    "env.tasks": [],
+                    "env.max_steps": 2,
+                    "iterations": 1,
+                    "algo.batch_tasks": 1,
+                    "eval.every": 0,
+                },
+            )
             client.request("run.start", {"config": config, "name": "hostile"})
-            failed = client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "hostile"
-                                     and m["params"]["run"]["state"] == "failed")
+            failed = client.wait_for(
+                lambda m: (
+                    m["method"] == "run/state"
+                    and m["params"]["run"]["runId"] == "hostile"
+                    and m["params"]["run"]["state"] == "failed"
+                )
+            )
             assert failed["params"]["run"]["error"] == sentence
             assert client.request("run.status", {"runId": "hostile"})["run"]["error"] == sentence
             logged = client.request("log.tail", {})["entries"]
@@ -174,8 +210,13 @@ def test_the_host_fails_a_hostile_run_with_its_sentence_and_takes_the_next(tmp_p
 
             good = dict(config, env={**config["env"], "name": "builtin", "tasks": ["power-device"]})
             client.request("run.start", {"config": good, "name": "next"})
-            client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "next"
-                            and m["params"]["run"]["state"] == "finished")
+            client.wait_for(
+                lambda m: (
+                    m["method"] == "run/state"
+                    and m["params"]["run"]["runId"] == "next"
+                    and m["params"]["run"]["state"] == "finished"
+                )
+            )
         check.assert_clean()
     finally:
         host.stop()

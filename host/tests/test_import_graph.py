@@ -40,8 +40,17 @@ LAYER_OF = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
 
 # The only modules at the top of the package: the entry point and the ground floor. Everything
 # else lives in the package of its feature.
-TOP_MODULES = {"__init__.py", "config.py", "metric_keys.py", "atomic.py", "modes.py", "one_sentence.py",
-               "cache.py", "torchrun.py", "cpu_threads.py"}
+TOP_MODULES = {
+    "__init__.py",
+    "config.py",
+    "metric_keys.py",
+    "atomic.py",
+    "modes.py",
+    "one_sentence.py",
+    "cache.py",
+    "torchrun.py",
+    "cpu_threads.py",
+}
 
 
 def module_name(path: Path) -> str:
@@ -61,14 +70,14 @@ def imports_of(path: Path, late: bool) -> set[str]:
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     tree = ast.parse(path.read_text())
     found = set()
-    for node in (ast.walk(tree) if late else tree.body):
+    for node in ast.walk(tree) if late else tree.body:
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("empo2")}
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
-                anchor = anchor[:len(anchor) - node.level + 1]
+                anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join(anchor + ([node.module] if node.module else []))
             if base == "empo2" or base.startswith("empo2."):
                 # `from . import x` names a submodule when one exists
@@ -100,7 +109,7 @@ def test_the_module_graph_has_no_cycles():
         state[node] = 1
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                cycles.append(path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt])
+                cycles.append(path[path.index(nxt) :] + [nxt] if nxt in path else [node, nxt])
             elif nxt not in state:
                 visit(nxt, path + [nxt])
         state[node] = 2

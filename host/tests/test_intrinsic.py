@@ -171,12 +171,22 @@ def _episodes_of_states(groups: list[list[list[str]]]):
     episodes, after = [], []
     for g, group in enumerate(groups):
         for states in group:
-            ep = Episode(id=f"e{len(episodes)}", task="power-device", variation=0, group=g,
-                         rollout_mode="memory-free")
-            ep.steps = [StepRecord(observation="", user_text="", tips=[], tip_ids=[], prompt_ids=[],
-                                   prompt_ids_no_tips=[], action="look around",
-                                   executed_action="look around", action_ids=[1],
-                                   behaviour_logprobs=[-1.0]) for _ in states]
+            ep = Episode(id=f"e{len(episodes)}", task="power-device", variation=0, group=g, rollout_mode="memory-free")
+            ep.steps = [
+                StepRecord(
+                    observation="",
+                    user_text="",
+                    tips=[],
+                    tip_ids=[],
+                    prompt_ids=[],
+                    prompt_ids_no_tips=[],
+                    action="look around",
+                    executed_action="look around",
+                    action_ids=[1],
+                    behaviour_logprobs=[-1.0],
+                )
+                for _ in states
+            ]
             episodes.append(ep)
             after.append(list(states))
     return episodes, after
@@ -205,10 +215,10 @@ def test_permuting_a_groups_episodes_permutes_their_rewards_and_nothing_else(see
 
     rng = np.random.default_rng(seed)
     rooms = [f"you are in the room {k}" for k in range(6)]
-    history = [[[rooms[int(r)] for r in rng.integers(0, 6, size=int(rng.integers(1, 7)))]
-                for _ in range(2)]]  # an earlier iteration fills the archive
-    group = [[rooms[int(r)] for r in rng.integers(0, 6, size=int(rng.integers(1, 7)))]
-             for _ in range(6)]
+    history = [
+        [[rooms[int(r)] for r in rng.integers(0, 6, size=int(rng.integers(1, 7)))] for _ in range(2)]
+    ]  # an earlier iteration fills the archive
+    group = [[rooms[int(r)] for r in rng.integers(0, 6, size=int(rng.integers(1, 7)))] for _ in range(6)]
 
     def scored(order):
         reward, embedder = NoveltyReward(threshold=0.9), OneHotEmbedder()
@@ -259,8 +269,7 @@ def test_a_resumed_store_larger_than_the_first_allocation_is_restored_whole():
     original.rewards("k", states)
     assert original.num_states("k") == 100
     resumed = NoveltyReward()
-    resumed.load_state_dict(json.loads(json.dumps(original.state_dict(),
-                                                  default=lambda a: a.tolist())))
+    resumed.load_state_dict(json.loads(json.dumps(original.state_dict(), default=lambda a: a.tolist())))
     assert resumed.num_states("k") == 100
     assert resumed.rewards("k", states).tolist() == original.rewards("k", states).tolist() == [0.5] * 100
 
@@ -269,8 +278,7 @@ def test_the_zero_paying_variants_take_the_batch_length_from_any_argument():
     """'reference' in a memory-free rollout and 'off' pay one 0 per state, whichever of steps,
     embeddings or retrieval counts the caller passed."""
     reference, off = make_intrinsic_reward("reference"), make_intrinsic_reward("off")
-    three = {"embeddings": unit(np.ones((3, DIM))), "steps": np.arange(3),
-             "n_retrieved": np.array([0, 1, 2])}
+    three = {"embeddings": unit(np.ones((3, DIM))), "steps": np.arange(3), "n_retrieved": np.array([0, 1, 2])}
     for name in ("embeddings", "steps"):
         assert reference.rewards("k", **{name: three[name]}).tolist() == [0.0, 0.0, 0.0]
     for name, value in three.items():
@@ -287,8 +295,7 @@ def test_bad_retrieval_counts_and_checkpoints_get_one_clear_sentence():
     assert str(error.value) == "Retrieval counts cannot be negative."
     with pytest.raises(ValueError) as error:
         make_intrinsic_reward("reference").load_state_dict(NoveltyReward().state_dict())
-    assert str(error.value) == ("Checkpoint holds intrinsic-reward state 'paper' v1, "
-                                "expected 'reference' v1.")
+    assert str(error.value) == ("Checkpoint holds intrinsic-reward state 'paper' v1, expected 'reference' v1.")
     with pytest.raises(ValueError) as error:
         make_intrinsic_reward("off").load_state_dict({"variant": "off", "version": 99})
     assert str(error.value) == "Checkpoint holds intrinsic-reward state 'off' v99, expected 'off' v1."
@@ -346,11 +353,15 @@ def _tie_members(base: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.n
     return a, b, c
 
 
-@pytest.mark.parametrize("base,offset,c_reward", [
-    (np.eye(DIM)[0], np.eye(DIM)[1], 1.0),          # a, b differ in column 1: b is smaller
-    (np.eye(DIM)[0], np.eye(DIM)[DIM - 1], 1.0),    # ... only in the last column: b is smaller
-    (np.eye(DIM)[2], (np.eye(DIM)[1] - np.eye(DIM)[0]) / np.sqrt(2), 1 / 3),  # column 0 decides: a
-], ids=["column-1", "last-column", "column-0-first"])
+@pytest.mark.parametrize(
+    "base,offset,c_reward",
+    [
+        (np.eye(DIM)[0], np.eye(DIM)[1], 1.0),  # a, b differ in column 1: b is smaller
+        (np.eye(DIM)[0], np.eye(DIM)[DIM - 1], 1.0),  # ... only in the last column: b is smaller
+        (np.eye(DIM)[2], (np.eye(DIM)[1] - np.eye(DIM)[0]) / np.sqrt(2), 1 / 3),  # column 0 decides: a
+    ],
+    ids=["column-1", "last-column", "column-0-first"],
+)
 def test_a_new_group_found_at_one_step_is_stored_as_its_smallest_vector(base, offset, c_reward):
     """Decision 3: two similar new states reached at the same step are stored as the
     lexicographically smallest vector (columns in order), whatever their order in the batch, so

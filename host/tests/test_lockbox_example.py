@@ -46,8 +46,7 @@ print(json.dumps({"turns": info["replay"]["turns"], "matches": matches, "same_ac
 
 def host(args, cwd, timeout=600):
     environment = dict(os.environ, EMPO2_NO_PROGRESS="1")
-    return subprocess.run(HOST + args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=environment)
+    return subprocess.run(HOST + args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environment)
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +54,24 @@ def installed():
     """pip install -e of the example's folder, without the network (no index, no build
     isolation: the venv's setuptools builds it). Installing again is harmless, so the test can
     run any number of times; the venv keeps the package (an editable install: the folder)."""
-    result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-                             "--no-build-isolation", "--disable-pip-version-check", "-e", str(EXAMPLE)],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "-e",
+            str(EXAMPLE),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -73,8 +87,12 @@ def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_pat
     listed = host(["envs", "--json"], cwd=tmp_path, timeout=120)
     assert listed.returncode == 0, listed.stderr
     rows = {row["name"]: row for row in map(json.loads, listed.stdout.splitlines())}
-    assert rows["lockbox"] == {"name": "lockbox", "source": "lockbox_env:LockboxEnv (package empo2-lockbox 0.1.0)",
-                               "tasks": ["escape", "open-chest"], "error": None}
+    assert rows["lockbox"] == {
+        "name": "lockbox",
+        "source": "lockbox_env:LockboxEnv (package empo2-lockbox 0.1.0)",
+        "tasks": ["escape", "open-chest"],
+        "error": None,
+    }
 
     (tmp_path / "lockbox.json").write_text(json.dumps(lockbox_config(tiny_policy)))
     trained = host(["train", "--config", "lockbox.json", "--root", "runs", "--name", "lockbox"], cwd=tmp_path)
@@ -94,11 +112,16 @@ def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_pat
     assert {s["variation"] for s in summaries} <= set(range(6))  # the example's training split
     episodes = [json.loads(line) for line in (run / "trajectories" / "iter-000001.jsonl").read_text().splitlines()]
     for episode in episodes:
-        assert episode["description"] in ("find the key and leave the house through the front door",
-                                          "find the key and open the chest in the cellar")
+        assert episode["description"] in (
+            "find the key and leave the house through the front door",
+            "find the key and open the chest in the cellar",
+        )
         assert 1 <= len(episode["steps"]) <= 4
-        assert all(step["observation"].startswith(("you are in the", "you search", "you take", "the "))
-                   or step["observation"] == "nothing happens ." for step in episode["steps"])
+        assert all(
+            step["observation"].startswith(("you are in the", "you search", "you take", "the "))
+            or step["observation"] == "nothing happens ."
+            for step in episode["steps"]
+        )
     assert (run / "checkpoints" / "iter-000001" / "trainer.json").is_file()
     # The tips the policy wrote after its lockbox episodes, in the run's memory log.
     events = [json.loads(line) for line in (run / "memory" / "events.jsonl").read_text().splitlines()]
@@ -112,8 +135,23 @@ def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_pat
     report = json.loads(dry.stdout.splitlines()[-1])
     assert report["dry_run"] and report["variations"] == ["escape/0", "open-chest/1"]
     assert report["loss"] == report["loss"] and report["stats"]["ratio_mean"] > 0  # a number, not NaN
-    branch = host(["rerun", str(run), "--variations", "escape/0", "--episodes", "2", "--iterations", "1",
-                   "--eval-episodes", "1", "--held-out", "1"], cwd=tmp_path)
+    branch = host(
+        [
+            "rerun",
+            str(run),
+            "--variations",
+            "escape/0",
+            "--episodes",
+            "2",
+            "--iterations",
+            "1",
+            "--eval-episodes",
+            "1",
+            "--held-out",
+            "1",
+        ],
+        cwd=tmp_path,
+    )
     assert branch.returncode == 0, branch.stderr
     result = json.loads(branch.stdout.splitlines()[-1])
     assert result["status"] == "finished" and result["iteration"] == 2
@@ -121,8 +159,9 @@ def test_the_example_installs_lists_and_trains_one_iteration_by_its_name(tmp_pat
     assert [row["variation"] for row in result["comparison"]] == ["escape/0", "escape/6"]
     # The episode debugger replays a recorded episode: the example's reset is deterministic in
     # its seed, so every replayed observation is the recorded one.
-    replayed = subprocess.run([sys.executable, "-c", REPLAY, str(run)], capture_output=True, text=True,
-                              timeout=300, cwd=tmp_path)
+    replayed = subprocess.run(
+        [sys.executable, "-c", REPLAY, str(run)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert replayed.returncode == 0, replayed.stderr
     replay = json.loads(replayed.stdout.splitlines()[-1])
     assert replay["turns"] == len(replay["matches"]) >= 1 and all(replay["matches"]) and replay["same_actions"]
@@ -137,24 +176,34 @@ def test_every_view_of_the_spawned_host_works_on_the_example(tmp_path, installed
     through it: every message checked against the protocol's schema."""
     check = SchemaCheck()
     root = tmp_path / "runs"
-    with Served(["--port", "0", "--run-root", str(root)], tmp_path) as served, \
-            HostClient(served.url, TOKEN, observe=check.observer()) as client:
+    with (
+        Served(["--port", "0", "--run-root", str(root)], tmp_path) as served,
+        HostClient(served.url, TOKEN, observe=check.observer()) as client,
+    ):
         client.initialize("studio")
         listed = {env["name"]: env for env in client.request("env.list", timeout=120)["environments"]}
         assert listed["lockbox"]["tasks"] == ["escape", "open-chest"] and listed["lockbox"]["error"] is None
 
         run = client.request("run.start", {"config": lockbox_config(tiny_policy), "name": "lockbox"})["run"]
         assert run["runId"] == "lockbox"
-        ended = client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "lockbox"
-                                and m["params"]["run"]["state"] in ("finished", "failed"), timeout=600)
+        ended = client.wait_for(
+            lambda m: (
+                m["method"] == "run/state"
+                and m["params"]["run"]["runId"] == "lockbox"
+                and m["params"]["run"]["state"] in ("finished", "failed")
+            ),
+            timeout=600,
+        )
         assert ended["params"]["run"]["state"] == "finished", f"{ended}\n{served.log()}"
 
         # The Trajectories tree: the run's episodes under the example's task names.
         items = client.request("trajectory.list", {"runId": "lockbox"})["items"]
         assert len(items) == 2 * 2 and {item["task"] for item in items} <= {"escape", "open-chest"}
         episode = client.request("trajectory.get", {"runId": "lockbox", "episodeId": items[0]["id"]})["episode"]
-        assert episode["description"] in ("find the key and leave the house through the front door",
-                                          "find the key and open the chest in the cellar")
+        assert episode["description"] in (
+            "find the key and leave the house through the front door",
+            "find the key and open the chest in the cellar",
+        )
         # The Memory Tips view: the tips the policy wrote after its lockbox episodes.
         tips = client.request("memory.list", {"runId": "lockbox", "limit": 100})["items"]
         assert tips and {tip["variationKey"].split("/")[0] for tip in tips} <= {"escape", "open-chest"}
@@ -168,8 +217,9 @@ def test_every_view_of_the_spawned_host_works_on_the_example(tmp_path, installed
 
         def rerun(params):
             job = client.request("update.rerun", {"runId": "lockbox", **small, **params})
-            done = client.wait_for(lambda m: m["method"] == "update/finished"
-                                   and m["params"]["jobId"] == job["jobId"], timeout=600)["params"]
+            done = client.wait_for(
+                lambda m: m["method"] == "update/finished" and m["params"]["jobId"] == job["jobId"], timeout=600
+            )["params"]
             assert done["status"] == "finished", f"{done}\n{served.log()}"
             return done["result"]
 
@@ -183,8 +233,9 @@ def test_every_view_of_the_spawned_host_works_on_the_example(tmp_path, installed
 
         # The episode debugger replays a recorded episode turn by turn, every observation the
         # recorded one (the example's reset is deterministic in its seed).
-        session = client.request("debug.start", {"replay": {"runId": "lockbox", "episodeId": items[0]["id"]},
-                                                 "device": "cpu"}, timeout=300)["session"]
+        session = client.request(
+            "debug.start", {"replay": {"runId": "lockbox", "episodeId": items[0]["id"]}, "device": "cpu"}, timeout=300
+        )["session"]
         assert session["task"] == items[0]["task"] and session["replay"]["observationMismatch"] is None
         steps = []
         while not steps or not steps[-1]["episode"]["done"]:

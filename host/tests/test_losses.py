@@ -250,7 +250,10 @@ def test_masked_tokens_stay_in_denominator():
     # Two response tokens, one dropped: loss = (−A·r of the kept token) / 2, not / 1.
     logp = torch.zeros(1, 2, requires_grad=True)
     loss, stats = policy_loss(
-        logp, torch.zeros(1, 2), torch.tensor([1.0]), torch.ones(1, 2, dtype=torch.bool),
+        logp,
+        torch.zeros(1, 2),
+        torch.tensor([1.0]),
+        torch.ones(1, 2, dtype=torch.bool),
         keep_mask=torch.tensor([[True, False]]),
     )
     assert_close(loss, torch.tensor(-0.5))
@@ -272,7 +275,11 @@ def test_empty_batch_gives_zero_loss_not_nan():
     assert loss.item() == 0.0 and torch.all(logp.grad == 0)
     assert all(math.isfinite(v) for v in stats.values())
     assert {k: stats[k] for k in ("ratio_mean", "ratio_min", "ratio_max", "ratio_std")} == {
-        "ratio_mean": 0.0, "ratio_min": 0.0, "ratio_max": 0.0, "ratio_std": 0.0}
+        "ratio_mean": 0.0,
+        "ratio_min": 0.0,
+        "ratio_max": 0.0,
+        "ratio_std": 0.0,
+    }
 
 
 def test_bad_dual_clip_and_shapes_are_clear_errors():
@@ -310,8 +317,10 @@ def test_kl_penalty_matches_loop(seed, kind):
     ref_logp = ref_logp * 3  # some tokens push k3 past its clamp at 10
     got = kl_penalty(logp, ref_logp, kind)
     want = torch.tensor(
-        [[loop_kl(float(logp[b, t]), float(ref_logp[b, t]), kind) for t in range(logp.shape[1])]
-         for b in range(logp.shape[0])],
+        [
+            [loop_kl(float(logp[b, t]), float(ref_logp[b, t]), kind) for t in range(logp.shape[1])]
+            for b in range(logp.shape[0])
+        ],
         dtype=torch.float64,
     )
     assert_close(got, want)
@@ -373,9 +382,7 @@ def test_total_loss_adds_kl_only_when_coef_positive():
     pg, _ = policy_loss(logp, old_logp, advantages, response_mask, keep_mask)
     plain, stats = total_loss(logp, old_logp, advantages, response_mask, keep_mask)
     assert_close(plain, pg) and "kl" not in stats
-    mixed, stats = total_loss(
-        logp, old_logp, advantages, response_mask, keep_mask, ref_logp=ref_logp, kl_coef=0.01
-    )
+    mixed, stats = total_loss(logp, old_logp, advantages, response_mask, keep_mask, ref_logp=ref_logp, kl_coef=0.01)
     want = pg + 0.01 * token_mean(kl_penalty(logp, ref_logp, "low_var_kl"), response_mask)
     assert_close(mixed, want)
     assert stats["loss"] == pytest.approx(want.item())
@@ -393,8 +400,14 @@ def test_total_loss_passes_its_clip_bounds_to_the_surrogate():
     assert_close(got, want)
     assert stats["clip_fraction"] == want_stats["clip_fraction"] and stats["clip_fraction"] > 0
     for one in ("clip_low", "clip_high"):  # each bound alone changes the loss
-        alone, _ = policy_loss(logp, old_logp, advantages, response_mask, keep_mask,
-                               **{**bounds, one: losses.DEFAULTS.__getattribute__(one)})
+        alone, _ = policy_loss(
+            logp,
+            old_logp,
+            advantages,
+            response_mask,
+            keep_mask,
+            **{**bounds, one: losses.DEFAULTS.__getattribute__(one)},
+        )
         assert abs(alone.item() - want.item()) > 1e-6, one
     assert abs(default.item() - want.item()) > 1e-6
 
@@ -417,8 +430,9 @@ def test_merged_statistics_sum_by_weight_and_keep_the_ratio_extremes():
 def test_the_log_ratio_is_clamped_to_plus_minus_20_before_exp():
     """Decision 5: an extreme off-policy ratio cannot overflow; beyond ±20 it is exp(±20)."""
     logp = torch.tensor([[30.0, -30.0, 20.5, -20.5, 1.0]], dtype=torch.float64)
-    _, stats = policy_loss(logp, torch.zeros_like(logp), torch.ones(1, dtype=torch.float64),
-                           torch.ones_like(logp, dtype=torch.bool))
+    _, stats = policy_loss(
+        logp, torch.zeros_like(logp), torch.ones(1, dtype=torch.float64), torch.ones_like(logp, dtype=torch.bool)
+    )
     assert stats["ratio_max"] == pytest.approx(math.exp(20.0), rel=1e-12)
     assert stats["ratio_min"] == pytest.approx(math.exp(-20.0), rel=1e-12)
 
@@ -430,8 +444,7 @@ def test_the_loss_keeps_the_log_probs_dtype_whatever_the_advantages_dtype():
     logp, old_logp, advantages, response_mask, keep_mask = make_batch(3)
     for dtype in (torch.float32, torch.bfloat16):
         low = logp.to(dtype).requires_grad_(True)
-        loss, _ = policy_loss(low, old_logp.to(dtype), advantages.double(), response_mask,
-                              keep_mask)
+        loss, _ = policy_loss(low, old_logp.to(dtype), advantages.double(), response_mask, keep_mask)
         assert loss.dtype == dtype
         loss.backward()
         assert low.grad.dtype == dtype
@@ -443,7 +456,8 @@ def test_the_dual_clip_fraction_counts_only_tokens_the_dual_clip_changes():
     float32) loses nothing to it and is not counted; one above the bound is."""
     logp = torch.tensor([[math.log(3.0), math.log(4.0)]], dtype=torch.float32)
     assert torch.exp(logp[0, 0]).item() == 3.0
-    loss, stats = policy_loss(logp, torch.zeros_like(logp), torch.tensor([-1.0]),
-                              torch.ones_like(logp, dtype=torch.bool), dual_clip_c=3.0)
+    loss, stats = policy_loss(
+        logp, torch.zeros_like(logp), torch.tensor([-1.0]), torch.ones_like(logp, dtype=torch.bool), dual_clip_c=3.0
+    )
     assert_close(loss, torch.tensor(3.0))  # both tokens at the bound: (3 + 3) / 2
     assert stats["dual_clip_fraction"] == 0.5

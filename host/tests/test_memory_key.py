@@ -66,39 +66,49 @@ def test_retrieval_finds_an_episode_keyed_tip_by_its_final_conversation_only(pol
         settings = make_settings(memory_key=key)
         [ep], [after], _ = play(policy, [(TASK, 0, 0)], settings, max_steps=(3,))
         store = MemoryStore(KeyEmbedder(), capacity=10)
-        tip = store.add_episode_tip(ep.variation_key, "the cell is in the shed",
-                                    tip_entries(ep, after, settings), score=100.0)
+        tip = store.add_episode_tip(
+            ep.variation_key, "the cell is in the shed", tip_entries(ep, after, settings), score=100.0
+        )
         final = final_conversation(ep.description, [(s.executed_action, o) for s, o in zip(ep.steps, after)])
         hits = store.retrieve(ep.variation_key, [ep.steps[0].user_text, final], threshold=0.5, top_k=10)
         found[key] = [[h.tip_id for h in row] for row in hits]
         assert store.count(ep.variation_key) == 1 and len(store.entries(ep.variation_key)) == (
-            len(ep.steps) if key == "step" else 1)
+            len(ep.steps) if key == "step" else 1
+        )
     assert found["step"] == [[tip.id], []]
     assert found["episode"][0] == [] and len(found["episode"][1]) == 1
 
 
 def test_a_run_with_the_episode_key_stores_one_entry_per_tip(tmp_path, tiny_policy, embedder):
-    config = load_config(tiny_run_overrides(tiny_policy, iterations=1, **{"memory.key": "episode",
-                                                                           "eval.every": 0}))
+    config = load_config(tiny_run_overrides(tiny_policy, iterations=1, **{"memory.key": "episode", "eval.every": 0}))
     config.root, config.name = str(tmp_path), "run"
     folder = RunFolder.create(tmp_path, "run", config.to_dict())
     trainer = Trainer(config, folder, embedder=embedder)
     trainer.run()
-    records = [json.loads(line) for path in sorted(folder.path.glob("trajectories/iter-*.jsonl"))
-               for line in path.read_text().splitlines()]
+    records = [
+        json.loads(line)
+        for path in sorted(folder.path.glob("trajectories/iter-*.jsonl"))
+        for line in path.read_text().splitlines()
+    ]
     try:
         for record in records:
             key = f"{record['task']}/{record['variation']}"
             entries = [e for e in trainer.memory.entries(key) if e["tip_id"] == record["tip_id"]]
             steps = [(s["executed_action"], s["next_observation"]) for s in record["steps"]]
             assert [(e["key_text"], e["action"]) for e in entries] == [
-                (final_conversation(record["description"], steps), "")]
+                (final_conversation(record["description"], steps), "")
+            ]
         # The selectivity tool rebuilds the run's episodes and stores them as the run did.
         settings = RolloutSettings.from_config(config, None, train=True)
         [played] = selectivity_tool().recorded_iterations(folder, 0)
         assert [tip_entries(ep, after, settings) for ep, after in played] == [
-            [(e["key_text"], e["action"]) for e in trainer.memory.entries(ep.variation_key)
-             if e["tip_id"] == r["tip_id"]] for (ep, _), r in zip(played, records)]
+            [
+                (e["key_text"], e["action"])
+                for e in trainer.memory.entries(ep.variation_key)
+                if e["tip_id"] == r["tip_id"]
+            ]
+            for (ep, _), r in zip(played, records)
+        ]
     finally:
         trainer.close()
     assert records and all(r["tip_id"] for r in records)
@@ -111,7 +121,6 @@ def test_the_memory_key_is_a_choice():
         load_config("builtin", ["memory.key=turn"])
 
 
-
 def test_the_selectivity_report_replays_episodes_into_one_memory_per_key(embedder):
     """host/benchmarks/memory_key_selectivity.py on two rounds of scripted episodes: the step key
     stores an entry per distinct step, the episode key one per tip; every figure is a share."""
@@ -120,8 +129,10 @@ def test_the_selectivity_report_replays_episodes_into_one_memory_per_key(embedde
     iterations = tool.simulated_iterations(config, rounds=2, seed=0)
     assert len(iterations) == 2 and all(ep.tip for played in iterations for ep, _ in played)
     base = RolloutSettings.from_config(config, None, train=True)
-    report = {key: tool.selectivity(iterations, dataclasses.replace(base, memory_key=key), embedder,
-                                    capacity=1000) for key in tool.KEYS}
+    report = {
+        key: tool.selectivity(iterations, dataclasses.replace(base, memory_key=key), embedder, capacity=1000)
+        for key in tool.KEYS
+    }
     episodes = [ep for played in iterations for ep, _ in played]
     assert report["episode"]["entries"] == report["episode"]["tips"] <= len(episodes)
     assert report["step"]["entries"] > report["step"]["tips"]

@@ -30,23 +30,41 @@ def test_a_retrieved_entry_is_a_json_dict_of_each_of_its_fields(store):
     tip = store.add_episode_tip(VK, "flip the switch", [(BULB, "flip switch")], 12.5)
     [[hit]] = store.retrieve(VK, [BULB], threshold=0.5, top_k=1)
     d = hit.to_dict()
-    assert d == {"tip_id": tip.id, "text": "flip the switch", "score": 12.5,
-                 "similarity": hit.similarity, "action": "flip switch", "entry": 0, "episode_score": 12.5}
+    assert d == {
+        "tip_id": tip.id,
+        "text": "flip the switch",
+        "score": 12.5,
+        "similarity": hit.similarity,
+        "action": "flip switch",
+        "entry": 0,
+        "episode_score": 12.5,
+    }
     assert d == dataclasses.asdict(hit) and json.loads(json.dumps(d)) == d
     assert hit.similarity > 0.99  # the query is the entry's own key text
 
 
 def test_a_tips_dict_holds_each_field_and_its_history_only_when_asked(store):
-    tip = store.add_episode_tip(VK, "flip the switch", [(BULB, "flip switch")], 12.5,
-                                provenance={"run": "r1", "iteration": 3, "episode": "e7"})
+    tip = store.add_episode_tip(
+        VK, "flip the switch", [(BULB, "flip switch")], 12.5, provenance={"run": "r1", "iteration": 3, "episode": "e7"}
+    )
     store.update(tip.id, "flip the switch, then wait", expected_version=1, author="ada")
     t = store.get(tip.id)
     d = t.to_dict()
-    assert d == {"id": tip.id, "variation_key": VK, "text": "flip the switch, then wait",
-                 "score": 12.5, "author": "policy", "version_author": "ada",
-                 "provenance": {"run": "r1", "iteration": 3, "episode": "e7", "score": 12.5},
-                 "version": 2, "created": t.created, "updated": t.updated, "deleted": False,
-                 "evicted": False, "n_entries": 1}
+    assert d == {
+        "id": tip.id,
+        "variation_key": VK,
+        "text": "flip the switch, then wait",
+        "score": 12.5,
+        "author": "policy",
+        "version_author": "ada",
+        "provenance": {"run": "r1", "iteration": 3, "episode": "e7", "score": 12.5},
+        "version": 2,
+        "created": t.created,
+        "updated": t.updated,
+        "deleted": False,
+        "evicted": False,
+        "n_entries": 1,
+    }
     full = t.to_dict(with_history=True)
     assert full.pop("history") == t.history and full == d
     # The dict is the caller's: changing it, a history entry included, leaves the tip as it was.
@@ -60,8 +78,13 @@ def test_a_deleted_tips_history_ends_with_the_delete_its_version_text_author_and
     deleted = store.delete(tip.id, expected_version=1, author="bo")
     assert deleted.deleted and deleted.version == 2 and deleted.n_entries == 0
     assert deleted.to_dict()["deleted"] is True
-    assert store.history(tip.id)[-1] == {"version": 2, "text": "look in the shed",
-                                         "author": "bo", "at": deleted.updated, "kind": "delete"}
+    assert store.history(tip.id)[-1] == {
+        "version": 2,
+        "text": "look in the shed",
+        "author": "bo",
+        "at": deleted.updated,
+        "kind": "delete",
+    }
     assert deleted.updated >= deleted.created and store.count(VK) == 0
 
 
@@ -101,8 +124,7 @@ def test_the_store_and_the_embedder_load_when_first_named_and_other_names_are_re
 
 
 def test_a_tips_snapshot_is_detached_from_later_edits_and_from_its_holder(store):
-    tip = store.add_episode_tip(VK, "flip the switch", [(BULB, "flip switch")], 12.5,
-                                provenance={"run": "r1"})
+    tip = store.add_episode_tip(VK, "flip the switch", [(BULB, "flip switch")], 12.5, provenance={"run": "r1"})
     held = store.get(tip.id)
     store.update(tip.id, "flip the switch, then wait", expected_version=1, author="ada")
     assert [h["kind"] for h in held.history] == ["add"]  # the later edit is not in it

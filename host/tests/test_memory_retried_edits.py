@@ -33,12 +33,10 @@ def test_an_update_delete_and_add_retried_with_their_edit_ids_apply_once(tmp_pat
     assert again.value.tip.id == tip.id and again.value.version == 1
     assert store.count(VK) == 1
 
-    edited = store.update(tip.id, "Open the shed first.", expected_version=1, author="ada",
-                          edit_id="upd-1")
+    edited = store.update(tip.id, "Open the shed first.", expected_version=1, author="ada", edit_id="upd-1")
     assert edited.version == 2
     with pytest.raises(EditAlreadyApplied) as again:
-        store.update(tip.id, "Open the shed first.", expected_version=1, author="ada",
-                     edit_id="upd-1")
+        store.update(tip.id, "Open the shed first.", expected_version=1, author="ada", edit_id="upd-1")
     assert (again.value.tip.version, again.value.version, again.value.kind) == (2, 2, "update")
     # Without an edit id the same duplicate is only a conflict: the client could not tell.
     with pytest.raises(VersionConflict):
@@ -52,14 +50,12 @@ def test_an_update_delete_and_add_retried_with_their_edit_ids_apply_once(tmp_pat
     store.close()
 
 
-def test_a_retried_edit_says_which_edit_of_which_tip_and_an_unused_id_names_no_edit(
-        tmp_path, embedder):
+def test_a_retried_edit_says_which_edit_of_which_tip_and_an_unused_id_names_no_edit(tmp_path, embedder):
     store = MemoryStore.open(None, embedder)
     tip = store.add_tip(VK, "Look in the shed.", score=100, author="ada")
     store.update(tip.id, "Open the shed first.", expected_version=1, author="ada", edit_id="u-1")
     with pytest.raises(EditAlreadyApplied) as again:
-        store.update(tip.id, "Open the shed first.", expected_version=1, author="ada",
-                     edit_id="u-1")
+        store.update(tip.id, "Open the shed first.", expected_version=1, author="ada", edit_id="u-1")
     assert str(again.value) == f"edit u-1 (update of tip {tip.id}) was applied already"
     assert again.value.edit_id == "u-1"
     assert store.edit("u-1") == {"tip_id": tip.id, "kind": "update", "version": 2}
@@ -81,16 +77,14 @@ def test_edit_ids_survive_a_reopen_and_a_rollback_that_re_applies_the_edit(tmp_p
 
     reopened = MemoryStore.open(folder, embedder)
     with pytest.raises(EditAlreadyApplied):
-        reopened.update(tip.id, "Open the shed first.", expected_version=1, author="ada",
-                        edit_id="e-1")
+        reopened.update(tip.id, "Open the shed first.", expected_version=1, author="ada", edit_id="e-1")
     assert reopened.edit("e-1") == {"tip_id": tip.id, "kind": "update", "version": 2}
     reopened.close()
 
     rolled = MemoryStore.open(folder, embedder, rollback_to=marker)  # a resumed run
     assert rolled.get(tip.id).text == "Open the shed first."
     with pytest.raises(EditAlreadyApplied):
-        rolled.update(tip.id, "Open the shed first.", expected_version=1, author="ada",
-                      edit_id="e-1")
+        rolled.update(tip.id, "Open the shed first.", expected_version=1, author="ada", edit_id="e-1")
     assert kinds(rolled, tip.id) == ["add", "update"]
     rolled.close()
 

@@ -51,8 +51,7 @@ def saved(tmp_path, embedder):
 # --- the snapshot and the marker ------------------------------------------------------------
 
 
-def test_the_snapshot_holds_every_field_of_every_tip_and_each_variations_entry_count(
-        saved, embedder, tmp_path):
+def test_the_snapshot_holds_every_field_of_every_tip_and_each_variations_entry_count(saved, embedder, tmp_path):
     with MemoryStore.open(saved, embedder, capacity=10) as store:
         store.update("t000001", "tip a, edited", expected_version=1, author="bo")
         store.snapshot_json(tmp_path / "snapshot.json")
@@ -82,10 +81,15 @@ def test_the_marker_names_the_format_the_file_lengths_and_the_counters(saved, em
     }
     in_memory = MemoryStore.open(None, embedder)
     in_memory.add_tip(VK, "a tip", 1.0)
-    assert in_memory.marker() == {"format": FORMAT, "events_bytes": None, "keys_bytes": None,
-                                  "next_policy_seq": 1, "next_person_seq": 2, "next_entry": 1}
-    with pytest.raises(ValueError, match="^rollback_to needs a memory folder; an in-memory store "
-                                         "has none$"):
+    assert in_memory.marker() == {
+        "format": FORMAT,
+        "events_bytes": None,
+        "keys_bytes": None,
+        "next_policy_seq": 1,
+        "next_person_seq": 2,
+        "next_entry": 1,
+    }
+    with pytest.raises(ValueError, match="^rollback_to needs a memory folder; an in-memory store has none$"):
         MemoryStore.open(None, embedder, rollback_to=marker)
 
 
@@ -98,8 +102,7 @@ def test_a_new_folders_log_opens_with_its_header_and_a_reopen_is_no_news(saved, 
         marker = store.marker()
         store.add_tip(VK, "a person's tip after the marker", 3.0, key_text=UNRELATED)
     news = []
-    with MemoryStore.open(saved, embedder, capacity=10, on_change=news.append,
-                          rollback_to=marker) as store:
+    with MemoryStore.open(saved, embedder, capacity=10, on_change=news.append, rollback_to=marker) as store:
         assert news == [] and store.count() == 4  # replayed and re-applied, announced to no one
         store.delete("t000002", expected_version=1, author="ada")
     assert [(n["kind"], n["tip"]["id"], n["author"]) for n in news] == [("delete", "t000002", "ada")]
@@ -139,8 +142,7 @@ def test_a_log_without_its_header_or_for_other_keys_is_refused_with_the_reason(s
     with pytest.raises(CorruptMemory, match=f"^{saved}: events.jsonl does not start with a header$"):
         MemoryStore.open(saved, embedder, capacity=10)
     write_lines(saved, [dict(events[0], dim=8)] + events[1:])
-    with pytest.raises(ValueError, match=f"^memory in {saved} holds 8-d keys but the embedder "
-                                         "makes 384-d ones$"):
+    with pytest.raises(ValueError, match=f"^memory in {saved} holds 8-d keys but the embedder makes 384-d ones$"):
         MemoryStore.open(saved, embedder, capacity=10)
 
 
@@ -155,8 +157,7 @@ def test_a_marker_whose_counters_differ_is_refused_with_both(saved, embedder):
     )
 
 
-def test_unknown_events_are_skipped_with_a_warning_and_evict_lines_are_not_replayed(
-        saved, embedder, caplog):
+def test_unknown_events_are_skipped_with_a_warning_and_evict_lines_are_not_replayed(saved, embedder, caplog):
     events = lines(saved)
     evict = {"kind": "evict", "at": events[1]["at"], "tip_id": "t000001", "variation_key": VK}
     write_lines(saved, events + [evict, {"kind": "renamed", "at": events[1]["at"]}])
@@ -164,7 +165,8 @@ def test_unknown_events_are_skipped_with_a_warning_and_evict_lines_are_not_repla
         with MemoryStore.open(saved, embedder, capacity=10) as store:
             assert not store.get("t000001").evicted and store.count() == 3
     assert [r.getMessage() for r in caplog.records] == [
-        "memory: skipped an event of unknown kind 'renamed' in the log"]  # none for the evict
+        "memory: skipped an event of unknown kind 'renamed' in the log"
+    ]  # none for the evict
 
 
 # --- a rollback re-applies people's events ------------------------------------------------------
@@ -173,8 +175,15 @@ def test_unknown_events_are_skipped_with_a_warning_and_evict_lines_are_not_repla
 def test_a_persons_tip_added_after_the_marker_comes_back_whole(saved, embedder):
     with MemoryStore.open(saved, embedder, capacity=10) as store:
         marker = store.marker()
-        added = store.add_tip(VK, "ask the gardener", 40.0, author="ada", key_text=BULB_NEAR,
-                              provenance={"source": "panel"}, edit_id="add-7")
+        added = store.add_tip(
+            VK,
+            "ask the gardener",
+            40.0,
+            author="ada",
+            key_text=BULB_NEAR,
+            provenance={"source": "panel"},
+            edit_id="add-7",
+        )
         before = added.to_dict(with_history=True)
         store.add_episode_tip(VK, "tip after the marker", [(UNRELATED, "wait")], 1.0)
     with MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker) as rolled:
@@ -184,8 +193,7 @@ def test_a_persons_tip_added_after_the_marker_comes_back_whole(saved, embedder):
         assert rolled.list_tips()[1] == 4  # the policy's tip after the marker is gone
 
 
-def test_a_rollback_drops_what_no_longer_applies_says_why_and_renumbers_the_rest(
-        saved, embedder, caplog):
+def test_a_rollback_drops_what_no_longer_applies_says_why_and_renumbers_the_rest(saved, embedder, caplog):
     with MemoryStore.open(saved, embedder, capacity=10) as store:
         store.delete("t000002", expected_version=1, author="ada")
         marker = store.marker()
@@ -200,8 +208,12 @@ def test_a_rollback_drops_what_no_longer_applies_says_why_and_renumbers_the_rest
         store.update("t000001", "tip a, by dee", expected_version=2, author="dee")
         at = store.get("t000001").updated
     with open(saved / EVENTS_FILE, "a") as f:  # an edit of a tip deleted before the marker
-        f.write(json.dumps({"kind": "update", "at": at, "tip_id": "t000002", "text": "revived",
-                            "version": 3, "author": "eve"}) + "\n")
+        f.write(
+            json.dumps(
+                {"kind": "update", "at": at, "tip_id": "t000002", "text": "revived", "version": 3, "author": "eve"}
+            )
+            + "\n"
+        )
     with caplog.at_level(logging.WARNING, logger="empo2.memory"):
         rolled = MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
     assert [r.getMessage() for r in caplog.records] == [
@@ -229,11 +241,14 @@ def test_a_rollback_drops_what_no_longer_applies_says_why_and_renumbers_the_rest
 
 def test_a_persons_tip_keeps_its_score_provenance_and_is_keyed_by_its_text(embedder):
     store = MemoryStore.open(None, embedder)
-    tip = store.add_tip(VK, "  check the fuse box  ", 30.0, author="ada",
-                        provenance={"source": "panel"})
+    tip = store.add_tip(VK, "  check the fuse box  ", 30.0, author="ada", provenance={"source": "panel"})
     again = store.get(tip.id)
     assert (again.text, again.score, again.author, again.provenance) == (
-        "check the fuse box", 30.0, "ada", {"source": "panel"})
+        "check the fuse box",
+        30.0,
+        "ada",
+        {"source": "panel"},
+    )
     assert [(e["key_text"], e["action"]) for e in store.entries(VK)] == [("check the fuse box", "")]
     with pytest.raises(ValueError, match="^an edit id must be a string of 1 to 128 characters$"):
         store.add_tip(VK, "another tip", 1.0, edit_id="")
@@ -243,8 +258,9 @@ def test_a_persons_tip_keeps_its_score_provenance_and_is_keyed_by_its_text(embed
 def test_a_policy_tips_provenance_gets_its_score_unless_it_has_one(embedder):
     store = MemoryStore.open(None, embedder)
     plain = store.add_episode_tip(VK, "tip a", [(BULB, "look")], 20.0)
-    told = store.add_episode_tip(VK, "tip b", [(BULB_NEAR, "look")], 20.0,
-                                 provenance={"run": "r1", "iteration": 3, "score": 5.0})
+    told = store.add_episode_tip(
+        VK, "tip b", [(BULB_NEAR, "look")], 20.0, provenance={"run": "r1", "iteration": 3, "score": 5.0}
+    )
     assert store.get(plain.id).provenance == {"score": 20.0}
     assert store.get(told.id).provenance == {"run": "r1", "iteration": 3, "score": 5.0}
 
@@ -298,7 +314,10 @@ def test_capacity_one_keeps_the_newest_entry_and_the_history_says_who_did_what_w
         {"version": 1, "text": "old tip", "author": SYSTEM, "at": new.created, "kind": "evict"},
     ]
     assert [(n["kind"], n["tip"]["id"], n["author"]) for n in news] == [
-        ("add", old.id, PERSON), ("add", new.id, PERSON), ("evict", old.id, SYSTEM)]
+        ("add", old.id, PERSON),
+        ("add", new.id, PERSON),
+        ("evict", old.id, SYSTEM),
+    ]
 
 
 def test_a_failing_listener_is_logged_and_the_change_stays(embedder, caplog):
@@ -352,8 +371,7 @@ def test_a_damaged_line_inside_the_log_is_reported_with_its_offset(saved, embedd
     (saved / EVENTS_FILE).write_bytes(header + b"not json\n" + b"".join(rest))
     with pytest.raises(CorruptMemory) as refused:
         MemoryStore.open(saved, embedder, capacity=10)
-    assert str(refused.value).startswith(
-        f"{saved / EVENTS_FILE}: line at byte {len(header)} is not JSON (")
+    assert str(refused.value).startswith(f"{saved / EVENTS_FILE}: line at byte {len(header)} is not JSON (")
 
 
 def test_a_memory_folder_is_created_with_its_missing_parents(tmp_path, embedder):
@@ -383,14 +401,12 @@ def test_a_marker_the_files_cannot_hold_is_refused_with_where_it_cuts(saved, emb
 
 def test_a_marker_from_an_in_memory_store_cannot_roll_a_folder_back(saved, embedder):
     marker = MemoryStore.open(None, embedder).marker()
-    with pytest.raises(ValueError, match="^this memory marker comes from an in-memory store; "
-                                         "nothing to roll back$"):
+    with pytest.raises(ValueError, match="^this memory marker comes from an in-memory store; nothing to roll back$"):
         MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
     MemoryStore.open(saved, embedder, capacity=10).close()  # the refusal let go of the folder
 
 
-def test_a_marker_whose_key_rows_fall_short_of_its_events_is_refused_before_any_cut(
-        saved, embedder):
+def test_a_marker_whose_key_rows_fall_short_of_its_events_is_refused_before_any_cut(saved, embedder):
     """The marker's counters match, but it keeps one key row where the log up to it references
     four: refused before either file is cut, so the folder still opens as it was (cutting first
     left a key file that no longer opened)."""
@@ -400,8 +416,9 @@ def test_a_marker_whose_key_rows_fall_short_of_its_events_is_refused_before_any_
         marker = dict(store.marker(), keys_bytes=ROW)
     with pytest.raises(CorruptMemory) as refused:
         MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
-    assert str(refused.value) == (f"the checkpoint's memory marker keeps 1 key rows of {saved}, "
-                                  "but the log up to it references 4")
+    assert str(refused.value) == (
+        f"the checkpoint's memory marker keeps 1 key rows of {saved}, but the log up to it references 4"
+    )
     assert {name: (saved / name).read_bytes() for name in before} == before
     with MemoryStore.open(saved, embedder, capacity=10) as reopened:
         assert [t.to_dict() for t in reopened.list_tips(include_deleted=True)[0]] == tips
@@ -433,8 +450,7 @@ def test_a_persons_add_whose_key_row_is_gone_is_reported_on_rollback(saved, embe
         f.truncate(4 * ROW)  # whole rows: only the row of the person's add is missing
     with pytest.raises(CorruptMemory) as refused:
         MemoryStore.open(saved, embedder, capacity=10, rollback_to=marker)
-    assert str(refused.value) == (
-        f"{saved / KEYS_FILE}: rows 4..4 are referenced but the file has 4 rows")
+    assert str(refused.value) == (f"{saved / KEYS_FILE}: rows 4..4 are referenced but the file has 4 rows")
 
 
 def test_the_key_file_holds_float32_rows_and_any_run_of_them_reads_back(tmp_path):
@@ -448,15 +464,13 @@ def test_the_key_file_holds_float32_rows_and_any_run_of_them_reads_back(tmp_path
     log.close()
 
 
-
 def test_a_marker_taken_while_writing_names_the_files_lengths(tmp_path, embedder):
     folder = tmp_path / "memory"
     with MemoryStore.open(folder, embedder) as store:
         store.add_episode_tip(VK, "tip a", [(BULB, "look"), (BULB_NEAR, "flip")], 1.0)
         store.add_tip(VK, "a tip", 1.0)
         marker = store.marker()  # a checkpoint mid-run: no reopen has re-measured the files
-        assert (marker["events_bytes"], marker["keys_bytes"]) == (
-            (folder / EVENTS_FILE).stat().st_size, 3 * ROW)
+        assert (marker["events_bytes"], marker["keys_bytes"]) == ((folder / EVENTS_FILE).stat().st_size, 3 * ROW)
 
 
 def test_a_closed_log_lets_go_of_its_folder_while_it_is_still_referenced(tmp_path):
@@ -478,14 +492,12 @@ def test_the_log_has_an_evict_line_for_each_tip_an_add_pushes_out_and_no_other(t
         store.add_tip(VK, "tip c", 3.0, key_text=BULB_NEAR)  # pushes out a's one entry
         store.add_tip(VK, "tip d", 4.0, key_text=UNRELATED)  # one of b's two: b stays
         assert store.get(a.id).evicted and not store.get("t000001").evicted
-    assert [(e["tip_id"], e["variation_key"]) for e in lines(folder) if e["kind"] == "evict"] == [
-        (a.id, VK)]
+    assert [(e["tip_id"], e["variation_key"]) for e in lines(folder) if e["kind"] == "evict"] == [(a.id, VK)]
 
 
 def test_a_tip_with_more_steps_than_the_capacity_keeps_its_newest(embedder):
     store = MemoryStore.open(None, embedder, capacity=2)
-    tip = store.add_episode_tip(VK, "a long episode", [(BULB, "a"), (BULB_NEAR, "b"),
-                                                       (UNRELATED, "c")], 5.0)
+    tip = store.add_episode_tip(VK, "a long episode", [(BULB, "a"), (BULB_NEAR, "b"), (UNRELATED, "c")], 5.0)
     assert (tip.n_entries, tip.evicted) == (2, False)
     assert [(e["action"], e["entry"]) for e in store.entries(VK)] == [("b", 1), ("c", 2)]
     assert store.marker()["next_entry"] == 3  # the dropped step's row is written all the same
@@ -515,13 +527,15 @@ def test_a_repeated_tip_text_keeps_each_episodes_entries_with_its_own_score(tmp_
     with MemoryStore.open(folder, embedder, capacity=10) as store:
         first = store.add_episode_tip(VK, "go to the attic", [(BULB, "go to hall")], 0.0, {"episode": "e1"})
         marker = store.marker()
-        again = store.add_episode_tip(VK, "go to the attic", [(BULB_NEAR, "go to attic")], 100.0,
-                                      {"episode": "e2"})
+        again = store.add_episode_tip(VK, "go to the attic", [(BULB_NEAR, "go to attic")], 100.0, {"episode": "e2"})
         later = store.add_episode_tip(VK, "go to the attic", [(UNRELATED, "sell")], 30.0, {"episode": "e3"})
         assert again.id == later.id == first.id and later.provenance["episode"] == "e1"
         assert later.n_entries == 3 and later.score == 100.0  # the best of 0, 100 and 30
         assert [(e["action"], e["score"]) for e in store.entries(VK)] == [
-            ("go to hall", 0.0), ("go to attic", 100.0), ("sell", 30.0)]
+            ("go to hall", 0.0),
+            ("go to attic", 100.0),
+            ("sell", 30.0),
+        ]
         [hits] = store.retrieve(VK, [BULB_NEAR], threshold=0.0)
         assert (hits[0].action, hits[0].score) == ("go to attic", 100.0)  # ranked by its own score
         assert [e["kind"] for e in lines(folder)][-2:] == ["extend", "extend"]

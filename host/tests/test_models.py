@@ -96,14 +96,22 @@ def test_lora_trains_only_adapters(tiny_policy):
 
 
 def _metrics(folder):
-    return [{k: v for k, v in m.items() if k != "time" and not k.startswith(("time/", "throughput/"))}
-            for m in folder.metrics()]
+    return [
+        {k: v for k, v in m.items() if k != "time" and not k.startswith(("time/", "throughput/"))}
+        for m in folder.metrics()
+    ]
 
 
 @pytest.mark.slow
 def test_lora_run_saves_only_adapters_and_resumes_exactly(tmp_path, tiny_policy, embedder):
-    overrides = {"policy.lora_rank": 4, "policy.lora_alpha": 8.0, "algo.lr": 1e-2,
-                 "algo.p_memory": 0.5, "eval.every": 0, "iterations": 2}
+    overrides = {
+        "policy.lora_rank": 4,
+        "policy.lora_alpha": 8.0,
+        "algo.lr": 1e-2,
+        "algo.p_memory": 0.5,
+        "eval.every": 0,
+        "iterations": 2,
+    }
 
     def make(name, iterations):
         config = load_config(tiny_run_overrides(tiny_policy, **{**overrides, "iterations": iterations}))
@@ -140,33 +148,52 @@ def test_lora_run_saves_only_adapters_and_resumes_exactly(tmp_path, tiny_policy,
 
 @pytest.mark.slow
 def test_kl_reference_of_a_lora_policy_is_its_base_not_a_copy(tmp_path, tiny_policy, embedder):
-    config = load_config(tiny_run_overrides(tiny_policy, iterations=1, **{
-        "policy.lora_rank": 4, "algo.kl_beta": 0.01, "algo.p_memory": 0.0, "eval.every": 0}))
+    config = load_config(
+        tiny_run_overrides(
+            tiny_policy,
+            iterations=1,
+            **{"policy.lora_rank": 4, "algo.kl_beta": 0.01, "algo.p_memory": 0.0, "eval.every": 0},
+        )
+    )
     trainer = Trainer(config, RunFolder.create(tmp_path, "kl", config.to_dict()), embedder=embedder)
     assert isinstance(trainer.reference, AdapterFreeView)
     trainer.run()
     assert "update/kl" in trainer.folder.metrics()[-1] or any(
-        k.startswith("update/kl") for k in trainer.folder.metrics()[-1])
+        k.startswith("update/kl") for k in trainer.folder.metrics()[-1]
+    )
     no_kl = load_config(tiny_run_overrides(tiny_policy, **{"algo.kl_beta": 0.0}))
     assert Trainer(no_kl, RunFolder.create(tmp_path, "nokl", no_kl.to_dict()), embedder=embedder).reference is None
 
 
 def _episode(n_steps: int) -> tuple[Episode, list[str]]:
-    ep = Episode(id="e", task="power-device", variation=0, group=0, rollout_mode="memory-free",
-                 description="turn on the lamp")
+    ep = Episode(
+        id="e", task="power-device", variation=0, group=0, rollout_mode="memory-free", description="turn on the lamp"
+    )
     after = []
     for t in range(n_steps):
-        ep.steps.append(StepRecord(observation="", user_text="", tips=[], tip_ids=[], prompt_ids=[],
-                                   prompt_ids_no_tips=[], action=f"go to room{t}",
-                                   executed_action=f"go to room{t}", action_ids=[], behaviour_logprobs=[]))
+        ep.steps.append(
+            StepRecord(
+                observation="",
+                user_text="",
+                tips=[],
+                tip_ids=[],
+                prompt_ids=[],
+                prompt_ids_no_tips=[],
+                action=f"go to room{t}",
+                executed_action=f"go to room{t}",
+                action_ids=[],
+                behaviour_logprobs=[],
+            )
+        )
         after.append(f"you are in room{t} . exits : hall , kitchen")
     return ep, after
 
 
 def _settings(**policy) -> RolloutSettings:
     """Training-rollout settings of a config with these policy keys (6-token actions)."""
-    return RolloutSettings.from_config(load_config({"policy": {"max_action_tokens": 6, **policy}}),
-                                       BuiltinEnv(), train=True)
+    return RolloutSettings.from_config(
+        load_config({"policy": {"max_action_tokens": 6, **policy}}), BuiltinEnv(), train=True
+    )
 
 
 def test_the_prompt_budget_drops_the_oldest_history_first(tiny_policy):
@@ -188,7 +215,7 @@ def test_the_prompt_budget_drops_the_oldest_history_first(tiny_policy):
     room = len(encode_chat(tokenizer, step_messages(text))) + 8  # room for about one tip
     ids, (texts, tip_ids) = _fit_tips(tokenizer, text, tips, system, room)
     assert len(ids) <= room and 1 <= len(texts) < 3  # the lowest-ranked tips went first
-    assert texts == tips[0][:len(texts)] and tip_ids == tips[1][:len(texts)]
+    assert texts == tips[0][: len(texts)] and tip_ids == tips[1][: len(texts)]
 
 
 def test_a_tiny_budget_clips_the_observation_when_no_history_is_left(tiny_policy):
@@ -201,14 +228,17 @@ def test_a_tiny_budget_clips_the_observation_when_no_history_is_left(tiny_policy
     assert len(clipped) <= len(full) - 60
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (["env.correction=sometimes"], "env.correction"),
-    (["env.step_limits=never"], "env.step_limits"),
-    (["env.name=alfworld"], "env.name"),
-    (["policy.max_sequence_tokens=8"], "must exceed the action and tip"),
-    (["policy.lora_rank=-1"], "policy.lora_rank"),
-    (["env.workers=0"], "env.workers"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["env.correction=sometimes"], "env.correction"),
+        (["env.step_limits=never"], "env.step_limits"),
+        (["env.name=alfworld"], "env.name"),
+        (["policy.max_sequence_tokens=8"], "must exceed the action and tip"),
+        (["policy.lora_rank=-1"], "policy.lora_rank"),
+        (["env.workers=0"], "env.workers"),
+    ],
+)
 def test_config_rejects_bad_benchmark_and_model_settings(overrides, message):
     from empo2.config import ConfigError
 

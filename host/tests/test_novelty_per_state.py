@@ -16,16 +16,26 @@ GARDEN = "you are in the garden . the sun shines on a bed of red flowers ."
 CELLAR = "a dark cellar . a locked wooden chest stands against the cold wall ."
 
 
-def episode(states: list[str], variation: int = 0, rollout_mode: str = MEMORY_FREE,
-            tips_per_step: list[int] | None = None) -> Episode:
-    ep = Episode(id=f"e-{variation}", task="grow-plant", variation=variation, group=0,
-                 rollout_mode=rollout_mode)
+def episode(
+    states: list[str], variation: int = 0, rollout_mode: str = MEMORY_FREE, tips_per_step: list[int] | None = None
+) -> Episode:
+    ep = Episode(id=f"e-{variation}", task="grow-plant", variation=variation, group=0, rollout_mode=rollout_mode)
     for t, _ in enumerate(states):
         n = tips_per_step[t] if tips_per_step else 0
-        ep.steps.append(StepRecord(
-            observation="", user_text="", tips=["a tip"] * n, tip_ids=[f"p-{k}" for k in range(n)],
-            prompt_ids=[1], prompt_ids_no_tips=[1], action="look around",
-            executed_action="look around", action_ids=[1], behaviour_logprobs=[-1.0]))
+        ep.steps.append(
+            StepRecord(
+                observation="",
+                user_text="",
+                tips=["a tip"] * n,
+                tip_ids=[f"p-{k}" for k in range(n)],
+                prompt_ids=[1],
+                prompt_ids_no_tips=[1],
+                action="look around",
+                executed_action="look around",
+                action_ids=[1],
+                behaviour_logprobs=[-1.0],
+            )
+        )
     return ep
 
 
@@ -52,8 +62,7 @@ def test_states_are_counted_per_task_variation(embedder):
 def test_reference_variant_pays_per_step_from_that_steps_retrieval(embedder):
     """algo.intrinsic=reference: 1/(tips retrieved at the step + 1), step by step."""
     ep = episode(["x"] * 3, rollout_mode=MEMORY, tips_per_step=[0, 2, 1])
-    add_intrinsic_rewards([ep], [[GARDEN, CELLAR, GARDEN]], make_intrinsic_reward("reference"),
-                          embedder)
+    add_intrinsic_rewards([ep], [[GARDEN, CELLAR, GARDEN]], make_intrinsic_reward("reference"), embedder)
     assert [s.intrinsic for s in ep.steps] == [1.0, 1 / 3, 0.5]
 
 
@@ -63,7 +72,8 @@ def test_reference_variant_pays_nothing_memory_free_and_needs_no_embedder():
     own rollout mode. It reads no embedding, so no embedder is needed (None: a call would fail)."""
     free = episode(["x"] * 2, variation=0)
     memory = episode(["x"] * 2, variation=1, rollout_mode=MEMORY)
-    add_intrinsic_rewards([free, memory], [[GARDEN, CELLAR], [GARDEN, CELLAR]],
-                          make_intrinsic_reward("reference"), None)
+    add_intrinsic_rewards(
+        [free, memory], [[GARDEN, CELLAR], [GARDEN, CELLAR]], make_intrinsic_reward("reference"), None
+    )
     assert [s.intrinsic for s in free.steps] == [0.0, 0.0]
     assert [s.intrinsic for s in memory.steps] == [1.0, 1.0]

@@ -22,8 +22,7 @@ HOST = [sys.executable, "-m", "empo2.cli"]
 
 def run(args, cwd):
     env = dict(os.environ, EMPO2_NO_PROGRESS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    return subprocess.run(HOST + ["export-onnx", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env=env)
+    return subprocess.run(HOST + ["export-onnx", *args], cwd=cwd, capture_output=True, text=True, timeout=600, env=env)
 
 
 def assert_one_sentence(result, message):

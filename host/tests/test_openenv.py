@@ -44,7 +44,7 @@ class Room:
 
     def step(self, action):
         STEPS["taken"] += 1
-        if STEPS["taken"] > STEPS.get("fail_after", 10 ** 9):
+        if STEPS["taken"] > STEPS.get("fail_after", 10**9):
             raise KeyError("door")
         return "you are still in the room .", 0.0, False, StepInfo("leave the room", ["wait", "leave"])
 
@@ -55,16 +55,30 @@ def fails_mid_run(fail_after: int):
 
 
 def served(name: str, max_sessions: int = 16, **env) -> Served:
-    return Served.environment(load_config(None, [f"env.name={name}", *(f"env.{k}={v}" for k, v in env.items())]).env,
-                              max_sessions=max_sessions)
+    return Served.environment(
+        load_config(None, [f"env.name={name}", *(f"env.{k}={v}" for k, v in env.items())]).env,
+        max_sessions=max_sessions,
+    )
 
 
 def run_on(tmp_path, tiny_policy, embedder, url: str, **overrides) -> RunFolder:
     """One run on `openenv:<url>`: 1 task × 2 rollouts × 2 steps an iteration, a checkpoint after
     every iteration, no evaluation."""
-    config = load_config(tiny_run_overrides(tiny_policy, **{
-        "env.name": f"openenv:{url}", "env.tasks": [], "env.max_steps": 2, "iterations": 2,
-        "checkpoint_every": 1, "algo.batch_tasks": 1, "eval.every": 0, **overrides}))
+    config = load_config(
+        tiny_run_overrides(
+            tiny_policy,
+            **{
+                "env.name": f"openenv:{url}",
+                "env.tasks": [],
+                "env.max_steps": 2,
+                "iterations": 2,
+                "checkpoint_every": 1,
+                "algo.batch_tasks": 1,
+                "eval.every": 0,
+                **overrides,
+            },
+        )
+    )
     config.root, config.name = str(tmp_path), "run"
     folder = RunFolder.create(tmp_path, "run", config.to_dict())
     trainer = Trainer(config, folder, embedder=embedder)
@@ -90,13 +104,16 @@ def wait_until(condition, timeout: float = 20.0) -> bool:
     return condition()
 
 
-def test_one_iteration_trains_through_the_example_served_over_loopback(tmp_path, tiny_policy, embedder,
-                                                                         monkeypatch):
+def test_one_iteration_trains_through_the_example_served_over_loopback(tmp_path, tiny_policy, embedder, monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE))
     server = served("lockbox_env:LockboxEnv")
     try:
-        config = load_config(tiny_run_overrides(tiny_policy, **{
-            "env.name": f"openenv:{server.url}", "env.max_steps": 4, "iterations": 1, "eval.every": 1}))
+        config = load_config(
+            tiny_run_overrides(
+                tiny_policy,
+                **{"env.name": f"openenv:{server.url}", "env.max_steps": 4, "iterations": 1, "eval.every": 1},
+            )
+        )
         del config.env.tasks[:]  # all of the served environment's tasks, as its state lists them
         config.root, config.name = str(tmp_path), "served"
         folder = RunFolder.create(tmp_path, "served", config.to_dict())
@@ -121,11 +138,16 @@ def test_one_iteration_trains_through_the_example_served_over_loopback(tmp_path,
     assert {s["variation"] for s in summaries} <= set(range(6))  # the example's training split
     episodes = [json.loads(line) for line in (run / "trajectories" / "iter-000001.jsonl").read_text().splitlines()]
     for episode in episodes:
-        assert episode["description"] in ("find the key and leave the house through the front door",
-                                          "find the key and open the chest in the cellar")
+        assert episode["description"] in (
+            "find the key and leave the house through the front door",
+            "find the key and open the chest in the cellar",
+        )
         assert 1 <= len(episode["steps"]) <= 4
-        assert all(step["observation"].startswith(("you are in the", "you search", "you take", "the "))
-                   or step["observation"] == "nothing happens ." for step in episode["steps"])
+        assert all(
+            step["observation"].startswith(("you are in the", "you search", "you take", "the "))
+            or step["observation"] == "nothing happens ."
+            for step in episode["steps"]
+        )
     assert (run / "checkpoints" / "iter-000001" / "trainer.json").is_file()
 
 
@@ -147,8 +169,9 @@ def test_an_episode_over_openenv_is_the_episode_played_here(monkeypatch):
                 for n in range(12):
                     action = info.valid_actions[(3 * n + 1) % len(info.valid_actions)] if n % 4 else "look arround!"
                     observation, reward, done, info = env.step(action)
-                    steps.append((observation, reward, done, info.score, info.success, info.valid_actions,
-                                  info.corrected_action))
+                    steps.append(
+                        (observation, reward, done, info.score, info.success, info.valid_actions, info.corrected_action)
+                    )
                     if done:
                         break
                 played.append(steps)
@@ -163,8 +186,13 @@ def test_serve_env_prints_its_url_and_serves_openenvs_own_client(tmp_path):
     OpenEnv's GenericEnvClient; Ctrl-C stops it."""
     from openenv.core.generic_client import GenericEnvClient
 
-    server = subprocess.Popen(HOST + ["serve-env", "builtin", "env.max_steps=3", "--port", "0"], cwd=tmp_path,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        HOST + ["serve-env", "builtin", "env.max_steps=3", "--port", "0"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = server.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), server.stderr.read()
@@ -185,14 +213,17 @@ def test_serve_env_prints_its_url_and_serves_openenvs_own_client(tmp_path):
 
 
 def test_serve_env_says_in_one_sentence_what_it_cannot_serve(tmp_path):
-    refused = subprocess.run(HOST + ["serve-env", "no_such_module:Env"], cwd=tmp_path, capture_output=True,
-                             text=True, timeout=120)
+    refused = subprocess.run(
+        HOST + ["serve-env", "no_such_module:Env"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.strip().splitlines() == [
         "empo2-host: error: environment 'no_such_module:Env' cannot be imported: ModuleNotFoundError: "
-        "No module named 'no_such_module'."]
-    refused = subprocess.run(HOST + ["serve-env", "builtin", "policy.model=x"], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)
+        "No module named 'no_such_module'."
+    ]
+    refused = subprocess.run(
+        HOST + ["serve-env", "builtin", "policy.model=x"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert refused.returncode == 2 and "env.KEY=VALUE" in refused.stderr
 
 
@@ -232,8 +263,10 @@ def test_a_bad_url_is_a_config_error():
 
 def test_nothing_listening_fails_the_run_with_one_sentence(tmp_path, tiny_policy, embedder):
     url = f"http://127.0.0.1:{free_port()}"
-    sentence = (f"environment 'openenv:{url}' cannot be reached at {url}: nothing listens there "
-                "(connection refused): is the server running?")
+    sentence = (
+        f"environment 'openenv:{url}' cannot be reached at {url}: nothing listens there "
+        "(connection refused): is the server running?"
+    )
     with pytest.raises(EnvironmentFault) as raised:
         run_on(tmp_path, tiny_policy, embedder, url)
     assert str(raised.value) == sentence
@@ -245,11 +278,17 @@ class Http11(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
 
-@pytest.mark.parametrize("handler, why", [
-    (Http11, "it answered HTTP 404 where an OpenEnv server opens its WebSocket (/ws): not an OpenEnv server"),
-    (http.server.SimpleHTTPRequestHandler,  # HTTP/1.0, which a WebSocket handshake cannot use
-     "it did not answer the WebSocket handshake at /ws with HTTP/1.1: not an OpenEnv server"),
-], ids=["http-1.1-404", "http-1.0"])
+@pytest.mark.parametrize(
+    "handler, why",
+    [
+        (Http11, "it answered HTTP 404 where an OpenEnv server opens its WebSocket (/ws): not an OpenEnv server"),
+        (
+            http.server.SimpleHTTPRequestHandler,  # HTTP/1.0, which a WebSocket handshake cannot use
+            "it did not answer the WebSocket handshake at /ws with HTTP/1.1: not an OpenEnv server",
+        ),
+    ],
+    ids=["http-1.1-404", "http-1.0"],
+)
 def test_a_server_that_is_not_openenv_fails_the_run_with_one_sentence(tmp_path, tiny_policy, embedder, handler, why):
     web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=web.serve_forever, daemon=True).start()
@@ -272,8 +311,10 @@ def test_an_error_mid_run_keeps_the_iterations_and_checkpoints_before_it(tmp_pat
             run_on(tmp_path, tiny_policy, embedder, server.url)
     finally:
         server.stop()
-    sentence = (f"environment 'openenv:{server.url}': the OpenEnv server at {server.url} answered step with an "
-                "error: environment 'test_openenv:fails_mid_run' raised KeyError in step: 'door'")
+    sentence = (
+        f"environment 'openenv:{server.url}': the OpenEnv server at {server.url} answered step with an "
+        "error: environment 'test_openenv:fails_mid_run' raised KeyError in step: 'door'"
+    )
     assert str(raised.value) == sentence
     folder = RunFolder.open(tmp_path / "run")
     assert folder.state()["state"] == "failed" and folder.state()["error"] == sentence + "."
@@ -290,8 +331,10 @@ def test_a_server_gone_mid_episode_is_one_sentence_not_a_silent_new_session():
     server.stop()
     with pytest.raises(EnvironmentFault) as raised:
         env.step(info.valid_actions[0])
-    assert str(raised.value) == (f"environment 'openenv:{server.url}': the OpenEnv server at {server.url} "
-                                 "closed the session in the middle of an episode")
+    assert str(raised.value) == (
+        f"environment 'openenv:{server.url}': the OpenEnv server at {server.url} "
+        "closed the session in the middle of an episode"
+    )
     env.close()
 
 
@@ -333,7 +376,8 @@ def test_an_observation_without_text_is_a_protocol_mismatch_of_one_sentence():
         assert str(raised.value) == (
             f"environment 'openenv:{server.url}': the OpenEnv server at {server.url} sent an observation with "
             "no text field of text, prompt, message (its fields: cells, metadata, to_play, winner); name one "
-            "with env.kwargs observation_field")
+            "with env.kwargs observation_field"
+        )
         env.close()
     finally:
         server.stop()

@@ -51,19 +51,37 @@ def test_bad_input_is_one_sentence():
     config = load_config(None, ["policy.model=no/such-model"])
     with pytest.raises(PlanError, match="no config.json for model"):
         plan(config, 1)
-    run = subprocess.run([sys.executable, "-m", "empo2.cli", "plan", "--preset", "builtin", "--world", "0"],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "empo2.cli", "plan", "--preset", "builtin", "--world", "0"],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--world" in run.stderr
-    run = subprocess.run([sys.executable, "-m", "empo2.cli", "export", "/nonexistent", "--out", "x"],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "empo2.cli", "export", "/nonexistent", "--out", "x"], capture_output=True, text=True
+    )
     assert run.returncode == 2 and "neither a run folder nor a checkpoint" in run.stderr
     assert "Traceback" not in run.stderr
 
 
 def test_plan_prints_json(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "empo2.cli", "plan", "--preset",
-                          "scienceworld-power-component", "--world", "8", "--gpu-memory", "141GB",
-                          "dist.strategy=fsdp2"], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "empo2.cli",
+            "plan",
+            "--preset",
+            "scienceworld-power-component",
+            "--world",
+            "8",
+            "--gpu-memory",
+            "141GB",
+            "dist.strategy=fsdp2",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
     assert result["fits"] is True and result["world"] == 8 and result["gpu_memory_gib"] == 141.0

@@ -61,8 +61,10 @@ def prompts_of_mixed_length() -> list[list[dict]]:
 
 def test_the_tip_block_ends_the_user_turn_with_the_best_tip_last():
     # Retrieval hands tips over best first; the block puts the best one next to the answer.
-    assert with_tips("task : light lamp", ["best tip", "second tip"]) == \
-        "task : light lamp <tip> second tip | best tip </tip>"
+    assert (
+        with_tips("task : light lamp", ["best tip", "second tip"])
+        == "task : light lamp <tip> second tip | best tip </tip>"
+    )
     assert with_tips("task : light lamp", []) == "task : light lamp"
 
 
@@ -91,9 +93,7 @@ def test_chat_template_renders_like_an_instruct_model(tokenizer):
     assert text == "<|system|> be brief . <|end|> <|user|> hi <|end|> <|assistant|>"
     prompt = encode_chat(tokenizer, messages)
     answer = encode_response(tokenizer, "turn on lamp")
-    whole = encode_chat(
-        tokenizer, [*messages, {"role": "assistant", "content": "turn on lamp"}], False
-    )
+    whole = encode_chat(tokenizer, [*messages, {"role": "assistant", "content": "turn on lamp"}], False)
     # A sampled answer (words + eos) continues the prompt exactly as the template writes it.
     assert whole == prompt + answer
     assert answer[-1] == tokenizer.eos_token_id
@@ -185,8 +185,7 @@ def test_sequence_logprobs_match_a_per_token_loop(model, tokenizer):
 
 def test_generation_is_deterministic_given_the_generator(model, tokenizer):
     def run(seed):
-        out = generate(model, tokenizer, prompts_of_mixed_length(), 8, 1.0,
-                       torch.Generator().manual_seed(seed))
+        out = generate(model, tokenizer, prompts_of_mixed_length(), 8, 1.0, torch.Generator().manual_seed(seed))
         return [(g.token_ids, g.logprobs) for g in out]
 
     assert run(11) == run(11)
@@ -205,7 +204,8 @@ def test_a_prompt_with_its_own_generator_samples_the_same_tokens_in_any_batch(mo
     # A token the first row samples second made an eos: that row stops while the others go on.
     stopper = copy.deepcopy(model)
     stopper.generation_config.eos_token_id = [
-        generate(model, tokenizer, prompts[:1], 8, 1.0, _own_streams(5))[0].token_ids[1]]
+        generate(model, tokenizer, prompts[:1], 8, 1.0, _own_streams(5))[0].token_ids[1]
+    ]
     together_streams = _own_streams(5, 6, 7)
     together = generate(stopper, tokenizer, prompts, 8, 1.0, together_streams)
     split = generate(stopper, tokenizer, prompts[::-1], 8, 1.0, _own_streams(7, 6, 5), max_batch=2)[::-1]
@@ -220,7 +220,8 @@ def test_a_prompt_with_its_own_generator_samples_the_same_tokens_in_any_batch(mo
         next_draw = torch.rand(1, generator=alone_stream[0])
         assert torch.equal(torch.rand(1, generator=together_streams[row]), next_draw)
     assert [g.token_ids for g in together] != [
-        g.token_ids for g in generate(stopper, tokenizer, prompts, 8, 1.0, _own_streams(8, 9, 10))]
+        g.token_ids for g in generate(stopper, tokenizer, prompts, 8, 1.0, _own_streams(8, 9, 10))
+    ]
 
 
 def test_per_row_sampling_follows_the_distribution():
@@ -228,8 +229,7 @@ def test_per_row_sampling_follows_the_distribution():
 
     probs = torch.tensor([0.1, 0.0, 0.6, 0.3])
     rows = 20_000
-    tokens = _draw_per_row(probs.expand(rows, 4), _own_streams(*range(rows)),
-                           torch.ones(rows, dtype=torch.bool))
+    tokens = _draw_per_row(probs.expand(rows, 4), _own_streams(*range(rows)), torch.ones(rows, dtype=torch.bool))
     counts = torch.bincount(tokens, minlength=4).double() / rows
     assert counts[1] == 0  # a token of probability 0 is never drawn
     assert torch.allclose(counts, probs.double(), atol=0.015), counts
@@ -285,12 +285,11 @@ def test_the_imitation_rate_warms_up_then_decays_to_zero_on_a_cosine():
 def test_imitation_learns_the_answers_and_survives_a_reload(tokenizer, tmp_path):
     learner = build_tiny_model(tokenizer, "tiny", seed=0)
     tasks = list(TASKS.items())
-    examples = [
-        (toy_prompt(tasks[i % 4][0], i % len(FILLER)), tasks[i % 4][1]) for i in range(200)
-    ]
+    examples = [(toy_prompt(tasks[i % 4][0], i % len(FILLER)), tasks[i % 4][1]) for i in range(200)]
     seen = []
-    losses = imitate(learner, tokenizer, examples, epochs=5, batch_size=16, lr=3e-3, seed=0,
-                     progress=lambda *args: seen.append(args))
+    losses = imitate(
+        learner, tokenizer, examples, epochs=5, batch_size=16, lr=3e-3, seed=0, progress=lambda *args: seen.append(args)
+    )
     assert len(losses) == 5 and all(math.isfinite(x) for x in losses)
     assert losses[-1] < 0.25 * losses[0]
     assert len(seen) == 5 * math.ceil(200 / 16)
@@ -320,9 +319,7 @@ def test_gradient_checkpointing_keeps_the_cache_for_sampling(model, tokenizer, t
     sampled = generate(checkpointed, tokenizer, prompts_of_mixed_length(), 5, 0.0)
     assert [g.token_ids for g in sampled] == [g.token_ids for g in reference]
     assert checkpointed.training  # the caller's mode is restored
-    logp, _, mask = sequence_logprobs(
-        checkpointed, [g.prompt_ids for g in sampled], [g.token_ids for g in sampled]
-    )
+    logp, _, mask = sequence_logprobs(checkpointed, [g.prompt_ids for g in sampled], [g.token_ids for g in sampled])
     (-logp.sum() / mask.sum()).backward()
     assert all(p.grad is not None for p in checkpointed.parameters())
 
@@ -334,9 +331,7 @@ def test_sampling_on_gpu_matches_recomputation(model, tokenizer):
     generator = torch.Generator("cuda").manual_seed(0)
     sampled = generate(on_gpu, tokenizer, prompts_of_mixed_length(), 8, 1.0, generator)
     with torch.no_grad():
-        logp, _, _ = sequence_logprobs(
-            on_gpu, [g.prompt_ids for g in sampled], [g.token_ids for g in sampled]
-        )
+        logp, _, _ = sequence_logprobs(on_gpu, [g.prompt_ids for g in sampled], [g.token_ids for g in sampled])
     for row, g in enumerate(sampled):
         recomputed = logp[row, : len(g.token_ids)].cpu()
         assert torch.allclose(recomputed, torch.tensor(g.logprobs), atol=1e-3)

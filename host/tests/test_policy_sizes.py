@@ -38,9 +38,17 @@ def test_the_config_names_the_sizes_the_model_module_builds():
     assert BUILTIN_SIZES == tuple(TINY_SIZES)
 
 
-@pytest.mark.parametrize("model,size", [("builtin", "default"), ("builtin:large", "large"),
-                                         ("builtin:tiny", "tiny"), ("Qwen/Qwen2.5-7B-Instruct", None),
-                                         ("./builtin", None), ("my-builtin:large", None)])
+@pytest.mark.parametrize(
+    "model,size",
+    [
+        ("builtin", "default"),
+        ("builtin:large", "large"),
+        ("builtin:tiny", "tiny"),
+        ("Qwen/Qwen2.5-7B-Instruct", None),
+        ("./builtin", None),
+        ("my-builtin:large", None),
+    ],
+)
 def test_policy_model_names_a_builtin_size(model, size):
     assert builtin_size(model) == size
 
@@ -53,8 +61,9 @@ def test_builtin_large_is_a_config_choice_and_an_unknown_size_is_one_sentence():
 
 def test_resolving_builtin_large_builds_the_large_recipe(monkeypatch, tmp_path):
     asked = []
-    monkeypatch.setattr("empo2.policy.builtin.ensure_builtin_policy",
-                        lambda recipe, progress=None: asked.append(recipe) or tmp_path)
+    monkeypatch.setattr(
+        "empo2.policy.builtin.ensure_builtin_policy", lambda recipe, progress=None: asked.append(recipe) or tmp_path
+    )
     assert trainer.resolve_model("builtin:large") == str(tmp_path)
     assert trainer.resolve_model("builtin") == str(tmp_path)
     # The large recipe differs from the default in its size and its rate alone: same
@@ -67,8 +76,9 @@ def test_build_policy_builds_the_size_it_is_asked_for(monkeypatch, tmp_path, cap
     from empo2.cli import main
 
     asked = []
-    monkeypatch.setattr("empo2.policy.builtin.find_builtin_policy",
-                        lambda recipe: asked.append(recipe) or tmp_path)  # found: nothing is built
+    monkeypatch.setattr(
+        "empo2.policy.builtin.find_builtin_policy", lambda recipe: asked.append(recipe) or tmp_path
+    )  # found: nothing is built
     assert main(["build-policy", "--size", "large"]) == 0
     assert asked == [recipe_for("large")] and str(tmp_path) in capsys.readouterr().out
 
@@ -77,8 +87,7 @@ def test_build_policy_lr_is_another_recipe_and_a_bad_rate_is_one_line(monkeypatc
     from empo2.cli import main
 
     asked = []
-    monkeypatch.setattr("empo2.policy.builtin.find_builtin_policy",
-                        lambda recipe: asked.append(recipe) or tmp_path)
+    monkeypatch.setattr("empo2.policy.builtin.find_builtin_policy", lambda recipe: asked.append(recipe) or tmp_path)
     assert main(["build-policy", "--size", "large", "--lr", "2.5e-4"]) == 0
     assert asked == [BuiltinRecipe(size="large", lr=2.5e-4)]
     assert asked[0].key() != recipe_for("large").key()  # cached beside, never reused

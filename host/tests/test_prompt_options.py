@@ -21,9 +21,20 @@ def test_the_reflection_keeps_whole_observations_with_zero_words():
 
 def test_the_history_shows_the_executed_or_the_raw_action():
     ep = Episode(id="e", task="power-device", variation=0, group=0, rollout_mode="memory-free")
-    ep.steps.append(StepRecord(observation="", user_text="", tips=[], tip_ids=[], prompt_ids=[1],
-                               prompt_ids_no_tips=[1], action="go shed", executed_action="go to shed",
-                               action_ids=[1], behaviour_logprobs=[-1.0]))
+    ep.steps.append(
+        StepRecord(
+            observation="",
+            user_text="",
+            tips=[],
+            tip_ids=[],
+            prompt_ids=[1],
+            prompt_ids_no_tips=[1],
+            action="go shed",
+            executed_action="go to shed",
+            action_ids=[1],
+            behaviour_logprobs=[-1.0],
+        )
+    )
     assert ep.turns(["you are in the shed ."])[0].action == "go to shed"
     assert ep.turns(["you are in the shed ."], raw=True)[0].action == "go shed"
 

@@ -13,8 +13,16 @@ from jsonschema import Draft202012Validator
 
 from empo2.server.fanout import MERGE_FIELDS
 from empo2.server.methods import METHODS
-from empo2.server.protocol import (Validators, error_codes, load_schema, notification_methods,
-                                   param_defaults, protocol_version, request_methods, schema_path)
+from empo2.server.protocol import (
+    Validators,
+    error_codes,
+    load_schema,
+    notification_methods,
+    param_defaults,
+    protocol_version,
+    request_methods,
+    schema_path,
+)
 
 PROTOCOL = schema_path().parent
 SERVER = Path(__file__).resolve().parents[1] / "empo2" / "server"
@@ -40,7 +48,9 @@ def test_every_method_is_declared_once_and_paired_with_params_result_and_handler
     assert len(table) == len(METHODS) and set(table) == set(requests)
     for name, request in requests.items():
         stem = request[: -len("Request")]
-        assert DEFS[request]["properties"]["params"]["$ref"] == f"#/$defs/{stem}Params" == f"#/$defs/{table[name].params}"
+        assert (
+            DEFS[request]["properties"]["params"]["$ref"] == f"#/$defs/{stem}Params" == f"#/$defs/{table[name].params}"
+        )
         assert f"{stem}Result" in DEFS
         assert DEFS[f"{stem}Response"]["properties"]["result"]["$ref"] == f"#/$defs/{stem}Result"
 
@@ -60,8 +70,13 @@ def test_every_notification_has_an_event_with_seq_and_merging_knows_its_lists():
 def test_error_codes_are_unique_and_every_name_the_host_raises_exists():
     codes = DEFS["ErrorCode"]["oneOf"]
     assert len({c["const"] for c in codes}) == len(codes) == len(error_codes())
-    standard = {"ParseError": -32700, "InvalidRequest": -32600, "MethodNotFound": -32601,
-                "InvalidParams": -32602, "InternalError": -32603}
+    standard = {
+        "ParseError": -32700,
+        "InvalidRequest": -32600,
+        "MethodNotFound": -32601,
+        "InvalidParams": -32602,
+        "InternalError": -32603,
+    }
     assert all(error_codes()[name] == code for name, code in standard.items())
     raised = set()
     for source in SERVER.rglob("*.py"):
@@ -75,8 +90,11 @@ def test_update_rerun_defaults_in_the_schema_are_the_ones_the_rerun_applies():
     from empo2.rerun.runner import RerunSettings  # imports torch
     from empo2.server.methods.update import PARAM_FIELDS
 
-    applied = {f.name: f.default for f in dataclasses.fields(RerunSettings)
-               if f.default is not dataclasses.MISSING and f.default is not None}
+    applied = {
+        f.name: f.default
+        for f in dataclasses.fields(RerunSettings)
+        if f.default is not dataclasses.MISSING and f.default is not None
+    }
     assert {PARAM_FIELDS[name]: value for name, value in param_defaults("UpdateRerunParams").items()} == applied
 
 
@@ -92,11 +110,19 @@ def transcript(path: Path) -> list[dict]:
 
 def test_there_are_transcripts_for_every_flow():
     assert {p.stem for p in EXAMPLES} >= {"handshake", "run-lifecycle", "browse", "tips", "errors", "resync"}
-    used = {line["message"].get("method") for p in EXAMPLES for line in transcript(p)
-            if isinstance(line.get("message"), dict) and line["direction"] == "client→host"}
+    used = {
+        line["message"].get("method")
+        for p in EXAMPLES
+        for line in transcript(p)
+        if isinstance(line.get("message"), dict) and line["direction"] == "client→host"
+    }
     assert set(request_methods()) - {"shutdown"} <= used
-    sent = {line["message"].get("method") for p in EXAMPLES for line in transcript(p)
-            if isinstance(line.get("message"), dict) and line["direction"] == "host→client"}
+    sent = {
+        line["message"].get("method")
+        for p in EXAMPLES
+        for line in transcript(p)
+        if isinstance(line.get("message"), dict) and line["direction"] == "host→client"
+    }
     assert set(notification_methods()) <= sent
 
 

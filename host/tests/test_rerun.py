@@ -22,8 +22,16 @@ import torch
 from empo2.config import load_config
 from empo2.memory.store import MemoryStore
 from empo2.rerun.runner import RERUN_FILE, RerunError, RerunSettings, rerun
-from empo2.rerun.branch import (PARENT_FILE, STAGING, BranchError, adopt_branch, branches_of,
-                                create_branch, delete_branch, parent_record)
+from empo2.rerun.branch import (
+    PARENT_FILE,
+    STAGING,
+    BranchError,
+    adopt_branch,
+    branches_of,
+    create_branch,
+    delete_branch,
+    parent_record,
+)
 from empo2.run_folder.folder import RunFolder, RunLockedError
 from empo2.training.trainer import Trainer
 from server_support import train_tiny_run
@@ -37,7 +45,9 @@ SMALL = dict(episodes=2, iterations=1, eval_episodes=1)
 def trained_parent(tmp_path_factory, tiny_policy, embedder):
     """A parent trained for one memory-mode iteration, then one of its tips corrected by a
     person (in the parent's own memory, as the tips panel does)."""
-    folder, config = train_tiny_run(tmp_path_factory.mktemp("parent-root"), "parent", tiny_policy, embedder, iterations=1)
+    folder, config = train_tiny_run(
+        tmp_path_factory.mktemp("parent-root"), "parent", tiny_policy, embedder, iterations=1
+    )
     with MemoryStore.open(folder.memory_path, embedder, capacity=config.memory.capacity) as store:
         tip = store.list_tips(author="policy")[0][0]
         store.update(tip.id, CORRECTED, tip.version, author="person")
@@ -54,8 +64,11 @@ def parent(trained_parent, tmp_path):
 
 
 def snapshot(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_a_branch_records_its_parent_and_the_edit(parent):
@@ -116,8 +129,7 @@ def test_rerun_honours_the_runs_memory_contrast(parent, embedder, monkeypatch):
     import empo2.training.trainer as trainer_module
 
     folder, tip = parent
-    config = load_config(folder.config(), ["algo.memory_contrast=half",
-                                           "algo.off_policy_old_logprob=without_tips"])
+    config = load_config(folder.config(), ["algo.memory_contrast=half", "algo.off_policy_old_logprob=without_tips"])
     (folder.path / "config.json").write_text(json.dumps(config.to_dict()))
     calls = []
     real = trainer_module.update_policy
@@ -149,7 +161,8 @@ def test_the_comparison_shows_a_persons_edit_made_before_the_checkpoint(parent, 
     result = rerun(folder, RerunSettings(checkpoint=2, variations=[tip.variation_key], **SMALL), embedder=embedder)
     assert parent_record(RunFolder(Path(result["path"])))["tip_edits"] == []
     assert [(e["tip_id"], e["variation_key"], e["kind"], e["before"], e["after"]) for e in result["tips"]] == [
-        (tip.id, tip.variation_key, "update", tip.text, CORRECTED)]
+        (tip.id, tip.variation_key, "update", tip.text, CORRECTED)
+    ]
 
 
 def test_the_edits_in_a_memory_leave_out_what_the_policy_rewrote_later(tmp_path):
@@ -167,7 +180,10 @@ def test_the_edits_in_a_memory_leave_out_what_the_policy_rewrote_later(tmp_path)
     path = tmp_path / "events.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events) + '{"kind": "upd')  # torn last line
     assert [(e["tip_id"], e["kind"], e["before"], e["after"]) for e in person_edits_in(path)] == [
-        ("t1", "update", "a", "a by ada"), ("t3", "add", None, "c"), ("t1", "delete", "a by ada", None)]
+        ("t1", "update", "a", "a by ada"),
+        ("t3", "add", None, "c"),
+        ("t1", "delete", "a by ada", None),
+    ]
 
 
 def test_a_last_line_without_its_newline_is_not_yet_an_edit_even_when_it_is_whole_json(tmp_path):
@@ -238,8 +254,7 @@ def test_dry_run_loss_takes_no_step(parent, embedder):
     episodes, *_ = trainer.play(2, [pair], memory_mode=True, group_size=2, tips=False)
     weights = {k: v.clone() for k, v in trainer.model.state_dict().items()}
     optimizer = json.dumps(str(trainer.optimizer.state_dict()))
-    report = dry_run_loss(trainer.model, episodes, "off-policy", trainer.config.algo,
-                          trainer.tokenizer.pad_token_id)
+    report = dry_run_loss(trainer.model, episodes, "off-policy", trainer.config.algo, trainer.tokenizer.pad_token_id)
     assert report["stats"]["update_samples"] > 0
     assert all(torch.equal(weights[k], v) for k, v in trainer.model.state_dict().items())
     assert json.dumps(str(trainer.optimizer.state_dict())) == optimizer
@@ -284,8 +299,7 @@ def test_rerun_refuses_bad_requests_in_one_sentence(parent, embedder):
 
 def test_cli_rerun_json_and_errors(parent):
     folder, tip = parent
-    out = _cli("rerun", str(folder.path), "--episodes", "2", "--iterations", "1",
-               "--eval-episodes", "1", "--dry-run")
+    out = _cli("rerun", str(folder.path), "--episodes", "2", "--iterations", "1", "--eval-episodes", "1", "--dry-run")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["dry_run"] and "iteration 2: rollout" in out.stderr
@@ -320,6 +334,7 @@ def test_kill_9_at_any_moment_never_touches_the_parent(parent):
             branch = newest_branch()
             record = json.loads((branch.path / RERUN_FILE).read_text()) if branch else {}
             return key(record, branch)
+
         return probe
 
     seen = {b.path for b in branches_of(folder)}
@@ -356,8 +371,7 @@ def test_kill_9_at_any_moment_never_touches_the_parent(parent):
     for branch in branches:
         assert (branch.path / RERUN_FILE).is_file()  # born with its record
         assert (branch.path / "config.json").is_file()
-    unfinished = [b for b in branches
-                  if json.loads((b.path / RERUN_FILE).read_text()).get("status") != "finished"]
+    unfinished = [b for b in branches if json.loads((b.path / RERUN_FILE).read_text()).get("status") != "finished"]
     assert unfinished, "every kill came too late: each rerun had finished"
     resumed = _cli("rerun", str(unfinished[-1].path))
     assert resumed.returncode == 0, resumed.stderr
@@ -379,10 +393,12 @@ def _env() -> dict:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "empo2.cli", *args], capture_output=True,
-                          text=True, env=_env(), timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "empo2.cli", *args], capture_output=True, text=True, env=_env(), timeout=600
+    )
 
 
 def _start_cli(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "empo2.cli", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=_env())
+    return subprocess.Popen(
+        [sys.executable, "-m", "empo2.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env()
+    )

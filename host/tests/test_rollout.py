@@ -25,12 +25,30 @@ from empo2.envs.textworld import TextWorldEnv
 from empo2.memory.store import MemoryStore
 from empo2.policy.generation import generate_from_ids, sequence_logprobs
 from empo2.policy.model import load_policy
-from empo2.policy.prompting import (SYSTEM_PROMPT, Turn, reflection_messages, shown_tip,
-                                    step_messages, step_user_text, with_tips)
+from empo2.policy.prompting import (
+    SYSTEM_PROMPT,
+    Turn,
+    reflection_messages,
+    shown_tip,
+    step_messages,
+    step_user_text,
+    with_tips,
+)
 from empo2.policy.tokenizer import encode_chat
-from empo2.training.rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, StepRecord,
-                                    _fit_reflection, _fit_tips, _fit_user_turn, episode_generator,
-                                    roll_out, step_prompts, write_tips)
+from empo2.training.rollout import (
+    MEMORY,
+    MEMORY_FREE,
+    Episode,
+    RolloutSettings,
+    StepRecord,
+    _fit_reflection,
+    _fit_tips,
+    _fit_user_turn,
+    episode_generator,
+    roll_out,
+    step_prompts,
+    write_tips,
+)
 
 TASK = "power-device"
 
@@ -107,14 +125,15 @@ def policy(tiny_policy):
 
 def make_settings(**changes) -> RolloutSettings:
     """Training-rollout settings of the built-in config (6-token actions), with `changes`."""
-    base = RolloutSettings.from_config(load_config({"policy": {"max_action_tokens": 6}}),
-                                       BuiltinEnv(), train=True)
+    base = RolloutSettings.from_config(load_config({"policy": {"max_action_tokens": 6}}), BuiltinEnv(), train=True)
     return dataclasses.replace(base, **changes)
 
 
 def episodes_of(specs, mode=MEMORY_FREE) -> list[Episode]:
-    return [Episode(id=f"e{k}", task=task, variation=variation, group=group, rollout_mode=mode)
-            for k, (task, variation, group) in enumerate(specs)]
+    return [
+        Episode(id=f"e{k}", task=task, variation=variation, group=group, rollout_mode=mode)
+        for k, (task, variation, group) in enumerate(specs)
+    ]
 
 
 def play(policy, specs, settings, memory=None, max_steps=(3,), generators=None, env=RecordingEnv, **kwargs):
@@ -132,8 +151,7 @@ def play(policy, specs, settings, memory=None, max_steps=(3,), generators=None, 
 def first_user_text(task: str, variation: int, settings: RolloutSettings) -> str:
     """The user turn (no tips) of an episode's first step: the memory key it retrieves with."""
     observation, info = BuiltinEnv().reset(task, variation)
-    return step_user_text(info.task_description, [], observation, settings.history_steps,
-                          settings.observation_words)
+    return step_user_text(info.task_description, [], observation, settings.history_steps, settings.observation_words)
 
 
 def ids_of(tokenizer, user_text: str, settings: RolloutSettings, tips=()) -> list[int]:
@@ -150,13 +168,29 @@ def spy_generation(monkeypatch) -> list[dict]:
     temperature, with which generator, in batches of how many."""
     calls: list[dict] = []
 
-    def spy(model, tokenizer, prompt_ids, max_new_tokens, temperature=1.0, generator=None, max_batch=64,
-            on_finished=None):
-        out = generate_from_ids(model, tokenizer, prompt_ids, max_new_tokens, temperature, generator,
-                                max_batch=max_batch, on_finished=on_finished)
-        calls.append({"prompts": [list(p) for p in prompt_ids], "tokens": max_new_tokens,
-                      "temperature": temperature, "generator": generator, "max_batch": max_batch,
-                      "out": out})
+    def spy(
+        model, tokenizer, prompt_ids, max_new_tokens, temperature=1.0, generator=None, max_batch=64, on_finished=None
+    ):
+        out = generate_from_ids(
+            model,
+            tokenizer,
+            prompt_ids,
+            max_new_tokens,
+            temperature,
+            generator,
+            max_batch=max_batch,
+            on_finished=on_finished,
+        )
+        calls.append(
+            {
+                "prompts": [list(p) for p in prompt_ids],
+                "tokens": max_new_tokens,
+                "temperature": temperature,
+                "generator": generator,
+                "max_batch": max_batch,
+                "out": out,
+            }
+        )
         return out
 
     monkeypatch.setattr(rollout, "generate_from_ids", spy)
@@ -164,6 +198,7 @@ def spy_generation(monkeypatch) -> list[dict]:
 
 
 # --- memory-free rollouts: what each step records ------------------------------------------------
+
 
 def test_each_step_records_what_the_policy_saw_sampled_and_the_environment_did(policy):
     model, tokenizer = policy
@@ -181,8 +216,9 @@ def test_each_step_records_what_the_policy_saw_sampled_and_the_environment_did(p
         for t, step in enumerate(ep.steps):
             assert step.observation == (first if t == 0 else obs_after[t - 1])
             history = [Turn(s.executed_action, o) for s, o in zip(ep.steps[:t], obs_after)]
-            assert step.user_text == step_user_text(ep.description, history, step.observation,
-                                                    settings.history_steps, settings.observation_words)
+            assert step.user_text == step_user_text(
+                ep.description, history, step.observation, settings.history_steps, settings.observation_words
+            )
             assert step.prompt_ids_no_tips == ids_of(tokenizer, step.user_text, settings)
             assert step.prompt_ids == step.prompt_ids_no_tips  # memory-free: no tip block
             assert step.tips == step.tip_ids == step.tip_texts == step.tip_actions == []
@@ -201,9 +237,14 @@ def test_each_step_records_what_the_policy_saw_sampled_and_the_environment_did(p
     assert any(s.executed_action != s.action for ep in episodes for s in ep.steps)
     # Behaviour log-probs are the sampler's: log π(a | prompt) at the rollout's temperature.
     steps = [s for ep in episodes for s in ep.steps]
-    logp, _, mask = sequence_logprobs(model, [s.prompt_ids for s in steps], [s.action_ids for s in steps],
-                                      temperature=settings.temperature, with_entropy=False,
-                                      pad_id=tokenizer.pad_token_id)
+    logp, _, mask = sequence_logprobs(
+        model,
+        [s.prompt_ids for s in steps],
+        [s.action_ids for s in steps],
+        temperature=settings.temperature,
+        with_entropy=False,
+        pad_id=tokenizer.pad_token_id,
+    )
     for row, step in enumerate(steps):
         n = len(step.action_ids)
         assert step.behaviour_logprobs == pytest.approx(logp[row, :n].tolist(), abs=1e-4)
@@ -213,21 +254,31 @@ def test_the_step_limit_ends_each_episode_and_the_batch_shrinks_as_they_end(poli
     calls, timings = [], {}
     generations = spy_generation(monkeypatch)
     settings = make_settings(generation_batch=2, temperature=0.7)
-    episodes, after, envs = play(policy, [(TASK, 0, 0), (TASK, 1, 1), (TASK, 2, 2)], settings,
-                                 max_steps=(1, 3, 2), on_step=lambda t, n: calls.append((t, n)),
-                                 timings=timings)
+    episodes, after, envs = play(
+        policy,
+        [(TASK, 0, 0), (TASK, 1, 1), (TASK, 2, 2)],
+        settings,
+        max_steps=(1, 3, 2),
+        on_step=lambda t, n: calls.append((t, n)),
+        timings=timings,
+    )
     lengths = [len(ep.steps) for ep in episodes]
     # One generation call per turn: the unfinished episodes' prompts, in episode order.
-    assert [g["prompts"] for g in generations] == \
-        [[ep.steps[t].prompt_ids for ep in episodes if len(ep.steps) > t] for t in range(max(lengths))]
-    assert all((g["tokens"], g["temperature"], g["max_batch"]) == (settings.max_action_tokens, 0.7, 2)
-               for g in generations)
+    assert [g["prompts"] for g in generations] == [
+        [ep.steps[t].prompt_ids for ep in episodes if len(ep.steps) > t] for t in range(max(lengths))
+    ]
+    assert all(
+        (g["tokens"], g["temperature"], g["max_batch"]) == (settings.max_action_tokens, 0.7, 2) for g in generations
+    )
     for t, generation in enumerate(generations):  # each row's sample is recorded on its episode
         playing = [ep for ep in episodes if len(ep.steps) > t]
         for ep, sample in zip(playing, generation["out"]):
             step = ep.steps[t]
-            assert (step.action, step.action_ids, step.behaviour_logprobs) == \
-                (sample.text, sample.token_ids, sample.logprobs)
+            assert (step.action, step.action_ids, step.behaviour_logprobs) == (
+                sample.text,
+                sample.token_ids,
+                sample.logprobs,
+            )
     assert lengths == [env.moves for env in envs] and all(ep.done for ep in episodes)
     assert all(n == limit or ep.success for n, limit, ep in zip(lengths, (1, 3, 2), episodes))
     # on_step(turn, episodes played in that turn), once per turn, turns counted from 1.
@@ -245,9 +296,8 @@ def test_an_episode_plays_the_same_alone_or_in_a_batch_with_its_own_generator(po
     limits = (1, 3, 2)  # batch-mates that end early leave the others their own generators
     batch, _, _ = play(policy, specs, settings, max_steps=limits)
     for k, spec in enumerate(specs):
-        alone, _, _ = play(policy, [spec], settings, max_steps=limits[k:k + 1],
-                           generators=[episode_generator(0, k)])
-        assert actions_of(alone) == actions_of(batch[k:k + 1])
+        alone, _, _ = play(policy, [spec], settings, max_steps=limits[k : k + 1], generators=[episode_generator(0, k)])
+        assert actions_of(alone) == actions_of(batch[k : k + 1])
         assert alone[0].steps[0].behaviour_logprobs == pytest.approx(batch[k].steps[0].behaviour_logprobs, abs=1e-5)
     # One generator for the whole batch also works, and reproduces from its seed.
     one = [play(policy, specs, settings, generators=torch.Generator().manual_seed(7))[0] for _ in range(2)]
@@ -279,9 +329,20 @@ def test_environment_threads_give_the_same_episodes_and_workers_1_uses_none(poli
 def test_history_shows_the_executed_action_or_the_raw_text_as_configured():
     ep = Episode(id="e", task=TASK, variation=0, group=0, rollout_mode=MEMORY_FREE)
     for raw, executed in [("go to kichen", "go to kitchen"), ("look", "look")]:
-        ep.steps.append(StepRecord(observation="", user_text="", tips=[], tip_ids=[], prompt_ids=[],
-                                   prompt_ids_no_tips=[], action=raw, executed_action=executed,
-                                   action_ids=[], behaviour_logprobs=[]))
+        ep.steps.append(
+            StepRecord(
+                observation="",
+                user_text="",
+                tips=[],
+                tip_ids=[],
+                prompt_ids=[],
+                prompt_ids_no_tips=[],
+                action=raw,
+                executed_action=executed,
+                action_ids=[],
+                behaviour_logprobs=[],
+            )
+        )
     after = ["you are in the kitchen", "nothing here"]
     assert ep.turns(after) == [Turn("go to kitchen", after[0]), Turn("look", after[1])]
     assert ep.turns(after, raw=True) == [Turn("go to kichen", after[0]), Turn("look", after[1])]
@@ -290,6 +351,7 @@ def test_history_shows_the_executed_action_or_the_raw_text_as_configured():
 
 
 # --- memory rollouts: tips in the prompt, retrieval per variation --------------------------------
+
 
 def tip_store(settings):
     """A store whose tips are keyed by the first user turns of power-device variations 0 and 1:
@@ -316,9 +378,13 @@ def test_memory_mode_puts_the_retrieved_tips_into_the_prompt_and_records_them(po
     assert all(ep.rollout_mode == MEMORY for ep in episodes)
     # One retrieval per variation and turn, all of that variation's episodes in one call.
     assert store.embedder.calls[:2] == [[v0, v0], [v1]]
-    expected = {0: [("best", "the battery is in the attic", "go to attic"),  # top_k 2, best score first
-                    ("middle", "look around the kitchen", "look around")],
-                1: [("other", "open the shed", "open shed")]}
+    expected = {
+        0: [
+            ("best", "the battery is in the attic", "go to attic"),  # top_k 2, best score first
+            ("middle", "look around the kitchen", "look around"),
+        ],
+        1: [("other", "open the shed", "open shed")],
+    }
     for ep in episodes:
         first, *later = ep.steps
         want = expected[ep.variation]
@@ -336,9 +402,10 @@ def test_memory_mode_puts_the_retrieved_tips_into_the_prompt_and_records_them(po
     # The behaviour log-probs were sampled from the prompt with tips.
     model, _ = policy
     step = episodes[0].steps[0]
-    with_block, _, _ = sequence_logprobs(model, [step.prompt_ids], [step.action_ids], with_entropy=False,
-                                         pad_id=tokenizer.pad_token_id)
-    assert step.behaviour_logprobs == pytest.approx(with_block[0, :len(step.action_ids)].tolist(), abs=1e-4)
+    with_block, _, _ = sequence_logprobs(
+        model, [step.prompt_ids], [step.action_ids], with_entropy=False, pad_id=tokenizer.pad_token_id
+    )
+    assert step.behaviour_logprobs == pytest.approx(with_block[0, : len(step.action_ids)].tolist(), abs=1e-4)
 
 
 def test_the_configured_threshold_and_edited_tip_actions_reach_retrieval(policy):
@@ -369,8 +436,9 @@ def test_the_sequence_budget_leaves_out_the_lowest_ranked_tips_then_all(policy):
     assert step.prompt_ids == ids_of(tokenizer, v0, base, [best, middle])
     # No room for any tip: the prompt without tips, and no tip recorded as shown.
     no_room = len(ids_of(tokenizer, v0, base)) + base.max_action_tokens
-    step = play(policy, [(TASK, 0, 0)], dataclasses.replace(base, max_sequence_tokens=no_room),
-                memory=store, max_steps=(1,))[0][0].steps[0]
+    step = play(
+        policy, [(TASK, 0, 0)], dataclasses.replace(base, max_sequence_tokens=no_room), memory=store, max_steps=(1,)
+    )[0][0].steps[0]
     assert step.tip_ids == step.tips == step.tip_texts == [] and step.prompt_ids == step.prompt_ids_no_tips
 
 
@@ -378,8 +446,11 @@ def test_step_prompts_builds_each_step_exactly_as_the_rollout_did(policy):
     _, tokenizer = policy
     # Without scores: the budget below is reckoned on these exact tip lengths.
     base = make_settings(top_k=3, history_steps=2, show_score=False)
-    tips = [shown_tip("the battery is in the attic", "go to attic"), shown_tip("look around the kitchen", "look around"),
-            shown_tip("open the box", "go to hallway")]
+    tips = [
+        shown_tip("the battery is in the attic", "go to attic"),
+        shown_tip("look around the kitchen", "look around"),
+        shown_tip("open the box", "go to hallway"),
+    ]
     v0 = first_user_text(TASK, 0, base)
     two_fit = len(ids_of(tokenizer, v0, base, tips[:2])) + base.max_action_tokens
     # A budget reckoned with the action's tokens added, not taken off, would show the third tip.
@@ -391,30 +462,46 @@ def test_step_prompts_builds_each_step_exactly_as_the_rollout_did(policy):
         ep, seen = episodes[0], after[0]
 
         def retrieve(user_text):
-            return store.retrieve(ep.variation_key, [user_text], threshold=settings.similarity_threshold,
-                                  top_k=settings.top_k)[0]
+            return store.retrieve(
+                ep.variation_key, [user_text], threshold=settings.similarity_threshold, top_k=settings.top_k
+            )[0]
 
         for t, step in enumerate(ep.steps):
-            user_text, no_tips, prompt, shown, retrieved = step_prompts(tokenizer, ep, seen[:t], step.observation,
-                                                                        settings, retrieve)
+            user_text, no_tips, prompt, shown, retrieved = step_prompts(
+                tokenizer, ep, seen[:t], step.observation, settings, retrieve
+            )
             assert (user_text, no_tips, prompt) == (step.user_text, step.prompt_ids_no_tips, step.prompt_ids)
             assert shown == (step.tips, step.tip_ids)
             assert [r.tip_id for r in retrieved] == [r.tip_id for r in retrieve(user_text)]
             assert budget == 0 or len(prompt) <= budget - settings.max_action_tokens
         assert len(ep.steps[0].tips) == shown_first
-        assert step_prompts(tokenizer, ep, [], ep.steps[0].observation, settings)[1:4] == \
-            (ep.steps[0].prompt_ids_no_tips, ep.steps[0].prompt_ids_no_tips, ([], []))
+        assert step_prompts(tokenizer, ep, [], ep.steps[0].observation, settings)[1:4] == (
+            ep.steps[0].prompt_ids_no_tips,
+            ep.steps[0].prompt_ids_no_tips,
+            ([], []),
+        )
 
 
 # --- the sequence budget: user turn, tips, reflection --------------------------------------------
 
+
 def long_episode(n: int, raw_suffix: str = "") -> tuple[Episode, list[str]]:
-    ep = Episode(id="e", task=TASK, variation=0, group=0, rollout_mode=MEMORY_FREE,
-                 description="turn on the lamp")
+    ep = Episode(id="e", task=TASK, variation=0, group=0, rollout_mode=MEMORY_FREE, description="turn on the lamp")
     for t in range(n):
-        ep.steps.append(StepRecord(observation="", user_text="", tips=[], tip_ids=[], prompt_ids=[],
-                                   prompt_ids_no_tips=[], action=f"go to garden {t}{raw_suffix}",
-                                   executed_action=f"go to garden {t}", action_ids=[], behaviour_logprobs=[]))
+        ep.steps.append(
+            StepRecord(
+                observation="",
+                user_text="",
+                tips=[],
+                tip_ids=[],
+                prompt_ids=[],
+                prompt_ids_no_tips=[],
+                action=f"go to garden {t}{raw_suffix}",
+                executed_action=f"go to garden {t}",
+                action_ids=[],
+                behaviour_logprobs=[],
+            )
+        )
     # Words of the tiny policy's vocabulary (others all read as one unknown token).
     return ep, [f"you are in the garden . here : a box {t} . exits : hallway , kitchen" for t in range(n)]
 
@@ -434,13 +521,17 @@ def test_the_user_turn_keeps_the_most_recent_history_that_fits(policy):
     assert _fit_user_turn(tokenizer, ep, after, obs, settings, 0) == full  # no budget
     assert _fit_user_turn(tokenizer, ep, after, obs, settings, lengths[8]) == full  # exactly fits
     for k in (0, 3, 7):  # a budget that fits k steps but not k + 1 keeps the last k
-        assert _fit_user_turn(tokenizer, ep, after, obs, settings, lengths[k]) == \
-            user_ids(tokenizer, ep, after, obs, k, 10)
-        assert _fit_user_turn(tokenizer, ep, after, obs, settings, lengths[k + 1] - 1) == \
-            user_ids(tokenizer, ep, after, obs, k, 10)
+        assert _fit_user_turn(tokenizer, ep, after, obs, settings, lengths[k]) == user_ids(
+            tokenizer, ep, after, obs, k, 10
+        )
+        assert _fit_user_turn(tokenizer, ep, after, obs, settings, lengths[k + 1] - 1) == user_ids(
+            tokenizer, ep, after, obs, k, 10
+        )
     own = dataclasses.replace(settings, system_prompt="you are an agent")  # the environment's prompt
-    assert _fit_user_turn(tokenizer, ep, after, obs, own, 0) == \
-        (full[0], encode_chat(tokenizer, step_messages(full[0], "you are an agent")))
+    assert _fit_user_turn(tokenizer, ep, after, obs, own, 0) == (
+        full[0],
+        encode_chat(tokenizer, step_messages(full[0], "you are an agent")),
+    )
     raw = dataclasses.replace(settings, raw_history_actions=True)
     text, _ = _fit_user_turn(tokenizer, ep, after, obs, raw, 0)
     assert text == user_ids(tokenizer, ep, after, obs, 8, 10, raw=True)[0] and "garden 11 box" in text
@@ -474,15 +565,23 @@ def test_tips_are_left_out_from_the_lowest_ranked_until_the_prompt_fits(policy):
         assert fitted == (ids_of(tokenizer, user, settings, tips[0][:n]), (tips[0][:n], tips[1][:n]))
     for tight in (length[1] - 1, 1):  # not even the best tip fits: none shown
         assert _fit_tips(tokenizer, user, tips, SYSTEM_PROMPT, tight) == (ids_of(tokenizer, user, settings), ([], []))
-    assert _fit_tips(tokenizer, user, tips, "you are an agent", 0)[0] == \
-        encode_chat(tokenizer, step_messages(with_tips(user, tips[0]), "you are an agent"))
+    assert _fit_tips(tokenizer, user, tips, "you are an agent", 0)[0] == encode_chat(
+        tokenizer, step_messages(with_tips(user, tips[0]), "you are an agent")
+    )
     assert tips == (["the fan is in the garage", "take the cup", "open the oven and cook the potato"], ["a", "b", "c"])
 
 
 def reflection_ids(tokenizer, ep, after, settings, start=0):
-    return encode_chat(tokenizer, reflection_messages(ep.description, ep.turns(after)[start:], ep.final_score,
-                                                      settings.reflection_observation_words,
-                                                      settings.system_prompt))
+    return encode_chat(
+        tokenizer,
+        reflection_messages(
+            ep.description,
+            ep.turns(after)[start:],
+            ep.final_score,
+            settings.reflection_observation_words,
+            settings.system_prompt,
+        ),
+    )
 
 
 def test_the_reflection_drops_the_oldest_quarter_of_the_steps_at_a_time(policy):
@@ -500,11 +599,13 @@ def test_the_reflection_drops_the_oldest_quarter_of_the_steps_at_a_time(policy):
     assert _fit_reflection(tokenizer, ep, after, settings, len(at[5]) - 1) == at[6]
     for tight in (3, 1):  # nothing fits: the reflection without steps
         assert _fit_reflection(tokenizer, ep, after, settings, tight) == at[12]
-    raw = dataclasses.replace(settings, raw_history_actions=True, reflection_observation_words=2,
-                              system_prompt="you are an agent")
+    raw = dataclasses.replace(
+        settings, raw_history_actions=True, reflection_observation_words=2, system_prompt="you are an agent"
+    )
     ep.steps[0].action = "go to attic"
     assert _fit_reflection(tokenizer, ep, after, raw, 0) == encode_chat(
-        tokenizer, reflection_messages(ep.description, ep.turns(after, raw=True), 42.0, 2, "you are an agent"))
+        tokenizer, reflection_messages(ep.description, ep.turns(after, raw=True), 42.0, 2, "you are an agent")
+    )
 
 
 def test_each_episode_gets_the_tip_its_reflection_prompt_gives(policy, monkeypatch):
@@ -529,27 +630,55 @@ def test_each_episode_gets_the_tip_its_reflection_prompt_gives(policy, monkeypat
     # Sampled from each episode's own generator: the same tip alone as in the batch.
     for e in range(2):
         alone = [dataclasses.replace(episodes[e])]
-        write_tips(alone, after[e:e + 1], model, tokenizer, settings, 8, [episode_generator(5, e)])
+        write_tips(alone, after[e : e + 1], model, tokenizer, settings, 8, [episode_generator(5, e)])
         assert alone[0].tip == batch_tips[e]
 
 
 # --- settings and sampling streams ----------------------------------------------------------------
 
+
 def test_every_rollout_setting_comes_from_its_config_key():
-    config = load_config({
-        "policy": {"max_action_tokens": 7, "temperature": 0.9, "eval_temperature": 0.3, "history_steps": 5,
-                   "observation_words": 11, "max_sequence_tokens": 900, "generation_batch": 13,
-                   "reflection_observation_words": 4, "history_action": "raw"},
-        "memory": {"similarity_threshold": 0.7, "top_k": 3, "edited_tip_actions": "keep", "key": "episode",
-                   "show_score": False},
-        "env": {"workers": 2},
-    })
+    config = load_config(
+        {
+            "policy": {
+                "max_action_tokens": 7,
+                "temperature": 0.9,
+                "eval_temperature": 0.3,
+                "history_steps": 5,
+                "observation_words": 11,
+                "max_sequence_tokens": 900,
+                "generation_batch": 13,
+                "reflection_observation_words": 4,
+                "history_action": "raw",
+            },
+            "memory": {
+                "similarity_threshold": 0.7,
+                "top_k": 3,
+                "edited_tip_actions": "keep",
+                "key": "episode",
+                "show_score": False,
+            },
+            "env": {"workers": 2},
+        }
+    )
     train = RolloutSettings.from_config(config, BuiltinEnv(), train=True)
     assert train == RolloutSettings(
-        max_action_tokens=7, temperature=0.9, history_steps=5, observation_words=11,
-        similarity_threshold=0.7, top_k=3, keep_edited_tip_actions=True, system_prompt=SYSTEM_PROMPT,
-        max_sequence_tokens=900, workers=2, generation_batch=13, reflection_observation_words=4,
-        raw_history_actions=True, memory_key="episode", show_score=False)
+        max_action_tokens=7,
+        temperature=0.9,
+        history_steps=5,
+        observation_words=11,
+        similarity_threshold=0.7,
+        top_k=3,
+        keep_edited_tip_actions=True,
+        system_prompt=SYSTEM_PROMPT,
+        max_sequence_tokens=900,
+        workers=2,
+        generation_batch=13,
+        reflection_observation_words=4,
+        raw_history_actions=True,
+        memory_key="episode",
+        show_score=False,
+    )
     evaluation = RolloutSettings.from_config(config, BuiltinEnv(), train=False)
     assert evaluation == dataclasses.replace(train, temperature=0.3)
     default = RolloutSettings.from_config(load_config("builtin"), BuiltinEnv(), train=True)

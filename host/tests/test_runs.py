@@ -14,11 +14,30 @@ from empo2.memory.store import MemoryStore
 from empo2.policy.prompting import with_tips
 from empo2.training.rollout import Episode, StepRecord
 from empo2.run_folder import folder as folder_module
-from empo2.atomic import (append_jsonl, atomic_write_json, dumps_line, encode_lines, intact_length,
-                          iter_jsonl, repair_jsonl, truncate_synced)
-from empo2.rerun.branch import (PARENT_FILE, RERUN_FILE, STAGING, TRASH, BranchError, adopt_branch,
-                                branches_of, create_branch, delete_branch, parent_record,
-                                person_edits_after, rerun_status)
+from empo2.atomic import (
+    append_jsonl,
+    atomic_write_json,
+    dumps_line,
+    encode_lines,
+    intact_length,
+    iter_jsonl,
+    repair_jsonl,
+    truncate_synced,
+)
+from empo2.rerun.branch import (
+    PARENT_FILE,
+    RERUN_FILE,
+    STAGING,
+    TRASH,
+    BranchError,
+    adopt_branch,
+    branches_of,
+    create_branch,
+    delete_branch,
+    parent_record,
+    person_edits_after,
+    rerun_status,
+)
 from empo2.run_folder.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError
 from empo2.training.records import episode_record, episode_summary
 
@@ -52,7 +71,8 @@ def test_the_json_files_people_open_are_indented_sorted_and_keep_their_text(tmp_
     texts and task names as written (not \\u escapes), one newline at the end."""
     atomic_write_json(tmp_path / "run.json", {"state": "running", "name": "café", "k": [1]})
     assert (tmp_path / "run.json").read_bytes() == (
-        '{\n  "k": [\n    1\n  ],\n  "name": "café",\n  "state": "running"\n}\n').encode("utf-8")
+        '{\n  "k": [\n    1\n  ],\n  "name": "café",\n  "state": "running"\n}\n'
+    ).encode("utf-8")
 
 
 def test_whole_files_and_appends_make_their_missing_folders(tmp_path):
@@ -62,8 +82,7 @@ def test_whole_files_and_appends_make_their_missing_folders(tmp_path):
     assert list(iter_jsonl(tmp_path / "d" / "e" / "f.jsonl")) == [{"k": 2}]
 
 
-def test_a_whole_file_is_written_under_a_hidden_temporary_name_that_rollback_clears(tmp_path,
-                                                                                  monkeypatch):
+def test_a_whole_file_is_written_under_a_hidden_temporary_name_that_rollback_clears(tmp_path, monkeypatch):
     """A kill before the rename leaves `.<name>.<random>.tmp` beside the target: the pattern
     that `rollback_to` removes (an unhidden or differently named leftover would stay)."""
     renamed = []
@@ -113,22 +132,37 @@ LONG = b'{"t":"' + b"x" * 70_000 + b'"}\n'  # longer than one 64 KiB read of _la
 READ = 1 << 16  # bytes of one read of _last_newline_end
 
 
-@pytest.mark.parametrize("content,intact", [
-    (b"", 0),
-    (b'{"a":', 0),  # one torn line: nothing is intact
-    (b'{"a":1}\n', 8),
-    (b'{"a":1}\n{"a":', 8),  # a torn last line
-    (b'{"a":1}\n{garbage}\n', 8),  # a last complete line that does not parse is cut too
-    (b'{"a":1}\n\n', 8),  # an empty last line does not parse
-    (b'{"a":1}\n' + LONG, 8 + len(LONG)),
-    (LONG + b'{"a":', len(LONG)),
-    (LONG[:-1], 0),
-    # The newline a 64 KiB read starts on: the byte just before a torn line of 64 KiB - 1, and
-    # byte 0 (an empty first line) before a garbage line that ends one read after it.
-    (b'{"a":1}\n' + b"x" * (READ - 1), 8),
-    (b"\n" + b"x" * READ + b"\n", 1),
-], ids=["empty", "torn-only", "whole", "torn", "garbage", "empty-line", "long", "long-torn",
-        "long-torn-only", "torn-after-read-start", "garbage-after-byte-0"])
+@pytest.mark.parametrize(
+    "content,intact",
+    [
+        (b"", 0),
+        (b'{"a":', 0),  # one torn line: nothing is intact
+        (b'{"a":1}\n', 8),
+        (b'{"a":1}\n{"a":', 8),  # a torn last line
+        (b'{"a":1}\n{garbage}\n', 8),  # a last complete line that does not parse is cut too
+        (b'{"a":1}\n\n', 8),  # an empty last line does not parse
+        (b'{"a":1}\n' + LONG, 8 + len(LONG)),
+        (LONG + b'{"a":', len(LONG)),
+        (LONG[:-1], 0),
+        # The newline a 64 KiB read starts on: the byte just before a torn line of 64 KiB - 1, and
+        # byte 0 (an empty first line) before a garbage line that ends one read after it.
+        (b'{"a":1}\n' + b"x" * (READ - 1), 8),
+        (b"\n" + b"x" * READ + b"\n", 1),
+    ],
+    ids=[
+        "empty",
+        "torn-only",
+        "whole",
+        "torn",
+        "garbage",
+        "empty-line",
+        "long",
+        "long-torn",
+        "long-torn-only",
+        "torn-after-read-start",
+        "garbage-after-byte-0",
+    ],
+)
 def test_intact_length_cuts_only_a_torn_or_unparsable_last_line(tmp_path, content, intact):
     path = tmp_path / "events.jsonl"
     path.write_bytes(content)
@@ -163,8 +197,9 @@ def test_create_open_and_rollback(tmp_path):
     with pytest.raises(RunFolderError, match="not a run folder"):
         RunFolder.open(tmp_path / "elsewhere")
     for it in (1, 2, 3):
-        folder.write_trajectories(it, [{"id": f"i{it:06d}-e0000", "iteration": it}],
-                                  [{"id": f"i{it:06d}-e0000", "iteration": it}])
+        folder.write_trajectories(
+            it, [{"id": f"i{it:06d}-e0000", "iteration": it}], [{"id": f"i{it:06d}-e0000", "iteration": it}]
+        )
         folder.append_metrics({"iteration": it})
     assert folder.trajectory("i000002-e0000")["iteration"] == 2
     folder.rollback_to(2)
@@ -205,7 +240,10 @@ def test_the_files_have_the_documented_names_and_the_state_its_defaults(tmp_path
     folder.set_state("running", iteration=3, episodes=12)
     folder.set_state("paused")  # keeps what it does not change
     assert {k: v for k, v in folder.state().items() if k != "updated"} == {
-        "state": "paused", "iteration": 3, "episodes": 12}
+        "state": "paused",
+        "iteration": 3,
+        "episodes": 12,
+    }
     (folder.path / "run.json").write_text("{torn")
     assert folder.state() == {"state": "created", "iteration": 0}  # unreadable: the defaults
     (folder.path / "run.json").unlink()
@@ -219,11 +257,16 @@ def test_the_files_have_the_documented_names_and_the_state_its_defaults(tmp_path
     with pytest.raises(RunFolderError, match="lone is not a run folder"):
         RunFolder.open(tmp_path / "lone")
 
-    folder.write_trajectories(12, [{"id": "i000012-e0001", "iteration": 12}],
-                              [{"id": "i000012-e0001", "iteration": 12}])
+    folder.write_trajectories(
+        12, [{"id": "i000012-e0001", "iteration": 12}], [{"id": "i000012-e0001", "iteration": 12}]
+    )
     folder.append_metrics({"iteration": 12})
     assert sorted(str(p.relative_to(folder.path)) for p in folder.path.rglob("*") if p.is_file()) == [
-        "config.json", "metrics.jsonl", "trajectories/index.jsonl", "trajectories/iter-000012.jsonl"]
+        "config.json",
+        "metrics.jsonl",
+        "trajectories/index.jsonl",
+        "trajectories/iter-000012.jsonl",
+    ]
     assert folder.trajectory("i000012-e0001") == {"id": "i000012-e0001", "iteration": 12}
     assert folder.trajectory("i000012-e0002") is None
     assert list(folder.trajectories(13)) == []
@@ -261,8 +304,9 @@ def test_checkpoint_folders_are_found_by_name_and_leftovers_are_cleared(tmp_path
 def test_rollback_removes_only_what_came_after_and_the_leftovers(tmp_path, monkeypatch):
     folder = RunFolder.create(tmp_path, "r", {})
     for it in (1, 2):
-        folder.write_trajectories(it, [{"id": f"i{it:06d}-e0000", "iteration": it}],
-                                  [{"id": f"i{it:06d}-e0000", "iteration": it}])
+        folder.write_trajectories(
+            it, [{"id": f"i{it:06d}-e0000", "iteration": it}], [{"id": f"i{it:06d}-e0000", "iteration": it}]
+        )
         folder.append_metrics({"iteration": it})
     append_jsonl(folder.metrics_path, [{"note": "no iteration"}])  # counts as iteration 0
     (folder.path / "trajectories" / ".iter-000003.jsonl.tmp").write_text("half")
@@ -270,8 +314,7 @@ def test_rollback_removes_only_what_came_after_and_the_leftovers(tmp_path, monke
     (folder.checkpoints_path / "iter-000001").mkdir()
     folder.rollback_to(1)
     assert folder.metrics() == [{"iteration": 1}, {"note": "no iteration"}]
-    assert sorted(p.name for p in (folder.path / "trajectories").iterdir()) == [
-        "index.jsonl", "iter-000001.jsonl"]
+    assert sorted(p.name for p in (folder.path / "trajectories").iterdir()) == ["index.jsonl", "iter-000001.jsonl"]
     assert sorted(p.name for p in folder.checkpoints_path.iterdir()) == ["iter-000001"]
     folder.rollback_to(0)
     assert folder.metrics() == [{"note": "no iteration"}]
@@ -285,7 +328,6 @@ def test_rollback_removes_only_what_came_after_and_the_leftovers(tmp_path, monke
 
 def test_one_writer_holds_the_lock_and_a_reader_only_probes_it(tmp_path, monkeypatch):
     import fcntl
-
 
     folder = RunFolder.create(tmp_path, "r", {})
     lock = folder.path / WRITER_LOCK
@@ -347,34 +389,78 @@ def test_an_episode_record_carries_every_field_of_every_step(tmp_path):
 
     def step(t: int, intrinsic: float) -> StepRecord:
         return StepRecord(
-            observation=f"obs {t}", user_text=f"user {t}", tips=[f"tip a{t}", f"tip b{t}"],
-            tip_ids=[f"t{t}a", f"t{t}b"], prompt_ids=[10 + t, 11], prompt_ids_no_tips=[20 + t],
-            action=f"raw {t}", executed_action=f"go {t}", action_ids=[30 + t, 31],
-            behaviour_logprobs=[-0.5 - t, -0.25], reward=1.5 + t, intrinsic=intrinsic,
-            score=7.0 + t, tip_texts=[f"text a{t}"], tip_actions=[f"act a{t}"])
+            observation=f"obs {t}",
+            user_text=f"user {t}",
+            tips=[f"tip a{t}", f"tip b{t}"],
+            tip_ids=[f"t{t}a", f"t{t}b"],
+            prompt_ids=[10 + t, 11],
+            prompt_ids_no_tips=[20 + t],
+            action=f"raw {t}",
+            executed_action=f"go {t}",
+            action_ids=[30 + t, 31],
+            behaviour_logprobs=[-0.5 - t, -0.25],
+            reward=1.5 + t,
+            intrinsic=intrinsic,
+            score=7.0 + t,
+            tip_texts=[f"text a{t}"],
+            tip_actions=[f"act a{t}"],
+        )
 
-    ep = Episode(id="i000004-e0002", task="find-a", variation=3, group=5, rollout_mode="memory",
-                 description="find the battery", steps=[step(0, 0.5), step(1, 0.25)],
-                 final_score=9.0, success=True, tip="look in the drawer", tip_id="t000009")
-    summary = {"id": "i000004-e0002", "iteration": 4, "task": "find-a", "variation": 3,
-               "group": 5, "rollout_mode": "memory", "update_mode": "off-policy",
-               "return": 9.0, "success": True, "steps": 2, "intrinsic": 0.75, "tip_id": "t000009"}
+    ep = Episode(
+        id="i000004-e0002",
+        task="find-a",
+        variation=3,
+        group=5,
+        rollout_mode="memory",
+        description="find the battery",
+        steps=[step(0, 0.5), step(1, 0.25)],
+        final_score=9.0,
+        success=True,
+        tip="look in the drawer",
+        tip_id="t000009",
+    )
+    summary = {
+        "id": "i000004-e0002",
+        "iteration": 4,
+        "task": "find-a",
+        "variation": 3,
+        "group": 5,
+        "rollout_mode": "memory",
+        "update_mode": "off-policy",
+        "return": 9.0,
+        "success": True,
+        "steps": 2,
+        "intrinsic": 0.75,
+        "tip_id": "t000009",
+    }
     assert episode_summary(ep, "off-policy", 4) == summary
     record = episode_record(ep, "off-policy", 4, ["after 0", "after 1"])
     # The record's "steps" is the list of steps, where the summary has their count.
-    assert {k: v for k, v in record.items() if k in summary and k != "steps"} == \
-        {k: v for k, v in summary.items() if k != "steps"}
+    assert {k: v for k, v in record.items() if k in summary and k != "steps"} == {
+        k: v for k, v in summary.items() if k != "steps"
+    }
     assert (record["description"], record["tip"]) == ("find the battery", "look in the drawer")
     assert set(record) == set(summary) | {"description", "tip", "steps"}
     for t, s in enumerate(record["steps"]):
         assert s == {
-            "t": t, "observation": f"obs {t}", "prompt": with_tips(f"user {t}", [f"tip a{t}", f"tip b{t}"]),
-            "prompt_no_tips": f"user {t}", "tips": [f"tip a{t}", f"tip b{t}"],
-            "tip_ids": [f"t{t}a", f"t{t}b"], "tip_texts": [f"text a{t}"], "tip_actions": [f"act a{t}"],
-            "prompt_ids": [10 + t, 11], "prompt_ids_no_tips": [20 + t], "action": f"raw {t}",
-            "executed_action": f"go {t}", "action_ids": [30 + t, 31],
-            "behaviour_logprobs": [-0.5 - t, -0.25], "reward": 1.5 + t,
-            "intrinsic": ep.steps[t].intrinsic, "score": 7.0 + t, "next_observation": f"after {t}",
+            "t": t,
+            "observation": f"obs {t}",
+            "prompt": with_tips(f"user {t}", [f"tip a{t}", f"tip b{t}"]),
+            "prompt_no_tips": f"user {t}",
+            "tips": [f"tip a{t}", f"tip b{t}"],
+            "tip_ids": [f"t{t}a", f"t{t}b"],
+            "tip_texts": [f"text a{t}"],
+            "tip_actions": [f"act a{t}"],
+            "prompt_ids": [10 + t, 11],
+            "prompt_ids_no_tips": [20 + t],
+            "action": f"raw {t}",
+            "executed_action": f"go {t}",
+            "action_ids": [30 + t, 31],
+            "behaviour_logprobs": [-0.5 - t, -0.25],
+            "reward": 1.5 + t,
+            "intrinsic": ep.steps[t].intrinsic,
+            "score": 7.0 + t,
+            "next_observation": f"after {t}",
         }
     assert record["steps"][0]["prompt"] != "user 0"  # the tips are in the prompt with tips
 
@@ -382,6 +468,7 @@ def test_an_episode_record_carries_every_field_of_every_step(tmp_path):
 # -- branches (rerun/branch.py) -----------------------------------------------------------------
 # tests/test_rerun.py branches a parent the real trainer trained (minutes); these build the
 # parent's folder by hand, so that each rule of a branch is checked in a second.
+
 
 class OneHotEmbedder:
     """Test double for the sentence embedder (the real one takes seconds to load, and a branch
@@ -428,12 +515,33 @@ def parent(tmp_path):
     checkpoint(folder, 2, store.marker())
     store.close()
     edits = [
-        {"tip_id": policy_tip.id, "kind": "update", "variation_key": "find/1", "author": "bo",
-         "at": rewritten.updated, "before": "look left", "after": "look right"},
-        {"tip_id": added.id, "kind": "add", "variation_key": "find/2", "author": "ana",
-         "at": added.created, "before": None, "after": "the key is red"},
-        {"tip_id": old.id, "kind": "delete", "variation_key": "find/1", "author": "ana",
-         "at": deleted.updated, "before": "ask twice", "after": None},
+        {
+            "tip_id": policy_tip.id,
+            "kind": "update",
+            "variation_key": "find/1",
+            "author": "bo",
+            "at": rewritten.updated,
+            "before": "look left",
+            "after": "look right",
+        },
+        {
+            "tip_id": added.id,
+            "kind": "add",
+            "variation_key": "find/2",
+            "author": "ana",
+            "at": added.created,
+            "before": None,
+            "after": "the key is red",
+        },
+        {
+            "tip_id": old.id,
+            "kind": "delete",
+            "variation_key": "find/1",
+            "author": "ana",
+            "at": deleted.updated,
+            "before": "ask twice",
+            "after": None,
+        },
     ]
     return folder, edits
 
@@ -443,30 +551,36 @@ def test_a_branch_copies_its_checkpoint_and_memory_and_records_the_edits_after_i
     folder, edits = parent
     before = files(folder.path)
     started = time.time()
-    branch = create_branch(folder, checkpoint=1, name="what-if",
-                           records={"rerun.json": {"status": "running"}})
+    branch = create_branch(folder, checkpoint=1, name="what-if", records={"rerun.json": {"status": "running"}})
     assert branch.path == folder.path.parent / "what-if"
     assert files(folder.path) == before  # the parent is only read
     record = parent_record(branch)
     assert started <= record.pop("created") <= time.time()
     marker = json.loads((folder.checkpoints_path / "iter-000001" / "trainer.json").read_text())["memory_marker"]
     assert record == {
-        "format": 1, "run": "parent", "path": str(folder.path.resolve()), "checkpoint": 1,
+        "format": 1,
+        "run": "parent",
+        "path": str(folder.path.resolve()),
+        "checkpoint": 1,
         "memory_version": (folder.memory_path / "events.jsonl").stat().st_size,
-        "memory_marker": marker, "tip_edits": edits, "adopted": None,
+        "memory_marker": marker,
+        "tip_edits": edits,
+        "adopted": None,
     }
-    assert RunFolder.open(branch.path).config() == {
-        "seed": 3, "name": "what-if", "root": str(folder.path.parent)}
+    assert RunFolder.open(branch.path).config() == {"seed": 3, "name": "what-if", "root": str(folder.path.parent)}
     assert (branch.state()["state"], branch.state()["iteration"]) == ("created", 1)
     assert json.loads((branch.path / "rerun.json").read_text()) == {"status": "running"}
     copied = files(branch.path)
-    assert {k: v for k, v in copied.items() if k.startswith("memory/")} == \
-        {k: v for k, v in before.items() if k.startswith("memory/")}
-    assert {k: v for k, v in copied.items() if k.startswith("checkpoints/")} == \
-        {k: v for k, v in before.items() if k.startswith("checkpoints/iter-000001/")}
+    assert {k: v for k, v in copied.items() if k.startswith("memory/")} == {
+        k: v for k, v in before.items() if k.startswith("memory/")
+    }
+    assert {k: v for k, v in copied.items() if k.startswith("checkpoints/")} == {
+        k: v for k, v in before.items() if k.startswith("checkpoints/iter-000001/")
+    }
     assert sorted(copied) == sorted(
         [k for k in copied if k.startswith(("memory/", "checkpoints/"))]
-        + ["config.json", "run.json", PARENT_FILE, "rerun.json"])
+        + ["config.json", "run.json", PARENT_FILE, "rerun.json"]
+    )
     assert list((folder.path.parent / STAGING).iterdir()) == []  # assembled there, then moved
 
     latest = parent_record(create_branch(folder))  # default: the latest checkpoint, a free name
@@ -494,7 +608,13 @@ def test_a_branch_name_is_free_valid_and_never_a_half_run(parent):
     with pytest.raises(BranchError, match="run empty has no checkpoint to branch from"):
         create_branch(empty)
     assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == [
-        "empty", "parent", "parent-branch-1", "parent-branch-2", "parent-branch-3", "parent-branch-4"]
+        "empty",
+        "parent",
+        "parent-branch-1",
+        "parent-branch-2",
+        "parent-branch-3",
+        "parent-branch-4",
+    ]
     scratch = root.parent / "scratch"  # a dry run branches into a scratch root of its own
     elsewhere = create_branch(folder, name="try", root=scratch)
     assert elsewhere.path == scratch / "try" and not (root / "try").exists()
@@ -539,7 +659,8 @@ def test_branches_of_adopt_and_delete(parent, monkeypatch):
     other = create_branch(second, name="a-grandchild")  # a branch of the branch, not of parent
     (root / "a-half").mkdir()
     (root / "a-half" / PARENT_FILE).write_text(  # no config.json: not a run
-        (first.path / PARENT_FILE).read_text())
+        (first.path / PARENT_FILE).read_text()
+    )
     broken = create_branch(folder, name="a0-broken")  # sorted before the others: skipped, not the end
     (broken.path / PARENT_FILE).write_text("{torn")
     undated = create_branch(folder, name="e-undated")  # a record without its time sorts first
@@ -579,8 +700,9 @@ def test_person_edits_after_a_marker_stop_at_a_torn_line(parent, tmp_path):
     marker = json.loads((folder.checkpoints_path / "iter-000001" / "trainer.json").read_text())["memory_marker"]
     assert person_edits_after(events, marker) == edits
     everything = person_edits_after(events, None)  # no marker: every person's edit
-    assert [(e["kind"], e["after"]) for e in everything] == [
-        ("add", "ask first"), ("update", "ask twice")] + [(e["kind"], e["after"]) for e in edits]
+    assert [(e["kind"], e["after"]) for e in everything] == [("add", "ask first"), ("update", "ask twice")] + [
+        (e["kind"], e["after"]) for e in edits
+    ]
     assert person_edits_after(events, {"events_bytes": None}) == everything
     with open(events, "ab") as f:
         f.write(b'{"kind":"update","tip_id":"t000001"')  # a torn last line: not an event yet

@@ -9,8 +9,7 @@ import time
 
 import pytest
 
-from empo2.policy.saved_folder import (BUILD_REPORT, build_once, prompt_shape_difference,
-                                       prompt_shape_overrides)
+from empo2.policy.saved_folder import BUILD_REPORT, build_once, prompt_shape_difference, prompt_shape_overrides
 
 
 def test_two_callers_at_once_build_the_folder_once_and_both_get_it(tmp_path):
@@ -24,8 +23,9 @@ def test_two_callers_at_once_build_the_folder_once_and_both_get_it(tmp_path):
         (destination / BUILD_REPORT).write_text("{}\n")
 
     got: list = []
-    callers = [threading.Thread(target=lambda: got.append(build_once(path, build)), name=f"caller-{k}")
-               for k in range(2)]
+    callers = [
+        threading.Thread(target=lambda: got.append(build_once(path, build)), name=f"caller-{k}") for k in range(2)
+    ]
     for caller in callers:
         caller.start()
     for caller in callers:
@@ -49,7 +49,9 @@ def test_a_build_that_fails_leaves_no_folder_and_the_next_caller_builds(tmp_path
 def test_a_policys_recipe_gives_the_overrides_that_cut_prompts_where_its_demonstrations_were(tmp_path):
     built = tmp_path / "built"
     built.mkdir()
-    (built / BUILD_REPORT).write_text(json.dumps({"recipe": {"epochs": 2, "history_steps": 3, "observation_words": 50}}))
+    (built / BUILD_REPORT).write_text(
+        json.dumps({"recipe": {"epochs": 2, "history_steps": 3, "observation_words": 50}})
+    )
     assert prompt_shape_overrides(built) == ["policy.history_steps=3", "policy.observation_words=50"]
     assert prompt_shape_difference(built, 3, 50) is None
     assert "policy.observation_words 50 (this run: 10)" in prompt_shape_difference(built, 3, 10)

@@ -22,8 +22,10 @@ def sciworld():
     env.close()
 
 
-@pytest.mark.parametrize("task", ["find-non-living-thing", "power-component",
-                                  "chemistry-mix-paint-secondary-color", "lifespan-longest-lived"])
+@pytest.mark.parametrize(
+    "task",
+    ["find-non-living-thing", "power-component", "chemistry-mix-paint-secondary-color", "lifespan-longest-lived"],
+)
 def test_the_gold_action_sequence_reaches_full_score(sciworld, task):
     variation = sciworld.variations(task, "train")[0]
     gold = sciworld.gold_actions(task, variation)
@@ -88,8 +90,7 @@ def test_train_and_test_variations_are_disjoint_and_sized_as_the_paper(sciworld)
 def test_all_table_1_tasks_are_selectable_by_name(sciworld):
     assert len(PAPER_TASKS) == len(set(PAPER_TASKS)) == 18
     assert set(PAPER_TASKS) <= set(sciworld.tasks()) and len(sciworld.tasks()) == 30
-    config = load_config({"env": {"name": "scienceworld", "tasks": list(PAPER_TASKS),
-                                  "step_limits": "per-task"}})
+    config = load_config({"env": {"name": "scienceworld", "tasks": list(PAPER_TASKS), "step_limits": "per-task"}})
     assert config.env.name == "scienceworld"
     with pytest.raises(ValueError, match="unknown ScienceWorld task"):
         sciworld.reset("power-device", 0)
@@ -98,8 +99,14 @@ def test_all_table_1_tasks_are_selectable_by_name(sciworld):
 def test_the_instructions_carry_the_paper_prompt_s_content(sciworld):
     text = system_prompt_for(sciworld)
     assert text != SYSTEM_PROMPT
-    for needle in ("focus on OBJ", "wrong object", "teleport to LOC", "connect OBJ to OBJ",
-                   "Explore", "a different task"):
+    for needle in (
+        "focus on OBJ",
+        "wrong object",
+        "teleport to LOC",
+        "connect OBJ to OBJ",
+        "Explore",
+        "a different task",
+    ):
         assert needle in text, needle
 
 
@@ -108,10 +115,23 @@ def test_a_training_run_on_scienceworld_keeps_its_simulators_and_budget(tmp_path
     from empo2.run_folder.folder import RunFolder
     from empo2.training.trainer import Trainer
 
-    config = load_config(tiny_run_overrides(tiny_policy, iterations=2, **{
-        "env.name": "scienceworld", "env.tasks": ["find-non-living-thing"], "env.max_steps": 3,
-        "env.workers": 2, "algo.batch_tasks": 1, "policy.max_sequence_tokens": 640, "policy.history_steps": 10,
-        "policy.observation_words": 30, "eval.every": 0}))
+    config = load_config(
+        tiny_run_overrides(
+            tiny_policy,
+            iterations=2,
+            **{
+                "env.name": "scienceworld",
+                "env.tasks": ["find-non-living-thing"],
+                "env.max_steps": 3,
+                "env.workers": 2,
+                "algo.batch_tasks": 1,
+                "policy.max_sequence_tokens": 640,
+                "policy.history_steps": 10,
+                "policy.observation_words": 30,
+                "eval.every": 0,
+            },
+        )
+    )
     folder = RunFolder.create(tmp_path, "sw", config.to_dict())
     trainer = Trainer(config, folder, embedder=embedder)
     try:
@@ -123,7 +143,6 @@ def test_a_training_run_on_scienceworld_keeps_its_simulators_and_budget(tmp_path
     metrics = folder.metrics()[-1]
     for phase in ("generation", "environment", "retrieval", "prompting"):
         assert f"time/rollout/{phase}" in metrics
-    steps = [s for summary in folder.trajectory_summaries()
-             for s in folder.trajectory(summary["id"])["steps"]]
+    steps = [s for summary in folder.trajectory_summaries() for s in folder.trajectory(summary["id"])["steps"]]
     assert steps and all(len(s["prompt_ids"]) + 6 <= 640 for s in steps)
     assert all("focus on" in s["prompt"] for s in steps)  # the ScienceWorld instructions

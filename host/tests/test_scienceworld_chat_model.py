@@ -19,16 +19,31 @@ pytestmark = pytest.mark.slow
 # What differs from the paper's preset, and why: the rest (task, instructions, correction,
 # memory, the loss's clipping) is the preset's own.
 SHRUNK = [
-    "iterations=2", "checkpoint_every=2", "env.train_variations=[0]",  # tips written, then read
-    "policy.model=smollm2-135m-instruct", "policy.dtype=float32", "policy.device=cpu",
+    "iterations=2",
+    "checkpoint_every=2",
+    "env.train_variations=[0]",  # tips written, then read
+    "policy.model=smollm2-135m-instruct",
+    "policy.dtype=float32",
+    "policy.device=cpu",
     "policy.lora_rank=8",  # a 135M model's Adam state is 1 GB in full; adapters are a few MB
-    "policy.gradient_checkpointing=false", "policy.generation_batch=4",
-    "policy.max_action_tokens=8", "policy.max_tip_tokens=16",
-    "policy.max_sequence_tokens=768", "policy.history_steps=2", "policy.observation_words=40",
-    "env.max_steps=2", "env.step_limits=fixed", "env.workers=2",
-    "algo.batch_tasks=1", "algo.group_size=2", "algo.p_memory=1.0", "algo.q_off_policy=1.0",
-    "algo.micro_batch=2", "algo.lr=1e-5",
-    "eval.every=0", "dist.strategy=ddp",  # one process: no process group
+    "policy.gradient_checkpointing=false",
+    "policy.generation_batch=4",
+    "policy.max_action_tokens=8",
+    "policy.max_tip_tokens=16",
+    "policy.max_sequence_tokens=768",
+    "policy.history_steps=2",
+    "policy.observation_words=40",
+    "env.max_steps=2",
+    "env.step_limits=fixed",
+    "env.workers=2",
+    "algo.batch_tasks=1",
+    "algo.group_size=2",
+    "algo.p_memory=1.0",
+    "algo.q_off_policy=1.0",
+    "algo.micro_batch=2",
+    "algo.lr=1e-5",
+    "eval.every=0",
+    "dist.strategy=ddp",  # one process: no process group
 ]
 
 

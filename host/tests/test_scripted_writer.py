@@ -25,8 +25,9 @@ def test_a_success_that_searched_on_names_the_room_the_item_was_taken_in():
         actions += [f"go to {room}", f"open {w.container_of[room]}"]
     actions += [f"go to {w.target_room}", f"put {w.item} in {w.target}", f"{w.kind.use_verb} {w.target}"]
     tip = scripted_tip("power-device", 0, actions, 100.0)
-    assert tip == (f"the {w.item} was in the {w.container_of[w.item_room]} in the {w.item_room} . "
-                   "it worked . score 100")
+    assert tip == (
+        f"the {w.item} was in the {w.container_of[w.item_room]} in the {w.item_room} . it worked . score 100"
+    )
 
 
 def test_the_decoy_delivered_in_vain_is_a_failure_that_lists_the_containers_searched():
@@ -49,8 +50,10 @@ def test_the_decoy_delivered_in_vain_is_a_failure_that_lists_the_containers_sear
 
 
 def test_an_episode_that_opened_nothing_says_so():
-    assert scripted_tip("grow-plant", 3, ["look around", "look around"], 0.0) == \
-        "i opened nothing . look in other rooms . score 0"
+    assert (
+        scripted_tip("grow-plant", 3, ["look around", "look around"], 0.0)
+        == "i opened nothing . look in other rooms . score 0"
+    )
 
 
 def test_the_scripted_writer_is_refused_outside_the_built_in_worlds():
@@ -62,8 +65,9 @@ def test_the_scripted_writer_is_refused_outside_the_built_in_worlds():
 def test_a_training_iteration_stores_the_scripted_tips_of_its_episodes(tmp_path, tiny_policy, embedder):
     from test_train import make_trainer
 
-    trainer, _ = make_trainer(tmp_path, tiny_policy, embedder, iterations=1, **{
-        "eval.every": 0, "memory.tip_writer": "scripted"})
+    trainer, _ = make_trainer(
+        tmp_path, tiny_policy, embedder, iterations=1, **{"eval.every": 0, "memory.tip_writer": "scripted"}
+    )
     trainer.run()  # opens the memory and trains one iteration
     episodes = trainer.play(2, [("power-device", 0), ("grow-plant", 1)], memory_mode=False)[0]
     assert episodes and all(ep.tip_id for ep in episodes)

@@ -66,8 +66,10 @@ def test_initialize_announces_version_and_capabilities(host, check):
         assert {"iterations", "env", "algo", "memory", "keep_checkpoints"} <= set(caps["configFields"])
         assert "episodes" not in caps["configFields"] and "keys" not in caps["configFields"]
         assert result["serverInfo"]["pid"] == os.getpid()
-        assert error_of(c, "initialize", {"protocolVersion": protocol_version(),
-                                          "clientInfo": {"name": "again"}}).code == CODES["InvalidRequest"]
+        assert (
+            error_of(c, "initialize", {"protocolVersion": protocol_version(), "clientInfo": {"name": "again"}}).code
+            == CODES["InvalidRequest"]
+        )
         assert c.request("ping")["time"] > 0
 
 
@@ -77,22 +79,25 @@ def test_a_client_of_another_major_version_is_refused(host, check):
         assert err.code == CODES["ProtocolVersionMismatch"] and err.data == {"hostVersion": protocol_version()}
 
 
-@pytest.mark.parametrize("headers, origin, status", [
-    ({}, None, 401),
-    ({"Authorization": "Bearer wrong-token-wrong-token-wrong"}, None, 401),
-    ({"Authorization": f"Basic {TOKEN}"}, None, 401),
-    ({"Authorization": f"Bearer {TOKEN}x"}, None, 401),
-    ({"Authorization": f"Bearer {TOKEN[:-1]}"}, None, 401),  # a prefix of the token
-    ({"Authorization": f"Bearer {TOKEN[:1]}"}, None, 401),
-    ({"Authorization": "Bearer "}, None, 401),  # an empty credential
-    ({"Authorization": "Bearer"}, None, 401),
-    ({"Authorization": f"Bearer {TOKEN} {TOKEN}"}, None, 401),  # the token, whitespace, more
-    ({"Authorization": f"Bearer {TOKEN}\tx"}, None, 401),
-    ([("Authorization", f"Bearer {TOKEN}"), ("Authorization", f"Bearer {TOKEN}")], None, 401),  # two
-    (HEADERS, "http://localhost:3000", 403),
-    (HEADERS, "vscode-webview://abc", 403),
-    ({}, "https://evil.example", 403),
-])
+@pytest.mark.parametrize(
+    "headers, origin, status",
+    [
+        ({}, None, 401),
+        ({"Authorization": "Bearer wrong-token-wrong-token-wrong"}, None, 401),
+        ({"Authorization": f"Basic {TOKEN}"}, None, 401),
+        ({"Authorization": f"Bearer {TOKEN}x"}, None, 401),
+        ({"Authorization": f"Bearer {TOKEN[:-1]}"}, None, 401),  # a prefix of the token
+        ({"Authorization": f"Bearer {TOKEN[:1]}"}, None, 401),
+        ({"Authorization": "Bearer "}, None, 401),  # an empty credential
+        ({"Authorization": "Bearer"}, None, 401),
+        ({"Authorization": f"Bearer {TOKEN} {TOKEN}"}, None, 401),  # the token, whitespace, more
+        ({"Authorization": f"Bearer {TOKEN}\tx"}, None, 401),
+        ([("Authorization", f"Bearer {TOKEN}"), ("Authorization", f"Bearer {TOKEN}")], None, 401),  # two
+        (HEADERS, "http://localhost:3000", 403),
+        (HEADERS, "vscode-webview://abc", 403),
+        ({}, "https://evil.example", 403),
+    ],
+)
 def test_no_token_wrong_token_and_browser_origins_are_refused(host, headers, origin, status):
     with pytest.raises(InvalidStatus) as caught:
         ws_connect(host.url, additional_headers=headers, origin=origin, open_timeout=5)
@@ -101,8 +106,16 @@ def test_no_token_wrong_token_and_browser_origins_are_refused(host, headers, ori
 
 def test_the_right_token_connects(host):
     with ws_connect(host.url, additional_headers=HEADERS, open_timeout=5) as ws:
-        ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                            "params": {"protocolVersion": protocol_version(), "clientInfo": {"name": "raw"}}}))
+        ws.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {"protocolVersion": protocol_version(), "clientInfo": {"name": "raw"}},
+                }
+            )
+        )
         assert json.loads(ws.recv(timeout=10))["result"]["protocolVersion"] == protocol_version()
 
 
@@ -145,8 +158,12 @@ def test_every_bad_message_gets_its_json_rpc_error(client, frame, rid, name):
 
 def _nested_tip_id(levels: int) -> str:
     """memory.get with a tipId of `levels` nested arrays: the frame nests levels + 2 deep."""
-    return ('{"jsonrpc":"2.0","id":21,"method":"memory.get","params":{"runId":"done","tipId":'
-            + "[" * levels + "]" * levels + "}}")
+    return (
+        '{"jsonrpc":"2.0","id":21,"method":"memory.get","params":{"runId":"done","tipId":'
+        + "[" * levels
+        + "]" * levels
+        + "}}"
+    )
 
 
 @pytest.mark.parametrize("levels", [MAX_DEPTH - 1, 300, 900, 3000, 200000])
@@ -180,20 +197,36 @@ def test_a_decoded_message_nested_past_the_limit_never_reaches_the_schema(host):
     assert response["id"] == 5 and response["error"]["code"] == CODES["InvalidRequest"], response
 
 
-@pytest.mark.parametrize("method, params, field, words", [
-    ("trajectory.list", {"runId": "done", "filter": {"returnMin": "high"}}, "params.filter.returnMin", "must be a number"),
-    ("trajectory.list", {"runId": "done", "filter": {"colour": 1}}, "params.filter.colour", "not a known field"),
-    ("trajectory.get", {"runId": "done"}, "params.episodeId", "is required"),
-    ("trajectory.get", {"runId": "done", "episodeId": "../../etc"}, "params.episodeId", "expected form"),
-    ("memory.update", {"runId": "done", "tipId": "t000001", "text": "x", "expectedVersion": 0},
-     "params.expectedVersion", "at least 1"),
-    ("run.start", {"config": {}, "preset": "builtin"}, "params", "together"),
-    ("run.list", {"root": "/"}, "params.root", "not a known field"),
-    ("memory.add", {"runId": "done", "variationKey": "a/0", "text": ""}, "params.text", "at least 1"),
-    ("trajectory.list", {"runId": "done", "cursor": "zzz"}, "params.cursor", "not a cursor"),
-    ("memory.update", {"runId": "done", "tipId": "t000001", "text": "   ", "expectedVersion": 1},
-     "params.text", "invalid"),
-])
+@pytest.mark.parametrize(
+    "method, params, field, words",
+    [
+        (
+            "trajectory.list",
+            {"runId": "done", "filter": {"returnMin": "high"}},
+            "params.filter.returnMin",
+            "must be a number",
+        ),
+        ("trajectory.list", {"runId": "done", "filter": {"colour": 1}}, "params.filter.colour", "not a known field"),
+        ("trajectory.get", {"runId": "done"}, "params.episodeId", "is required"),
+        ("trajectory.get", {"runId": "done", "episodeId": "../../etc"}, "params.episodeId", "expected form"),
+        (
+            "memory.update",
+            {"runId": "done", "tipId": "t000001", "text": "x", "expectedVersion": 0},
+            "params.expectedVersion",
+            "at least 1",
+        ),
+        ("run.start", {"config": {}, "preset": "builtin"}, "params", "together"),
+        ("run.list", {"root": "/"}, "params.root", "not a known field"),
+        ("memory.add", {"runId": "done", "variationKey": "a/0", "text": ""}, "params.text", "at least 1"),
+        ("trajectory.list", {"runId": "done", "cursor": "zzz"}, "params.cursor", "not a cursor"),
+        (
+            "memory.update",
+            {"runId": "done", "tipId": "t000001", "text": "   ", "expectedVersion": 1},
+            "params.text",
+            "invalid",
+        ),
+    ],
+)
 def test_invalid_params_name_the_field_in_one_sentence(client, method, params, field, words):
     err = error_of(client, method, params)
     assert err.code == CODES["InvalidParams"] and err.data == {"field": field}
@@ -230,8 +263,9 @@ def test_a_flood_is_answered_with_rate_limit_errors_not_queued(tmp_path, check):
             lasted = time.monotonic() - started
             limited = [a for a in answers if "error" in a]
             assert len(answers) == 600 and limited
-            assert all(a["error"]["code"] == CODES["RateLimited"] and a["error"]["data"]["retryAfterMs"] > 0
-                       for a in limited)
+            assert all(
+                a["error"]["code"] == CODES["RateLimited"] and a["error"]["data"]["retryAfterMs"] > 0 for a in limited
+            )
             # The bucket admits its burst and what it refilled while the flood lasted, however
             # slowly this machine answered (the refill is 1 a second, so the bound stays tight).
             assert len(answers) - len(limited) <= 100 + lasted + 1
@@ -263,7 +297,9 @@ def test_list_open_status_metrics_and_checkpoints_of_a_finished_run(client, run_
     assert client.request("run.status", {"runId": "done"})["run"]["state"] == "finished"
     assert client.request("run.status")["run"] is None  # nothing live
     assert [r["iteration"] for r in client.request("run.metrics", {"runId": "done"})["records"]] == [1, 2]
-    assert [r["iteration"] for r in client.request("run.metrics", {"runId": "done", "sinceIteration": 1})["records"]] == [2]
+    assert [
+        r["iteration"] for r in client.request("run.metrics", {"runId": "done", "sinceIteration": 1})["records"]
+    ] == [2]
     checkpoints = client.request("checkpoint.list", {"runId": "done"})["checkpoints"]
     assert all(c["hasModel"] and c["memoryMarker"]["events_bytes"] > 0 for c in checkpoints)
     assert error_of(client, "run.status", {"runId": "nope"}).code == CODES["RunNotFound"]
@@ -276,7 +312,9 @@ def test_trajectories_filter_page_and_open_in_full(client):
     assert everything["total"] == 8 and everything["nextCursor"] is None
     pages, cursor = [], None
     while True:
-        page = client.request("trajectory.list", {"runId": "done", "limit": 3, **({"cursor": cursor} if cursor else {})})
+        page = client.request(
+            "trajectory.list", {"runId": "done", "limit": 3, **({"cursor": cursor} if cursor else {})}
+        )
         pages += page["items"]
         cursor = page["nextCursor"]
         if cursor is None:
@@ -285,9 +323,21 @@ def test_trajectories_filter_page_and_open_in_full(client):
     second = client.request("trajectory.list", {"runId": "done", "filter": {"iteration": 2}})
     assert second["total"] == 4 and {s["iteration"] for s in second["items"]} == {2}
     task = everything["items"][0]["task"]
-    mine = client.request("trajectory.list", {"runId": "done", "filter": {
-        "task": task, "rolloutMode": "memory", "updateMode": "off-policy", "returnMin": -1000,
-        "returnMax": 1000, "iterationMin": 1, "iterationMax": 2}})
+    mine = client.request(
+        "trajectory.list",
+        {
+            "runId": "done",
+            "filter": {
+                "task": task,
+                "rolloutMode": "memory",
+                "updateMode": "off-policy",
+                "returnMin": -1000,
+                "returnMax": 1000,
+                "iterationMin": 1,
+                "iterationMax": 2,
+            },
+        },
+    )
     assert mine["total"] == sum(s["task"] == task for s in everything["items"])
     wins = client.request("trajectory.list", {"runId": "done", "filter": {"success": True}})["total"]
     losses = client.request("trajectory.list", {"runId": "done", "filter": {"success": False}})["total"]
@@ -310,24 +360,38 @@ def test_tips_list_get_edit_conflict_delete_history_add(client, host, check):
     assert error_of(client, "memory.get", {"runId": "done", "tipId": "t999999"}).code == CODES["TipNotFound"]
 
     watcher = connect(host, check, "watcher")
-    edited = client.request("memory.update", {"runId": "done", "tipId": tip["id"], "text": "Open the shed first.",
-                                              "expectedVersion": tip["version"], "author": "Ada"})["tip"]
+    edited = client.request(
+        "memory.update",
+        {
+            "runId": "done",
+            "tipId": tip["id"],
+            "text": "Open the shed first.",
+            "expectedVersion": tip["version"],
+            "author": "Ada",
+        },
+    )["tip"]
     assert edited["version"] == tip["version"] + 1 and edited["text"] == "Open the shed first."
     # The card's author is the current version's; the first version's stays in `author`.
     assert (edited["author"], edited["versionAuthor"], tip["versionAuthor"]) == ("policy", "Ada", "policy")
-    conflict = error_of(client, "memory.update", {"runId": "done", "tipId": tip["id"], "text": "stale",
-                                                  "expectedVersion": tip["version"]})
+    conflict = error_of(
+        client,
+        "memory.update",
+        {"runId": "done", "tipId": tip["id"], "text": "stale", "expectedVersion": tip["version"]},
+    )
     assert conflict.code == CODES["VersionConflict"] and conflict.data["tip"] == edited
     found = client.request("memory.list", {"runId": "done", "search": "SHED first"})
     assert [t["id"] for t in found["items"]] == [tip["id"]]
 
-    added = client.request("memory.add", {"runId": "done", "variationKey": tip["variationKey"],
-                                          "text": "Look behind the sofa."})["tip"]
+    added = client.request(
+        "memory.add", {"runId": "done", "variationKey": tip["variationKey"], "text": "Look behind the sofa."}
+    )["tip"]
     # A person who names no author is "you" (never the client program); no score: unscored.
     assert added["id"].startswith("p") and added["author"] == "you" == added["versionAuthor"]
     assert added["score"] is None
-    scored = client.request("memory.add", {"runId": "done", "variationKey": tip["variationKey"],
-                                           "text": "Try the garage.", "score": 40, "author": "Bob"})["tip"]
+    scored = client.request(
+        "memory.add",
+        {"runId": "done", "variationKey": tip["variationKey"], "text": "Try the garage.", "score": 40, "author": "Bob"},
+    )["tip"]
     assert (scored["score"], scored["author"]) == (40, "Bob")
     client.request("memory.delete", {"runId": "done", "tipId": scored["id"], "expectedVersion": 1, "author": "Bob"})
     people = client.request("memory.list", {"runId": "done", "filter": {"author": "person"}})
@@ -338,35 +402,52 @@ def test_tips_list_get_edit_conflict_delete_history_add(client, host, check):
 
     deleted = client.request("memory.delete", {"runId": "done", "tipId": added["id"], "expectedVersion": 1})["tip"]
     assert deleted["deleted"] and deleted["version"] == 2
-    assert added["id"] not in [t["id"] for t in client.request("memory.list", {"runId": "done", "limit": 1000})["items"]]
-    assert added["id"] in [t["id"] for t in client.request(
-        "memory.list", {"runId": "done", "limit": 1000, "filter": {"includeDeleted": True}})["items"]]
+    assert added["id"] not in [
+        t["id"] for t in client.request("memory.list", {"runId": "done", "limit": 1000})["items"]
+    ]
+    assert added["id"] in [
+        t["id"]
+        for t in client.request("memory.list", {"runId": "done", "limit": 1000, "filter": {"includeDeleted": True}})[
+            "items"
+        ]
+    ]
     history = client.request("memory.history", {"runId": "done", "tipId": tip["id"]})["versions"]
-    assert [(v["version"], v["kind"], v["author"]) for v in history] == [
-        (1, "add", "policy"), (2, "update", "Ada")]
+    assert [(v["version"], v["kind"], v["author"]) for v in history] == [(1, "add", "policy"), (2, "update", "Ada")]
     # A deleted tip stays findable: its history, and `memory.get` with who deleted it.
     gone = client.request("memory.history", {"runId": "done", "tipId": added["id"]})["versions"]
     assert [(v["version"], v["kind"], v["author"], v["text"]) for v in gone] == [
-        (1, "add", "you", "Look behind the sofa."), (2, "delete", "you", "Look behind the sofa.")]
+        (1, "add", "you", "Look behind the sofa."),
+        (2, "delete", "you", "Look behind the sofa."),
+    ]
     got = client.request("memory.get", {"runId": "done", "tipId": added["id"]})["tip"]
     assert got["deleted"] and got["versionAuthor"] == "you"
-    assert error_of(client, "memory.update", {"runId": "done", "tipId": added["id"], "text": "x",
-                                              "expectedVersion": 2}).code == CODES["RunStateInvalid"]
-    assert error_of(client, "memory.add", {"runId": "done", "variationKey": "a/1", "text": "x",
-                                           "author": "policy"}).code == CODES["InvalidParams"]
+    assert (
+        error_of(
+            client, "memory.update", {"runId": "done", "tipId": added["id"], "text": "x", "expectedVersion": 2}
+        ).code
+        == CODES["RunStateInvalid"]
+    )
+    assert (
+        error_of(client, "memory.add", {"runId": "done", "variationKey": "a/1", "text": "x", "author": "policy"}).code
+        == CODES["InvalidParams"]
+    )
 
-    watcher.wait_for(lambda m: m["method"] == "memory/changed" and
-                     m["params"]["changes"][-1]["change"] == "deleted", timeout=10)
+    watcher.wait_for(
+        lambda m: m["method"] == "memory/changed" and m["params"]["changes"][-1]["change"] == "deleted", timeout=10
+    )
     changes = [c for m in watcher.notifications if m["method"] == "memory/changed" for c in m["params"]["changes"]]
     assert [(c["change"], c["by"]["kind"], c["by"]["name"]) for c in changes] == [
-        ("updated", "person", "Ada"), ("added", "person", "you"), ("added", "person", "Bob"),
-        ("deleted", "person", "Bob"), ("deleted", "person", "you")]
+        ("updated", "person", "Ada"),
+        ("added", "person", "you"),
+        ("added", "person", "Bob"),
+        ("deleted", "person", "Bob"),
+        ("deleted", "person", "you"),
+    ]
     assert {c["by"]["connection"] for c in changes} == {client.connection_number}
     watcher.close()
 
 
-def test_the_tips_of_a_run_another_process_trains_are_read_from_a_snapshot_and_not_changed(
-        client, run_root, embedder):
+def test_the_tips_of_a_run_another_process_trains_are_read_from_a_snapshot_and_not_changed(client, run_root, embedder):
     """A terminal's `train` (or another window's host) holds the run's memory: this host reads
     what it has written so far and refuses changes in one sentence, rather than an internal error."""
     from empo2.memory.store import MemoryStore
@@ -385,17 +466,20 @@ def test_the_tips_of_a_run_another_process_trains_are_read_from_a_snapshot_and_n
         again = client.request("memory.list", {"runId": "elsewhere", "limit": 1000})["items"]
         assert written.id in [t["id"] for t in again]
         before = (folder / "memory" / "events.jsonl").read_bytes()
-        for method, params in (("memory.add", {"variationKey": first["variationKey"], "text": "x"}),
-                               ("memory.update", {"tipId": first["id"], "text": "x", "expectedVersion": 1}),
-                               ("memory.delete", {"tipId": first["id"], "expectedVersion": 1})):
+        for method, params in (
+            ("memory.add", {"variationKey": first["variationKey"], "text": "x"}),
+            ("memory.update", {"tipId": first["id"], "text": "x", "expectedVersion": 1}),
+            ("memory.delete", {"tipId": first["id"], "expectedVersion": 1}),
+        ):
             err = error_of(client, method, {"runId": "elsewhere", **params})
             assert err.code == CODES["RunBusy"] and "trained by another process" in str(err), (method, err)
         assert (folder / "memory" / "events.jsonl").read_bytes() == before  # nothing written by reads or refusals
     finally:
         holder.close()
     # Once that process lets go, this host opens the store itself and edits land.
-    added = client.request("memory.add", {"runId": "elsewhere", "variationKey": first["variationKey"],
-                                          "text": "Look in the attic."})["tip"]
+    added = client.request(
+        "memory.add", {"runId": "elsewhere", "variationKey": first["variationKey"], "text": "Look in the attic."}
+    )["tip"]
     assert added["text"] == "Look in the attic."
 
 
@@ -407,8 +491,16 @@ def test_paths_cannot_escape_the_run_roots(client, run_root, tmp_path_factory, t
     link = run_root / "sneaky"
     link.symlink_to(outside, target_is_directory=True)
     try:
-        for path in (str(outside), str(run_root / ".." / outside.parent.name / "done"), str(link),
-                     "/etc", "~", "/", str(run_root) + "/../../../../../../etc/passwd", "a\x00b"):
+        for path in (
+            str(outside),
+            str(run_root / ".." / outside.parent.name / "done"),
+            str(link),
+            "/etc",
+            "~",
+            "/",
+            str(run_root) + "/../../../../../../etc/passwd",
+            "a\x00b",
+        ):
             err = error_of(client, "run.open", {"path": path})
             assert err.code == CODES["PathNotAllowed"], (path, err)
         err = error_of(client, "memory.list", {"runId": "sneaky"})
@@ -424,10 +516,12 @@ def test_paths_cannot_escape_the_run_roots(client, run_root, tmp_path_factory, t
 
 def test_a_bad_config_is_one_sentence_and_creates_nothing(client, run_root):
     before = sorted(p.name for p in run_root.iterdir())
-    for params, words in (({"preset": "nope"}, "no preset named 'nope'"),
-                          ({"config": {"iterations": "many"}}, "'iterations' must be an integer"),
-                          ({"preset": "builtin", "overrides": ["algo.nonsense=1"]}, "unknown config key"),
-                          ({"config": {}, "name": "done"}, "already exists")):
+    for params, words in (
+        ({"preset": "nope"}, "no preset named 'nope'"),
+        ({"config": {"iterations": "many"}}, "'iterations' must be an integer"),
+        ({"preset": "builtin", "overrides": ["algo.nonsense=1"]}, "unknown config key"),
+        ({"config": {}, "name": "done"}, "already exists"),
+    ):
         err = error_of(client, "run.start", params)
         assert err.code in (CODES["ConfigInvalid"], CODES["RunExists"]) and words in err.message
     assert sorted(p.name for p in run_root.iterdir()) == before
@@ -443,8 +537,16 @@ def test_a_stuck_client_gets_resync_while_others_get_everything_in_order(host, c
     fast = HostClient(host.url, TOKEN)  # no per-message validation: it must keep up (checked below)
     fast.initialize("fast")
     stuck = ws_connect(host.url, additional_headers=HEADERS, max_queue=1, legacy=True)
-    stuck.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": protocol_version(), "clientInfo": {"name": "stuck"}}}))
+    stuck.send(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": protocol_version(), "clientInfo": {"name": "stuck"}},
+            }
+        )
+    )
     time.sleep(0.3)
     count, long_path = 1500, "/runs/" + "x" * 16000
 
@@ -456,9 +558,20 @@ def test_a_stuck_client_gets_resync_while_others_get_everything_in_order(host, c
         the most notifications the stuck client's outbox ever held right after a publish."""
         most = 0
         for i in range(count):  # run/state is never merged: each one takes a queue slot
-            host.server.hub.publish("run/state", {"run": {
-                "runId": "fake", "path": long_path, "state": "running", "iteration": i,
-                "iterations": count, "live": True, "updated": None}})
+            host.server.hub.publish(
+                "run/state",
+                {
+                    "run": {
+                        "runId": "fake",
+                        "path": long_path,
+                        "state": "running",
+                        "iteration": i,
+                        "iterations": count,
+                        "live": True,
+                        "updated": None,
+                    }
+                },
+            )
             most = max(most, len(stuck_outbox))
             if i % 10 == 9:
                 await asyncio.sleep(0.01)
@@ -469,8 +582,7 @@ def test_a_stuck_client_gets_resync_while_others_get_everything_in_order(host, c
     # host/resync) instead of growing or holding the publisher back.
     assert 1 <= host.call(publish_all, timeout=60) <= limit + 1
     assert stuck_outbox.resyncs >= 1
-    fast.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["iteration"] == count - 1,
-                  timeout=60)
+    fast.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["iteration"] == count - 1, timeout=60)
     mine = [m for m in fast.notifications if m["method"] == "run/state"]
     assert [m["params"]["run"]["iteration"] for m in mine] == list(range(count))
     for m in mine[::100]:

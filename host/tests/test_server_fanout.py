@@ -18,6 +18,7 @@ def drain(outbox: Outbox) -> list[dict]:
         while (message := await outbox.get()) is not None:
             found.append(message)
         return found
+
     return asyncio.run(run())
 
 

@@ -156,8 +156,9 @@ def events_with(folder, edit_id: str) -> list[dict]:
 
 
 def history_of(client, tip_id: str) -> list[tuple[str, str]]:
-    return [(v["kind"], v["text"]) for v in client.request(
-        "memory.history", {"runId": RUN, "tipId": tip_id})["versions"]]
+    return [
+        (v["kind"], v["text"]) for v in client.request("memory.history", {"runId": RUN, "tipId": tip_id})["versions"]
+    ]
 
 
 def a_tip(client) -> dict:
@@ -171,13 +172,21 @@ def test_a_save_whose_answer_was_lost_is_retried_and_answers_what_was_recorded(r
     with FlakyProxy(host.port, lifetime_s=120) as proxy:
         client = through(proxy, check)
         tip = a_tip(client)
-        edit = {"runId": RUN, "tipId": tip["id"], "text": f"Open the shed first ({uuid.uuid4().hex[:6]}).",
-                "expectedVersion": tip["version"], "editId": str(uuid.uuid4())}
+        edit = {
+            "runId": RUN,
+            "tipId": tip["id"],
+            "text": f"Open the shed first ({uuid.uuid4().hex[:6]}).",
+            "expectedVersion": tip["version"],
+            "editId": str(uuid.uuid4()),
+        }
         seen = len(watcher.notifications)
         proxy.freeze("down")  # the request arrives; its answer never comes back
         client.send("memory.update", edit)
-        watcher.wait_for(lambda m: m["method"] == "memory/changed" and
-                         m["params"]["changes"][0]["tip"]["text"] == edit["text"], timeout=30, start=seen)
+        watcher.wait_for(
+            lambda m: m["method"] == "memory/changed" and m["params"]["changes"][0]["tip"]["text"] == edit["text"],
+            timeout=30,
+            start=seen,
+        )
         proxy.cut()
         wait_closed(client)
         proxy.thaw()
@@ -190,8 +199,9 @@ def test_a_save_whose_answer_was_lost_is_retried_and_answers_what_was_recorded(r
         assert history_of(client, tip["id"]).count(("update", edit["text"])) == 1
         assert len(events_with(folder, edit["editId"])) == 1
         client.request("ping")
-        assert not [m for m in watcher.notifications[seen:] if m["method"] == "memory/changed"], \
+        assert not [m for m in watcher.notifications[seen:] if m["method"] == "memory/changed"], (
             "a replayed save must not announce a change"
+        )
         client.close()
     watcher.close()
 
@@ -201,8 +211,13 @@ def test_a_save_lost_on_the_way_is_applied_by_its_retry_once(run_host, check):
     with FlakyProxy(host.port, lifetime_s=120) as proxy:
         client = through(proxy, check)
         tip = a_tip(client)
-        edit = {"runId": RUN, "tipId": tip["id"], "text": "Check the greenhouse.",
-                "expectedVersion": tip["version"], "editId": str(uuid.uuid4())}
+        edit = {
+            "runId": RUN,
+            "tipId": tip["id"],
+            "text": "Check the greenhouse.",
+            "expectedVersion": tip["version"],
+            "editId": str(uuid.uuid4()),
+        }
         proxy.freeze("up")  # the request never reaches the host
         client.send("memory.update", edit)
         time.sleep(0.3)
@@ -238,10 +253,19 @@ def test_a_frozen_link_with_a_save_in_it_then_a_retry_on_a_new_link_applies_once
     with FlakyProxy(host.port, lifetime_s=120) as proxy:
         old = through(proxy, check, "old")
         tip = a_tip(old)
-        update = {"runId": RUN, "tipId": tip["id"], "text": "Look behind the sofa.",
-                  "expectedVersion": tip["version"], "editId": str(uuid.uuid4())}
-        add = {"runId": RUN, "variationKey": tip["variationKey"], "text": "Ask the gardener.",
-               "editId": str(uuid.uuid4())}
+        update = {
+            "runId": RUN,
+            "tipId": tip["id"],
+            "text": "Look behind the sofa.",
+            "expectedVersion": tip["version"],
+            "editId": str(uuid.uuid4()),
+        }
+        add = {
+            "runId": RUN,
+            "variationKey": tip["variationKey"],
+            "text": "Ask the gardener.",
+            "editId": str(uuid.uuid4()),
+        }
         proxy.freeze()
         old.send("memory.update", update)
         old.send("memory.add", add)
@@ -256,7 +280,9 @@ def test_a_frozen_link_with_a_save_in_it_then_a_retry_on_a_new_link_applies_once
         time.sleep(1.0)  # the old link's requests reach the host and are answered into the void
         assert new.request("memory.update", update)["replayed"] is True
         assert new.request("memory.add", add)["replayed"] is True
-        assert new.request("memory.get", {"runId": RUN, "tipId": tip["id"]})["tip"]["version"] == first["tip"]["version"]
+        assert (
+            new.request("memory.get", {"runId": RUN, "tipId": tip["id"]})["tip"]["version"] == first["tip"]["version"]
+        )
         assert history_of(new, tip["id"]).count(("update", update["text"])) == 1
         people = new.request("memory.list", {"runId": RUN, "search": "Ask the gardener", "limit": 100})
         assert [t["id"] for t in people["items"]] == [added["tip"]["id"]]
@@ -291,8 +317,9 @@ def test_a_run_keeps_training_through_cuts_and_a_freeze_and_the_folder_matches(t
             client = through(proxy, check)
             config = tiny_run_overrides(tiny_policy, iterations=4, **{"eval.every": 0})
             client.request("run.start", {"config": config, "name": "flaky"})
-            client.wait_for(lambda m: m["method"] == "run/progress" and
-                            m["params"]["progress"]["phase"] == "rollout", timeout=240)
+            client.wait_for(
+                lambda m: m["method"] == "run/progress" and m["params"]["progress"]["phase"] == "rollout", timeout=240
+            )
             proxy.cut()  # a cut during rollout
             wait_closed(client)
             client = reconnect(proxy, check)
@@ -300,15 +327,26 @@ def test_a_run_keeps_training_through_cuts_and_a_freeze_and_the_folder_matches(t
 
             # A person's save during training, its answer lost, retried on a new link.
             client.wait_for(lambda m: m["method"] == "memory/changed", timeout=240)
-            tip = next(t for t in client.request("memory.list", {"runId": "flaky", "limit": 1000})["items"]
-                       if t["author"] == "policy")
-            edit = {"runId": "flaky", "tipId": tip["id"], "text": "EDITED during training.",
-                    "expectedVersion": tip["version"], "editId": str(uuid.uuid4())}
+            tip = next(
+                t
+                for t in client.request("memory.list", {"runId": "flaky", "limit": 1000})["items"]
+                if t["author"] == "policy"
+            )
+            edit = {
+                "runId": "flaky",
+                "tipId": tip["id"],
+                "text": "EDITED during training.",
+                "expectedVersion": tip["version"],
+                "editId": str(uuid.uuid4()),
+            }
             seen = len(watcher.notifications)
             proxy.freeze("down")
             client.send("memory.update", edit)
-            watcher.wait_for(lambda m: m["method"] == "memory/changed" and
-                             m["params"]["changes"][0]["tip"]["text"] == edit["text"], timeout=60, start=seen)
+            watcher.wait_for(
+                lambda m: m["method"] == "memory/changed" and m["params"]["changes"][0]["tip"]["text"] == edit["text"],
+                timeout=60,
+                start=seen,
+            )
             proxy.cut()
             proxy.thaw()
             wait_closed(client)

@@ -31,18 +31,31 @@ def host(tmp_path, embedder):
 
 
 def notes(client, method: str, run_id: str) -> list[dict]:
-    return [m["params"] for m in client.notifications if m["method"] == method
-            and m["params"].get("runId", m["params"].get("run", {}).get("runId")) == run_id]
+    return [
+        m["params"]
+        for m in client.notifications
+        if m["method"] == method and m["params"].get("runId", m["params"].get("run", {}).get("runId")) == run_id
+    ]
 
 
 @contextlib.contextmanager
 def other_process_holding(folder: RunFolder):
     """Another process holds the run's writer lock, as a trainer does, until the block ends."""
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys; from empo2.run_folder.folder import RunFolder\n"
-        "with RunFolder(sys.argv[1]).writer_lock():\n"
-        "    print('held', flush=True); sys.stdin.read()"), str(folder.path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys; from empo2.run_folder.folder import RunFolder\n"
+                "with RunFolder(sys.argv[1]).writer_lock():\n"
+                "    print('held', flush=True); sys.stdin.read()"
+            ),
+            str(folder.path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         yield
@@ -62,28 +75,51 @@ def test_a_run_trained_in_a_terminal_shows_up_writes_on_and_finishes_live(host, 
     config.write_text(json.dumps(tiny_run_overrides(tiny_policy, iterations=3)))
     client = connect(host, check, "watcher")
     try:
-        train = subprocess.run([sys.executable, "-m", "empo2.cli", "train", "--config", str(config),
-                                "--root", str(root), "--name", "term"], cwd=tmp_path, capture_output=True,
-                               text=True, timeout=600, env=dict(os.environ, EMPO2_NO_PROGRESS="1"))
+        train = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "empo2.cli",
+                "train",
+                "--config",
+                str(config),
+                "--root",
+                str(root),
+                "--name",
+                "term",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=dict(os.environ, EMPO2_NO_PROGRESS="1"),
+        )
         assert train.returncode == 0, train.stderr
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "term"
-                        and m["params"]["run"]["state"] == "finished", timeout=30)
+        client.wait_for(
+            lambda m: (
+                m["method"] == "run/state"
+                and m["params"]["run"]["runId"] == "term"
+                and m["params"]["run"]["state"] == "finished"
+            ),
+            timeout=30,
+        )
         states = [n["run"] for n in notes(client, "run/state", "term")]
         assert states[0]["state"] in ("starting", "running") and not any(s["live"] for s in states)
         assert (states[-1]["state"], states[-1]["iteration"]) == ("finished", 3)
         # Every iteration written after the run showed up came live, in order, as written.
         metrics = [r for n in notes(client, "run/metrics", "term") for r in n["records"]]
         written = lines(root / "term" / "metrics.jsonl")
-        assert len(metrics) >= 2 and metrics == written[len(written) - len(metrics):]
+        assert len(metrics) >= 2 and metrics == written[len(written) - len(metrics) :]
         summaries = [s for n in notes(client, "trajectory/added", "term") for s in n["summaries"]]
         index = lines(root / "term" / "trajectories" / "index.jsonl")
-        assert summaries and summaries == index[len(index) - len(summaries):]
+        assert summaries and summaries == index[len(index) - len(summaries) :]
         assert {s["iteration"] for s in summaries} >= {2, 3}
         # Where it was within its iterations, as its trainer wrote it (progress.json).
         progress = [n["progress"] for n in notes(client, "run/progress", "term")]
         phases = load_schema()["$defs"]["Progress"]["properties"]["phase"]["enum"]
-        assert progress and all(1 <= p["iteration"] <= 3 and p["phase"] in phases and p["phase"] != "preparing"
-                                for p in progress), progress
+        assert progress and all(
+            1 <= p["iteration"] <= 3 and p["phase"] in phases and p["phase"] != "preparing" for p in progress
+        ), progress
         assert client.request("run.status", {"runId": "term"})["run"]["progress"] is None
         assert not (root / "term" / "progress.json").exists()
     finally:
@@ -91,7 +127,8 @@ def test_a_run_trained_in_a_terminal_shows_up_writes_on_and_finishes_live(host, 
 
 
 def test_a_held_run_is_followed_change_by_change_until_its_writer_lets_go(
-        host, check, tmp_path_factory, tmp_path, tiny_policy, embedder):
+    host, check, tmp_path_factory, tmp_path, tiny_policy, embedder
+):
     from empo2.memory.store import MemoryStore
 
     root = tmp_path / "runs"
@@ -120,17 +157,23 @@ def test_a_held_run_is_followed_change_by_change_until_its_writer_lets_go(
                 folder.set_state("running", iteration=3)
                 where = {"iteration": 4, "phase": "rollout", "done": 2, "total": 9}
                 folder.write_progress(where)
-                client.wait_for(lambda m: m["method"] == "run/progress" and m["params"]["progress"] == where,
-                                start=mark)
+                client.wait_for(
+                    lambda m: m["method"] == "run/progress" and m["params"]["progress"] == where, start=mark
+                )
                 assert client.request("run.status", {"runId": "done"})["run"]["progress"] == where
                 client.wait_for(lambda m: m["method"] == "memory/changed", start=mark)
-                client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["iteration"] == 3,
-                                start=mark)
+                client.wait_for(
+                    lambda m: m["method"] == "run/state" and m["params"]["run"]["iteration"] == 3, start=mark
+                )
                 assert [r["iteration"] for n in notes(client, "run/metrics", "done") for r in n["records"]] == [3]
-                assert [[s["iteration"] for s in n["summaries"]] for n in notes(client, "trajectory/added", "done")] == [[3]]
+                assert [
+                    [s["iteration"] for s in n["summaries"]] for n in notes(client, "trajectory/added", "done")
+                ] == [[3]]
                 changes = [c for n in notes(client, "memory/changed", "done") for c in n["changes"]]
                 assert [(c["change"], c["tip"]["id"], c["by"]["kind"], c["by"]["name"]) for c in changes] == [
-                    ("added", tip.id, "person", "Ada"), ("updated", first[0]["id"], "person", "Bob")]
+                    ("added", tip.id, "person", "Ada"),
+                    ("updated", first[0]["id"], "person", "Bob"),
+                ]
                 assert changes[1]["tip"]["text"] == "open the shed first" and changes[1]["tip"]["version"] == 2
                 listed = client.request("memory.list", {"runId": "done", "limit": 1000})["items"]
                 assert len(listed) == len(first) + 1  # the read is as current as the notifications
@@ -141,15 +184,17 @@ def test_a_held_run_is_followed_change_by_change_until_its_writer_lets_go(
         # A progress.json its writer left (killed before it could remove it) says nothing now.
         assert client.request("run.status", {"runId": "done"})["run"]["progress"] is None
         # The writer let go: this host opens the store itself, and an edit lands.
-        added = client.request("memory.add", {"runId": "done", "variationKey": first[0]["variationKey"],
-                                              "text": "Look in the attic."})["tip"]
+        added = client.request(
+            "memory.add", {"runId": "done", "variationKey": first[0]["variationKey"], "text": "Look in the attic."}
+        )["tip"]
         assert added["text"] == "Look in the attic."
     finally:
         client.close()
 
 
-def test_a_run_this_host_only_browses_is_not_followed(host, check, tmp_path_factory, tmp_path, tiny_policy,
-                                                      embedder, monkeypatch):
+def test_a_run_this_host_only_browses_is_not_followed(
+    host, check, tmp_path_factory, tmp_path, tiny_policy, embedder, monkeypatch
+):
     """A finished run, and one whose run.json says running while nobody holds it (killed): no
     notification, whatever is appended to them, and their run.json is not read again until it
     is rewritten."""
@@ -179,7 +224,8 @@ def test_a_run_this_host_only_browses_is_not_followed(host, check, tmp_path_fact
 
 
 def test_a_folder_that_cannot_be_read_is_logged_once_and_the_others_are_followed(
-        host, check, tmp_path_factory, tmp_path, tiny_policy, embedder, caplog):
+    host, check, tmp_path_factory, tmp_path, tiny_policy, embedder, caplog
+):
     root = tmp_path / "runs"
     folder = RunFolder(copy_run(finished_run(tmp_path_factory, tiny_policy, embedder), root))
     broken = root / "broken"
@@ -207,8 +253,7 @@ def names(table: dict) -> set[str]:
     return {path.name for path in table.copy()}  # copied at once: the follower's thread writes it
 
 
-def test_a_folder_gone_from_the_roots_is_forgotten(host, check, tmp_path_factory, tmp_path, tiny_policy,
-                                                   embedder):
+def test_a_folder_gone_from_the_roots_is_forgotten(host, check, tmp_path_factory, tmp_path, tiny_policy, embedder):
     """A followed run removed while its writer runs, a finished run and an unreadable folder:
     once gone, the follower keeps nothing of them (a host open for weeks on a folder where runs
     come and go does not grow)."""
@@ -228,11 +273,17 @@ def test_a_folder_gone_from_the_roots_is_forgotten(host, check, tmp_path_factory
             client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "done")
             time.sleep(5 * FOLLOW_S)
             assert (names(follower._followed), names(follower._quiet), names(follower._unreadable)) == (
-                {"done"}, {"quiet"}, {"broken"})
+                {"done"},
+                {"quiet"},
+                {"broken"},
+            )
             for path in (held.path, quiet, broken):
                 shutil.rmtree(path)
             time.sleep(5 * FOLLOW_S)
             assert (names(follower._followed), names(follower._quiet), names(follower._unreadable)) == (
-                set(), set(), set())
+                set(),
+                set(),
+                set(),
+            )
     finally:
         client.close()

@@ -26,8 +26,16 @@ pytestmark = pytest.mark.slow
 
 MESSAGES = 10_000
 TIME_BUDGET_S = 150
-WRITERS = {"run.start", "run.resume", "memory.add", "memory.update", "memory.delete", "shutdown",
-           "run.pause", "run.stop"}
+WRITERS = {
+    "run.start",
+    "run.resume",
+    "memory.add",
+    "memory.update",
+    "memory.delete",
+    "shutdown",
+    "run.pause",
+    "run.stop",
+}
 READERS = sorted(set(request_methods()) - WRITERS - {"initialize"})
 
 
@@ -37,10 +45,36 @@ class Fuzzer:
     def __init__(self, seed: int, run_id: str, run_path: str, episodes: list[str], tips: list[str]):
         self.rng = random.Random(seed)
         self.next_id = 1000
-        self.strings = ["", " ", "done", run_id, run_path, run_path + "/..", "../" * 8 + "etc", "/",
-                        "~", "\x00", "é" * 30, "\u202e", "💥", "o0", "o99999", "t000001", "p000001",
-                        "i000001-e0000", *episodes[:4], *tips[:4], "x" * 5000, "builtin",
-                        "memory", "off-policy", "NaN", "{}", "[]", "null"]
+        self.strings = [
+            "",
+            " ",
+            "done",
+            run_id,
+            run_path,
+            run_path + "/..",
+            "../" * 8 + "etc",
+            "/",
+            "~",
+            "\x00",
+            "é" * 30,
+            "\u202e",
+            "💥",
+            "o0",
+            "o99999",
+            "t000001",
+            "p000001",
+            "i000001-e0000",
+            *episodes[:4],
+            *tips[:4],
+            "x" * 5000,
+            "builtin",
+            "memory",
+            "off-policy",
+            "NaN",
+            "{}",
+            "[]",
+            "null",
+        ]
         self.valid = {"runId": run_id, "episodeId": episodes, "tipId": tips, "path": run_path}
 
     # -- values ---------------------------------------------------------------------------------
@@ -48,21 +82,45 @@ class Fuzzer:
     def value(self, depth: int = 0):
         kind = self.rng.randrange(9 if depth < 3 else 6)
         r = self.rng
-        return [lambda: r.choice(self.strings),
-                lambda: r.choice([0, -1, 1, 2, 2**31, -(2**63), 2**53 + 1, 10**30]),
-                lambda: r.choice([0.5, -1e308, 1e-300, 3.14]),
-                lambda: r.choice([True, False]),
-                lambda: None,
-                lambda: "".join(r.choice(string.printable) for _ in range(r.randrange(0, 40))),
-                lambda: [self.value(depth + 1) for _ in range(r.randrange(0, 4))],
-                lambda: {self.key(): self.value(depth + 1) for _ in range(r.randrange(0, 4))},
-                lambda: {"filter": {self.key(): self.value(depth + 1)}}][kind]()
+        return [
+            lambda: r.choice(self.strings),
+            lambda: r.choice([0, -1, 1, 2, 2**31, -(2**63), 2**53 + 1, 10**30]),
+            lambda: r.choice([0.5, -1e308, 1e-300, 3.14]),
+            lambda: r.choice([True, False]),
+            lambda: None,
+            lambda: "".join(r.choice(string.printable) for _ in range(r.randrange(0, 40))),
+            lambda: [self.value(depth + 1) for _ in range(r.randrange(0, 4))],
+            lambda: {self.key(): self.value(depth + 1) for _ in range(r.randrange(0, 4))},
+            lambda: {"filter": {self.key(): self.value(depth + 1)}},
+        ][kind]()
 
     def key(self) -> str:
-        return self.rng.choice(["runId", "episodeId", "tipId", "path", "filter", "cursor", "limit",
-                                "text", "expectedVersion", "iteration", "returnMin", "success",
-                                "search", "sinceIteration", "config", "preset", "overrides",
-                                "variationKey", "author", "task", "x", ""])
+        return self.rng.choice(
+            [
+                "runId",
+                "episodeId",
+                "tipId",
+                "path",
+                "filter",
+                "cursor",
+                "limit",
+                "text",
+                "expectedVersion",
+                "iteration",
+                "returnMin",
+                "success",
+                "search",
+                "sinceIteration",
+                "config",
+                "preset",
+                "overrides",
+                "variationKey",
+                "author",
+                "task",
+                "x",
+                "",
+            ]
+        )
 
     def params_for(self, method: str) -> dict:
         """Half well-formed for the method (to reach the handlers), half random."""
@@ -83,18 +141,36 @@ class Fuzzer:
         run_id = self.valid["runId"] if r.random() < 0.85 else r.choice(["nope", "done~2", "a.b"])
         tip = r.choice(self.valid["tipId"] + ["t999999", "p000001"])
         episode = r.choice(self.valid["episodeId"] + ["i000009-e0000", "i000001-e9999"])
-        page = {k: v for k, v in (("limit", r.randrange(1, 50)), ("cursor", f"o{r.randrange(0, 12)}"))
-                if r.random() < 0.5}
-        trajectory_filter = {k: v for k, v in (
-            ("iteration", r.randrange(0, 4)), ("task", r.choice(["power-device", "grow-plant", "x"])),
-            ("variation", r.randrange(0, 6)), ("rolloutMode", r.choice(["memory", "memory-free"])),
-            ("updateMode", r.choice(["on-policy", "off-policy"])), ("returnMin", r.uniform(-100, 100)),
-            ("returnMax", r.uniform(-100, 100)), ("success", r.random() < 0.5),
-            ("iterationMin", r.randrange(0, 3)), ("iterationMax", r.randrange(0, 3))) if r.random() < 0.2}
-        memory_filter = {k: v for k, v in (
-            ("task", r.choice(["power-device", "grow-plant"])), ("author", r.choice(["policy", "person"])),
-            ("includeDeleted", r.random() < 0.5), ("includeEvicted", r.random() < 0.5),
-            ("variationKey", r.choice(["power-device/0", "grow-plant/1", "x"]))) if r.random() < 0.3}
+        page = {
+            k: v for k, v in (("limit", r.randrange(1, 50)), ("cursor", f"o{r.randrange(0, 12)}")) if r.random() < 0.5
+        }
+        trajectory_filter = {
+            k: v
+            for k, v in (
+                ("iteration", r.randrange(0, 4)),
+                ("task", r.choice(["power-device", "grow-plant", "x"])),
+                ("variation", r.randrange(0, 6)),
+                ("rolloutMode", r.choice(["memory", "memory-free"])),
+                ("updateMode", r.choice(["on-policy", "off-policy"])),
+                ("returnMin", r.uniform(-100, 100)),
+                ("returnMax", r.uniform(-100, 100)),
+                ("success", r.random() < 0.5),
+                ("iterationMin", r.randrange(0, 3)),
+                ("iterationMax", r.randrange(0, 3)),
+            )
+            if r.random() < 0.2
+        }
+        memory_filter = {
+            k: v
+            for k, v in (
+                ("task", r.choice(["power-device", "grow-plant"])),
+                ("author", r.choice(["policy", "person"])),
+                ("includeDeleted", r.random() < 0.5),
+                ("includeEvicted", r.random() < 0.5),
+                ("variationKey", r.choice(["power-device/0", "grow-plant/1", "x"])),
+            )
+            if r.random() < 0.3
+        }
         templates = {
             "run.status": {"runId": run_id} if r.random() < 0.8 else {},
             "run.open": {"path": r.choice([self.valid["path"], self.valid["path"] + "/..", "/tmp", "."])},
@@ -108,7 +184,8 @@ class Fuzzer:
             "memory.update": {"runId": run_id, "tipId": tip, "text": "fuzz", "expectedVersion": 1},
             "memory.delete": {"runId": run_id, "tipId": tip, "expectedVersion": 1},
             "memory.add": {"runId": run_id, "variationKey": "grow-plant/1", "text": "fuzz"},
-            "run.resume": {"runId": run_id}, "run.start": {"preset": "builtin-smoke"},
+            "run.resume": {"runId": run_id},
+            "run.start": {"preset": "builtin-smoke"},
         }
         return dict(templates.get(method, {}))
 
@@ -117,8 +194,12 @@ class Fuzzer:
         r = self.rng
         self.next_id += 1
         method = r.choice(READERS + sorted(WRITERS)) if r.random() < 0.9 else self.value()
-        message = {"jsonrpc": "2.0", "id": self.next_id if r.random() < 0.5 else f"s{self.next_id}",
-                   "method": method, "params": self.params_for(method if isinstance(method, str) else "")}
+        message = {
+            "jsonrpc": "2.0",
+            "id": self.next_id if r.random() < 0.5 else f"s{self.next_id}",
+            "method": method,
+            "params": self.params_for(method if isinstance(method, str) else ""),
+        }
         return message, True
 
     # -- frames ---------------------------------------------------------------------------------
@@ -159,12 +240,24 @@ class Fuzzer:
         if roll < 0.87:
             text = json.dumps(self.request()[0])
             cut = r.randrange(0, len(text))
-            return text[:cut] + r.choice(["", "}", "]", '"', "\\", "\x00", "ÿ"]) + text[cut + 1:]
+            return text[:cut] + r.choice(["", "}", "]", '"', "\\", "\x00", "ÿ"]) + text[cut + 1 :]
         if roll < 0.93:
             return json.dumps(self.value())
         if roll < 0.96:
-            return r.choice(["[" * r.randrange(1, 200000), "{" * 5000, '{"a":' * 3000,
-                             "NaN", "Infinity", "-", "1e999999", '"\\ud800"', "\ufeff{}", ""])
+            return r.choice(
+                [
+                    "[" * r.randrange(1, 200000),
+                    "{" * 5000,
+                    '{"a":' * 3000,
+                    "NaN",
+                    "Infinity",
+                    "-",
+                    "1e999999",
+                    '"\\ud800"',
+                    "\ufeff{}",
+                    "",
+                ]
+            )
         return "".join(r.choice(string.printable) for _ in range(r.randrange(1, 200)))
 
 
@@ -172,8 +265,13 @@ def test_ten_thousand_random_and_mutated_messages(tmp_path, tmp_path_factory, ti
     root = tmp_path / "runs"
     run = copy_run(finished_run(tmp_path_factory, tiny_policy, embedder), root)
     episodes = [json.loads(line)["id"] for line in (run / "trajectories" / "index.jsonl").read_text().splitlines()]
-    tips = sorted({json.loads(line)["tip"]["id"] for line in (run / "memory" / "events.jsonl").read_text().splitlines()
-                   if '"kind":"add"' in line})
+    tips = sorted(
+        {
+            json.loads(line)["tip"]["id"]
+            for line in (run / "memory" / "events.jsonl").read_text().splitlines()
+            if '"kind":"add"' in line
+        }
+    )
     before = hash_tree(root)
     check = SchemaCheck()
     host = make_host([root], embedder, requests_per_second=1e6, request_burst=10**6)
@@ -190,8 +288,11 @@ def test_ten_thousand_random_and_mutated_messages(tmp_path, tmp_path_factory, ti
             if direction == "host→client" and isinstance(message, dict) and "id" in message:
                 key = message["error"]["code"] if "error" in message else "ok " + str(method)
                 outcomes[key] = outcomes.get(key, 0) + 1
-            if direction == "host→client" and isinstance(message, dict) and \
-                    message.get("error", {}).get("code") == error_codes()["InternalError"]:
+            if (
+                direction == "host→client"
+                and isinstance(message, dict)
+                and message.get("error", {}).get("code") == error_codes()["InternalError"]
+            ):
                 internal.append(message)
             if direction == "host→client":
                 check_observe(direction, message, method)

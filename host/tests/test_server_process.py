@@ -37,8 +37,9 @@ class Served:
         self.stderr_path = cwd / f"host-{time.monotonic_ns()}.stderr"
         self.stderr = open(self.stderr_path, "w")
         env = environment(**({"EMPO2_HOST_TOKEN": token} if token else {}))
-        self.proc = subprocess.Popen(HOST + args, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                     stderr=self.stderr, text=True)
+        self.proc = subprocess.Popen(
+            HOST + args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=self.stderr, text=True
+        )
         self.ready = self._ready_line(timeout=120)
 
     def _ready_line(self, timeout):
@@ -90,15 +91,24 @@ def test_ready_line_is_one_json_line_and_shutdown_exits_cleanly(tmp_path):
     check.assert_clean()
 
 
-@pytest.mark.parametrize("args, token, message", [
-    ([], None, "set EMPO2_HOST_TOKEN"),
-    ([], "short", "at least 16 characters"),
-    (["--host", "0.0.0.0"], TOKEN, "pass --allow-remote"),
-    (["--host", "0.0.0.0", "--allow-remote", "--insecure-no-token"], None, "needs a token"),
-])
+@pytest.mark.parametrize(
+    "args, token, message",
+    [
+        ([], None, "set EMPO2_HOST_TOKEN"),
+        ([], "short", "at least 16 characters"),
+        (["--host", "0.0.0.0"], TOKEN, "pass --allow-remote"),
+        (["--host", "0.0.0.0", "--allow-remote", "--insecure-no-token"], None, "needs a token"),
+    ],
+)
 def test_unsafe_starts_are_refused_in_one_sentence(tmp_path, args, token, message):
-    result = subprocess.run(HOST + args, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                            env=environment(**({"EMPO2_HOST_TOKEN": token} if token else {})))
+    result = subprocess.run(
+        HOST + args,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment(**({"EMPO2_HOST_TOKEN": token} if token else {})),
+    )
     assert result.returncode == 2 and result.stdout == ""
     assert message in result.stderr and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0
@@ -106,8 +116,10 @@ def test_unsafe_starts_are_refused_in_one_sentence(tmp_path, args, token, messag
 
 def until(client, served, predicate, timeout=300):
     """The first matching notification; fails at once (with the host's log) if the run fails."""
-    found = client.wait_for(lambda m: predicate(m) or (
-        m["method"] == "run/state" and m["params"]["run"]["state"] == "failed"), timeout=timeout)
+    found = client.wait_for(
+        lambda m: predicate(m) or (m["method"] == "run/state" and m["params"]["run"]["state"] == "failed"),
+        timeout=timeout,
+    )
     assert predicate(found), f"{found}\n{served.log()}"
     return found
 
@@ -129,8 +141,13 @@ def test_kill_9_mid_iteration_then_restart_open_and_resume(tmp_path, tiny_policy
         served.kill()
         client.close()
     summaries = [s for m in client.notifications if m["method"] == "trajectory/added" for s in m["params"]["summaries"]]
-    added = {c["tip"]["id"]: c["tip"] for m in client.notifications if m["method"] == "memory/changed"
-             for c in m["params"]["changes"] if c["change"] == "added"}
+    added = {
+        c["tip"]["id"]: c["tip"]
+        for m in client.notifications
+        if m["method"] == "memory/changed"
+        for c in m["params"]["changes"]
+        if c["change"] == "added"
+    }
 
     with Served(args, tmp_path) as served:
         client = HostClient(served.url, TOKEN, observe=check.observer())

@@ -40,8 +40,9 @@ class Recorder:
 
 
 def finished(client, job_id: str) -> dict:
-    message = client.wait_for(lambda m: m["method"] == "update/finished"
-                              and m["params"]["jobId"] == job_id, timeout=900)
+    message = client.wait_for(
+        lambda m: m["method"] == "update/finished" and m["params"]["jobId"] == job_id, timeout=900
+    )
     return message["params"]
 
 
@@ -55,14 +56,21 @@ def test_edit_dry_run_rerun_cancel_continue_compare_adopt_delete(tmp_path_factor
     client.initialize("studio")
     try:
         tip = client.request("memory.list", {"runId": "done", "limit": 1})["items"][0]
-        edited = client.request("memory.update", {"runId": "done", "tipId": tip["id"],
-                                                  "text": "the battery was in the drawer in the kitchen . it worked . score 100",
-                                                  "expectedVersion": tip["version"]})["tip"]
+        edited = client.request(
+            "memory.update",
+            {
+                "runId": "done",
+                "tipId": tip["id"],
+                "text": "the battery was in the drawer in the kitchen . it worked . score 100",
+                "expectedVersion": tip["version"],
+            },
+        )["tip"]
         before = hash_tree(parent)
 
         # Errors first: one sentence each, nothing created.
-        bad = pytest.raises(HostError, client.request, "update.rerun",
-                            {"runId": "done", "variations": ["power-device/999"], **SMALL}).value
+        bad = pytest.raises(
+            HostError, client.request, "update.rerun", {"runId": "done", "variations": ["power-device/999"], **SMALL}
+        ).value
         assert bad.code == CODES["RerunInvalid"] and "unknown variation power-device/999" in bad.message
         bad = pytest.raises(HostError, client.request, "update.rerun", {"runId": "done", "checkpoint": 9}).value
         assert bad.code == CODES["RerunInvalid"] and "no checkpoint at iteration 9" in bad.message
@@ -80,17 +88,30 @@ def test_edit_dry_run_rerun_cancel_continue_compare_adopt_delete(tmp_path_factor
         assert [k.split("/")[0] for k in set(after) - set(before)] == ["dry-runs"]
 
         # The rerun, cancelled during its first iteration, then continued to the end.
-        job = client.request("update.rerun", {"runId": "done", "episodes": 2, "iterations": 2,
-                                              "evalEpisodes": 1, "name": "what-if"})
+        job = client.request(
+            "update.rerun", {"runId": "done", "episodes": 2, "iterations": 2, "evalEpisodes": 1, "name": "what-if"}
+        )
         assert job["branchId"] == "what-if" and not job["dryRun"]
-        client.wait_for(lambda m: m["method"] == "update/progress" and m["params"]["jobId"] == job["jobId"]
-                        and m["params"]["progress"]["phase"] == "rollout", timeout=600)
+        client.wait_for(
+            lambda m: (
+                m["method"] == "update/progress"
+                and m["params"]["jobId"] == job["jobId"]
+                and m["params"]["progress"]["phase"] == "rollout"
+            ),
+            timeout=600,
+        )
         assert client.request("update.cancel", {"jobId": job["jobId"]})["cancelled"]
         stopped = finished(client, job["jobId"])
         assert stopped["status"] == "stopped" and stopped["branchId"] == "what-if"
         # The branch's live run ends (its last run/state says stopped); then it can go on.
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "what-if"
-                        and m["params"]["run"]["state"] == "stopped", timeout=300)
+        client.wait_for(
+            lambda m: (
+                m["method"] == "run/state"
+                and m["params"]["run"]["runId"] == "what-if"
+                and m["params"]["run"]["state"] == "stopped"
+            ),
+            timeout=300,
+        )
         again = client.request("update.rerun", {"runId": "what-if"})
         assert again["branchId"] == "what-if"
         result = finished(client, again["jobId"])
@@ -132,11 +153,12 @@ def test_a_paused_run_is_dry_run_and_rerun_beside_it_and_stays_paused(tmp_path, 
     try:
         config = tiny_run_overrides(tiny_policy, iterations=2, **{"eval.every": 0})
         client.request("run.start", {"config": config, "name": "live", "pauseAfterIteration": 1})
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "paused",
-                        timeout=600)
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "paused", timeout=600)
         tip = client.request("memory.list", {"runId": "live", "limit": 1})["items"][0]
-        edited = client.request("memory.update", {"runId": "live", "tipId": tip["id"], "text": "open the drawer first",
-                                                  "expectedVersion": tip["version"]})["tip"]
+        edited = client.request(
+            "memory.update",
+            {"runId": "live", "tipId": tip["id"], "text": "open the drawer first", "expectedVersion": tip["version"]},
+        )["tip"]
         before = {k: v for k, v in hash_tree(root / "live").items() if k != "host.log"}
 
         job = client.request("update.rerun", {"runId": "live", "dryRun": True, **SMALL})
@@ -148,8 +170,10 @@ def test_a_paused_run_is_dry_run_and_rerun_beside_it_and_stays_paused(tmp_path, 
         assert job["branchId"] == "what-if" and not job["dryRun"]
         busy = pytest.raises(HostError, client.request, "run.resume", {"runId": "live"}).value
         assert busy.code == CODES["RunBusy"]
-        assert busy.message == ("a rerun on branch 'what-if' of run 'live' runs beside the paused run 'live'; "
-                                "it resumes once that has ended (or cancel it).")
+        assert busy.message == (
+            "a rerun on branch 'what-if' of run 'live' runs beside the paused run 'live'; "
+            "it resumes once that has ended (or cancel it)."
+        )
         result = finished(client, job["jobId"])
         assert result["status"] == "finished", result
         assert [c["variation"] for c in result["result"]["comparison"]] == [edited["variationKey"]]
@@ -164,12 +188,22 @@ def test_a_paused_run_is_dry_run_and_rerun_beside_it_and_stays_paused(tmp_path, 
         assert runs["what-if"]["parent"] == {"runId": "live", "checkpoint": 1, "adopted": False}
         assert runs["what-if"]["state"] == "finished"
         # The rerun wrote its branch in this host's own thread: not followed as another process's.
-        assert [m["method"] for m in client.notifications if m["method"] in ("run/state", "run/metrics", "trajectory/added")
-                and m["params"].get("runId", m["params"].get("run", {}).get("runId")) == "what-if"] == []
+        assert [
+            m["method"]
+            for m in client.notifications
+            if m["method"] in ("run/state", "run/metrics", "trajectory/added")
+            and m["params"].get("runId", m["params"].get("run", {}).get("runId")) == "what-if"
+        ] == []
 
         client.request("run.resume", {"runId": "live"})
-        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["runId"] == "live"
-                        and m["params"]["run"]["state"] == "finished", timeout=600)
+        client.wait_for(
+            lambda m: (
+                m["method"] == "run/state"
+                and m["params"]["run"]["runId"] == "live"
+                and m["params"]["run"]["state"] == "finished"
+            ),
+            timeout=600,
+        )
         check.assert_clean()
     finally:
         client.close()

@@ -32,11 +32,22 @@ class Spawned:
     """A host spawned the way the extension spawns it; stderr collected by a reader thread."""
 
     def __init__(self, root, new_session: bool = False, grace_s: float = 30):
-        env = dict(os.environ, EMPO2_NO_PROGRESS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-                   EMPO2_HOST_TOKEN=TOKEN, EMPO2_HOST_EXIT_ON_STDIN_EOF="1")
-        self.proc = subprocess.Popen(HOST + ["--run-root", str(root), "--shutdown-grace", str(grace_s)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                     start_new_session=new_session)
+        env = dict(
+            os.environ,
+            EMPO2_NO_PROGRESS="1",
+            HF_HUB_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+            EMPO2_HOST_TOKEN=TOKEN,
+            EMPO2_HOST_EXIT_ON_STDIN_EOF="1",
+        )
+        self.proc = subprocess.Popen(
+            HOST + ["--run-root", str(root), "--shutdown-grace", str(grace_s)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=new_session,
+        )
         self.chunks: list[bytes] = []
         self.reading = True
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -137,8 +148,7 @@ def test_signals_that_arrive_while_the_host_stops_do_not_kill_it(tmp_path, sig):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["shutdown", "shutdown-now", "SIGTERM", "SIGINT-twice", "stdin-EOF",
-                                 "run.sh-Ctrl-C"])
+@pytest.mark.parametrize("how", ["shutdown", "shutdown-now", "SIGTERM", "SIGINT-twice", "stdin-EOF", "run.sh-Ctrl-C"])
 def test_a_training_host_exits_cleanly_and_leaves_the_run_interrupted(tmp_path, tiny_policy, how):
     """Mid-iteration: the run ends `interrupted` (at its next iteration boundary, or at once with
     `now` / a second signal); run.json says so and no process holds its writer lock, so the next
@@ -151,8 +161,9 @@ def test_a_training_host_exits_cleanly_and_leaves_the_run_interrupted(tmp_path, 
         client = HostClient(spawned.url, TOKEN, observe=check.observer())
         client.initialize("shutdown-test")
         client.request("run.start", {"config": config, "name": "run"})
-        client.wait_for(lambda m: m["method"] == "run/progress"
-                        and m["params"]["progress"]["iteration"] == 2, timeout=300)
+        client.wait_for(
+            lambda m: m["method"] == "run/progress" and m["params"]["progress"]["iteration"] == 2, timeout=300
+        )
         spawned.end(how, client)
         code = spawned.exit_status()
         client.close()
@@ -184,8 +195,9 @@ def test_a_killed_host_leaves_a_run_that_lists_interrupted_and_resumes(tmp_path,
         client = HostClient(spawned.url, TOKEN, observe=check.observer())
         client.initialize("before-the-kill")
         client.request("run.start", {"config": config, "name": "run"})
-        client.wait_for(lambda m: m["method"] == "run/progress"
-                        and m["params"]["progress"]["iteration"] == 2, timeout=300)
+        client.wait_for(
+            lambda m: m["method"] == "run/progress" and m["params"]["progress"]["iteration"] == 2, timeout=300
+        )
         spawned.proc.kill()
         spawned.exit_status()
         client.close()
@@ -200,8 +212,9 @@ def test_a_killed_host_leaves_a_run_that_lists_interrupted_and_resumes(tmp_path,
         with folder.writer_lock():  # another process (a CLI `train`) writes it: its state stands
             assert client.request("run.status", {"runId": "run"})["run"]["state"] == "running"
         client.request("run.resume", {"runId": "run"})
-        client.wait_for(lambda m: m["method"] == "run/state"
-                        and m["params"]["run"]["state"] in ("finished", "failed"), timeout=300)
+        client.wait_for(
+            lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] in ("finished", "failed"), timeout=300
+        )
         assert client.request("run.status", {"runId": "run"})["run"]["state"] == "finished"
         spawned.end("shutdown", client)
         code = spawned.exit_status()

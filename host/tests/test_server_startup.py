@@ -39,8 +39,13 @@ def test_importing_every_server_module_loads_no_training_stack():
         "    importlib.import_module(info.name)\n"
         f"print(json.dumps([m for m in {NOT_AT_START!r} if m in sys.modules]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == [], "a server module imports the training stack (or numpy) at import time"
 
@@ -64,7 +69,7 @@ def _imports_on_the_loop() -> dict[str, str]:
                 if isinstance(node, ast.Import):
                     found.update({a.name: f"{path.name}:{fn.name}" for a in node.names})
                 elif isinstance(node, ast.ImportFrom):
-                    base = here.split(".")[:len(here.split(".")) - node.level + 1] if node.level else []
+                    base = here.split(".")[: len(here.split(".")) - node.level + 1] if node.level else []
                     found[".".join(base + ([node.module] if node.module else []))] = f"{path.name}:{fn.name}"
                 pending.extend(ast.iter_child_nodes(node))
     return found
@@ -84,8 +89,13 @@ def test_no_request_handler_imports_the_training_stack_on_the_event_loop():
         "        heavy.append(name); break\n"
         "print(json.dumps(heavy))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     heavy = json.loads(done.stdout)
     assert heavy == [], f"{on_loop[heavy[0]]} imports {heavy[0]} (torch) on the event loop"
@@ -104,8 +114,7 @@ def test_a_served_host_browsing_a_run_has_not_loaded_torch_or_scipy(tmp_path):
             info = client.initialize("startup-test")
             assert info["serverInfo"]["device"]["kind"] in ("cpu", "cuda")
             assert [r["runId"] for r in client.request("run.list", {})["runs"]] == ["idle"]
-            for method in ("run.status", "run.metrics", "memory.list", "checkpoint.list",
-                           "trajectory.list"):
+            for method in ("run.status", "run.metrics", "memory.list", "checkpoint.list", "trajectory.list"):
                 client.request(method, {"runId": "idle"})
             client.request("ping", {})
             maps = Path(f"/proc/{served.proc.pid}/maps").read_text()

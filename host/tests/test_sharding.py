@@ -26,8 +26,13 @@ pytestmark = pytest.mark.slow
 
 
 def _env() -> dict:
-    return dict(os.environ, OMP_NUM_THREADS="1", EMPO2_NO_PROGRESS="1", EMPO2_DEBUG="1",
-                PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    return dict(
+        os.environ,
+        OMP_NUM_THREADS="1",
+        EMPO2_NO_PROGRESS="1",
+        EMPO2_DEBUG="1",
+        PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    )
 
 
 def _assert_same_step(one: dict, two: dict) -> None:
@@ -47,8 +52,9 @@ def episodes_file(tmp_path_factory, tiny_policy):
 
 def test_two_sharded_ranks_take_the_one_process_step_with_half_the_bytes(tmp_path, tiny_policy, episodes_file):
     path, episodes = episodes_file
-    result = torchrun([str(HERE / "sharding_support.py"), str(tiny_policy), str(path),
-                       str(tmp_path / "out.pt")], tmp_path)
+    result = torchrun(
+        [str(HERE / "sharding_support.py"), str(tiny_policy), str(path), str(tmp_path / "out.pt")], tmp_path
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     two = torch.load(tmp_path / "out.pt", weights_only=False)
     _assert_same_step(one_update(str(tiny_policy), episodes, "off-policy"), two)
@@ -66,16 +72,15 @@ def test_two_sharded_ranks_take_the_one_process_step_with_half_the_bytes(tmp_pat
 
 def _train(tmp_path: Path, name: str, config: dict, procs: int, resume: bool = False, **extra):
     if resume:
-        args = ["-m", "empo2.cli", "resume", str(tmp_path / "runs" / name),
-                *[f"{k}={v}" for k, v in extra.items()]]
+        args = ["-m", "empo2.cli", "resume", str(tmp_path / "runs" / name), *[f"{k}={v}" for k, v in extra.items()]]
     else:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps({**config, **extra}))
-        args = ["-m", "empo2.cli", "train", "--config", str(path), "--root", str(tmp_path / "runs"),
-                "--name", name]
+        args = ["-m", "empo2.cli", "train", "--config", str(path), "--root", str(tmp_path / "runs"), "--name", name]
     if procs == 1:  # no torchrun: the sharded job makes its own one-process group
-        result = subprocess.run([sys.executable, *args], cwd=tmp_path, env=_env(),
-                                capture_output=True, text=True, timeout=600)
+        result = subprocess.run(
+            [sys.executable, *args], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600
+        )
     else:
         result = torchrun(args, tmp_path)
     # Room for a rank's own traceback (EMPO2_DEBUG) before torchrun's summary of the failure.
@@ -84,9 +89,17 @@ def _train(tmp_path: Path, name: str, config: dict, procs: int, resume: bool = F
 
 
 def _config(tiny_policy) -> dict:
-    return tiny_run_overrides(tiny_policy, iterations=2, **{
-        "algo.p_memory": 0.5, "algo.q_off_policy": 0.5, "algo.batch_tasks": 2, "eval.every": 0,
-        "dist.strategy": "fsdp2"})
+    return tiny_run_overrides(
+        tiny_policy,
+        iterations=2,
+        **{
+            "algo.p_memory": 0.5,
+            "algo.q_off_policy": 0.5,
+            "algo.batch_tasks": 2,
+            "eval.every": 0,
+            "dist.strategy": "fsdp2",
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +120,7 @@ def _assert_close(got, want, where: str) -> float:
         return max((_assert_close(got[k], want[k], f"{where}.{k}") for k in want), default=0.0)
     if isinstance(want, list):
         assert isinstance(got, list) and len(got) == len(want), where
-        return max((_assert_close(g, w, f"{where}[{i}]") for i, (g, w) in enumerate(zip(got, want))),
-                   default=0.0)
+        return max((_assert_close(g, w, f"{where}[{i}]") for i, (g, w) in enumerate(zip(got, want))), default=0.0)
     assert got == want, where
     return 0.0
 
@@ -118,6 +130,7 @@ def _assert_reproduces(run: Path, straight: Path) -> None:
     from test_distributed import _lines
 
     assert [m["iteration"] for m in _metrics(run)] == [1, 2]
+
     # ratio_std is a spread per micro-batch, and a rank's micro-batches hold other rows at
     # another world size (as in test_distributed.py); every other statistic is a weighted mean.
     def comparable(run):
@@ -206,10 +219,27 @@ def test_kill_9_during_a_sharded_save_leaves_the_previous_checkpoint(tmp_path, t
     env = dict(_env(), EMPO2_TEST_PAUSE_DIR=str(pause), EMPO2_TEST_PAUSE_AT="iter-000002")
     with open(tmp_path / "agent.log", "w") as log:
         agent = subprocess.Popen(
-            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-             str(HERE / "save_kill_support.py"), "train", "--config", str(path),
-             "--root", str(tmp_path / "runs"), "--name", "killed"],
-            cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc_per_node",
+                "2",
+                str(HERE / "save_kill_support.py"),
+                "train",
+                "--config",
+                str(path),
+                "--root",
+                str(tmp_path / "runs"),
+                "--name",
+                "killed",
+            ],
+            cwd=tmp_path,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             deadline = time.monotonic() + 600
             while not (pause / "paused").exists():
@@ -227,8 +257,7 @@ def test_kill_9_during_a_sharded_save_leaves_the_previous_checkpoint(tmp_path, t
                 agent.kill()
 
     run = tmp_path / "runs" / "killed"
-    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == [".iter-000002.tmp", "iter-000000",
-                                                                       "iter-000001"]
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == [".iter-000002.tmp", "iter-000000", "iter-000001"]
     _train(tmp_path, "killed", config, 2, resume=True)
     assert _metrics(run) == _metrics(straight)
     for it in (1, 2):
@@ -255,15 +284,40 @@ def test_two_nodes_meet_through_the_c10d_rendezvous(tmp_path, tiny_policy, episo
     here, and why docs/benchmarks.md hosts the store apart from the agents too."""
     path, episodes = episodes_file
     port = _free_port()
-    store = dist.TCPStore("127.0.0.1", port, is_master=True, multi_tenant=True,
-                          wait_for_workers=False)
-    agents = [subprocess.Popen(
-        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "1",
-         "--node_rank", str(node), "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{port}",
-         "--rdzv_conf", "is_host=false", "--rdzv_id", "empo2-test", str(HERE / "sharding_support.py"),
-         str(tiny_policy), str(path), str(tmp_path / f"out{node}.pt")],
-        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for node in (0, 1)]
+    store = dist.TCPStore("127.0.0.1", port, is_master=True, multi_tenant=True, wait_for_workers=False)
+    agents = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nnodes",
+                "2",
+                "--nproc_per_node",
+                "1",
+                "--node_rank",
+                str(node),
+                "--rdzv_backend",
+                "c10d",
+                "--rdzv_endpoint",
+                f"127.0.0.1:{port}",
+                "--rdzv_conf",
+                "is_host=false",
+                "--rdzv_id",
+                "empo2-test",
+                str(HERE / "sharding_support.py"),
+                str(tiny_policy),
+                str(path),
+                str(tmp_path / f"out{node}.pt"),
+            ],
+            cwd=tmp_path,
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for node in (0, 1)
+    ]
     outputs = [agent.communicate(timeout=600) for agent in agents]
     del store  # only now: both agents have exited
     for agent, (_, err) in zip(agents, outputs):
@@ -282,8 +336,7 @@ def feature_steps(tmp_path_factory, tiny_policy, episodes_file) -> dict:
     """One torchrun launch, two ranks: the sharded update of every variant in FEATURES."""
     path, _ = episodes_file
     out = tmp_path_factory.mktemp("features") / "out.pt"
-    result = torchrun([str(HERE / "sharding_support.py"), str(tiny_policy), str(path), str(out),
-                       *FEATURES], out.parent)
+    result = torchrun([str(HERE / "sharding_support.py"), str(tiny_policy), str(path), str(out), *FEATURES], out.parent)
     assert result.returncode == 0, result.stderr[-3000:]
     return torch.load(out, weights_only=False)
 

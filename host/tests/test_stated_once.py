@@ -20,7 +20,8 @@ DEFS = load_schema()["$defs"]
 def test_protocol_metric_keys_json_is_generated_from_the_declarations():
     current = metric_keys.DEFAULT_PATH.read_text(encoding="utf-8")
     assert current == metric_keys.metric_keys_json(), (
-        "protocol/metric-keys.json is stale: run `python -m empo2.metric_keys --write` in host/")
+        "protocol/metric-keys.json is stale: run `python -m empo2.metric_keys --write` in host/"
+    )
     assert metric_keys.main(["--check"]) == 0
 
 
@@ -59,8 +60,9 @@ def test_every_key_a_training_run_writes_is_declared(tmp_path, tiny_policy, embe
     from empo2.run_folder.folder import RunFolder
     from empo2.training.trainer import Trainer
 
-    overrides = tiny_run_overrides(tiny_policy, **{"iterations": 2, "algo.p_memory": 0.5,
-                                                   "algo.kl_beta": 0.01, "eval.every": 2})
+    overrides = tiny_run_overrides(
+        tiny_policy, **{"iterations": 2, "algo.p_memory": 0.5, "algo.kl_beta": 0.01, "eval.every": 2}
+    )
     config = load_config(overrides)
     config.root, config.name = str(tmp_path), "keys"
     folder = RunFolder.create(tmp_path, "keys", config.to_dict())
@@ -104,9 +106,13 @@ def test_rollout_settings_come_from_the_config_whole():
     from empo2.envs.builtin.env import BuiltinEnv
     from empo2.training.rollout import RolloutSettings
 
-    config = load_config({"env": {"workers": 3}, "memory": {"similarity_threshold": 0.7, "top_k": 4},
-                          "policy": {"max_sequence_tokens": 900, "generation_batch": 5,
-                                     "temperature": 0.9, "eval_temperature": 0.2}})
+    config = load_config(
+        {
+            "env": {"workers": 3},
+            "memory": {"similarity_threshold": 0.7, "top_k": 4},
+            "policy": {"max_sequence_tokens": 900, "generation_batch": 5, "temperature": 0.9, "eval_temperature": 0.2},
+        }
+    )
     train = RolloutSettings.from_config(config, BuiltinEnv(), train=True)
     evaluation = RolloutSettings.from_config(config, BuiltinEnv(), train=False)
     assert (train.temperature, evaluation.temperature) == (0.9, 0.2)

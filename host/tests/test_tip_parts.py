@@ -22,14 +22,18 @@ from empo2.training.trainer import Trainer
 
 
 def entry(tip_id: str, text: str, action: str, score: float = 0.0, episode_score=None) -> Retrieved:
-    return Retrieved(tip_id=tip_id, text=text, score=score, similarity=0.9, action=action, entry=0,
-                     episode_score=episode_score)
+    return Retrieved(
+        tip_id=tip_id, text=text, score=score, similarity=0.9, action=action, entry=0, episode_score=episode_score
+    )
 
 
 def test_the_parts_of_each_shown_tip_join_into_what_the_prompt_shows():
     # Two entries of t1 (two states of its episode) and one of t2, in rank order.
-    retrieved = [entry("t1", "open the shed ", "open door"), entry("t2", "heat the food", ""),
-                 entry("t1", "open the shed ", "go north")]
+    retrieved = [
+        entry("t1", "open the shed ", "open door"),
+        entry("t2", "heat the food", ""),
+        entry("t1", "open the shed ", "go north"),
+    ]
     texts, ids = distinct_tips(retrieved)
     parts = tip_parts(retrieved)
     assert ids == ["t1", "t2"]
@@ -57,22 +61,26 @@ def test_with_show_score_each_shown_tip_ends_with_its_entrys_episode_score(embed
 
 
 @pytest.mark.slow
-def test_every_step_record_keeps_the_tip_text_its_id_names_and_the_entry_action(
-        tmp_path, tiny_policy, embedder):
+def test_every_step_record_keeps_the_tip_text_its_id_names_and_the_entry_action(tmp_path, tiny_policy, embedder):
     config = load_config(tiny_run_overrides(tiny_policy, **{"iterations": 2, "eval.every": 0}))
     config.root, config.name = str(tmp_path), "run"
     folder = RunFolder.create(tmp_path, "run", config.to_dict())
     trainer = Trainer(config, folder, embedder=embedder)
     trainer.run()
 
-    steps = [s for summary in folder.trajectory_summaries() if summary["iteration"] == 2
-             for s in folder.trajectory(summary["id"])["steps"]]
+    steps = [
+        s
+        for summary in folder.trajectory_summaries()
+        if summary["iteration"] == 2
+        for s in folder.trajectory(summary["id"])["steps"]
+    ]
     shown = [s for s in steps if s["tip_ids"]]
     assert shown, "iteration 2 retrieved tips"
     for step in steps:
         assert len(step["tip_texts"]) == len(step["tip_actions"]) == len(step["tip_ids"]) == len(step["tips"])
-        for tip_id, text, action, in_prompt in zip(step["tip_ids"], step["tip_texts"],
-                                                   step["tip_actions"], step["tips"]):
+        for tip_id, text, action, in_prompt in zip(
+            step["tip_ids"], step["tip_texts"], step["tip_actions"], step["tips"]
+        ):
             # memory.show_score (on by default): the entry's episode score follows.
             assert re.fullmatch(re.escape(shown_tip(text, action)) + r" ; score : -?[0-9.]+", in_prompt)
             # Nobody edited a tip: the text recorded is the tip's text in the store.

@@ -75,20 +75,43 @@ def recording():
 
 
 def _metrics_line(iteration: int) -> dict:
-    return {"iteration": iteration, "env_steps": 10 * iteration, "rollout/return": 0.5 * iteration,
-            "rollout_mode": "memory", "memory/tips": iteration}
+    return {
+        "iteration": iteration,
+        "env_steps": 10 * iteration,
+        "rollout/return": 0.5 * iteration,
+        "rollout_mode": "memory",
+        "memory/tips": iteration,
+    }
 
 
 def _tip_added(tip_id: str, iteration: int) -> dict:
-    return {"kind": "add", "at": "now", "tip": {"id": tip_id, "variation_key": "power-device/0",
-            "text": f"tip of iteration {iteration}", "score": 1.0, "author": "policy",
-            "provenance": {"iteration": iteration}}, "entries": [], "first_entry": 0}
+    return {
+        "kind": "add",
+        "at": "now",
+        "tip": {
+            "id": tip_id,
+            "variation_key": "power-device/0",
+            "text": f"tip of iteration {iteration}",
+            "score": 1.0,
+            "author": "policy",
+            "provenance": {"iteration": iteration},
+        },
+        "entries": [],
+        "first_entry": 0,
+    }
 
 
 def _episode(iteration: int, k: int) -> dict:
-    return {"id": f"i{iteration}-e{k}", "iteration": iteration, "task": "power-device", "variation": 0,
-            "rollout_mode": "memory", "return": 1.0, "success": True,
-            "steps": [{"executed_action": "go east"}, {"executed_action": "press button"}]}
+    return {
+        "id": f"i{iteration}-e{k}",
+        "iteration": iteration,
+        "task": "power-device",
+        "variation": 0,
+        "rollout_mode": "memory",
+        "return": 1.0,
+        "success": True,
+        "steps": [{"executed_action": "go east"}, {"executed_action": "press button"}],
+    }
 
 
 def _fake_run(root: Path, iterations: int) -> RunFolder:
@@ -146,8 +169,10 @@ def test_a_resumed_run_continues_its_tracker_run_without_repeating_a_step(tmp_pa
     _write_iteration(folder, 3)
     _mirror(folder, recording)
     folder.rollback_to(2)
-    append_jsonl(folder.memory_path / "events.jsonl",
-                 [{"kind": "update", "tip_id": "t000001", "author": "person", "text": "edited"}])
+    append_jsonl(
+        folder.memory_path / "events.jsonl",
+        [{"kind": "update", "tip_id": "t000001", "author": "person", "text": "edited"}],
+    )
     _write_iteration(folder, 3)
     _write_iteration(folder, 4)
     _mirror(folder, recording)
@@ -183,10 +208,14 @@ def test_a_tracker_that_raises_at_every_call_costs_one_warning_and_nothing_else(
         _mirror(folder, kinds, names=("wandb", "recording", "trackio", "tensorboard"))
     warnings = [r.getMessage() for r in caplog.records if r.name == "empo2.trackers"]
     assert len(warnings) == 3, warnings
-    assert warnings[0] == ("tracker wandb cannot mirror run run (training goes on, metrics.jsonl keeps every "
-                           "iteration): the tracker's server refused the connection")
+    assert warnings[0] == (
+        "tracker wandb cannot mirror run run (training goes on, metrics.jsonl keeps every "
+        "iteration): the tracker's server refused the connection"
+    )
     assert warnings[1].startswith("tracker tensorboard cannot mirror run run (")
-    assert warnings[2].startswith("tracker trackio stops mirroring run run (") and "No space left on device" in warnings[2]
+    assert (
+        warnings[2].startswith("tracker trackio stops mirroring run run (") and "No space left on device" in warnings[2]
+    )
     assert [c[1] for c in _mirrored("metrics")] == [1, 2]  # the others go on
 
 
@@ -217,14 +246,14 @@ def test_wandb_goes_online_only_with_an_account(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_tracker_raising_mid_run_leaves_training_and_metrics_whole(tmp_path, tiny_policy, embedder,
-                                                                     recording, monkeypatch, caplog):
+def test_a_tracker_raising_mid_run_leaves_training_and_metrics_whole(
+    tmp_path, tiny_policy, embedder, recording, monkeypatch, caplog
+):
     """The real trainer with report_to: one tracker raises at every call after it opened, one
     cannot start; the run finishes, metrics.jsonl has every iteration, the other tracker got them."""
     for name, kind in (("tensorboard", Recording), ("wandb", RaisingAfterOpen), ("trackio", RaisingAtEveryCall)):
         monkeypatch.setitem(SINKS, name, kind)
-    config = load_config(tiny_run_overrides(tiny_policy, iterations=2, report_to=list(TRACKERS),
-                                            **{"eval.every": 0}))
+    config = load_config(tiny_run_overrides(tiny_policy, iterations=2, report_to=list(TRACKERS), **{"eval.every": 0}))
     config.root, config.name = str(tmp_path), "run"
     folder = RunFolder.create(tmp_path, "run", config.to_dict())
     with caplog.at_level(logging.WARNING, logger="empo2.trackers"):
@@ -250,8 +279,8 @@ def wandb_records(path: Path):
         if left < 7:
             pos += left
             continue
-        _, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
-        pending += data[pos + 7:pos + 7 + length]
+        _, length, kind = struct.unpack("<IHB", data[pos : pos + 7])
+        pending += data[pos + 7 : pos + 7 + length]
         pos += 7 + length
         if kind in (1, 4):
             record = pb.Record()
@@ -262,15 +291,15 @@ def wandb_records(path: Path):
 
 @pytest.mark.slow
 def test_the_trackers_own_readers_hold_every_number_of_metrics_jsonl_after_a_resume(
-        tmp_path, tiny_policy, embedder, monkeypatch):
+    tmp_path, tiny_policy, embedder, monkeypatch
+):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from trackio.sqlite_storage import SQLiteStorage
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_CONFIG_DIR", str(tmp_path / "wandb-config"))
     monkeypatch.setenv("TRACKIO_PROJECT", f"empo2-test-{tmp_path.name}")
-    config = load_config(tiny_run_overrides(tiny_policy, iterations=2, report_to=list(TRACKERS),
-                                            **{"eval.every": 0}))
+    config = load_config(tiny_run_overrides(tiny_policy, iterations=2, report_to=list(TRACKERS), **{"eval.every": 0}))
     config.root, config.name = str(tmp_path), "run"
     folder = RunFolder.create(tmp_path, "run", config.to_dict())
     Trainer(config, folder, embedder=embedder).run()
@@ -299,8 +328,9 @@ def test_the_trackers_own_readers_hold_every_number_of_metrics_jsonl_after_a_res
     for path in files:
         for record in wandb_records(path):
             if record.WhichOneof("record_type") == "history":
-                items = {item.key or "/".join(item.nested_key): json.loads(item.value_json)
-                         for item in record.history.item}
+                items = {
+                    item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in record.history.item
+                }
                 step = record.history.step.num
                 assert "rollout/return" not in history.get(step, {}) or "rollout/return" not in items
                 history.setdefault(step, {}).update(items)
@@ -346,26 +376,33 @@ def test_the_overhead_benchmark_compares_both_arms_and_reports_the_mirrors_cpu(t
 
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "tracker_overhead.py"
     env = dict(os.environ, EMPO2_NO_PROGRESS="1", HF_HUB_OFFLINE="1", WANDB_CONFIG_DIR=str(tmp_path))
-    result = subprocess.run([sys.executable, str(script), "--iterations", "2", "--policy", str(tiny_policy)],
-                            capture_output=True, text=True, timeout=900, env=env)
+    result = subprocess.run(
+        [sys.executable, str(script), "--iterations", "2", "--policy", str(tiny_policy)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     assert sum(line.strip().startswith(("off ", "all three ")) and "run 0" in line for line in lines) == 4
     assert any(line.startswith("all three ") and len(line.split()) == 6 for line in lines), lines
     assert any(line.startswith("difference ") and "95% interval" in line for line in lines), lines
-    assert any(re.match(r"the mirror's thread: [0-9.]+ s of CPU per run of 2 iterations \(runs: [0-9.]+, [0-9.]+\)", line)
-               for line in lines), lines
+    assert any(
+        re.match(r"the mirror's thread: [0-9.]+ s of CPU per run of 2 iterations \(runs: [0-9.]+, [0-9.]+\)", line)
+        for line in lines
+    ), lines
     assert any(line.startswith("load average before ") for line in lines)
 
 
 @pytest.mark.slow
-def test_a_rerun_branch_is_mirrored_as_its_own_run_and_a_dry_run_not_at_all(tmp_path, tiny_policy, embedder,
-                                                                          recording, monkeypatch):
+def test_a_rerun_branch_is_mirrored_as_its_own_run_and_a_dry_run_not_at_all(
+    tmp_path, tiny_policy, embedder, recording, monkeypatch
+):
     from empo2.rerun.runner import RerunSettings, rerun
 
     monkeypatch.setitem(SINKS, "tensorboard", Recording)
-    config = load_config(tiny_run_overrides(tiny_policy, iterations=1, report_to=["tensorboard"],
-                                            **{"eval.every": 0}))
+    config = load_config(tiny_run_overrides(tiny_policy, iterations=1, report_to=["tensorboard"], **{"eval.every": 0}))
     config.root, config.name = str(tmp_path), "run"
     folder = RunFolder.create(tmp_path, "run", config.to_dict())
     Trainer(config, folder, embedder=embedder).run()

@@ -19,8 +19,16 @@ from empo2.algo.losses import kl_penalty, token_mean
 from empo2.config import CHOICES, AlgoConfig
 from empo2.policy.generation import sequence_logprobs
 from empo2.policy.model import load_policy
-from empo2.training.update import (OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, UPDATE_MODES, build_samples,
-                                   dry_run_loss, episode_returns, update_policy)
+from empo2.training.update import (
+    OFF_POLICY,
+    ON_POLICY,
+    ON_POLICY_WITH_TIPS,
+    UPDATE_MODES,
+    build_samples,
+    dry_run_loss,
+    episode_returns,
+    update_policy,
+)
 from empo2.training.rollout import MEMORY_FREE, Episode
 from update_episodes import action_logprobs, make_episodes
 
@@ -77,9 +85,8 @@ def test_an_episode_returns_its_scaled_score_plus_the_coefficient_times_its_mean
     """update.py choice 1: reward_scale · Σ rewards + intrinsic_coef · mean_t r_int, the mean
     over the episode's own steps (an episode without steps returns 0)."""
     episodes = make_episodes(policy[1], ON_POLICY)
-    for ep, rewards, novelty in zip(episodes, ([1.0, 2.0], [0.0], [], [0.0, 0.0]),
-                                    ([1.0, 0.5], [1.0], [], [0.0, 0.0])):
-        ep.steps = ep.steps[:len(rewards)]
+    for ep, rewards, novelty in zip(episodes, ([1.0, 2.0], [0.0], [], [0.0, 0.0]), ([1.0, 0.5], [1.0], [], [0.0, 0.0])):
+        ep.steps = ep.steps[: len(rewards)]
         for step, reward, r_int in zip(ep.steps, rewards, novelty):
             step.reward, step.intrinsic = reward, r_int
     returns = episode_returns(episodes, AlgoConfig(reward_scale=0.5, intrinsic_coef=2.0))
@@ -92,9 +99,16 @@ def test_build_samples_refuses_an_unknown_mode(policy):
         build_samples(make_episodes(policy[1], OFF_POLICY), "offpolicy", AlgoConfig())
 
 
-def one_step_update(policy, mode: str, behaviour: float | None = None, reference_model=None,
-                    micro_batch: int = 1, optimizer_steps: list | None = None, episodes=None,
-                    **algo) -> dict:
+def one_step_update(
+    policy,
+    mode: str,
+    behaviour: float | None = None,
+    reference_model=None,
+    micro_batch: int = 1,
+    optimizer_steps: list | None = None,
+    episodes=None,
+    **algo,
+) -> dict:
     """One epoch, one minibatch: the only optimizer step comes after every ratio is measured, so
     the ratios and the mask are those of the policy that π_old was scored with. (algo can ask
     for more; `optimizer_steps` then collects one entry per optimizer step.) `episodes`: a
@@ -107,9 +121,17 @@ def one_step_update(policy, mode: str, behaviour: float | None = None, reference
         optimizer.register_step_post_hook(lambda *_: optimizer_steps.append(1))
     try:
         made = episodes(tokenizer) if episodes else make_episodes(tokenizer, mode, behaviour)
-        return update_policy(model, optimizer, made, mode,
-                             config, tokenizer.pad_token_id, torch.Generator().manual_seed(0),
-                             reference_model=reference_model, micro_batch=micro_batch)
+        return update_policy(
+            model,
+            optimizer,
+            made,
+            mode,
+            config,
+            tokenizer.pad_token_id,
+            torch.Generator().manual_seed(0),
+            reference_model=reference_model,
+            micro_batch=micro_batch,
+        )
     finally:
         model.load_state_dict(snapshot)  # the module's model stays the built policy
         model.eval()
@@ -174,17 +196,14 @@ def test_the_mask_tests_the_policy_without_tips_in_every_mode(policy, mode):
 @pytest.mark.parametrize("mode", UPDATE_MODES)
 def test_the_behaviour_variant_masks_on_the_recorded_logprobs(policy, mode):
     """mask_logprob=behaviour (the reference code): the sampler's log-probs decide alone."""
-    kept = one_step_update(policy, mode, behaviour=-1.0, mask_logprob="behaviour",
-                           mask_log_delta=-5.0)
-    dropped = one_step_update(policy, mode, behaviour=-9.0, mask_logprob="behaviour",
-                              mask_log_delta=-5.0)
+    kept = one_step_update(policy, mode, behaviour=-1.0, mask_logprob="behaviour", mask_log_delta=-5.0)
+    dropped = one_step_update(policy, mode, behaviour=-9.0, mask_logprob="behaviour", mask_log_delta=-5.0)
     assert kept["masked_fraction"] == 0.0
     assert dropped["masked_fraction"] == pytest.approx(1.0, abs=1e-6)
 
 
 def test_mask_off_keeps_every_token(policy):
-    stats = one_step_update(policy, ON_POLICY_WITH_TIPS, behaviour=-9.0, low_prob_mask="off",
-                            mask_logprob="behaviour")
+    stats = one_step_update(policy, ON_POLICY_WITH_TIPS, behaviour=-9.0, low_prob_mask="off", mask_logprob="behaviour")
     assert stats["masked_fraction"] == 0.0
 
 
@@ -193,8 +212,7 @@ def test_mask_scope_memory_masks_only_updates_of_memory_rollouts(policy, mode):
     """algo.mask_scope=memory (the reference code masks only where tips are in use): plain
     on-policy updates keep every token; updates of memory rollouts mask as with scope 'all'."""
     everywhere = one_step_update(policy, mode, behaviour=-9.0, mask_logprob="behaviour")
-    scoped = one_step_update(policy, mode, behaviour=-9.0, mask_logprob="behaviour",
-                             mask_scope="memory")
+    scoped = one_step_update(policy, mode, behaviour=-9.0, mask_logprob="behaviour", mask_scope="memory")
     assert everywhere["masked_fraction"] == pytest.approx(1.0, abs=1e-6)
     assert scoped["masked_fraction"] == (0.0 if mode == "on-policy" else everywhere["masked_fraction"])
 
@@ -216,8 +234,7 @@ def test_a_contrast_groups_tip_free_half_is_scored_on_policy(policy, mode, old_s
     """update.py choice 4: in a memory iteration with algo.memory_contrast=half the tip-free
     rollouts are on-policy samples (both log-probs without tips) whatever the iteration's mode;
     the tip half follows the table."""
-    samples = build_samples(contrast_episodes(policy[1], mode), mode,
-                            AlgoConfig(off_policy_old_logprob=old_setting))
+    samples = build_samples(contrast_episodes(policy[1], mode), mode, AlgoConfig(off_policy_old_logprob=old_setting))
     free = [s for s in samples if not s.with_tips]
     tipped = [s for s in samples if s.with_tips]
     assert len(free) == len(tipped) == 4
@@ -232,14 +249,14 @@ def test_mask_scope_memory_leaves_a_contrast_groups_tip_free_half_unmasked(polic
     """With mask_scope=memory the mask covers the rollouts with tips only: the tip-free half of
     a contrast group is unmasked, as a plain on-policy update is (before, the whole iteration
     was masked because its mode was a memory mode)."""
+
     def make(tokenizer):
         return contrast_episodes(tokenizer, mode, behaviour=-9.0)
 
     tokens = sum(len(s.action_ids) for ep in make(policy[1]) for s in ep.steps)
     tipped = sum(len(s.action_ids) for ep in make(policy[1])[0::2] for s in ep.steps)
     everywhere = one_step_update(policy, mode, episodes=make, mask_logprob="behaviour")
-    scoped = one_step_update(policy, mode, episodes=make, mask_logprob="behaviour",
-                             mask_scope="memory")
+    scoped = one_step_update(policy, mode, episodes=make, mask_logprob="behaviour", mask_scope="memory")
     assert everywhere["masked_fraction"] == pytest.approx(1.0, abs=1e-6)
     assert scoped["masked_fraction"] == pytest.approx(tipped / tokens, abs=1e-6)
 
@@ -269,9 +286,13 @@ def test_the_step_level_drops_every_token_of_a_step_with_one_low_token(policy, m
     episodes = make_episodes(tokenizer, ON_POLICY_WITH_TIPS)
     steps = [s for ep in episodes for s in ep.steps]
     with torch.no_grad():
-        logp, _, mask = sequence_logprobs(model, [s.prompt_ids_no_tips for s in steps],
-                                          [s.action_ids for s in steps], with_entropy=False,
-                                          pad_id=tokenizer.pad_token_id)
+        logp, _, mask = sequence_logprobs(
+            model,
+            [s.prompt_ids_no_tips for s in steps],
+            [s.action_ids for s in steps],
+            with_entropy=False,
+            pad_id=tokenizer.pad_token_id,
+        )
     rows = [logp[i][mask[i]] for i in range(len(steps))]
     delta = step_level_delta(rows)
     dropped_steps = sum(len(r) for r in rows if bool((r < delta).any()))
@@ -306,9 +327,19 @@ def test_with_the_mask_off_no_pass_scores_the_prompt_without_tips(policy):
 
 # Statistics that the update's token-weighted merge over micro-batches makes equal to one pass
 # over all samples (ratio_std is merged as a weighted mean of stds, so it is left out).
-SAME_STATS = ("pg_loss", "loss", "masked_fraction", "approx_kl_old", "clip_fraction",
-              "dual_clip_fraction", "ratio_mean", "ratio_max", "ratio_min", "update_samples",
-              "advantage_abs_mean")
+SAME_STATS = (
+    "pg_loss",
+    "loss",
+    "masked_fraction",
+    "approx_kl_old",
+    "clip_fraction",
+    "dual_clip_fraction",
+    "ratio_mean",
+    "ratio_max",
+    "ratio_min",
+    "update_samples",
+    "advantage_abs_mean",
+)
 
 
 # Two settings of the loss's options, each far from the defaults so that a dropped option shows:
@@ -316,9 +347,14 @@ SAME_STATS = ("pg_loss", "loss", "masked_fraction", "approx_kl_old", "clip_fract
 # log-probs with narrow clips, a low dual clip and advantages without the std normalisation.
 DRY_RUN_SETTINGS = {
     "paper-mask": dict(clip_low=0.1, clip_high=0.1),
-    "behaviour-mask-narrow-clips": dict(mask_logprob="behaviour", mask_log_delta=-5.0,
-                                        clip_low=0.01, clip_high=0.02, dual_clip_c=1.01,
-                                        advantage_std_norm=False),
+    "behaviour-mask-narrow-clips": dict(
+        mask_logprob="behaviour",
+        mask_log_delta=-5.0,
+        clip_low=0.01,
+        clip_high=0.02,
+        dual_clip_c=1.01,
+        advantage_std_norm=False,
+    ),
 }
 
 
@@ -334,7 +370,8 @@ def test_the_dry_run_reports_the_loss_the_first_step_optimises(policy, mode, set
         tipped = make_episodes(tokenizer, ON_POLICY_WITH_TIPS)  # a δ that masks some tokens
         options["mask_log_delta"] = separating_delta(
             action_logprobs(policy, tipped, with_tips_prompt=False),
-            action_logprobs(policy, tipped, with_tips_prompt=True))
+            action_logprobs(policy, tipped, with_tips_prompt=True),
+        )
     episodes = make_episodes(tokenizer, mode)
     algo = dataclasses.replace(AlgoConfig(minibatches=1, ppo_epochs=1), **options)
     dry = dry_run_loss(model, episodes, mode, algo, tokenizer.pad_token_id)
@@ -361,8 +398,9 @@ def test_an_update_without_actions_reports_no_samples_and_takes_no_step(policy):
             s.action_ids, s.behaviour_logprobs = [], []
     before = {k: v.clone() for k, v in model.state_dict().items()}
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    stats = update_policy(model, optimizer, episodes, OFF_POLICY, AlgoConfig(),
-                          tokenizer.pad_token_id, torch.Generator().manual_seed(0))
+    stats = update_policy(
+        model, optimizer, episodes, OFF_POLICY, AlgoConfig(), tokenizer.pad_token_id, torch.Generator().manual_seed(0)
+    )
     assert stats == {"update_samples": 0.0}
     assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
 
@@ -387,8 +425,7 @@ def test_the_kl_term_scores_the_reference_under_the_numerators_prompt(policy):
     calls = []
     hook = reference.register_forward_hook(lambda *_: calls.append(1))
     try:
-        stats = one_step_update(policy, OFF_POLICY, reference_model=reference, micro_batch=8,
-                                kl_beta=0.1)
+        stats = one_step_update(policy, OFF_POLICY, reference_model=reference, micro_batch=8, kl_beta=0.1)
         assert len(calls) == 1  # all 8 samples in one micro-batch (prompts padded)
         assert stats["kl"] == pytest.approx(0.0, abs=1e-6)
         calls.clear()
@@ -403,24 +440,35 @@ def test_minibatches_and_epochs_set_the_number_of_optimizer_steps(policy):
     one_step_update(policy, ON_POLICY, optimizer_steps=steps, minibatches=2, ppo_epochs=3)
     assert len(steps) == 2 * 3
     steps.clear()
-    stats = one_step_update(policy, ON_POLICY, optimizer_steps=steps, minibatches=8, ppo_epochs=1,
-                            behaviour=-9.0, mask_logprob="behaviour")
+    stats = one_step_update(
+        policy, ON_POLICY, optimizer_steps=steps, minibatches=8, ppo_epochs=1, behaviour=-9.0, mask_logprob="behaviour"
+    )
     assert len(steps) == 8  # one sample per minibatch
     assert stats["masked_fraction"] == pytest.approx(1.0)  # the mean over the steps, each 1
 
 
-@pytest.mark.parametrize("prompts,group,epochs,expected", [
-    (1, 2, 1, 4),   # 2 rows per step: 8 samples (4 episodes × 2 steps) make 4 steps
-    (3, 2, 1, 2),   # 6 rows per step: 6 + 2
-    (1, 2, 2, 8),   # every epoch takes its own steps
-    (1, 8, 1, 1),   # the paper's group of 8: one prompt's rows hold the whole batch
-])
+@pytest.mark.parametrize(
+    "prompts,group,epochs,expected",
+    [
+        (1, 2, 1, 4),  # 2 rows per step: 8 samples (4 episodes × 2 steps) make 4 steps
+        (3, 2, 1, 2),  # 6 rows per step: 6 + 2
+        (1, 2, 2, 8),  # every epoch takes its own steps
+        (1, 8, 1, 1),  # the paper's group of 8: one prompt's rows hold the whole batch
+    ],
+)
 def test_minibatch_prompts_takes_one_step_per_n_prompts_rows(policy, prompts, group, epochs, expected):
     """The reference's mini-batching (algo.minibatch_prompts): the steps follow the batch's size,
     not algo.minibatches, and the metrics line counts them."""
     steps = []
-    stats = one_step_update(policy, OFF_POLICY, optimizer_steps=steps, minibatch_prompts=prompts,
-                            group_size=group, ppo_epochs=epochs, minibatches=5)
+    stats = one_step_update(
+        policy,
+        OFF_POLICY,
+        optimizer_steps=steps,
+        minibatch_prompts=prompts,
+        group_size=group,
+        ppo_epochs=epochs,
+        minibatches=5,
+    )
     assert len(steps) == expected
     assert stats["optimizer_steps"] == expected
 
@@ -440,8 +488,9 @@ def test_an_update_of_many_small_minibatches_learns(policy):
     before = action_logprobs(policy, episodes, with_tips_prompt=False)
     optimizer = torch.optim.AdamW(model.parameters(), lr=algo.lr)
     try:
-        stats = update_policy(model, optimizer, episodes, OFF_POLICY, algo, tokenizer.pad_token_id,
-                              torch.Generator().manual_seed(0))
+        stats = update_policy(
+            model, optimizer, episodes, OFF_POLICY, algo, tokenizer.pad_token_id, torch.Generator().manual_seed(0)
+        )
         after = action_logprobs(policy, episodes, with_tips_prompt=False)
         changed = [k for k, v in model.state_dict().items() if not torch.equal(v, snapshot[k])]
     finally:
@@ -455,8 +504,9 @@ def test_an_update_of_many_small_minibatches_learns(policy):
 def test_the_micro_batch_size_does_not_change_the_update(policy):
     """Gradient accumulation: each micro-batch adds its share of the minibatch's token mean, so
     one sample at a time, three (the last one short) and all eight at once give the same step."""
-    by_size = {size: one_step_update(policy, OFF_POLICY, micro_batch=size, clip_low=0.1,
-                                     clip_high=0.1) for size in (1, 3, 8)}
+    by_size = {
+        size: one_step_update(policy, OFF_POLICY, micro_batch=size, clip_low=0.1, clip_high=0.1) for size in (1, 3, 8)
+    }
     for size in (3, 8):
         for key in (*SAME_STATS, "grad_norm", "entropy"):
             assert by_size[size][key] == pytest.approx(by_size[1][key], abs=1e-4), (size, key)
@@ -465,6 +515,7 @@ def test_the_micro_batch_size_does_not_change_the_update(policy):
 def test_the_minibatch_order_is_the_updates_generator_not_the_global_rng(policy):
     """With two minibatches the order of the samples changes the result; the update draws it
     from its own generator, so a run is reproducible whatever else drew random numbers."""
+
     def update_under_global_seed(seed: int) -> dict:
         torch.manual_seed(seed)
         return one_step_update(policy, OFF_POLICY, minibatches=2, ppo_epochs=1)
@@ -491,13 +542,11 @@ def test_the_configured_kl_estimator_is_the_one_the_loss_uses(policy):
     with torch.no_grad():
         logp, _, mask = sequence_logprobs(model, prompts, actions, pad_id=tokenizer.pad_token_id)
         ref, _, _ = sequence_logprobs(reference, prompts, actions, pad_id=tokenizer.pad_token_id)
-    expected = {kind: token_mean(kl_penalty(logp, ref, kind), mask).item()
-                for kind in CHOICES["algo.kl_kind"]}
+    expected = {kind: token_mean(kl_penalty(logp, ref, kind), mask).item() for kind in CHOICES["algo.kl_kind"]}
     values = sorted(expected.values())  # k2 and k3 agree to second order: 0.8% apart here
     assert all(b - a > 1e-3 * abs(b) for a, b in zip(values, values[1:]))  # 10x the tolerance
     for kind, value in expected.items():
-        stats = one_step_update(policy, ON_POLICY, reference_model=reference, micro_batch=8,
-                                kl_beta=0.1, kl_kind=kind)
+        stats = one_step_update(policy, ON_POLICY, reference_model=reference, micro_batch=8, kl_beta=0.1, kl_kind=kind)
         assert stats["kl"] == pytest.approx(value, rel=1e-4), kind
         assert stats["loss"] == pytest.approx(stats["pg_loss"] + 0.1 * value, rel=1e-4, abs=1e-6)
 
@@ -538,12 +587,11 @@ def test_a_minibatch_of_one_single_token_action_weighs_its_step_fully(policy):
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     snapshot = {k: v.clone() for k, v in model.state_dict().items()}
     try:
-        stats = update_policy(model, optimizer, episodes, ON_POLICY, config,
-                              tokenizer.pad_token_id, torch.Generator().manual_seed(0))
+        stats = update_policy(
+            model, optimizer, episodes, ON_POLICY, config, tokenizer.pad_token_id, torch.Generator().manual_seed(0)
+        )
     finally:
         model.load_state_dict(snapshot)
         model.eval()
     assert stats["update_samples"] == 8
     assert stats["masked_fraction"] == pytest.approx(1.0)
-
-

@@ -34,7 +34,7 @@ def test_tip_guided_logprobs_score_the_tipped_steps_without_their_tips(policy):
     lengths = [len(s.action_ids) for ep in episodes for s in ep.steps]
     rows, start = [], 0
     for n in lengths:
-        rows.append(no_tips[start:start + n])
+        rows.append(no_tips[start : start + n])
         start += n
     expected = [rows[0], rows[2] + rows[3], []]
     assert [r["steps"] for r in report] == [1, 2, 0]
@@ -55,8 +55,7 @@ def test_the_pad_value_never_changes_a_logprob(policy):
     actions = [s.action_ids for s in steps]
     assert len({len(p) + len(a) for p, a in zip(prompts, actions)}) > 1  # padding happens
     with torch.no_grad():
-        scored = [sequence_logprobs(model, prompts, actions, pad_id=pad)
-                  for pad in (tokenizer.pad_token_id, 0, 7)]
+        scored = [sequence_logprobs(model, prompts, actions, pad_id=pad) for pad in (tokenizer.pad_token_id, 0, 7)]
     for logp, entropy, mask in scored[1:]:
         assert torch.equal(mask, scored[0][2])
         assert torch.allclose(logp, scored[0][0], atol=1e-5)
@@ -78,11 +77,11 @@ def test_scoring_in_micro_batches_gives_one_pass_padded_to_the_width(policy):
     widest = max(len(a) for a in actions)
     assert max(len(a) for a in actions[6:]) < widest
     with torch.no_grad():
-        whole, _, whole_mask = sequence_logprobs(model, prompts, actions, with_entropy=False,
-                                                 pad_id=tokenizer.pad_token_id)
+        whole, _, whole_mask = sequence_logprobs(
+            model, prompts, actions, with_entropy=False, pad_id=tokenizer.pad_token_id
+        )
         logp, mask = _scored(model, prompts, actions, tokenizer.pad_token_id, micro_batch=3)
-        wide, wide_mask = _scored(model, prompts, actions, tokenizer.pad_token_id, micro_batch=3,
-                                  width=widest + 2)
+        wide, wide_mask = _scored(model, prompts, actions, tokenizer.pad_token_id, micro_batch=3, width=widest + 2)
     assert logp.shape == mask.shape == (8, widest)
     assert torch.equal(mask, whole_mask)
     assert torch.allclose(logp, whole, atol=1e-5)
@@ -112,9 +111,9 @@ class _RanksInOneProcess(Dist):
             if rank == self.rank or not rows:
                 parts.append(obj if rank == self.rank else torch.zeros(0, width))
                 continue
-            logp, _, _ = sequence_logprobs(model, [prompts[i] for i in rows],
-                                           [actions[i] for i in rows], with_entropy=False,
-                                           pad_id=pad_id)
+            logp, _, _ = sequence_logprobs(
+                model, [prompts[i] for i in rows], [actions[i] for i in rows], with_entropy=False, pad_id=pad_id
+            )
             parts.append(torch.nn.functional.pad(logp, (0, width - logp.shape[1])))
         return parts
 
@@ -130,8 +129,7 @@ def test_ranks_score_their_round_robin_share_and_gather_every_row_in_order(polic
     steps = [s for ep in make_episodes(tokenizer, OFF_POLICY) for s in ep.steps]
     prompts = [s.prompt_ids for s in steps]
     # This rank's actions cut to two tokens: its share is narrower than the widest action.
-    actions = [s.action_ids[:2] if i % world == rank else s.action_ids
-               for i, s in enumerate(steps)]
+    actions = [s.action_ids[:2] if i % world == rank else s.action_ids for i, s in enumerate(steps)]
     pad = tokenizer.pad_token_id
     with torch.no_grad():
         alone = _scored_everywhere(model, prompts, actions, pad, 2, SINGLE)

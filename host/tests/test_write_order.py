@@ -18,7 +18,12 @@ import pytest
 from empo2.memory.persistence import EventLog
 from empo2 import atomic
 from empo2.atomic import (
-    append_jsonl, atomic_write_json, commit_folder, iter_jsonl, move_folder, repair_jsonl,
+    append_jsonl,
+    atomic_write_json,
+    commit_folder,
+    iter_jsonl,
+    move_folder,
+    repair_jsonl,
     rewrite_jsonl,
 )
 from empo2.run_folder.folder import RunFolder
@@ -129,7 +134,7 @@ def test_a_folder_is_fsynced_whole_before_it_is_renamed_into_place(tmp_path, cal
     assert calls[at][1:] == (tmp, final)
     before = {c[1] for c in calls[:at]}
     assert {tmp / "model" / "weights.bin", tmp / "trainer.json", tmp / "model", tmp} <= before
-    assert calls[at + 1:] == [("fsync", tmp_path, None)]
+    assert calls[at + 1 :] == [("fsync", tmp_path, None)]
 
 
 def test_a_moved_folder_is_durable_in_both_parents(tmp_path, calls):
@@ -137,8 +142,11 @@ def test_a_moved_folder_is_durable_in_both_parents(tmp_path, calls):
     (tmp_path / "runs" / "b").mkdir(parents=True)
     (tmp_path / "trash").mkdir()
     move_folder(tmp_path / "runs" / "b", tmp_path / "trash" / "b-1")
-    assert calls == [("replace", tmp_path / "runs" / "b", tmp_path / "trash" / "b-1"),
-                     ("fsync", tmp_path / "trash", None), ("fsync", tmp_path / "runs", None)]
+    assert calls == [
+        ("replace", tmp_path / "runs" / "b", tmp_path / "trash" / "b-1"),
+        ("fsync", tmp_path / "trash", None),
+        ("fsync", tmp_path / "runs", None),
+    ]
 
 
 def test_a_checkpoint_is_committed_in_that_order_and_nothing_points_at_it(tmp_path, calls):
@@ -153,10 +161,9 @@ def test_a_checkpoint_is_committed_in_that_order_and_nothing_points_at_it(tmp_pa
         at = [c[0] for c in calls].index("replace")
         assert ("fsync", tmp / "trainer.json", b"{}") in calls[:at]
         assert calls[at][2] == folder.checkpoints_path / f"iter-00000{iteration}"
-        assert calls[at + 1:] == [("fsync", folder.checkpoints_path, None)]
+        assert calls[at + 1 :] == [("fsync", folder.checkpoints_path, None)]
     (folder.checkpoints_path / "LATEST").write_text("iter-000001\n")
-    assert sorted(p.name for p in folder.checkpoints_path.iterdir()) == [
-        "LATEST", "iter-000001", "iter-000002"]
+    assert sorted(p.name for p in folder.checkpoints_path.iterdir()) == ["LATEST", "iter-000001", "iter-000002"]
     assert folder.latest_checkpoint() == (2, folder.checkpoints_path / "iter-000002")
 
 

@@ -24,14 +24,32 @@ ROOMS = {
     "cellar": ("wine barrel", "crate"),
 }
 HIDING_PLACES = [(room, place) for room, places in ROOMS.items() for place in places]
-CLUTTER = ("an old letter", "a spider", "dust", "a broken pencil", "some crumbs", "a single glove",
-           "a faded map", "nothing at all")
+CLUTTER = (
+    "an old letter",
+    "a spider",
+    "dust",
+    "a broken pencil",
+    "some crumbs",
+    "a single glove",
+    "a faded map",
+    "nothing at all",
+)
 TASKS = {
     # task: (description, room of the lock, the lock, what opening it says, offset of the key)
-    "escape": ("find the key and leave the house through the front door", "hall", "front door",
-               "you step outside . you escaped the house .", 0),
-    "open-chest": ("find the key and open the chest in the cellar", "cellar", "chest",
-                   "you open the chest and take the gold coin .", 4),
+    "escape": (
+        "find the key and leave the house through the front door",
+        "hall",
+        "front door",
+        "you step outside . you escaped the house .",
+        0,
+    ),
+    "open-chest": (
+        "find the key and open the chest in the cellar",
+        "cellar",
+        "chest",
+        "you open the chest and take the gold coin .",
+        4,
+    ),
 }
 TRAIN_VARIATIONS, TEST_VARIATIONS = list(range(6)), [6, 7]
 SCORE_KEY, SCORE_UNLOCK, SCORE_GOAL = 30.0, 60.0, 100.0
@@ -47,12 +65,13 @@ class LockboxEnv:
         return list(TASKS)
 
     def variations(self, task: str, split: str) -> list[int]:
-        return {"train": TRAIN_VARIATIONS, "test": TEST_VARIATIONS,
-                "all": TRAIN_VARIATIONS + TEST_VARIATIONS}[split]
+        return {"train": TRAIN_VARIATIONS, "test": TEST_VARIATIONS, "all": TRAIN_VARIATIONS + TEST_VARIATIONS}[split]
 
     def instructions(self) -> str:
-        return ("You are in a house with a locked door or chest. Each turn answer with exactly "
-                "one of the valid actions, e.g. 'search oven' or 'go to cellar'.")
+        return (
+            "You are in a house with a locked door or chest. Each turn answer with exactly "
+            "one of the valid actions, e.g. 'search oven' or 'go to cellar'."
+        )
 
     def demonstrations(self) -> Path:
         """A scripted solver's episodes on the training variations (make_demonstrations.py), for
@@ -85,10 +104,10 @@ class LockboxEnv:
 
     def act(self, action: str) -> str:
         if action.startswith("go to "):
-            self.room = action[len("go to "):]
+            self.room = action[len("go to ") :]
             return self.describe()
         if action.startswith("search "):
-            place = action[len("search "):]
+            place = action[len("search ") :]
             if (self.room, place) == self.key_at and not self.carrying:
                 self.found = True
                 return f"you search the {place} . you find a small brass key ."
@@ -117,5 +136,9 @@ class LockboxEnv:
         return f"you are in the {self.room} . you see {places} .{lock} doors lead to {doors} .{carried}"
 
     def info(self) -> StepInfo:
-        return StepInfo(task_description=self.description, valid_actions=self.valid_actions(),
-                        score=self.score, success=self.score == SCORE_GOAL)
+        return StepInfo(
+            task_description=self.description,
+            valid_actions=self.valid_actions(),
+            score=self.score,
+            success=self.score == SCORE_GOAL,
+        )

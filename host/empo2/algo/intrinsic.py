@@ -57,7 +57,10 @@ class IntrinsicReward(Protocol):
     needs_embeddings: bool
 
     def rewards(
-        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None,
+        self,
+        key: str,
+        embeddings: np.ndarray | None = None,
+        n_retrieved: np.ndarray | None = None,
         steps: np.ndarray | None = None,
     ) -> np.ndarray: ...
 
@@ -80,9 +83,7 @@ def register_intrinsic(name: str) -> Callable[[type], type]:
 def make_intrinsic_reward(name: str, **kwargs: Any) -> IntrinsicReward:
     """Build the variant registered under ``name`` ("paper", "reference" or "off")."""
     if name not in INTRINSIC_REWARDS:
-        raise ValueError(
-            f"Unknown intrinsic reward {name!r}; choose one of {sorted(INTRINSIC_REWARDS)}."
-        )
+        raise ValueError(f"Unknown intrinsic reward {name!r}; choose one of {sorted(INTRINSIC_REWARDS)}.")
     return INTRINSIC_REWARDS[name](**kwargs)
 
 
@@ -127,7 +128,10 @@ class NoveltyReward:
         return 0 if store is None else store.size
 
     def rewards(
-        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None,
+        self,
+        key: str,
+        embeddings: np.ndarray | None = None,
+        n_retrieved: np.ndarray | None = None,
         steps: np.ndarray | None = None,
     ) -> np.ndarray:
         """Score a batch of states of one task variation jointly, then add it to the store.
@@ -152,8 +156,7 @@ class NoveltyReward:
             store = self._stores[key] = _StateStore(batch.shape[1])
         if batch.shape[1] != store.vectors.shape[1]:
             raise ValueError(
-                f"Embedding size {batch.shape[1]} differs from the {store.vectors.shape[1]} "
-                f"already stored for {key!r}."
+                f"Embedding size {batch.shape[1]} differs from the {store.vectors.shape[1]} already stored for {key!r}."
             )
         if n == 0:
             return np.zeros(0, dtype=np.float64)
@@ -264,7 +267,10 @@ class RetrievalCountReward:
     needs_embeddings = False
 
     def rewards(
-        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None,
+        self,
+        key: str,
+        embeddings: np.ndarray | None = None,
+        n_retrieved: np.ndarray | None = None,
         steps: np.ndarray | None = None,
     ) -> np.ndarray:
         """n_retrieved: (n,) tip counts, or None for a memory-free rollout (→ zeros of len n)."""
@@ -286,7 +292,10 @@ class NoIntrinsicReward:
     needs_embeddings = False
 
     def rewards(
-        self, key: str, embeddings: np.ndarray | None = None, n_retrieved: np.ndarray | None = None,
+        self,
+        key: str,
+        embeddings: np.ndarray | None = None,
+        n_retrieved: np.ndarray | None = None,
         steps: np.ndarray | None = None,
     ) -> np.ndarray:
         return np.zeros(_batch_length(embeddings, n_retrieved, steps), dtype=np.float64)

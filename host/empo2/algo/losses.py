@@ -100,8 +100,7 @@ def group_advantages(
     """
     if returns.dim() != 1 or returns.shape != group_index.shape:
         raise ValueError(
-            f"returns and group_index must both be (E,), got {tuple(returns.shape)} "
-            f"and {tuple(group_index.shape)}."
+            f"returns and group_index must both be (E,), got {tuple(returns.shape)} and {tuple(group_index.shape)}."
         )
     if not returns.is_floating_point():
         returns = returns.float()
@@ -176,9 +175,7 @@ def low_probability_mask(
         (B, T) bool, always a subset of ``response_mask``.
     """
     if level not in KEEP_MASK_LEVELS:
-        raise ValueError(
-            f"Unknown low-probability mask level {level!r}; choose one of {sorted(KEEP_MASK_LEVELS)}."
-        )
+        raise ValueError(f"Unknown low-probability mask level {level!r}; choose one of {sorted(KEEP_MASK_LEVELS)}.")
     _check_same_shape(logp=logp, response_mask=response_mask)
     return KEEP_MASK_LEVELS[level](logp.detach(), response_mask.bool(), log_delta)
 
@@ -374,8 +371,14 @@ def total_loss(
     otherwise. Stats are those of ``policy_loss`` plus "pg_loss", "kl" (when used) and "loss".
     """
     loss, stats = policy_loss(
-        logp, old_logp, advantages, response_mask, keep_mask,
-        clip_low=clip_low, clip_high=clip_high, dual_clip_c=dual_clip_c,
+        logp,
+        old_logp,
+        advantages,
+        response_mask,
+        keep_mask,
+        clip_low=clip_low,
+        clip_high=clip_high,
+        dual_clip_c=dual_clip_c,
     )
     stats["pg_loss"] = loss.item()
     if kl_coef > 0:

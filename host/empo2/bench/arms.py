@@ -50,8 +50,15 @@ ARMS: dict[str, list[str]] = {
 
 # What `empo2-host bench` runs when --arms names none: the arms of the benches of record. The
 # others run when named.
-DEFAULT_ARMS = ("EMPO²", "GRPO", "GRPO + novelty", "EMPO² (reference defaults)",
-                "EMPO² (frozen tip writer)", "EMPO² (scripted tip writer)", "EMPO² (3 tips)")
+DEFAULT_ARMS = (
+    "EMPO²",
+    "GRPO",
+    "GRPO + novelty",
+    "EMPO² (reference defaults)",
+    "EMPO² (frozen tip writer)",
+    "EMPO² (scripted tip writer)",
+    "EMPO² (3 tips)",
+)
 
 # The paper's four ablations (§6); the bench may run them on fewer seeds.
 ABLATIONS: dict[str, list[str]] = {

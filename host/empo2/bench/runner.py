@@ -54,8 +54,17 @@ WARM_START = "warm start (no RL)"
 PRIMARY, BASELINE = "EMPO²", "GRPO"
 PRIMARY_METRICS = ("held_out_success", "train_success")
 # What a resumed bench must share with the report it extends; seeds and arms may grow.
-SAME_PROTOCOL = ("preset", "overrides", "policy", "env_step_budget", "eval_episodes",
-                 "eval_temperature", "ood_trials", "primary_metric", "tasks")
+SAME_PROTOCOL = (
+    "preset",
+    "overrides",
+    "policy",
+    "env_step_budget",
+    "eval_episodes",
+    "eval_temperature",
+    "ood_trials",
+    "primary_metric",
+    "tasks",
+)
 
 
 class ResumeError(ValueError):
@@ -78,8 +87,7 @@ def _run_folder(path: Path, config: dict):
         return RunFolder.create(path.parent, path.name, config), False
     folder = RunFolder.open(path)
     if folder.config() != json.loads(json.dumps(config)):  # as config.json holds it
-        raise ResumeError(f"{path} holds a run with another config; move it away or bench into "
-                          f"another --root")
+        raise ResumeError(f"{path} holds a run with another config; move it away or bench into another --root")
     return folder, True
 
 
@@ -113,14 +121,16 @@ def _train_and_evaluate(job: dict) -> dict:
         train_seconds = sum(m.get(metric.TIME_TOTAL, 0.0) for m in metrics)
         # Gradient steps of the run, and those of its off-policy iterations (the distillation).
         steps = metric.UPDATE_PREFIX + "optimizer_steps"
-        optimizer_steps = [int(sum(m.get(key, 0) for m in metrics))
-                           for key in (steps, metric.OFF_POLICY_PREFIX + "optimizer_steps")]
+        optimizer_steps = [
+            int(sum(m.get(key, 0) for m in metrics)) for key in (steps, metric.OFF_POLICY_PREFIX + "optimizer_steps")
+        ]
         trainer.close()
     else:
         from ..policy.model import load_policy
 
-        model, tokenizer = load_policy(resolve_model(config.policy.model),
-                                       device=str(resolve_device(config.policy.device)))
+        model, tokenizer = load_policy(
+            resolve_model(config.policy.model), device=str(resolve_device(config.policy.device))
+        )
         iterations, env_steps, train_seconds, optimizer_steps = 0, 0, 0.0, [0, 0]
     model.eval()
     env = make_env(config.env)
@@ -135,27 +145,45 @@ def _train_and_evaluate(job: dict) -> dict:
         return max(1, math.ceil(job["eval_episodes"] / len(pairs)))
 
     train_pairs, test_pairs = split("train"), split("test")
-    train_success = memory_free_success(model, tokenizer, config.env, train_pairs, settings, seed,
-                                        per_pair(train_pairs))
-    held_out = memory_free_success(model, tokenizer, config.env, test_pairs, settings, seed + 1,
-                                   per_pair(test_pairs))
+    train_success = memory_free_success(
+        model, tokenizer, config.env, train_pairs, settings, seed, per_pair(train_pairs)
+    )
+    held_out = memory_free_success(model, tokenizer, config.env, test_pairs, settings, seed + 1, per_pair(test_pairs))
     ood = {"success": [], "score": []}
     if job["ood_trials"]:
         ood_pairs = [(t, v) for t in out_of_distribution_tasks() for v in env.variations(t, "test")[:10]]
-        trials = memory_trials(model, tokenizer, config.env, ood_pairs, job["ood_trials"], settings,
-                               config.policy.max_tip_tokens, embedder, seed=20_000 + job["seed"],
-                               writer=initial_tip_writer(config))
+        trials = memory_trials(
+            model,
+            tokenizer,
+            config.env,
+            ood_pairs,
+            job["ood_trials"],
+            settings,
+            config.policy.max_tip_tokens,
+            embedder,
+            seed=20_000 + job["seed"],
+            writer=initial_tip_writer(config),
+        )
         ood = {"success": trials.success, "score": trials.score}
     return {
-        "method": job["method"], "seed": job["seed"], "overrides": job["overrides"],
-        "iterations": iterations, "env_steps": env_steps,
-        "optimizer_steps": optimizer_steps[0], "off_policy_optimizer_steps": optimizer_steps[1],
-        "train_success": train_success.success, "train_episodes": train_success.episodes,
-        "held_out_success": held_out.success, "held_out_episodes": held_out.episodes,
+        "method": job["method"],
+        "seed": job["seed"],
+        "overrides": job["overrides"],
+        "iterations": iterations,
+        "env_steps": env_steps,
+        "optimizer_steps": optimizer_steps[0],
+        "off_policy_optimizer_steps": optimizer_steps[1],
+        "train_success": train_success.success,
+        "train_episodes": train_success.episodes,
+        "held_out_success": held_out.success,
+        "held_out_episodes": held_out.episodes,
         # Over the declared budget; with --iterations (no budget) over the run's own steps.
-        "auc": curve_auc(curve, job["budget"] or env_steps) if curve else None, "curve": curve,
-        "ood_success_by_trial": ood["success"], "ood_score_by_trial": ood["score"],
-        "seconds": round(time.time() - started, 1), "train_seconds": round(train_seconds, 1),
+        "auc": curve_auc(curve, job["budget"] or env_steps) if curve else None,
+        "curve": curve,
+        "ood_success_by_trial": ood["success"],
+        "ood_score_by_trial": ood["score"],
+        "seconds": round(time.time() - started, 1),
+        "train_seconds": round(train_seconds, 1),
     }
 
 
@@ -173,23 +201,42 @@ def chosen_arms(names: list[str] | None) -> dict[str, list[str]]:
     return {m: o for m, o in ARMS.items() if m in names}
 
 
-def bench_jobs(seeds: list[int], ablation_seeds: list[int], preset: str, overrides: list[str],
-               root: Path, eval_episodes: int, ood_trials: int,
-               arms: dict[str, list[str]] | None = None) -> list[dict]:
+def bench_jobs(
+    seeds: list[int],
+    ablation_seeds: list[int],
+    preset: str,
+    overrides: list[str],
+    root: Path,
+    eval_episodes: int,
+    ood_trials: int,
+    arms: dict[str, list[str]] | None = None,
+) -> list[dict]:
     """Every run of the bench: the warm start once, each arm on every seed, each ablation on
     `ablation_seeds`. Seed by seed, so a bench cut short has whole pairs."""
     budget = load_config(preset, overrides).max_env_steps
-    common = {"preset": preset, "root": str(root), "eval_episodes": eval_episodes,
-              "ood_trials": ood_trials, "budget": budget}
-    jobs = [dict(common, method=WARM_START, seed=seeds[0], overrides=list(overrides), train=False,
-                 name="warm-start")]
+    common = {
+        "preset": preset,
+        "root": str(root),
+        "eval_episodes": eval_episodes,
+        "ood_trials": ood_trials,
+        "budget": budget,
+    }
+    jobs = [dict(common, method=WARM_START, seed=seeds[0], overrides=list(overrides), train=False, name="warm-start")]
     arms = chosen_arms(None) if arms is None else arms
     plan = [(m, o, seeds) for m, o in arms.items()] + [(m, o, ablation_seeds) for m, o in ABLATIONS.items()]
     for seed in seeds + [s for s in ablation_seeds if s not in seeds]:
         for method, arm, on in plan:
             if seed in on:
-                jobs.append(dict(common, method=method, seed=seed, overrides=list(overrides) + arm,
-                                 train=True, name=f"{_slug(method)}-seed{seed}"))
+                jobs.append(
+                    dict(
+                        common,
+                        method=method,
+                        seed=seed,
+                        overrides=list(overrides) + arm,
+                        train=True,
+                        name=f"{_slug(method)}-seed{seed}",
+                    )
+                )
     return jobs
 
 
@@ -206,20 +253,33 @@ def reusable_runs(report_path: Path, protocol: dict, jobs: list[dict]) -> tuple[
         raise ResumeError(f"{report_path} is not a bench report that can be resumed") from None
     for key in SAME_PROTOCOL:
         if old.get(key) != protocol[key]:
-            raise ResumeError(f"{report_path} was made with {key} = {old.get(key)!r}, this bench "
-                              f"has {protocol[key]!r}; resume only under the same protocol")
+            raise ResumeError(
+                f"{report_path} was made with {key} = {old.get(key)!r}, this bench "
+                f"has {protocol[key]!r}; resume only under the same protocol"
+            )
     planned = {job["name"]: job["overrides"] for job in jobs}
     kept = [r for r in old_runs if planned.get(r.get("name")) == r.get("overrides")]
     history = list(earlier.get("earlier", [])) + [
-        {"root": earlier.get("root"), "seconds": earlier.get("seconds"), "runs": len(old_runs)}]
+        {"root": earlier.get("root"), "seconds": earlier.get("seconds"), "runs": len(old_runs)}
+    ]
     return kept, history
 
 
-def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_seeds: list[int] = (),
-              preset: str = PRESET, overrides: list[str] = (), eval_episodes: int = 240,
-              ood_trials: int = 10, workers: int | None = None, bar_factory=None,
-              arms: list[str] | None = None, resume: bool = False,
-              primary_metric: str = "held_out_success") -> dict:
+def run_bench(
+    seeds: list[int],
+    out: Path,
+    root: Path | None = None,
+    ablation_seeds: list[int] = (),
+    preset: str = PRESET,
+    overrides: list[str] = (),
+    eval_episodes: int = 240,
+    ood_trials: int = 10,
+    workers: int | None = None,
+    bar_factory=None,
+    arms: list[str] | None = None,
+    resume: bool = False,
+    primary_metric: str = "held_out_success",
+) -> dict:
     """Runs the bench and writes its report. The report is rewritten after every finished run
     (`finished_runs` of `planned_runs`, `complete` false until the last), so a bench stopped
     early keeps the runs it finished, and their paired summary, on disk; with `resume` those
@@ -230,8 +290,7 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
     overrides = list(overrides)
     config = load_config(preset, overrides)  # a bad preset or override fails here, before any run
     main_arms = chosen_arms(arms)
-    jobs = bench_jobs(list(seeds), list(ablation_seeds), preset, overrides, root, eval_episodes,
-                      ood_trials, main_arms)
+    jobs = bench_jobs(list(seeds), list(ablation_seeds), preset, overrides, root, eval_episodes, ood_trials, main_arms)
     from ..training.trainer import resolve_model
 
     # Build the shared policy once, before workers race; its folder names the recipe it came from.
@@ -239,30 +298,48 @@ def run_bench(seeds: list[int], out: Path, root: Path | None = None, ablation_se
     policy = Path(resolved).name
     # The weights, not only the recipe's name: a build on another CPU rounds differently.
     provenance = {"policy_sha256": weights_sha256(resolved), "cpu": cpu_model()}
-    protocol = {"preset": preset, "overrides": overrides, "policy": policy, "seeds": list(seeds),
-                "arms": list(main_arms), "ablation_seeds": list(ablation_seeds),
-                "env_step_budget": config.max_env_steps, "eval_episodes": eval_episodes,
-                "eval_temperature": config.policy.eval_temperature, "ood_trials": ood_trials,
-                "primary_metric": primary_metric, "tasks": config.env.tasks}
+    protocol = {
+        "preset": preset,
+        "overrides": overrides,
+        "policy": policy,
+        "seeds": list(seeds),
+        "arms": list(main_arms),
+        "ablation_seeds": list(ablation_seeds),
+        "env_step_budget": config.max_env_steps,
+        "eval_episodes": eval_episodes,
+        "eval_temperature": config.policy.eval_temperature,
+        "ood_trials": ood_trials,
+        "primary_metric": primary_metric,
+        "tasks": config.env.tasks,
+    }
     runs, earlier = reusable_runs(out / "results.json", protocol, jobs) if resume else ([], [])
     kept = {r["name"] for r in runs}
     todo = [job for job in jobs if job["name"] not in kept]
     foreign = sorted({r["seed"] for r in runs if r.get("policy_sha256") not in (None, provenance["policy_sha256"])})
     if todo and foreign:
-        print(f"empo2: the runs kept for seeds {', '.join(map(str, foreign))} started from other weights "
-              f"than this machine's {policy} (a build on another CPU rounds differently); each run "
-              f"records its own (policy_sha256)", file=sys.stderr)
+        print(
+            f"empo2: the runs kept for seeds {', '.join(map(str, foreign))} started from other weights "
+            f"than this machine's {policy} (a build on another CPU rounds differently); each run "
+            f"records its own (policy_sha256)",
+            file=sys.stderr,
+        )
     bar = bar_factory("bench", total=len(todo), unit="run") if bar_factory else None
     started = time.time()
 
     def report_now() -> dict:
         order = {job["name"]: k for k, job in enumerate(jobs)}
         done = sorted(runs, key=lambda r: order[r["name"]])
-        report = {"protocol": protocol, "root": str(root), "seconds": round(time.time() - started, 1),
-                  "planned_runs": len(jobs), "finished_runs": len(done),
-                  "complete": len(done) == len(jobs),
-                  "runs": done, "table": summary_table(done),
-                  "summary": summarise(done, primary_metric)}
+        report = {
+            "protocol": protocol,
+            "root": str(root),
+            "seconds": round(time.time() - started, 1),
+            "planned_runs": len(jobs),
+            "finished_runs": len(done),
+            "complete": len(done) == len(jobs),
+            "runs": done,
+            "table": summary_table(done),
+            "summary": summarise(done, primary_metric),
+        }
         if earlier:  # the invocations whose runs this report kept (root, time, runs)
             report["earlier"] = earlier
         return report
@@ -294,10 +371,12 @@ def summarise(runs: list[dict], primary_metric: str = "train_success") -> dict:
         "train": paired_summary(trained, PRIMARY, BASELINE, "train_success"),
         "held_out": paired_summary(trained, PRIMARY, BASELINE, "held_out_success"),
         "auc": paired_summary([r for r in trained if r["auc"] is not None], PRIMARY, BASELINE, "auc"),
-        "arms_vs_grpo": [paired_summary(trained, m, BASELINE, primary_metric)
-                         for m in methods if m in ARMS and m not in (PRIMARY, BASELINE)],
-        "empo2_vs_ablations": [paired_summary(trained, PRIMARY, m, primary_metric)
-                               for m in methods if m in ABLATIONS],
+        "arms_vs_grpo": [
+            paired_summary(trained, m, BASELINE, primary_metric)
+            for m in methods
+            if m in ARMS and m not in (PRIMARY, BASELINE)
+        ],
+        "empo2_vs_ablations": [paired_summary(trained, PRIMARY, m, primary_metric) for m in methods if m in ABLATIONS],
     }
     summary["ratio"] = summary["primary"]["ratio"]
     summary["ci95"] = summary["primary"]["ci95"]
@@ -318,15 +397,20 @@ def summary_table(runs: list[dict]) -> list[dict]:
         held, held_sd = _mean_sd([r["held_out_success"] for r in mine])
         aucs = [r["auc"] for r in mine if r["auc"] is not None]
         ood = [r["ood_success_by_trial"] for r in mine if r["ood_success_by_trial"]]
-        rows.append({
-            "method": method, "seeds": len(mine),
-            "env_steps": statistics.fmean(r["env_steps"] for r in mine),
-            "train_success": train, "train_success_sd": train_sd,
-            "held_out_success": held, "held_out_success_sd": held_sd,
-            "auc": statistics.fmean(aucs) if aucs else None,
-            "ood_first": statistics.fmean(o[0] for o in ood) if ood else None,
-            "ood_last": statistics.fmean(o[-1] for o in ood) if ood else None,
-        })
+        rows.append(
+            {
+                "method": method,
+                "seeds": len(mine),
+                "env_steps": statistics.fmean(r["env_steps"] for r in mine),
+                "train_success": train,
+                "train_success_sd": train_sd,
+                "held_out_success": held,
+                "held_out_success_sd": held_sd,
+                "auc": statistics.fmean(aucs) if aucs else None,
+                "ood_first": statistics.fmean(o[0] for o in ood) if ood else None,
+                "ood_last": statistics.fmean(o[-1] for o in ood) if ood else None,
+            }
+        )
     return rows
 
 
@@ -343,8 +427,11 @@ def _minutes(report: dict) -> str:
     earlier = [e.get("seconds") or 0 for e in report.get("earlier", [])]
     text = f"{(report['seconds'] + sum(earlier)) / 60:.1f} min"
     if earlier:
-        text += f" (in {len(earlier) + 1} invocations: " + ", ".join(
-            f"{s / 60:.1f}" for s in earlier + [report["seconds"]]) + " min)"
+        text += (
+            f" (in {len(earlier) + 1} invocations: "
+            + ", ".join(f"{s / 60:.1f}" for s in earlier + [report["seconds"]])
+            + " min)"
+        )
     return text
 
 
@@ -369,18 +456,24 @@ def markdown(report: dict) -> str:
             f"| {row['method']} | {row['seeds']} | {row['env_steps']:.0f} | "
             f"{_pct(row['train_success'])} ± {100 * row['train_success_sd']:.1f} | "
             f"{_pct(row['held_out_success'])} ± {100 * row['held_out_success_sd']:.1f} | "
-            f"{_pct(row['auc'])} | {_pct(row['ood_first'])} | {_pct(row['ood_last'])} |")
-    lines += ["", "| comparison (paired by seed) | metric | mean difference, points | 95% paired t-interval | "
-              "claimed | 95% BCa bootstrap | 95% percentile bootstrap | ratio |",
-              "|---|---|---|---|---|---|---|---|"]
+            f"{_pct(row['auc'])} | {_pct(row['ood_first'])} | {_pct(row['ood_last'])} |"
+        )
+    lines += [
+        "",
+        "| comparison (paired by seed) | metric | mean difference, points | 95% paired t-interval | "
+        "claimed | 95% BCa bootstrap | 95% percentile bootstrap | ratio |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     s = report["summary"]
     secondary = [s[k] for k in ("train", "held_out") if k in s and s[k]["metric"] != s["primary"]["metric"]]
     for c in [s["primary"], *secondary, s["auc"], *s["arms_vs_grpo"], *s["empo2_vs_ablations"]]:
         ratio = "–" if c["ratio"] is None else f"{c['ratio']:.2f}"
-        lines.append(f"| {c['method']} − {c['baseline']} ({len(c['seeds'])} seeds) | {c['metric']} | "
-                     f"{_points(c['mean_difference'])} | {_interval(c.get('t95'))} | "
-                     f"{'yes' if c.get('claimed') else 'no'} | {_interval(c.get('bca95'))} | "
-                     f"{_interval(c['ci95'])} | {ratio} |")
+        lines.append(
+            f"| {c['method']} − {c['baseline']} ({len(c['seeds'])} seeds) | {c['metric']} | "
+            f"{_points(c['mean_difference'])} | {_interval(c.get('t95'))} | "
+            f"{'yes' if c.get('claimed') else 'no'} | {_interval(c.get('bca95'))} | "
+            f"{_interval(c['ci95'])} | {ratio} |"
+        )
     return "\n".join(lines)
 
 
@@ -393,9 +486,15 @@ def _warm_starts(runs: list[dict]) -> list[str]:
             builds.setdefault((run["policy_sha256"], run.get("cpu", "unknown CPU")), set()).add(run["seed"])
     if not builds:
         return []
-    return ["", "Warm start's weights (sha256): " + "; ".join(
-        f"`{sha[:12]}` on {cpu} (seeds {', '.join(map(str, sorted(seeds)))})"
-        for (sha, cpu), seeds in builds.items()) + "."]
+    return [
+        "",
+        "Warm start's weights (sha256): "
+        + "; ".join(
+            f"`{sha[:12]}` on {cpu} (seeds {', '.join(map(str, sorted(seeds)))})"
+            for (sha, cpu), seeds in builds.items()
+        )
+        + ".",
+    ]
 
 
 def _interval(interval: list[float] | None) -> str:
@@ -408,12 +507,15 @@ def write_report(report: dict, out: Path, quiet: bool = False) -> None:
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "results.json", json.dumps(report, indent=2) + "\n")
     atomic_write_text(out / "results.md", markdown(report) + "\n")
-    budget = report["protocol"]["env_step_budget"] or max(
-        (r["env_steps"] for r in report["runs"]), default=1)
+    budget = report["protocol"]["env_step_budget"] or max((r["env_steps"] for r in report["runs"]), default=1)
     series = {}
     for method in dict.fromkeys(r["method"] for r in report["runs"] if r["curve"]):
-        series[method] = mean_curve([r["curve"] for r in report["runs"] if r["method"] == method and r["curve"]], budget)
-    atomic_write_text(out / "learning-curves.svg", learning_curves_svg(
-        series, budget, "memory-free rollout success during training (mean over seeds)"))
+        series[method] = mean_curve(
+            [r["curve"] for r in report["runs"] if r["method"] == method and r["curve"]], budget
+        )
+    atomic_write_text(
+        out / "learning-curves.svg",
+        learning_curves_svg(series, budget, "memory-free rollout success during training (mean over seeds)"),
+    )
     if not quiet:
         print(markdown(report))

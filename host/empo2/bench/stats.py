@@ -30,8 +30,9 @@ def curve_auc(curve: list[list[float]], budget: float) -> float:
     return area / budget
 
 
-def bootstrap_ci(differences: list[float], level: float = 0.95,
-                 resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[float]:
+def bootstrap_ci(
+    differences: list[float], level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> list[float]:
     """Percentile bootstrap CI of the mean, resampling seeds (pairs) with replacement."""
     if not differences:
         return [float("nan"), float("nan")]
@@ -92,8 +93,9 @@ def t_interval(differences: list[float], level: float = 0.95) -> list[float]:
     return [mean - half, mean + half]
 
 
-def bca_ci(differences: list[float], level: float = 0.95,
-           resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[float]:
+def bca_ci(
+    differences: list[float], level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> list[float]:
     """Bias-corrected and accelerated bootstrap CI of the mean (Efron 1987): the percentile
     interval's ends moved by the bootstrap's median bias (z0) and the jackknife's skew (a)."""
     n = len(differences)
@@ -134,7 +136,10 @@ def paired_summary(runs: list[dict], method: str, baseline: str, metric: str) ->
     base_mean = statistics.fmean(theirs) if theirs else 0.0
     t95 = t_interval(differences)
     return {
-        "method": method, "baseline": baseline, "metric": metric, "seeds": seeds,
+        "method": method,
+        "baseline": baseline,
+        "metric": metric,
+        "seeds": seeds,
         "method_mean": statistics.fmean(ours) if ours else None,
         "baseline_mean": base_mean if theirs else None,
         "differences": differences,
@@ -156,4 +161,3 @@ def claimed(interval: list[float]) -> bool:
     """A difference is claimed only when its paired t-interval excludes zero (nan: never)."""
     low, high = interval
     return bool(low > 0 or high < 0)
-

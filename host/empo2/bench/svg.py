@@ -34,10 +34,12 @@ def learning_curves_svg(series: dict[str, list[tuple[float, float]]], budget: fl
     def sy(y: float) -> float:
         return TOP + plot_h * (1 - y)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-             f'font-family="sans-serif" font-size="12">',
-             f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
-             f'<text x="{LEFT}" y="18" font-size="14">{escape(title)}</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'font-family="sans-serif" font-size="12">',
+        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<text x="{LEFT}" y="18" font-size="14">{escape(title)}</text>',
+    ]
     for k in range(6):
         y = k / 5
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" stroke="#ddd"/>')
@@ -54,8 +56,10 @@ def learning_curves_svg(series: dict[str, list[tuple[float, float]]], budget: fl
             path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in points)
             parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
         ly = TOP + 16 * i + 8
-        parts.append(f'<line x1="{WIDTH - RIGHT + 12}" x2="{WIDTH - RIGHT + 32}" y1="{ly}" y2="{ly}" '
-                     f'stroke="{colour}" stroke-width="2"/>')
+        parts.append(
+            f'<line x1="{WIDTH - RIGHT + 12}" x2="{WIDTH - RIGHT + 32}" y1="{ly}" y2="{ly}" '
+            f'stroke="{colour}" stroke-width="2"/>'
+        )
         parts.append(f'<text x="{WIDTH - RIGHT + 38}" y="{ly + 4}">{escape(method)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -48,8 +48,11 @@ def _run(argv: list[str] | None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    logging.basicConfig(level=os.environ.get("EMPO2_LOG_LEVEL", "WARNING"), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=os.environ.get("EMPO2_LOG_LEVEL", "WARNING"),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     try:
         return COMMANDS[args.command](args) or 0
     except KeyboardInterrupt:
@@ -64,6 +67,5 @@ def _run(argv: list[str] | None) -> int:
             return EXIT_USAGE
         if os.environ.get("EMPO2_DEBUG"):
             traceback.print_exc()
-        print(f"empo2-host: internal error: {sentence(err)} (set EMPO2_DEBUG=1 for details)",
-              file=sys.stderr)
+        print(f"empo2-host: internal error: {sentence(err)} (set EMPO2_DEBUG=1 for details)", file=sys.stderr)
         return 1

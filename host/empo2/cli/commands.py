@@ -23,18 +23,22 @@ def cmd_build_policy(args) -> int:
     from ..policy.pretrained import PACKAGED_MODELS
 
     if args.env is not None and not args.warm_start:
-        raise UserError("--env is for --warm-start: it names the environment whose demonstrations "
-                        "the model is fine-tuned on")
+        raise UserError(
+            "--env is for --warm-start: it names the environment whose demonstrations the model is fine-tuned on"
+        )
     if args.model != "builtin":
         if args.env is not None:
             return _env_warm_start(args.model, args.env, args.seed)
         if args.model not in PACKAGED_MODELS:
-            raise UserError(f"--model {args.model!r} is not 'builtin' nor a packaged model "
-                            f"({', '.join(PACKAGED_MODELS)}); a local model folder is for --warm-start --env")
+            raise UserError(
+                f"--model {args.model!r} is not 'builtin' nor a packaged model "
+                f"({', '.join(PACKAGED_MODELS)}); a local model folder is for --warm-start --env"
+            )
         return _warm_start(args.model) if args.warm_start else _convert_packaged(args.model, args.force)
     if args.warm_start:
-        raise UserError("--warm-start is for a packaged model (--model NAME); the built-in policy "
-                        "is warm-started by its own build")
+        raise UserError(
+            "--warm-start is for a packaged model (--model NAME); the built-in policy is warm-started by its own build"
+        )
     from ..policy.builtin import build_builtin_policy, builtin_policy_path, find_builtin_policy, recipe_for
 
     recipe = recipe_for(args.size, seed=args.seed, lr=args.lr)
@@ -51,8 +55,13 @@ def cmd_build_policy(args) -> int:
 
 
 def _convert_packaged(name: str, force: bool) -> int:
-    from ..policy.pretrained import (PACKAGED_MODELS, convert_packaged_model, find_packaged_policy,
-                                    packaged_policy_path, source_file)
+    from ..policy.pretrained import (
+        PACKAGED_MODELS,
+        convert_packaged_model,
+        find_packaged_policy,
+        packaged_policy_path,
+        source_file,
+    )
 
     found = find_packaged_policy(name)
     if found is not None and not force:
@@ -60,8 +69,12 @@ def _convert_packaged(name: str, force: bool) -> int:
         return 0
     model = PACKAGED_MODELS[name]
     source_file(model)  # a missing or damaged package says so before anything starts
-    print(f"empo2: converting {name} from the package {model.package} into the cache "
-          "(once; under a minute on a laptop CPU)", file=sys.stderr, flush=True)
+    print(
+        f"empo2: converting {name} from the package {model.package} into the cache "
+        "(once; under a minute on a laptop CPU)",
+        file=sys.stderr,
+        flush=True,
+    )
     path = packaged_policy_path(model)
     report = convert_packaged_model(model, path)
     print(json.dumps({"path": str(path), "cached": False, **report}))
@@ -98,18 +111,21 @@ def _env_warm_start(model: str, env: str, seed: int) -> int:
     finally:
         bar.close()
     print(json.dumps({"path": str(path), **json.loads((path / BUILD_REPORT).read_text())}))
-    print(f"train it with: env.name={env} policy.model={path} {' '.join(prompt_shape_overrides(path))}",
-          file=sys.stderr)
+    print(
+        f"train it with: env.name={env} policy.model={path} {' '.join(prompt_shape_overrides(path))}", file=sys.stderr
+    )
     return 0
 
 
 def _batch_progress(bar):
     """A warm start's progress callback (batches done, their total, the loss) drawn on `bar`."""
+
     def update(done: int, total: int, loss: float) -> None:
         if bar.total != total:
             bar.reset(total=total)
         bar.update(done - bar.n)
         bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+
     return update
 
 
@@ -123,7 +139,9 @@ def cmd_train(args) -> int:
     if args.root:
         config.root = args.root
     dist = Dist.from_env()  # one process unless started by torchrun
-    config.name = dist.broadcast(args.name or config.name or f"{preset or Path(args.config).stem}-{time.strftime('%Y%m%d-%H%M%S')}")
+    config.name = dist.broadcast(
+        args.name or config.name or f"{preset or Path(args.config).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
     if dist.main:
         folder = RunFolder.create(Path(config.root), config.name, config.to_dict())
         print(json.dumps({"run": str(folder.path)}), flush=True)
@@ -214,9 +232,16 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
     if not dist.main:
         return 0
     last = folder.metrics()[-1] if folder.metrics() else {}
-    print(json.dumps({"run": str(folder.path), "iteration": trainer.iteration,
-                      "state": folder.state()["state"],
-                      "eval_memory_free_success": last.get(metric.EVAL_MEMORY_FREE_SUCCESS)}))
+    print(
+        json.dumps(
+            {
+                "run": str(folder.path),
+                "iteration": trainer.iteration,
+                "state": folder.state()["state"],
+                "eval_memory_free_success": last.get(metric.EVAL_MEMORY_FREE_SUCCESS),
+            }
+        )
+    )
     return 0
 
 
@@ -235,16 +260,23 @@ def cmd_runs(args) -> int:
     for config in sorted(root.glob("*/config.json")):
         folder = RunFolder(config.parent)
         stored = folder.state()
-        row = {"run": folder.path.name, "state": stored_state(folder, stored),
-               "iteration": int(stored.get("iteration", 0) or 0),
-               "iterations": configured_iterations(folder), "path": str(folder.path)}
+        row = {
+            "run": folder.path.name,
+            "state": stored_state(folder, stored),
+            "iteration": int(stored.get("iteration", 0) or 0),
+            "iterations": configured_iterations(folder),
+            "path": str(folder.path),
+        }
         origin = branch_origin(folder)
         if origin is not None and not origin["adopted"]:
             # A branch counts on from its parent's checkpoint and inherits its configured total:
             # what it did itself is its rerun's iterations, not "iteration 6/40".
-            row["branch"] = {"parent": origin["runId"], "checkpoint": origin["checkpoint"],
-                             "done": max(0, row["iteration"] - origin["checkpoint"]),
-                             "planned": rerun_iterations(folder)}
+            row["branch"] = {
+                "parent": origin["runId"],
+                "checkpoint": origin["checkpoint"],
+                "done": max(0, row["iteration"] - origin["checkpoint"]),
+                "planned": rerun_iterations(folder),
+            }
         if wanted is not None and row["state"] not in wanted:
             continue
         print(json.dumps(row) if args.json else run_line(row))
@@ -256,8 +288,7 @@ def run_line(row: dict) -> str:
     branch = row.get("branch")
     if branch is not None:
         of = f"/{branch['planned']}" if branch["planned"] is not None else ""
-        progress = (f"branch of {branch['parent']} @ it {branch['checkpoint']}: "
-                    f"{branch['done']}{of} iterations")
+        progress = f"branch of {branch['parent']} @ it {branch['checkpoint']}: {branch['done']}{of} iterations"
     else:
         of = f"/{row['iterations']}" if row["iterations"] is not None else ""
         progress = f"iteration {row['iteration']}{of}"
@@ -273,8 +304,10 @@ def cmd_envs(args) -> int:
             print(json.dumps(row))
             continue
         tasks = ", ".join(row["tasks"]) if row["tasks"] else "-"
-        print(f"{row['name']}  {row['source']}  tasks: {tasks}"
-              + (f"  (unusable: {row['error']})" if row["error"] else ""))
+        print(
+            f"{row['name']}  {row['source']}  tasks: {tasks}"
+            + (f"  (unusable: {row['error']})" if row["error"] else "")
+        )
     return 0
 
 
@@ -315,15 +348,34 @@ def cmd_eval(args) -> int:
     model.eval()
     p = config.policy
     settings = RolloutSettings.from_config(config, env, train=False)
-    pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[:args.variations]]
+    pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[: args.variations]]
     bar = _bar("evaluating", total=args.trials, unit="trial")
-    result = memory_trials(model, tokenizer, config.env, pairs, args.trials, settings,
-                           p.max_tip_tokens, SentenceEmbedder(), args.seed,
-                           progress=lambda t, n, r: bar.update(1), writer=initial_tip_writer(config, device))
+    result = memory_trials(
+        model,
+        tokenizer,
+        config.env,
+        pairs,
+        args.trials,
+        settings,
+        p.max_tip_tokens,
+        SentenceEmbedder(),
+        args.seed,
+        progress=lambda t, n, r: bar.update(1),
+        writer=initial_tip_writer(config, device),
+    )
     bar.close()
-    print(json.dumps({"model": model_path, "tasks": tasks, "episodes_per_trial": len(pairs),
-                      "memory_free_success": result.success[0],
-                      "memory_success_by_trial": result.success, "score_by_trial": result.score}))
+    print(
+        json.dumps(
+            {
+                "model": model_path,
+                "tasks": tasks,
+                "episodes_per_trial": len(pairs),
+                "memory_free_success": result.success[0],
+                "memory_success_by_trial": result.success,
+                "score_by_trial": result.score,
+            }
+        )
+    )
     return 0
 
 
@@ -370,8 +422,9 @@ def cmd_bench(args) -> int:
         raise UserError("--seeds must name at least one seed")
     ablation_seeds = []
     if args.ablations:
-        ablation_seeds = (seeds_of(args.ablation_seeds, "--ablation-seeds")
-                          if args.ablation_seeds is not None else seeds[:2])
+        ablation_seeds = (
+            seeds_of(args.ablation_seeds, "--ablation-seeds") if args.ablation_seeds is not None else seeds[:2]
+        )
     if args.eval_episodes < 1 or args.ood_trials < 0:
         raise UserError("--eval-episodes must be at least 1 and --ood-trials at least 0")
     overrides = list(args.overrides)
@@ -385,10 +438,21 @@ def cmd_bench(args) -> int:
     except ValueError as error:
         raise UserError(str(error)) from None
     try:
-        run_bench(seeds, Path(args.out), Path(args.root) if args.root else None, ablation_seeds,
-                  preset=args.preset, overrides=overrides, eval_episodes=args.eval_episodes,
-                  ood_trials=args.ood_trials, workers=args.workers, bar_factory=_bar, arms=arms,
-                  resume=args.resume, primary_metric=args.primary_metric)
+        run_bench(
+            seeds,
+            Path(args.out),
+            Path(args.root) if args.root else None,
+            ablation_seeds,
+            preset=args.preset,
+            overrides=overrides,
+            eval_episodes=args.eval_episodes,
+            ood_trials=args.ood_trials,
+            workers=args.workers,
+            bar_factory=_bar,
+            arms=arms,
+            resume=args.resume,
+            primary_metric=args.primary_metric,
+        )
     except ResumeError as error:
         raise UserError(str(error)) from None
     return 0
@@ -401,10 +465,18 @@ def cmd_rerun(args) -> int:
 
     from ..rerun.runner import RerunSettings, rerun
 
-    given = {k: v for k, v in (("checkpoint", args.checkpoint), ("episodes", args.episodes),
-                                ("iterations", args.iterations), ("eval_episodes", args.eval_episodes),
-                                ("held_out", args.held_out), ("seed", args.seed))
-             if v is not None}
+    given = {
+        k: v
+        for k, v in (
+            ("checkpoint", args.checkpoint),
+            ("episodes", args.episodes),
+            ("iterations", args.iterations),
+            ("eval_episodes", args.eval_episodes),
+            ("held_out", args.held_out),
+            ("seed", args.seed),
+        )
+        if v is not None
+    }
     variations = [v.strip() for v in (args.variations or "").split(",") if v.strip()]
     settings = RerunSettings(variations=variations, dry_run=args.dry_run, **given)
     if _builtin_model(folder):
@@ -428,8 +500,14 @@ def cmd_branch(args) -> int:
         delete_branch(folder)
         print(json.dumps({"deleted": folder.run_id}))
     else:
-        print(json.dumps({"run": folder.run_id,
-                          "branches": [{"branch": b.run_id, "path": str(b.path)} for b in branches_of(folder)]}))
+        print(
+            json.dumps(
+                {
+                    "run": folder.run_id,
+                    "branches": [{"branch": b.run_id, "path": str(b.path)} for b in branches_of(folder)],
+                }
+            )
+        )
     return 0
 
 
@@ -474,8 +552,9 @@ def cmd_serve(args) -> int:
 def cmd_serve_env(args) -> int:
     unknown = [item for item in args.overrides if not item.startswith("env.") or item.startswith("env.name=")]
     if unknown:
-        raise UserError(f"serve-env takes the environment's settings (env.KEY=VALUE, the name apart), "
-                        f"not {unknown[0]!r}")
+        raise UserError(
+            f"serve-env takes the environment's settings (env.KEY=VALUE, the name apart), not {unknown[0]!r}"
+        )
     if args.max_sessions < 1:
         raise UserError("--max-sessions must be at least 1")
     config = load_config(None, [f"env.name={args.env}", *args.overrides])
@@ -497,19 +576,27 @@ def cmd_serve_env(args) -> int:
 def _bar(description: str, total: int | None = None, unit: str = "it", disable: bool = False):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, dynamic_ncols=True,
-                disable=disable or os.environ.get("EMPO2_NO_PROGRESS") == "1")
+    return tqdm(
+        total=total,
+        desc=description,
+        unit=unit,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        disable=disable or os.environ.get("EMPO2_NO_PROGRESS") == "1",
+    )
 
 
 def _imitation_progress(bar, epochs: int):
     """Progress of a built-in policy's build: one bar over every epoch (so tqdm's ETA is the
     whole build's), saying which epoch of how many, with the latest loss."""
+
     def update(done: int, total: int, epoch: int, loss: float) -> None:
         if bar.total != total:
             bar.reset(total=total)
         bar.set_description(f"building the built-in policy (epoch {epoch + 1}/{epochs})", refresh=False)
         bar.update(done - bar.n)
         bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+
     return update
 
 
@@ -540,4 +627,3 @@ COMMANDS = {
     "serve": cmd_serve,
     "serve-env": cmd_serve_env,
 }
-

@@ -17,8 +17,10 @@ class UserError(Exception):
 # config is reported before (and without) the seconds torch takes to load. An error of one of
 # these classes can only come from its module, which is then loaded already.
 LATE_USER_ERRORS = (
-    ("empo2.policy.model", "PolicyLoadError"), ("empo2.run_folder.folder", "RunFolderError"),
-    ("empo2.export.plain", "ExportError"), ("empo2.training.plan", "PlanError"),
+    ("empo2.policy.model", "PolicyLoadError"),
+    ("empo2.run_folder.folder", "RunFolderError"),
+    ("empo2.export.plain", "ExportError"),
+    ("empo2.training.plan", "PlanError"),
     ("empo2.envs.plugin", "EnvironmentFault"),
 )
 
@@ -26,6 +28,8 @@ LATE_USER_ERRORS = (
 def is_user_error(err: Exception) -> bool:
     if isinstance(err, (UserError, ConfigError, FileNotFoundError, NotADirectoryError, PermissionError)):
         return True
-    return any(isinstance(err, getattr(sys.modules[module], name))
-               for module, name in LATE_USER_ERRORS if module in sys.modules)
-
+    return any(
+        isinstance(err, getattr(sys.modules[module], name))
+        for module, name in LATE_USER_ERRORS
+        if module in sys.modules
+    )

@@ -41,9 +41,9 @@ class Launch:
     temperature: float | None
     device: str
     run: RunFolder | None = None
-    checkpoint: int | None = None     # None: the run's newest checkpoint
-    policy_path: str | None = None    # a policy folder or "builtin", instead of a run's checkpoint
-    record: dict | None = None        # the recorded episode to replay
+    checkpoint: int | None = None  # None: the run's newest checkpoint
+    policy_path: str | None = None  # a policy folder or "builtin", instead of a run's checkpoint
+    record: dict | None = None  # the recorded episode to replay
     record_run: RunFolder | None = None
 
 
@@ -62,8 +62,10 @@ def checkpoint_dir(folder: RunFolder, iteration: int | None) -> tuple[int, Path]
         raise LaunchError("ConfigInvalid", f"run '{folder.run_id}' has no checkpoint yet.")
     chosen = available[-1] if iteration is None else iteration
     if chosen not in available:
-        raise LaunchError("ConfigInvalid", f"run '{folder.run_id}' has no checkpoint of iteration "
-                          f"{chosen} (it has {', '.join(map(str, available))}).")
+        raise LaunchError(
+            "ConfigInvalid",
+            f"run '{folder.run_id}' has no checkpoint of iteration {chosen} (it has {', '.join(map(str, available))}).",
+        )
     return chosen, folder.checkpoints_path / iteration_name(chosen)
 
 
@@ -86,8 +88,9 @@ def producing_checkpoint(launch: Launch) -> int | None:
     return wanted if wanted in launch.run.checkpoint_iterations() else None
 
 
-def replay_note(launch: Launch, config: TrainConfig, iteration: int | None, policy: str,
-                max_error: float) -> str | None:
+def replay_note(
+    launch: Launch, config: TrainConfig, iteration: int | None, policy: str, max_error: float
+) -> str | None:
     """What a person is told when the replay's weights are not the ones that played the episode:
     which played it, which replay it, why, and what comes nearer if anything does. None when they
     are the same. Re-scored log π then differ from the recorded ones by more than float noise, which a
@@ -97,13 +100,13 @@ def replay_note(launch: Launch, config: TrainConfig, iteration: int | None, poli
         return None
     differ = f"its log π differ from the recorded ones (max |Δ log p| {_exponential(max_error)})"
     if not _same_run(launch):
-        weights = policy if launch.policy_path is not None else \
-            f"checkpoint {iteration} of run '{launch.run.run_id}'"
-        return (f"Checkpoint {wanted} of run '{launch.record_run.run_id}' played this episode; "
-                f"{weights} replays it, so {differ}.")
+        weights = policy if launch.policy_path is not None else f"checkpoint {iteration} of run '{launch.run.run_id}'"
+        return (
+            f"Checkpoint {wanted} of run '{launch.record_run.run_id}' played this episode; "
+            f"{weights} replays it, so {differ}."
+        )
     if launch.checkpoint is not None:
-        return (f"Checkpoint {wanted} played this episode; checkpoint {iteration}, as launched, "
-                f"replays it, so {differ}.")
+        return f"Checkpoint {wanted} played this episode; checkpoint {iteration}, as launched, replays it, so {differ}."
     if wanted % config.checkpoint_every == 0:  # saved, then deleted for newer ones
         why = f"is no longer kept (the run keeps its newest {config.keep_checkpoints}: keep_checkpoints)"
         setting = "A run started with a larger keep_checkpoints keeps older ones."
@@ -112,16 +115,25 @@ def replay_note(launch: Launch, config: TrainConfig, iteration: int | None, poli
         setting = "A run started with checkpoint_every 1 saves every one."
     # Kept checkpoints are the newest ones: the oldest kept is the nearest to the one gone.
     nearest = min((k for k in launch.run.checkpoint_iterations() if k > wanted), default=iteration)
-    closer = (f" Checkpoint {nearest} is the nearest one kept (launch attribute \"checkpoint\")."
-              if nearest != iteration else "")
-    return (f"Checkpoint {wanted}, which played this episode, {why}, so checkpoint {iteration} "
-            f"replays it and {differ}.{closer} {setting}")
+    closer = (
+        f' Checkpoint {nearest} is the nearest one kept (launch attribute "checkpoint").'
+        if nearest != iteration
+        else ""
+    )
+    return (
+        f"Checkpoint {wanted}, which played this episode, {why}, so checkpoint {iteration} "
+        f"replays it and {differ}.{closer} {setting}"
+    )
 
 
 def _same_run(launch: Launch) -> bool:
     """The launch replays with a checkpoint of the episode's own run (not a policy folder)."""
-    return (launch.policy_path is None and launch.run is not None and launch.record_run is not None
-            and launch.run.path == launch.record_run.path)
+    return (
+        launch.policy_path is None
+        and launch.run is not None
+        and launch.record_run is not None
+        and launch.run.path == launch.record_run.path
+    )
 
 
 def _exponential(x: float) -> str:
@@ -152,8 +164,7 @@ def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
 
     env = make_env(config.env)
     if task not in env.tasks():
-        raise LaunchError("ConfigInvalid", f"{config.env.name} has no task '{task}' "
-                          f"(tasks: {', '.join(env.tasks())}).")
+        raise LaunchError("ConfigInvalid", f"{config.env.name} has no task '{task}' (tasks: {', '.join(env.tasks())}).")
     if variation not in env.variations(task, "all"):
         raise LaunchError("ConfigInvalid", f"task '{task}' has no variation {variation}.")
 
@@ -161,8 +172,9 @@ def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
     if launch.policy_path is not None:
         model_path = resolve_model(launch.policy_path)
     else:
-        iteration, ckpt = checkpoint_dir(launch.run, launch.checkpoint if launch.checkpoint is not None
-                                         else producing_checkpoint(launch))
+        iteration, ckpt = checkpoint_dir(
+            launch.run, launch.checkpoint if launch.checkpoint is not None else producing_checkpoint(launch)
+        )
         has_model = (ckpt / "model").is_dir()
         model_path = str(ckpt / "model") if has_model else resolve_model(config.policy.model)
     device = resolve_device(launch.device if launch.device != "auto" else config.policy.device)
@@ -171,13 +183,17 @@ def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
     except PolicyLoadError as err:
         raise LaunchError("ConfigInvalid", str(err)) from None
     except torch.OutOfMemoryError:
-        raise LaunchError("ConfigInvalid", f"{device} has no room for the policy copy of a debug "
-                          "session (a run may be training there); launch it with device 'cpu'.") from None
+        raise LaunchError(
+            "ConfigInvalid",
+            f"{device} has no room for the policy copy of a debug "
+            "session (a run may be training there); launch it with device 'cpu'.",
+        ) from None
     model.requires_grad_(False)
 
     algo = config.algo
-    intrinsic = make_intrinsic_reward(algo.intrinsic, **({"threshold": algo.novelty_threshold}
-                                                          if algo.intrinsic == "paper" else {}))
+    intrinsic = make_intrinsic_reward(
+        algo.intrinsic, **({"threshold": algo.novelty_threshold} if algo.intrinsic == "paper" else {})
+    )
     if ckpt is not None and (ckpt / "rng.pt").is_file():
         state = torch.load(ckpt / "rng.pt", weights_only=False).get("intrinsic")
         if state is not None:
@@ -192,18 +208,32 @@ def open_session(launch: Launch, embedder) -> tuple[DebugSession, dict]:
         if launch.record_run is not None and record.get("iteration"):
             advantage = training_advantage(record, list(launch.record_run.trajectories(record["iteration"])), config)
         scores, summary = score_recording(model, tokenizer, record, settings.temperature, config, advantage)
-        summary.update({"runId": launch.record_run.run_id if launch.record_run else None,
-                        "episodeId": record["id"], "playedBy": played_by(launch),
-                        "note": replay_note(launch, config, iteration, model_path,
-                                            summary["maxLogprobError"])})
-    spec = SessionSpec(task=task, variation=variation, seed=seed, mode=mode, settings=settings,
-                       record=record, replay_scores=scores)
+        summary.update(
+            {
+                "runId": launch.record_run.run_id if launch.record_run else None,
+                "episodeId": record["id"],
+                "playedBy": played_by(launch),
+                "note": replay_note(launch, config, iteration, model_path, summary["maxLogprobError"]),
+            }
+        )
+    spec = SessionSpec(
+        task=task, variation=variation, seed=seed, mode=mode, settings=settings, record=record, replay_scores=scores
+    )
     session = DebugSession(spec, env, model, tokenizer, intrinsic, embedder)
     if summary is not None:  # a reset that showed another first observation says so at once
         summary["observationMismatch"] = session.observation_mismatch
-    info = {"task": task, "variation": variation, "seed": seed, "mode": mode,
-            "temperature": settings.temperature, "policy": model_path, "checkpoint": iteration,
-            "device": str(device), "description": session.episode.description,
-            "maxActionTokens": settings.max_action_tokens, "maxSteps": config.env.max_steps,
-            "replay": summary}
+    info = {
+        "task": task,
+        "variation": variation,
+        "seed": seed,
+        "mode": mode,
+        "temperature": settings.temperature,
+        "policy": model_path,
+        "checkpoint": iteration,
+        "device": str(device),
+        "description": session.episode.description,
+        "maxActionTokens": settings.max_action_tokens,
+        "maxSteps": config.env.max_steps,
+        "replay": summary,
+    }
     return session, info

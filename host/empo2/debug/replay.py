@@ -37,18 +37,36 @@ SCORING_BATCH = 16
 
 def episode_from_record(record: dict) -> Episode:
     """The rollout's Episode back from its run-folder record (training/records.py writes it)."""
-    ep = Episode(id=record["id"], task=record["task"], variation=record["variation"],
-                 group=record.get("group", 0), rollout_mode=record.get("rollout_mode", MEMORY_FREE),
-                 description=record.get("description", ""), final_score=record.get("return", 0.0),
-                 success=bool(record.get("success")), tip=record.get("tip", ""), done=True)
+    ep = Episode(
+        id=record["id"],
+        task=record["task"],
+        variation=record["variation"],
+        group=record.get("group", 0),
+        rollout_mode=record.get("rollout_mode", MEMORY_FREE),
+        description=record.get("description", ""),
+        final_score=record.get("return", 0.0),
+        success=bool(record.get("success")),
+        tip=record.get("tip", ""),
+        done=True,
+    )
     for s in record.get("steps", []):
-        ep.steps.append(StepRecord(
-            observation=s["observation"], user_text=s["prompt_no_tips"], tips=s.get("tips") or [],
-            tip_ids=s.get("tip_ids") or [], prompt_ids=s["prompt_ids"],
-            prompt_ids_no_tips=s["prompt_ids_no_tips"], action=s["action"],
-            executed_action=s["executed_action"], action_ids=s["action_ids"],
-            behaviour_logprobs=s["behaviour_logprobs"], reward=s.get("reward", 0.0),
-            intrinsic=s.get("intrinsic", 0.0), score=s.get("score", 0.0)))
+        ep.steps.append(
+            StepRecord(
+                observation=s["observation"],
+                user_text=s["prompt_no_tips"],
+                tips=s.get("tips") or [],
+                tip_ids=s.get("tip_ids") or [],
+                prompt_ids=s["prompt_ids"],
+                prompt_ids_no_tips=s["prompt_ids_no_tips"],
+                action=s["action"],
+                executed_action=s["executed_action"],
+                action_ids=s["action_ids"],
+                behaviour_logprobs=s["behaviour_logprobs"],
+                reward=s.get("reward", 0.0),
+                intrinsic=s.get("intrinsic", 0.0),
+                score=s.get("score", 0.0),
+            )
+        )
     return ep
 
 
@@ -64,8 +82,9 @@ def training_advantage(record: dict, iteration_records: list[dict], config: Trai
     return float(advantages[ids.index(record["id"])])
 
 
-def score_recording(model, tokenizer, record: dict, temperature: float, config: TrainConfig | None,
-                    advantage: float | None) -> tuple[list[dict], dict]:
+def score_recording(
+    model, tokenizer, record: dict, temperature: float, config: TrainConfig | None, advantage: float | None
+) -> tuple[list[dict], dict]:
     """(per-turn scores for DebugSession, the replay summary)."""
     steps = record.get("steps", [])
     rows_prompt, rows_action = [], []
@@ -76,9 +95,10 @@ def score_recording(model, tokenizer, record: dict, temperature: float, config: 
     scored = []
     for start in range(0, len(rows_prompt), SCORING_BATCH):
         # Empty actions (none in practice) are scored as one pad token and then ignored.
-        actions = [a or [pad] for a in rows_action[start:start + SCORING_BATCH]]
-        logp, top_ids, top_logp, _ = sequence_alternatives(model, rows_prompt[start:start + SCORING_BATCH],
-                                                           actions, TOP_K, temperature, pad)
+        actions = [a or [pad] for a in rows_action[start : start + SCORING_BATCH]]
+        logp, top_ids, top_logp, _ = sequence_alternatives(
+            model, rows_prompt[start : start + SCORING_BATCH], actions, TOP_K, temperature, pad
+        )
         for r in range(logp.shape[0]):
             scored.append((logp[r].tolist(), top_ids[r].tolist(), top_logp[r].tolist()))
     update_mode = record.get("update_mode")
@@ -87,8 +107,9 @@ def score_recording(model, tokenizer, record: dict, temperature: float, config: 
     for t, s in enumerate(steps):
         n = len(s["action_ids"])
         (with_lp, with_ids, with_top), (without_lp, _, _) = scored[2 * t], scored[2 * t + 1]
-        tokens, differs = token_views(tokenizer, s["action_ids"], with_lp[:n], without_lp[:n],
-                                      with_ids[:n], with_top[:n])
+        tokens, differs = token_views(
+            tokenizer, s["action_ids"], with_lp[:n], without_lp[:n], with_ids[:n], with_top[:n]
+        )
         behaviour = list(s.get("behaviour_logprobs") or [])[:n]
         errors = [abs(tok.logprob - b) for tok, b in zip(tokens, behaviour)]
         error = max(errors, default=0.0)
@@ -98,18 +119,35 @@ def score_recording(model, tokenizer, record: dict, temperature: float, config: 
             first_different = t
         if algo is not None and update_mode and behaviour and len(behaviour) == n:
             _update_view(tokens, behaviour, update_mode, algo)
-        per_turn.append({"tokens": tokens, "replay": {
-            "recordedAction": s["action"], "recordedExecutedAction": s["executed_action"],
-            "recordedLogprobs": behaviour, "maxLogprobError": error, "differs": differs,
-            "firstDifferentToken": first_token,
-            "preferredToken": tokens[first_token].alternatives[0][1] if first_token is not None else None,
-            "recordedReward": s.get("reward"), "recordedScore": s.get("score"),
-            "recordedIntrinsic": s.get("intrinsic"),
-            "recordedNextObservation": s.get("next_observation"), "observationMatches": None,
-            "advantage": advantage, "updateMode": update_mode,
-        }})
-    summary = {"turns": len(steps), "firstDifferentTurn": first_different, "maxLogprobError": worst,
-               "updateMode": update_mode, "iteration": record.get("iteration"), "advantage": advantage}
+        per_turn.append(
+            {
+                "tokens": tokens,
+                "replay": {
+                    "recordedAction": s["action"],
+                    "recordedExecutedAction": s["executed_action"],
+                    "recordedLogprobs": behaviour,
+                    "maxLogprobError": error,
+                    "differs": differs,
+                    "firstDifferentToken": first_token,
+                    "preferredToken": tokens[first_token].alternatives[0][1] if first_token is not None else None,
+                    "recordedReward": s.get("reward"),
+                    "recordedScore": s.get("score"),
+                    "recordedIntrinsic": s.get("intrinsic"),
+                    "recordedNextObservation": s.get("next_observation"),
+                    "observationMatches": None,
+                    "advantage": advantage,
+                    "updateMode": update_mode,
+                },
+            }
+        )
+    summary = {
+        "turns": len(steps),
+        "firstDifferentTurn": first_different,
+        "maxLogprobError": worst,
+        "updateMode": update_mode,
+        "iteration": record.get("iteration"),
+        "advantage": advantage,
+    }
     return per_turn, summary
 
 
@@ -119,7 +157,8 @@ def _update_view(tokens, behaviour: list[float], update_mode: str, algo) -> None
     old = torch.tensor(behaviour)
     ratio = torch.exp(numerator - old)
     tested = old if algo.mask_logprob == "behaviour" else torch.tensor([t.logprob_no_tips for t in tokens])
-    keep = low_probability_mask(tested[None], torch.ones(1, len(tokens), dtype=torch.bool),
-                                algo.mask_log_delta, level=algo.low_prob_mask)[0]
+    keep = low_probability_mask(
+        tested[None], torch.ones(1, len(tokens), dtype=torch.bool), algo.mask_log_delta, level=algo.low_prob_mask
+    )[0]
     for tok, r, k in zip(tokens, ratio.tolist(), keep.tolist()):
         tok.ratio, tok.masked = float(r), not bool(k)

@@ -46,11 +46,11 @@ class DebugStateError(Exception):
 class Token:
     id: int
     text: str
-    logprob: float           # under the prompt the action came from (with tips in memory mode)
-    logprob_no_tips: float   # the same token without the tip block
+    logprob: float  # under the prompt the action came from (with tips in memory mode)
+    logprob_no_tips: float  # the same token without the tip block
     alternatives: list[tuple[int, str, float]]  # the top-5 (id, text, logprob), best first
-    ratio: float | None = None    # replayed training episode: the update's importance ratio
-    masked: bool | None = None    # replayed training episode: dropped by low-probability masking
+    ratio: float | None = None  # replayed training episode: the update's importance ratio
+    masked: bool | None = None  # replayed training episode: dropped by low-probability masking
 
 
 @dataclass
@@ -76,7 +76,7 @@ class Turn:
     next_observation: str | None = None
     done: bool = False
     success: bool = False
-    replay: dict | None = None   # replay.py: what the recording said about this turn
+    replay: dict | None = None  # replay.py: what the recording said about this turn
     greedy_differs: bool = False  # greedy decoding would not produce this action
 
     @property
@@ -105,9 +105,9 @@ class SessionSpec:
     task: str
     variation: int
     seed: int
-    mode: str                      # one of modes.ROLLOUT_MODES
+    mode: str  # one of modes.ROLLOUT_MODES
     settings: RolloutSettings
-    record: dict | None = None     # the recorded episode to replay
+    record: dict | None = None  # the recorded episode to replay
     replay_scores: list[dict] | None = None
 
 
@@ -133,8 +133,12 @@ class DebugSession:
         """Still on the recording: a replay session none of whose turns so far was forced, whose
         environment has shown every recorded observation so far."""
         record = self.spec.record
-        return (record is not None and len(self.turns) < len(record["steps"])
-                and not any(t.forced for t in self.turns) and self.observation_mismatch is None)
+        return (
+            record is not None
+            and len(self.turns) < len(record["steps"])
+            and not any(t.forced for t in self.turns)
+            and self.observation_mismatch is None
+        )
 
     @property
     def observation_mismatch(self) -> dict | None:
@@ -146,15 +150,23 @@ class DebugSession:
             return None
         recorded = record["steps"][0]["observation"]
         if self.first_observation != recorded:
-            return _mismatch(0, recorded, self.first_observation,
-                             f"the environment's reset with seed {self.spec.seed} showed another first "
-                             "observation than the recorded one")
+            return _mismatch(
+                0,
+                recorded,
+                self.first_observation,
+                f"the environment's reset with seed {self.spec.seed} showed another first "
+                "observation than the recorded one",
+            )
         for turn in self.turns:
             if turn.replay is None or turn.replay.get("observationMatches") is not False:
                 continue
-            return _mismatch(turn.index, turn.replay["recordedNextObservation"], turn.next_observation,
-                             f"the environment answered the recorded action {turn.action!r} with "
-                             "another observation than the recorded one")
+            return _mismatch(
+                turn.index,
+                turn.replay["recordedNextObservation"],
+                turn.next_observation,
+                f"the environment answered the recorded action {turn.action!r} with "
+                "another observation than the recorded one",
+            )
         return None
 
     @property
@@ -163,8 +175,13 @@ class DebugSession:
 
     def _reset(self, keep: int) -> None:
         """Environment reset with the session's seed, then turns 0..keep-1 re-executed."""
-        self.episode = Episode(id="debug", task=self.spec.task, variation=self.spec.variation,
-                               group=self.spec.seed, rollout_mode=self.spec.mode)
+        self.episode = Episode(
+            id="debug",
+            task=self.spec.task,
+            variation=self.spec.variation,
+            group=self.spec.seed,
+            rollout_mode=self.spec.mode,
+        )
         self.observation, info = self.env.reset(self.spec.task, self.spec.variation, seed=self.spec.seed)
         self.episode.description = info.task_description
         self.first_observation = self.observation
@@ -177,17 +194,30 @@ class DebugSession:
         for turn in kept:
             obs, _, _, _ = self.env.step(turn.action)
             if obs != turn.next_observation:
-                raise DebugStateError(f"the environment did not reproduce turn {turn.index} when "
-                                      "replaying it; it is not deterministic for this seed.")
+                raise DebugStateError(
+                    f"the environment did not reproduce turn {turn.index} when "
+                    "replaying it; it is not deterministic for this seed."
+                )
             self._record_step(turn)
 
     def _record_step(self, turn: Turn) -> None:
-        self.episode.steps.append(StepRecord(
-            observation=turn.observation, user_text=turn.user_text, tips=turn.tips,
-            tip_ids=turn.tip_ids, prompt_ids=turn.prompt_ids, prompt_ids_no_tips=turn.prompt_ids_no_tips,
-            action=turn.action, executed_action=turn.executed_action, action_ids=turn.action_ids,
-            behaviour_logprobs=[t.logprob for t in turn.tokens], reward=turn.reward or 0.0,
-            intrinsic=turn.intrinsic or 0.0, score=turn.score or 0.0))
+        self.episode.steps.append(
+            StepRecord(
+                observation=turn.observation,
+                user_text=turn.user_text,
+                tips=turn.tips,
+                tip_ids=turn.tip_ids,
+                prompt_ids=turn.prompt_ids,
+                prompt_ids_no_tips=turn.prompt_ids_no_tips,
+                action=turn.action,
+                executed_action=turn.executed_action,
+                action_ids=turn.action_ids,
+                behaviour_logprobs=[t.logprob for t in turn.tokens],
+                reward=turn.reward or 0.0,
+                intrinsic=turn.intrinsic or 0.0,
+                score=turn.score or 0.0,
+            )
+        )
         self.after.append(turn.next_observation)
         self.observation = turn.next_observation
         self.turns.append(turn)
@@ -240,37 +270,70 @@ class DebugSession:
             s = self.spec.settings
 
             def retrieve(user_text):
-                return store.retrieve(self.variation_key, [user_text], threshold=s.similarity_threshold,
-                                      top_k=s.top_k, keep_edited_actions=s.keep_edited_tip_actions)[0]
+                return store.retrieve(
+                    self.variation_key,
+                    [user_text],
+                    threshold=s.similarity_threshold,
+                    top_k=s.top_k,
+                    keep_edited_actions=s.keep_edited_tip_actions,
+                )[0]
+
         user_text, no_tip_ids, prompt_ids, (tips, tip_ids), retrieved = step_prompts(
-            self.tokenizer, self.episode, self.after, self.observation, self.spec.settings, retrieve)
+            self.tokenizer, self.episode, self.after, self.observation, self.spec.settings, retrieve
+        )
         best = {}
         for r in retrieved:  # distinct_tips keeps each tip's best-ranked entry: the first
             best.setdefault(r.tip_id, r)
         if forced is None:
-            gen = generate_from_ids(self.model, self.tokenizer, [prompt_ids], self.spec.settings.max_action_tokens,
-                                    self.spec.settings.temperature, self.generator)[0]
+            gen = generate_from_ids(
+                self.model,
+                self.tokenizer,
+                [prompt_ids],
+                self.spec.settings.max_action_tokens,
+                self.spec.settings.temperature,
+                self.generator,
+            )[0]
             action, action_ids, behaviour = gen.text, gen.token_ids, gen.logprobs
         else:
             action, action_ids, behaviour = forced.strip(), encode_response(self.tokenizer, forced), None
         tokens, differs = self.score(prompt_ids, no_tip_ids, action_ids, behaviour)
-        return Turn(index=index, observation=self.observation, user_text=user_text, prompt_ids=prompt_ids,
-                    prompt_ids_no_tips=no_tip_ids, tips=tips, tip_ids=tip_ids,
-                    tip_similarity=[best[i].similarity if i in best else None for i in tip_ids],
-                    tip_score=[best[i].score if i in best else None for i in tip_ids],
-                    action=action, action_ids=action_ids, tokens=tokens, forced=forced is not None,
-                    greedy_differs=differs)
+        return Turn(
+            index=index,
+            observation=self.observation,
+            user_text=user_text,
+            prompt_ids=prompt_ids,
+            prompt_ids_no_tips=no_tip_ids,
+            tips=tips,
+            tip_ids=tip_ids,
+            tip_similarity=[best[i].similarity if i in best else None for i in tip_ids],
+            tip_score=[best[i].score if i in best else None for i in tip_ids],
+            action=action,
+            action_ids=action_ids,
+            tokens=tokens,
+            forced=forced is not None,
+            greedy_differs=differs,
+        )
 
     def _recorded_turn(self, index: int) -> Turn:
         step = self.spec.record["steps"][index]
         scores = self.spec.replay_scores[index]
         tips = list(step.get("tips") or [])
-        return Turn(index=index, observation=self.observation, user_text=step["prompt_no_tips"],
-                    prompt_ids=step["prompt_ids"], prompt_ids_no_tips=step["prompt_ids_no_tips"],
-                    tips=tips, tip_ids=list(step.get("tip_ids") or []),
-                    tip_similarity=[None] * len(tips), tip_score=[None] * len(tips),
-                    action=step["action"], action_ids=step["action_ids"], tokens=scores["tokens"],
-                    replay=scores["replay"], greedy_differs=scores["replay"]["differs"])
+        return Turn(
+            index=index,
+            observation=self.observation,
+            user_text=step["prompt_no_tips"],
+            prompt_ids=step["prompt_ids"],
+            prompt_ids_no_tips=step["prompt_ids_no_tips"],
+            tips=tips,
+            tip_ids=list(step.get("tip_ids") or []),
+            tip_similarity=[None] * len(tips),
+            tip_score=[None] * len(tips),
+            action=step["action"],
+            action_ids=step["action_ids"],
+            tokens=scores["tokens"],
+            replay=scores["replay"],
+            greedy_differs=scores["replay"]["differs"],
+        )
 
     def score(self, prompt_ids, no_tip_ids, action_ids, behaviour=None) -> tuple[list[Token], bool]:
         """Per-token views of an action: log-prob with and without tips, top-5 alternatives.
@@ -279,10 +342,17 @@ class DebugSession:
             return [], False
         pad = self.tokenizer.pad_token_id or 0
         logp, top_ids, top_logp, _ = sequence_alternatives(
-            self.model, [prompt_ids, no_tip_ids], [action_ids, action_ids], TOP_K,
-            self.spec.settings.temperature, pad)
-        return token_views(self.tokenizer, action_ids, logp[0].tolist(), logp[1].tolist(),
-                           top_ids[0].tolist(), top_logp[0].tolist(), behaviour)
+            self.model, [prompt_ids, no_tip_ids], [action_ids, action_ids], TOP_K, self.spec.settings.temperature, pad
+        )
+        return token_views(
+            self.tokenizer,
+            action_ids,
+            logp[0].tolist(),
+            logp[1].tolist(),
+            top_ids[0].tolist(),
+            top_logp[0].tolist(),
+            behaviour,
+        )
 
     def _execute(self) -> Turn:
         turn = self.pending.turn
@@ -306,25 +376,39 @@ class DebugSession:
         state other episodes of the same batch also reached pays less there than here."""
         embeddings = self.embedder.encode([observation]) if getattr(self.intrinsic, "needs_embeddings", False) else None
         retrieved = np.array([n_tips]) if self.spec.mode == MEMORY else None
-        return float(self.intrinsic.rewards(self.variation_key, embeddings=embeddings, n_retrieved=retrieved,
-                                            steps=np.array([step], dtype=np.int64))[0])
+        return float(
+            self.intrinsic.rewards(
+                self.variation_key, embeddings=embeddings, n_retrieved=retrieved, steps=np.array([step], dtype=np.int64)
+            )[0]
+        )
 
 
 def _mismatch(turn: int, recorded: str, replayed: str, what: str) -> dict:
-    return {"turn": turn, "recorded": recorded, "replayed": replayed,
-            "message": f"The replay left the recording at turn {turn}: {what}, so the environment is not "
-                       "deterministic in its seed; the policy plays on from the environment's own state."}
+    return {
+        "turn": turn,
+        "recorded": recorded,
+        "replayed": replayed,
+        "message": f"The replay left the recording at turn {turn}: {what}, so the environment is not "
+        "deterministic in its seed; the policy plays on from the environment's own state.",
+    }
 
 
-def token_views(tokenizer, action_ids, logp, logp_no_tips, top_ids, top_logp,
-                behaviour=None) -> tuple[list[Token], bool]:
+def token_views(
+    tokenizer, action_ids, logp, logp_no_tips, top_ids, top_logp, behaviour=None
+) -> tuple[list[Token], bool]:
     """Token records from scored rows; also whether greedy decoding would differ (a recorded
     token that is not the argmax at its position)."""
     tokens, differs = [], False
     for j, token_id in enumerate(action_ids):
         alternatives = [(int(i), tokenizer.decode([int(i)]), float(lp)) for i, lp in zip(top_ids[j], top_logp[j])]
         differs = differs or alternatives[0][0] != int(token_id)
-        tokens.append(Token(int(token_id), tokenizer.decode([int(token_id)]),
-                            float(behaviour[j]) if behaviour is not None else float(logp[j]),
-                            float(logp_no_tips[j]), alternatives))
+        tokens.append(
+            Token(
+                int(token_id),
+                tokenizer.decode([int(token_id)]),
+                float(behaviour[j]) if behaviour is not None else float(logp[j]),
+                float(logp_no_tips[j]),
+                alternatives,
+            )
+        )
     return tokens, differs

@@ -18,5 +18,15 @@ when an environment breaks the contract.
 from .base import SCORE_MAX, SCORE_MIN, StepInfo, TextEnv, correct_action, parse_action
 from .plugin import DEFAULT_TASK, SEED_VARIATIONS, EnvironmentFault, PluginEnv
 
-__all__ = ["TextEnv", "StepInfo", "SCORE_MIN", "SCORE_MAX", "EnvironmentFault", "PluginEnv",
-           "DEFAULT_TASK", "SEED_VARIATIONS", "parse_action", "correct_action"]
+__all__ = [
+    "TextEnv",
+    "StepInfo",
+    "SCORE_MIN",
+    "SCORE_MAX",
+    "EnvironmentFault",
+    "PluginEnv",
+    "DEFAULT_TASK",
+    "SEED_VARIATIONS",
+    "parse_action",
+    "correct_action",
+]

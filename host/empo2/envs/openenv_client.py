@@ -39,18 +39,27 @@ class OpenEnvRemote:
     message_timeout_s: the longest a reset or a step may take on the server.
     """
 
-    def __init__(self, name: str, url: str, action_field: str = "message", observation_field: str = "",
-                 message_timeout_s: float = 60.0, connect_timeout_s: float = 10.0):
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        action_field: str = "message",
+        observation_field: str = "",
+        message_timeout_s: float = 60.0,
+        connect_timeout_s: float = 10.0,
+    ):
         check_openenv_url(url)
         try:
             from openenv.core.generic_client import GenericEnvClient
         except ImportError:
-            raise ConfigError(f"environment {name!r} needs OpenEnv's package openenv, which is not "
-                              f"installed ({INSTALL})") from None
+            raise ConfigError(
+                f"environment {name!r} needs OpenEnv's package openenv, which is not installed ({INSTALL})"
+            ) from None
         self.name, self.url = name, url.rstrip("/")
         self.action_field, self.observation_field = action_field, observation_field
-        self._client = GenericEnvClient(base_url=self.url, connect_timeout_s=connect_timeout_s,
-                                        message_timeout_s=message_timeout_s or 1e9).sync()
+        self._client = GenericEnvClient(
+            base_url=self.url, connect_timeout_s=connect_timeout_s, message_timeout_s=message_timeout_s or 1e9
+        ).sync()
         self._call("connect", self._client.connect)
         state = self._call("state", self._client.state)
         if not isinstance(state, dict):
@@ -116,7 +125,7 @@ class OpenEnvRemote:
         except RuntimeError as err:
             text = str(err)
             if text.startswith("Server error: "):  # what the server answered, said by OpenEnv's client
-                answered = re.sub(r" \(code: [A-Z_]+\)$", "", text[len("Server error: "):])  # OpenEnv's client adds it
+                answered = re.sub(r" \(code: [A-Z_]+\)$", "", text[len("Server error: ") :])  # OpenEnv's client adds it
                 raise self._fault(f"answered {what} with an error: {answered}") from None
             raise self._fault(f"failed in {what}: {type(err).__name__}: {text}") from None
         except TimeoutError:
@@ -155,8 +164,10 @@ class OpenEnvRemote:
     def _text(self, observation: dict) -> str:
         if self.observation_field:
             if not isinstance(observation.get(self.observation_field), str):
-                raise self._fault(f"sent an observation without the text field {self.observation_field!r} "
-                                  f"(env.kwargs observation_field); its fields: {_fields(observation)}")
+                raise self._fault(
+                    f"sent an observation without the text field {self.observation_field!r} "
+                    f"(env.kwargs observation_field); its fields: {_fields(observation)}"
+                )
             return observation[self.observation_field]
         for field in TEXT_FIELDS:
             if isinstance(observation.get(field), str):
@@ -164,8 +175,10 @@ class OpenEnvRemote:
         texts = [k for k, v in observation.items() if isinstance(v, str)]
         if len(texts) == 1:
             return observation[texts[0]]
-        raise self._fault(f"sent an observation with no text field of {', '.join(TEXT_FIELDS)} "
-                          f"(its fields: {_fields(observation)}); name one with env.kwargs observation_field")
+        raise self._fault(
+            f"sent an observation with no text field of {', '.join(TEXT_FIELDS)} "
+            f"(its fields: {_fields(observation)}); name one with env.kwargs observation_field"
+        )
 
 
 def _names(value) -> list[str]:
@@ -217,9 +230,13 @@ def open_remote(config) -> OpenEnvPluginEnv:
     client keeps the time, so no thread of PluginEnv's is needed)."""
     unknown = set(config.kwargs) - {"action_field", "observation_field"}
     if unknown:
-        raise ConfigError(f"config key 'env.kwargs' of an OpenEnv server takes action_field and "
-                          f"observation_field, not {', '.join(sorted(unknown))}")
-    remote = OpenEnvRemote(config.name, config.name.split(":", 1)[1], message_timeout_s=config.step_timeout_s,
-                           **config.kwargs)
-    return OpenEnvPluginEnv(remote, config.name, max_steps=config.max_steps,
-                            correct_actions=config.correct_actions, step_timeout_s=0.0)
+        raise ConfigError(
+            f"config key 'env.kwargs' of an OpenEnv server takes action_field and "
+            f"observation_field, not {', '.join(sorted(unknown))}"
+        )
+    remote = OpenEnvRemote(
+        config.name, config.name.split(":", 1)[1], message_timeout_s=config.step_timeout_s, **config.kwargs
+    )
+    return OpenEnvPluginEnv(
+        remote, config.name, max_steps=config.max_steps, correct_actions=config.correct_actions, step_timeout_s=0.0
+    )

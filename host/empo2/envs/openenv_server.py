@@ -54,12 +54,12 @@ class TextObservation(Observation):
     task: str = Field(default="", description="the task of the episode")
     variation: int = Field(default=0, description="the variation of the episode")
     task_description: str = Field(default="", description="the goal in words")
-    valid_actions: list[str] = Field(default_factory=list,
-                                     description="the actions that do something now; empty: not listed")
+    valid_actions: list[str] = Field(
+        default_factory=list, description="the actions that do something now; empty: not listed"
+    )
     score: float = Field(default=0.0, description="the running score in [-100, 100]; rewards are its deltas")
     success: bool = Field(default=False, description="the episode reached its goal")
-    corrected_action: Optional[str] = Field(default=None,
-                                            description="the action played when the text was corrected")
+    corrected_action: Optional[str] = Field(default=None, description="the action played when the text was corrected")
 
 
 class TextState(State):
@@ -91,12 +91,19 @@ class ServedEnv(Environment):
 
     def variations(self) -> dict[str, dict[str, list[int]]]:
         if self._variations is None:  # asked once: a simulator may load a task to list them
-            self._variations = {task: {split: self.env.variations(task, split) for split in SPLITS}
-                                for task in self.tasks}
+            self._variations = {
+                task: {split: self.env.variations(task, split) for split in SPLITS} for task in self.tasks
+            }
         return self._variations
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
-              task: Optional[str] = None, variation: Optional[int] = None, **kwargs: Any) -> TextObservation:
+    def reset(
+        self,
+        seed: Optional[int] = None,
+        episode_id: Optional[str] = None,
+        task: Optional[str] = None,
+        variation: Optional[int] = None,
+        **kwargs: Any,
+    ) -> TextObservation:
         task = self.tasks[0] if task is None else task
         if task not in self.tasks:
             raise ValueError(f"unknown task {task!r}: {self.config.name!r} has {', '.join(self.tasks)}")
@@ -106,9 +113,15 @@ class ServedEnv(Environment):
             variation = train[seed % len(train)]
         observation, info = self.env.reset(task, int(variation), seed)
         self._started = True
-        self._state = TextState(environment=self.config.name, tasks=self.tasks, task=task, variation=variation,
-                                episode_id=episode_id or str(uuid.uuid4()), step_count=0,
-                                instructions=self._instructions())
+        self._state = TextState(
+            environment=self.config.name,
+            tasks=self.tasks,
+            task=task,
+            variation=variation,
+            episode_id=episode_id or str(uuid.uuid4()),
+            step_count=0,
+            instructions=self._instructions(),
+        )
         return self._observation(observation, 0.0, False, info)
 
     def step(self, action: TextAction, timeout_s: Optional[float] = None, **kwargs: Any) -> TextObservation:
@@ -125,9 +138,11 @@ class ServedEnv(Environment):
         return self._state
 
     def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name=self.config.name, version="1.0.0",
-                                   description=f"the EMPO² environment {self.config.name!r} "
-                                               f"(tasks: {', '.join(self.tasks)})")
+        return EnvironmentMetadata(
+            name=self.config.name,
+            version="1.0.0",
+            description=f"the EMPO² environment {self.config.name!r} (tasks: {', '.join(self.tasks)})",
+        )
 
     def close(self) -> None:
         close = getattr(self.env, "close", None)
@@ -139,10 +154,18 @@ class ServedEnv(Environment):
         return own() if callable(own) else None
 
     def _observation(self, text: str, reward: float, done: bool, info) -> TextObservation:
-        return TextObservation(text=text, reward=float(reward), done=bool(done), task=self._state.task or "",
-                               variation=self._state.variation or 0, task_description=info.task_description,
-                               valid_actions=list(info.valid_actions), score=float(info.score),
-                               success=bool(info.success), corrected_action=info.corrected_action)
+        return TextObservation(
+            text=text,
+            reward=float(reward),
+            done=bool(done),
+            task=self._state.task or "",
+            variation=self._state.variation or 0,
+            task_description=info.task_description,
+            valid_actions=list(info.valid_actions),
+            score=float(info.score),
+            success=bool(info.success),
+            corrected_action=info.corrected_action,
+        )
 
 
 def build_server(config, max_sessions: int = DEFAULT_MAX_SESSIONS):
@@ -151,8 +174,14 @@ def build_server(config, max_sessions: int = DEFAULT_MAX_SESSIONS):
     from fastapi import FastAPI
 
     app = FastAPI(title=f"EMPO² environment {config.name}")
-    server = HTTPEnvServer(functools.partial(ServedEnv, config), TextAction, TextObservation,
-                           max_concurrent_envs=max_sessions, env_name=config.name, state_cls=TextState)
+    server = HTTPEnvServer(
+        functools.partial(ServedEnv, config),
+        TextAction,
+        TextObservation,
+        max_concurrent_envs=max_sessions,
+        env_name=config.name,
+        state_cls=TextState,
+    )
     server.register_routes(app)
     return app, server
 
@@ -191,13 +220,15 @@ class Served:
         self._socket = listening_socket(host, port)
         self.url = url_of(self._socket)
         self._uvicorn = _uvicorn(app)
-        self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]},
-                                        name="openenv-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._uvicorn.run, kwargs={"sockets": [self._socket]}, name="openenv-server", daemon=True
+        )
         self._thread.start()
 
     @classmethod
-    def environment(cls, config, host: str = "127.0.0.1", port: int = 0,
-                    max_sessions: int = DEFAULT_MAX_SESSIONS) -> "Served":
+    def environment(
+        cls, config, host: str = "127.0.0.1", port: int = 0, max_sessions: int = DEFAULT_MAX_SESSIONS
+    ) -> "Served":
         return cls(*build_server(config, max_sessions), host=host, port=port)
 
     @property
@@ -223,8 +254,12 @@ def serve_env(config, host: str, port: int, max_sessions: int) -> int:
     sock = listening_socket(host, port)
     url = url_of(sock)
     print(url, flush=True)
-    print(f"serving {config.name!r} (tasks: {', '.join(tasks)}) as an OpenEnv server at {url}, up to "
-          f"{max_sessions} sessions; train on it with env.name=openenv:{url}; Ctrl-C stops", file=sys.stderr, flush=True)
+    print(
+        f"serving {config.name!r} (tasks: {', '.join(tasks)}) as an OpenEnv server at {url}, up to "
+        f"{max_sessions} sessions; train on it with env.name=openenv:{url}; Ctrl-C stops",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         _uvicorn(app).run(sockets=[sock])  # Ctrl-C: uvicorn closes the sessions, then raises it again
     except KeyboardInterrupt:

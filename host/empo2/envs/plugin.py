@@ -63,8 +63,7 @@ class PluginEnv:
     step_timeout_s: the longest a reset or a step may take; 0 waits forever.
     """
 
-    def __init__(self, inner, name: str, max_steps: int, correct_actions: bool = True,
-                 step_timeout_s: float = 0.0):
+    def __init__(self, inner, name: str, max_steps: int, correct_actions: bool = True, step_timeout_s: float = 0.0):
         self.inner = inner
         self.name = name
         self.max_steps = max_steps
@@ -86,8 +85,9 @@ class PluginEnv:
             return [DEFAULT_TASK]
         tasks = self._call("tasks", listed)
         if not isinstance(tasks, (list, tuple)) or not tasks or not all(isinstance(t, str) for t in tasks):
-            raise EnvironmentFault(f"environment {self.name!r} listed its tasks as {_shown(tasks)}, "
-                                   "not a non-empty list of names")
+            raise EnvironmentFault(
+                f"environment {self.name!r} listed its tasks as {_shown(tasks)}, not a non-empty list of names"
+            )
         return list(tasks)
 
     def variations(self, task: str, split: str) -> list[int]:
@@ -98,9 +98,12 @@ class PluginEnv:
             return list(SEED_VARIATIONS[split])
         variations = self._call("variations", listed, task, split)
         if not isinstance(variations, (list, tuple)) or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in variations):
-            raise EnvironmentFault(f"environment {self.name!r} listed the variations of {task!r} "
-                                   f"as {_shown(variations)}, not a list of integers")
+            isinstance(v, int) and not isinstance(v, bool) for v in variations
+        ):
+            raise EnvironmentFault(
+                f"environment {self.name!r} listed the variations of {task!r} "
+                f"as {_shown(variations)}, not a list of integers"
+            )
         return list(variations)
 
     def instructions(self) -> str | None:
@@ -135,8 +138,9 @@ class PluginEnv:
             corrected = command if command != " ".join(action.split()) else None
         result = self._call("step", self.inner.step, command)
         if not isinstance(result, tuple) or len(result) not in (4, 5):
-            raise EnvironmentFault(f"environment {self.name!r} step returned {_shown(result)}, not "
-                                   "(observation, reward, done, info)")
+            raise EnvironmentFault(
+                f"environment {self.name!r} step returned {_shown(result)}, not (observation, reward, done, info)"
+            )
         if len(result) == 5:  # gymnasium: terminated or truncated ends the episode
             observation, reward, terminated, truncated, raw_info = result
             done = terminated or truncated
@@ -144,9 +148,12 @@ class PluginEnv:
             observation, reward, done, raw_info = result
         observation = self._observation(observation, "step")
         if not _finite(reward):
-            raise EnvironmentFault(f"environment {self.name!r} step returned the reward {_shown(reward)}, "
-                                   "not a finite number")
-        if not (type(done) is bool or isinstance(done, numbers.Integral) or type(done).__name__ == "bool_"):  # numpy's too
+            raise EnvironmentFault(
+                f"environment {self.name!r} step returned the reward {_shown(reward)}, not a finite number"
+            )
+        if not (
+            type(done) is bool or isinstance(done, numbers.Integral) or type(done).__name__ == "bool_"
+        ):  # numpy's too
             raise EnvironmentFault(f"environment {self.name!r} step returned done={_shown(done)}, not true or false")
         info = self._info(raw_info, "step")
         self.steps += 1
@@ -176,11 +183,15 @@ class PluginEnv:
 
     def _observation(self, observation, where: str) -> str:
         if not isinstance(observation, str):
-            raise EnvironmentFault(f"environment {self.name!r} {where} returned an observation of type "
-                                   f"{type(observation).__name__}, not text")
+            raise EnvironmentFault(
+                f"environment {self.name!r} {where} returned an observation of type "
+                f"{type(observation).__name__}, not text"
+            )
         if len(observation) > MAX_OBSERVATION_CHARS:
-            raise EnvironmentFault(f"environment {self.name!r} {where} returned an observation of "
-                                   f"{len(observation):,} characters (at most {MAX_OBSERVATION_CHARS:,})")
+            raise EnvironmentFault(
+                f"environment {self.name!r} {where} returned an observation of "
+                f"{len(observation):,} characters (at most {MAX_OBSERVATION_CHARS:,})"
+            )
         return observation
 
     def _info(self, info, where: str) -> dict:
@@ -191,12 +202,14 @@ class PluginEnv:
         if isinstance(info, StepInfo):
             info = info.__dict__  # read, never written
         elif not isinstance(info, dict):
-            raise EnvironmentFault(f"environment {self.name!r} {where} returned info {_shown(info)}, "
-                                   "not a StepInfo or a dict")
+            raise EnvironmentFault(
+                f"environment {self.name!r} {where} returned info {_shown(info)}, not a StepInfo or a dict"
+            )
         score = info.get("score")
         if score is not None and not _finite(score):
-            raise EnvironmentFault(f"environment {self.name!r} {where} returned the score "
-                                   f"{_shown(score)}, not a finite number")
+            raise EnvironmentFault(
+                f"environment {self.name!r} {where} returned the score {_shown(score)}, not a finite number"
+            )
         return info
 
     def _valid_actions(self, info: dict, where: str) -> list[str] | None:
@@ -208,12 +221,16 @@ class PluginEnv:
             # Said once, of the first observation: a last step may well list none.
             if where == "reset" and self.name not in _warned_no_valid_actions:
                 _warned_no_valid_actions.add(self.name)
-                log.info("environment %r lists no valid actions: its actions are not corrected "
-                         "(env.correct_actions has no effect on it)", self.name)
+                log.info(
+                    "environment %r lists no valid actions: its actions are not corrected "
+                    "(env.correct_actions has no effect on it)",
+                    self.name,
+                )
             return None
         if not isinstance(valid, (list, tuple)) or not all(map(isinstance, valid, repeat(str))):
-            raise EnvironmentFault(f"environment {self.name!r} {where} listed its valid actions as "
-                                   f"{_shown(valid)}, not a list of text")
+            raise EnvironmentFault(
+                f"environment {self.name!r} {where} listed its valid actions as {_shown(valid)}, not a list of text"
+            )
         return list(valid)
 
     def _step_info(self, info: dict) -> StepInfo:
@@ -221,8 +238,7 @@ class PluginEnv:
         if isinstance(info.get("extra"), dict):
             extra.update(info["extra"])
         extra["steps"], extra["limit"] = self.steps, self.max_steps
-        return StepInfo(self.description, self.valid or [], self.score, bool(info.get("success") or False),
-                        None, extra)
+        return StepInfo(self.description, self.valid or [], self.score, bool(info.get("success") or False), None, extra)
 
 
 def _finite(value) -> bool:
@@ -287,8 +303,9 @@ class _Caller:
             ok, value = answer.get(timeout=self.timeout_s)
         except queue.Empty:
             self._stuck = True
-            raise EnvironmentFault(f"environment {self.name!r} took more than {self.timeout_s:g} s "
-                                   f"in {what} (env.step_timeout_s)") from None
+            raise EnvironmentFault(
+                f"environment {self.name!r} took more than {self.timeout_s:g} s in {what} (env.step_timeout_s)"
+            ) from None
         if not ok:
             raise EnvironmentFault(raised(self.name, what, value)) from value
         return value
@@ -314,17 +331,21 @@ class _Caller:
             except queue.Empty:
                 if time.monotonic() - playing.since >= self.timeout_s:
                     self._stuck = True
-                    raise EnvironmentFault(f"environment {playing.name!r} took more than "
-                                           f"{self.timeout_s:g} s in {playing.what} "
-                                           "(env.step_timeout_s)") from None
+                    raise EnvironmentFault(
+                        f"environment {playing.name!r} took more than "
+                        f"{self.timeout_s:g} s in {playing.what} "
+                        "(env.step_timeout_s)"
+                    ) from None
         if not ok:
             raise value
         return value
 
     def _hand_over(self, job) -> queue.SimpleQueue:
         if self._stuck:
-            raise EnvironmentFault(f"environment {self.name!r} is still inside a call that took more "
-                                   f"than {self.timeout_s:g} s (env.step_timeout_s)")
+            raise EnvironmentFault(
+                f"environment {self.name!r} is still inside a call that took more "
+                f"than {self.timeout_s:g} s (env.step_timeout_s)"
+            )
         if self._thread is None:
             self._thread = threading.Thread(target=self._serve, name=f"env {self.name}", daemon=True)
             self._thread.start()

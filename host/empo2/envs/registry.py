@@ -36,16 +36,24 @@ def _builtin(config) -> TextEnv:
 def _scienceworld(config) -> TextEnv:
     from .scienceworld import ScienceWorldEnv
 
-    return ScienceWorldEnv(max_steps=config.max_steps, correct_actions=config.correct_actions,
-                           per_task_limits=config.step_limits == "per-task",
-                           simplification=config.simplification, correction=config.correction)
+    return ScienceWorldEnv(
+        max_steps=config.max_steps,
+        correct_actions=config.correct_actions,
+        per_task_limits=config.step_limits == "per-task",
+        simplification=config.simplification,
+        correction=config.correction,
+    )
 
 
 def _textworld(config) -> TextEnv:
     from .textworld import TextWorldEnv
 
-    return TextWorldEnv(max_steps=config.max_steps, correct_actions=config.correct_actions,
-                        per_task_limits=config.step_limits == "per-task", correction=config.correction)
+    return TextWorldEnv(
+        max_steps=config.max_steps,
+        correct_actions=config.correct_actions,
+        per_task_limits=config.step_limits == "per-task",
+        correction=config.correction,
+    )
 
 
 # The built-in families, by the names config.BUILTIN_ENVS accepts (a test holds them equal).
@@ -81,12 +89,20 @@ def make_env(config) -> TextEnv:
         return open_remote(config)
     if config.name in ENVIRONMENTS:
         if config.kwargs:
-            raise ConfigError(f"config key 'env.kwargs' is for environments found by name; the built-in "
-                              f"{config.name!r} takes its settings from the env keys")
+            raise ConfigError(
+                f"config key 'env.kwargs' is for environments found by name; the built-in "
+                f"{config.name!r} takes its settings from the env keys"
+            )
         return ENVIRONMENTS[config.name](config)
     factory = find_factory(config.name)
-    return wrap(config.name, factory, config.kwargs, max_steps=config.max_steps,
-                correct_actions=config.correct_actions, step_timeout_s=config.step_timeout_s)
+    return wrap(
+        config.name,
+        factory,
+        config.kwargs,
+        max_steps=config.max_steps,
+        correct_actions=config.correct_actions,
+        step_timeout_s=config.step_timeout_s,
+    )
 
 
 def wrap(name: str, factory: Callable, kwargs: dict, **settings) -> PluginEnv:
@@ -99,8 +115,10 @@ def wrap(name: str, factory: Callable, kwargs: dict, **settings) -> PluginEnv:
         raise EnvironmentFault(raised(name, "its factory", err)) from err
     missing = [m for m in ("reset", "step") if not callable(getattr(inner, m, None))]
     if missing:
-        raise EnvironmentFault(f"environment {name!r} made a {type(inner).__name__} without "
-                               f"{' or '.join(missing)}; an environment needs reset and step")
+        raise EnvironmentFault(
+            f"environment {name!r} made a {type(inner).__name__} without "
+            f"{' or '.join(missing)}; an environment needs reset and step"
+        )
     return PluginEnv(inner, name, **settings)
 
 
@@ -110,24 +128,26 @@ def find_factory(name: str) -> Callable:
     if name.startswith(OPENENV):
         from .openenv_client import OpenEnvRemote
 
-        return functools.partial(OpenEnvRemote, name, name[len(OPENENV):])  # make_env: open_remote
+        return functools.partial(OpenEnvRemote, name, name[len(OPENENV) :])  # make_env: open_remote
     if name.startswith(GYMNASIUM):
-        return _gymnasium(name[len(GYMNASIUM):])
+        return _gymnasium(name[len(GYMNASIUM) :])
     entry = env_entry_points().get(name)
     if entry is not None:
         try:
             return entry.load()
         except Exception as err:  # noqa: BLE001 - an installed package's import error
-            raise ConfigError(f"environment {name!r} ({entry.value}, {_origin(entry)}) cannot be "
-                              f"loaded: {sentence(err, 200)}") from None
+            raise ConfigError(
+                f"environment {name!r} ({entry.value}, {_origin(entry)}) cannot be loaded: {sentence(err, 200)}"
+            ) from None
     module, sep, attr = name.partition(":")
     if not (sep and module and attr):
         check_env_name(name)  # says why
     try:
         found = importlib.import_module(module)
     except Exception as err:  # noqa: BLE001 - ImportError or whatever the module raised
-        raise ConfigError(f"environment {name!r} cannot be imported: {type(err).__name__}: "
-                          f"{sentence(err, 200)}") from None
+        raise ConfigError(
+            f"environment {name!r} cannot be imported: {type(err).__name__}: {sentence(err, 200)}"
+        ) from None
     for part in attr.split("."):
         if not hasattr(found, part):
             raise ConfigError(f"environment {name!r} cannot be found: module {module!r} has no {attr!r}")
@@ -141,12 +161,16 @@ def _gymnasium(env_id: str) -> Callable:
     try:
         import gymnasium
     except ImportError:
-        raise ConfigError(f"environment 'gymnasium:{env_id}' needs the gymnasium package, which is "
-                          "not installed (pip install gymnasium)") from None
+        raise ConfigError(
+            f"environment 'gymnasium:{env_id}' needs the gymnasium package, which is "
+            "not installed (pip install gymnasium)"
+        ) from None
     if env_id not in gymnasium.registry:
-        raise ConfigError(f"environment 'gymnasium:{env_id}' is not registered with gymnasium "
-                          "(import the package that registers it from an entry point or "
-                          "module:factory instead)")
+        raise ConfigError(
+            f"environment 'gymnasium:{env_id}' is not registered with gymnasium "
+            "(import the package that registers it from an entry point or "
+            "module:factory instead)"
+        )
     return lambda **kwargs: gymnasium.make(env_id, **kwargs)
 
 
@@ -162,8 +186,7 @@ def list_environments() -> list[dict]:
     rows = []
     for name in ENVIRONMENTS:
         needs = _NEEDS.get(name)
-        error = (f"the {needs} package is not installed"
-                 if needs and importlib.util.find_spec(needs) is None else None)
+        error = f"the {needs} package is not installed" if needs and importlib.util.find_spec(needs) is None else None
         rows.append({"name": name, "source": "built in", "tasks": _builtin_tasks(name), "error": error})
     for name, entry in sorted(env_entry_points().items()):
         row = {"name": name, "source": f"{entry.value} ({_origin(entry)})", "tasks": [], "error": None}

@@ -44,10 +44,10 @@ from .text_game import CORRECTIONS, TextGameEnv
 log = logging.getLogger(__name__)
 
 SIMPLIFICATION = "easy"
-ENV_STEP_LIMIT = 100      # the reference's envStepLimit: the simulator's own move cap
-TRAIN_VARIATIONS = 5      # the first 5 of the simulator's training split
-TEST_VARIATIONS = 20      # the first 20 of its test split
-SUCCESS_ABOVE = 70        # reference: success = simulator done and score > 70
+ENV_STEP_LIMIT = 100  # the reference's envStepLimit: the simulator's own move cap
+TRAIN_VARIATIONS = 5  # the first 5 of the simulator's training split
+TEST_VARIATIONS = 20  # the first 20 of its test split
+SUCCESS_ABOVE = 70  # reference: success = simulator done and score > 70
 AMBIGUOUS = "Ambiguous request"
 NOT_UNDERSTOOD = "No known action matches that input."
 
@@ -196,9 +196,15 @@ class ScienceWorldEnv(TextGameEnv):
     GAME = "ScienceWorld"
     INSTRUCTIONS = INSTRUCTIONS
 
-    def __init__(self, max_steps: int = 30, correct_actions: bool = True,
-                 per_task_limits: bool = False, simplification: str = SIMPLIFICATION,
-                 env_step_limit: int = ENV_STEP_LIMIT, correction: str = CORRECTIONS[0]):
+    def __init__(
+        self,
+        max_steps: int = 30,
+        correct_actions: bool = True,
+        per_task_limits: bool = False,
+        simplification: str = SIMPLIFICATION,
+        env_step_limit: int = ENV_STEP_LIMIT,
+        correction: str = CORRECTIONS[0],
+    ):
         try:
             from scienceworld import ScienceWorldEnv as Simulator
         except ImportError as err:  # pragma: no cover - a pinned dependency
@@ -216,7 +222,7 @@ class ScienceWorldEnv(TextGameEnv):
         self._server = self._sim.server
         self._loaded: tuple[str, int] | None = None
         self._valid: list[str] | None = []  # None: not asked for in this state yet
-        self._stamp = 0                       # counts states, for _ValidActions
+        self._stamp = 0  # counts states, for _ValidActions
         self.task = ""
 
     # -- the TextEnv interface -------------------------------------------------------------
@@ -319,6 +325,5 @@ class ScienceWorldEnv(TextGameEnv):
         if task not in _SPLITS:
             self._sim.load(task, 0, self.simplification, generateGoldPath=False)
             self._loaded = (task, 0)
-            _SPLITS[task] = (list(self._server.getVariationsTrain()),
-                             list(self._server.getVariationsTest()))
+            _SPLITS[task] = (list(self._server.getVariationsTrain()), list(self._server.getVariationsTest()))
         return _SPLITS[task]

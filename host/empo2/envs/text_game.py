@@ -28,8 +28,8 @@ class TextGameEnv:
     correction: one of CORRECTIONS.
     """
 
-    GAME = ""            # the game's name in messages
-    INSTRUCTIONS = ""    # its system prompt (policy/prompting.py)
+    GAME = ""  # the game's name in messages
+    INSTRUCTIONS = ""  # its system prompt (policy/prompting.py)
 
     def __init__(self, max_steps: int, correct_actions: bool, per_task_limits: bool, correction: str):
         if correction not in CORRECTIONS:
@@ -99,9 +99,14 @@ class TextGameEnv:
         return correct_action(command, valid) if valid else None
 
     def _info(self, success: bool, corrected: str | None, valid_actions) -> StepInfo:
-        return StepInfo(task_description=self.description, valid_actions=valid_actions,
-                        score=self.score, success=success, corrected_action=corrected,
-                        extra={"steps": self.steps, "limit": self.limit})
+        return StepInfo(
+            task_description=self.description,
+            valid_actions=valid_actions,
+            score=self.score,
+            success=success,
+            corrected_action=corrected,
+            extra={"steps": self.steps, "limit": self.limit},
+        )
 
     def _check_task(self, task: str) -> None:
         if task not in self.tasks():

@@ -44,9 +44,9 @@ TEST_SEEDS = tuple(range(1000, 1020))
 
 @dataclass(frozen=True)
 class GameKind:
-    challenge: str            # a tw-make challenge
+    challenge: str  # a tw-make challenge
     settings: dict = field(default_factory=dict)
-    max_steps: int = 30       # per-task step limit (env.step_limits = "per-task")
+    max_steps: int = 30  # per-task step limit (env.step_limits = "per-task")
 
 
 # Sized so that a 7B model has something to learn within the paper's step budgets; the gold
@@ -56,13 +56,22 @@ TASK_KINDS: dict[str, GameKind] = {
     "coin-collector-hard": GameKind("tw-coin_collector", {"level": 110}, 50),
     "treasure-hunter": GameKind("tw-treasure_hunter", {"level": 5}, 30),
     "treasure-hunter-hard": GameKind("tw-treasure_hunter", {"level": 15}, 50),
-    "cooking-1room": GameKind("tw-cooking", {"recipe": 1, "take": 1, "go": 1, "open": True,
-                                             "cook": False, "cut": False}, 20),
-    "cooking": GameKind("tw-cooking", {"recipe": 2, "take": 2, "go": 6, "open": True,
-                                       "cook": True, "cut": True}, 50),
+    "cooking-1room": GameKind(
+        "tw-cooking", {"recipe": 1, "take": 1, "go": 1, "open": True, "cook": False, "cut": False}, 20
+    ),
+    "cooking": GameKind("tw-cooking", {"recipe": 2, "take": 2, "go": 6, "open": True, "cook": True, "cut": True}, 50),
 }
-_COOKING_DEFAULTS = {"recipe": 1, "take": 0, "go": 1, "open": False, "cook": False, "cut": False,
-                     "drop": False, "recipe_seed": 0, "split": None}
+_COOKING_DEFAULTS = {
+    "recipe": 1,
+    "take": 0,
+    "go": 1,
+    "open": False,
+    "cook": False,
+    "cut": False,
+    "drop": False,
+    "recipe_seed": 0,
+    "split": None,
+}
 
 INSTRUCTIONS = """\
 You are playing a text adventure. Every turn you see your goal, your last commands with what \
@@ -89,11 +98,17 @@ _GENERATE = threading.Lock()  # TextWorld's generator keeps global state; one ga
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 _STATUS_LINE = re.compile(r"\s*-= [^\n]*=-\s*-?\d+/\d+\s*$")  # the Z-machine's "-= Room =-score/moves"
 # Inform 7's parser replies that mean "not understood" (no game turn passes).
-NOT_UNDERSTOOD = ("That's not a verb I recognise.", "You can't see any such thing.",
-                  "I didn't understand that sentence.", "I only understood you as far as",
-                  "You seem to have said too little", "I beg your pardon?",
-                  "You can't use multiple objects with that verb.", "What do you want to",
-                  "Which do you mean,")
+NOT_UNDERSTOOD = (
+    "That's not a verb I recognise.",
+    "You can't see any such thing.",
+    "I didn't understand that sentence.",
+    "I only understood you as far as",
+    "You seem to have said too little",
+    "I beg your pardon?",
+    "You can't use multiple objects with that verb.",
+    "What do you want to",
+    "Which do you mean,",
+)
 
 
 def games_root() -> Path:
@@ -147,8 +162,13 @@ class TextWorldEnv(TextGameEnv):
     GAME = "TextWorld"
     INSTRUCTIONS = INSTRUCTIONS
 
-    def __init__(self, max_steps: int = 30, correct_actions: bool = True,
-                 per_task_limits: bool = False, correction: str = CORRECTIONS[0]):
+    def __init__(
+        self,
+        max_steps: int = 30,
+        correct_actions: bool = True,
+        per_task_limits: bool = False,
+        correction: str = CORRECTIONS[0],
+    ):
         import textworld  # noqa: F401 - fail here, not in the middle of a rollout
 
         super().__init__(max_steps, correct_actions, per_task_limits, correction)
@@ -230,8 +250,9 @@ class TextWorldEnv(TextGameEnv):
         import textworld
 
         self.close()
-        infos = textworld.EnvInfos(admissible_commands=True, objective=True, description=True,
-                                   max_score=True, score=True, won=True, lost=True)
+        infos = textworld.EnvInfos(
+            admissible_commands=True, objective=True, description=True, max_score=True, score=True, won=True, lost=True
+        )
         with warnings.catch_warnings():
             # jericho warns that generated games are not in its list of known games; expected.
             warnings.simplefilter("ignore")

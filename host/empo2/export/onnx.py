@@ -79,8 +79,7 @@ def _model_folder(source: str) -> tuple[str, dict, tempfile.TemporaryDirectory |
     from ..training.trainer import resolve_model
 
     if source == "builtin" or is_packaged_model(source):
-        return resolve_model(source), {"source": source, "run": None, "iteration": None,
-                                       "temperature": None}, None
+        return resolve_model(source), {"source": source, "run": None, "iteration": None, "temperature": None}, None
     path = Path(source)
     if not path.exists():
         raise ExportError(f"there is no run, checkpoint or model folder at {path}")
@@ -92,9 +91,13 @@ def _model_folder(source: str) -> tuple[str, dict, tempfile.TemporaryDirectory |
     folder = RunFolder.open(run)
     config = load_config(folder.config())
     state = json.loads((checkpoint / "trainer.json").read_text())
-    info = {"source": str(checkpoint), "run": folder.run_id, "iteration": state.get("iteration"),
-            # Log-probs of a run's episodes are at its training temperature (the sampler's).
-            "temperature": config.policy.temperature}
+    info = {
+        "source": str(checkpoint),
+        "run": folder.run_id,
+        "iteration": state.get("iteration"),
+        # Log-probs of a run's episodes are at its training temperature (the sampler's).
+        "temperature": config.policy.temperature,
+    }
     if not state.get("has_model"):  # iteration 0: the configured model itself
         return resolve_model(config.policy.model), info, None
     model_path, scratch = plain_model_folder(checkpoint)
@@ -113,8 +116,9 @@ def _logits_module(model):
         def forward(self, input_ids, attention_mask):
             # generation.pad_layout's positions: pads get 0 and are masked out anyway.
             positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-            return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                              position_ids=positions, use_cache=False).logits
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=False
+            ).logits
 
     return LogitsOfIds()
 
@@ -143,11 +147,15 @@ def _export_graph(model, path: Path) -> int:
         # "The axis name: batch will not be used...": the exporter keeps its own names for axes.
         warnings.simplefilter("ignore", UserWarning)
         program = torch.onnx.export(
-            _logits_module(model), (ids, mask), dynamo=True, input_names=list(INPUT_NAMES),
-            output_names=[OUTPUT_NAME], external_data=size > _INLINE_WEIGHTS_LIMIT,
-            dynamic_shapes={"input_ids": {0: batch, 1: sequence},
-                            "attention_mask": {0: batch, 1: sequence}},
-            verbose=False)
+            _logits_module(model),
+            (ids, mask),
+            dynamo=True,
+            input_names=list(INPUT_NAMES),
+            output_names=[OUTPUT_NAME],
+            external_data=size > _INLINE_WEIGHTS_LIMIT,
+            dynamic_shapes={"input_ids": {0: batch, 1: sequence}, "attention_mask": {0: batch, 1: sequence}},
+            verbose=False,
+        )
     program.save(str(path), external_data=size > _INLINE_WEIGHTS_LIMIT)
     return int(program.model_proto.opset_import[0].version)
 
@@ -162,8 +170,9 @@ def export_onnx(source: str, out: Path | None = None) -> dict:
     try:
         import onnxscript  # noqa: F401 - the dynamo exporter imports it lazily, mid-export
     except ImportError:
-        raise ExportError("export-onnx needs the onnx and onnxscript packages; reinstall the host "
-                          "(scripts/setup-host.sh)") from None
+        raise ExportError(
+            "export-onnx needs the onnx and onnxscript packages; reinstall the host (scripts/setup-host.sh)"
+        ) from None
     import torch
 
     try:
@@ -176,10 +185,19 @@ def export_onnx(source: str, out: Path | None = None) -> dict:
             tokenizer.save_pretrained(tmp)
             vocab = int(model.get_output_embeddings().weight.shape[0])
             (tmp / TOKENS_FILE).write_text(json.dumps([tokenizer.decode([i]) for i in range(vocab)]))
-            manifest = {"format": FORMAT_VERSION, **info, "model": MODEL_FILE, "tokens": TOKENS_FILE,
-                        "inputs": list(INPUT_NAMES), "output": OUTPUT_NAME, "vocabSize": vocab,
-                        "padId": tokenizer.pad_token_id, "eosId": tokenizer.eos_token_id,
-                        "opset": opset, "torch": torch.__version__}
+            manifest = {
+                "format": FORMAT_VERSION,
+                **info,
+                "model": MODEL_FILE,
+                "tokens": TOKENS_FILE,
+                "inputs": list(INPUT_NAMES),
+                "output": OUTPUT_NAME,
+                "vocabSize": vocab,
+                "padId": tokenizer.pad_token_id,
+                "eosId": tokenizer.eos_token_id,
+                "opset": opset,
+                "torch": torch.__version__,
+            }
             atomic_write_json(tmp / MANIFEST_FILE, manifest)  # last: its presence marks a whole export
             if out.exists():
                 out.rmdir()  # empty (checked above); commit_folder wants the name free
@@ -191,4 +209,3 @@ def export_onnx(source: str, out: Path | None = None) -> dict:
         if scratch is not None:
             scratch.cleanup()
     return {**manifest, "path": str(out)}
-

@@ -54,8 +54,9 @@ def export_checkpoint(path: Path, out: Path) -> Path:
 
     state = json.loads((checkpoint / "trainer.json").read_text())
     if not state.get("has_model"):
-        raise ExportError(f"checkpoint {checkpoint.name} is the configured model itself (iteration 0); "
-                          "nothing was trained yet")
+        raise ExportError(
+            f"checkpoint {checkpoint.name} is the configured model itself (iteration 0); nothing was trained yet"
+        )
     if out.exists() and any(out.iterdir()):
         raise ExportError(f"{out} exists and is not empty; choose another --out")
     if state.get("format") != "sharded":
@@ -66,8 +67,9 @@ def export_checkpoint(path: Path, out: Path) -> Path:
     lora = LoraSettings(p.lora_rank, p.lora_alpha, p.lora_dropout, tuple(p.lora_targets)) if p.lora_rank else None
     # float32: the master weights the shards hold under mixed-bfloat16.
     dtype = "float32" if p.dtype == "mixed-bfloat16" else p.dtype
-    model, _ = load_policy(resolve_model(p.model), device="cpu",
-                           dtype="float32" if dtype == "auto" else dtype, lora=lora)
+    model, _ = load_policy(
+        resolve_model(p.model), device="cpu", dtype="float32" if dtype == "auto" else dtype, lora=lora
+    )
     load_sharded(checkpoint, model)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)

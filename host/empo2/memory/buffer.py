@@ -21,9 +21,7 @@ from empo2.algo.cosine import cosine
 Triple = tuple[str, str, str]  # (key text, action, tip text): what makes two entries duplicates
 
 
-def rank(
-    similarity: np.ndarray, scores: np.ndarray, threshold: float, top_k: int
-) -> list[np.ndarray]:
+def rank(similarity: np.ndarray, scores: np.ndarray, threshold: float, top_k: int) -> list[np.ndarray]:
     """Rows retrieved for each query, best first.
 
     similarity (m, n): cosine of query i to row j. scores (n,): stored episode score per row.

@@ -12,8 +12,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from .records import (PERSON, EditAlreadyApplied, EditIdReused, Tip, TipDeleted, VersionConflict,
-                      clean_text, now_iso)
+from .records import PERSON, EditAlreadyApplied, EditIdReused, Tip, TipDeleted, VersionConflict, clean_text, now_iso
 
 if TYPE_CHECKING:
     from .buffer import VariationBuffer
@@ -40,8 +39,9 @@ class PersonEdits:
     _buffers: dict[str, "VariationBuffer"]
     _edits: dict[str, dict]
 
-    def update(self, tip_id: str, text: str, expected_version: int, author: str = PERSON,
-               edit_id: str | None = None) -> Tip:
+    def update(
+        self, tip_id: str, text: str, expected_version: int, author: str = PERSON, edit_id: str | None = None
+    ) -> Tip:
         """Replace a tip's text. Raises VersionConflict (carrying the current tip) when
         expected_version is stale, TipDeleted for a deleted tip, EditAlreadyApplied for an
         edit id applied before. Keys are not re-embedded."""
@@ -49,18 +49,22 @@ class PersonEdits:
         check_edit_id(edit_id)
         with self._lock:
             tip = self._checked(tip_id, expected_version, edit_id, "update")
-            event = {"kind": "update", "at": now_iso(), "tip_id": tip.id, "text": text,
-                     "version": tip.version + 1, "author": author}
+            event = {
+                "kind": "update",
+                "at": now_iso(),
+                "tip_id": tip.id,
+                "text": text,
+                "version": tip.version + 1,
+                "author": author,
+            }
             return self._commit_edit(with_edit_id(event, edit_id))
 
-    def delete(self, tip_id: str, expected_version: int, author: str = PERSON,
-               edit_id: str | None = None) -> Tip:
+    def delete(self, tip_id: str, expected_version: int, author: str = PERSON, edit_id: str | None = None) -> Tip:
         """Mark a tip deleted: its entries leave the buffer; the record and history stay."""
         check_edit_id(edit_id)
         with self._lock:
             tip = self._checked(tip_id, expected_version, edit_id, "delete")
-            event = {"kind": "delete", "at": now_iso(), "tip_id": tip.id,
-                     "version": tip.version + 1, "author": author}
+            event = {"kind": "delete", "at": now_iso(), "tip_id": tip.id, "version": tip.version + 1, "author": author}
             return self._commit_edit(with_edit_id(event, edit_id))
 
     def edit(self, edit_id: str) -> dict | None:
@@ -75,8 +79,7 @@ class PersonEdits:
         if done is None:
             return
         if done["kind"] != kind or (tip_id is not None and done["tip_id"] != tip_id):
-            raise EditIdReused(f"edit id {edit_id!r} was used already, for the {done['kind']} of "
-                               f"tip {done['tip_id']}")
+            raise EditIdReused(f"edit id {edit_id!r} was used already, for the {done['kind']} of tip {done['tip_id']}")
         tip = self._tips[self._index[done["tip_id"]]].snapshot()
         raise EditAlreadyApplied(tip, edit_id, kind, done["version"])
 
@@ -84,8 +87,7 @@ class PersonEdits:
         if ev.get("edit_id") is not None:
             self._edits[ev["edit_id"]] = {"tip_id": tip_id, "kind": ev["kind"], "version": version}
 
-    def _checked(self, tip_id: str, expected_version: int, edit_id: str | None = None,
-                 kind: str = "update") -> Tip:
+    def _checked(self, tip_id: str, expected_version: int, edit_id: str | None = None, kind: str = "update") -> Tip:
         tip = self._tip(tip_id)
         self._refuse_applied(edit_id, kind, tip_id)
         if tip.version != expected_version:
@@ -104,8 +106,9 @@ class PersonEdits:
         idx = self._index[ev["tip_id"]]
         tip = self._tips[idx]
         tip.text, tip.version, tip.updated = ev["text"], int(ev["version"]), ev["at"]
-        tip.history.append({"version": tip.version, "text": tip.text, "author": ev["author"],
-                            "at": ev["at"], "kind": "update"})
+        tip.history.append(
+            {"version": tip.version, "text": tip.text, "author": ev["author"], "at": ev["at"], "kind": "update"}
+        )
         self._remember_edit(ev, tip.id, tip.version)
         buf = self._buffers.get(tip.variation_key)
         if buf is not None:
@@ -116,8 +119,9 @@ class PersonEdits:
         idx = self._index[ev["tip_id"]]
         tip = self._tips[idx]
         tip.deleted, tip.version, tip.updated = True, int(ev["version"]), ev["at"]
-        tip.history.append({"version": tip.version, "text": tip.text, "author": ev["author"],
-                            "at": ev["at"], "kind": "delete"})
+        tip.history.append(
+            {"version": tip.version, "text": tip.text, "author": ev["author"], "at": ev["at"], "kind": "delete"}
+        )
         self._remember_edit(ev, tip.id, tip.version)
         buf = self._buffers.get(tip.variation_key)
         if buf is not None:

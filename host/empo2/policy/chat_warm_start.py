@@ -47,8 +47,9 @@ class ChatWarmStartRecipe:
     # a success tip is the skill EMPO² needs; habit, exploration and wandering give it actions
     # to take without a tip (with 20 habit and 20 explore episodes only, 72% of its actions
     # without tips were valid; with these, 88-97%: docs/builtin.md).
-    episodes: dict[str, int] = field(default_factory=lambda: {
-        "habit": 30, "explore": 50, "wander": 20, "tip-success": 80, "tip-failure": 30})
+    episodes: dict[str, int] = field(
+        default_factory=lambda: {"habit": 30, "explore": 50, "wander": 20, "tip-success": 80, "tip-failure": 30}
+    )
     # Two passes leave the no-tip log π of every kind's hiding room between -5 and -2 (sure
     # enough to act, unsure enough that a tip has something to teach); a third moved the valid
     # share by 3 points on the earlier mix.
@@ -73,8 +74,9 @@ def warm_start_path(name: str, recipe: ChatWarmStartRecipe) -> Path:
     return converted.with_name(f"{converted.name}-sft-{recipe.key()}")
 
 
-def build_warm_start(name: str, recipe: ChatWarmStartRecipe, destination: Path,
-                     progress: Progress | None = None) -> dict:
+def build_warm_start(
+    name: str, recipe: ChatWarmStartRecipe, destination: Path, progress: Progress | None = None
+) -> dict:
     """Fine-tunes the converted model on the demonstrations into `destination` (atomically);
     returns the build report."""
     from .demos import PromptShape, demonstration_examples
@@ -84,8 +86,14 @@ def build_warm_start(name: str, recipe: ChatWarmStartRecipe, destination: Path,
     shape = PromptShape(recipe.history_steps, recipe.observation_words)
     examples = demonstration_examples(recipe.episodes, recipe.seed, shape, recipe.max_steps)
     model, tokenizer, report = fine_tune(source, examples, recipe, progress)
-    report = {"model": name, "source": source.name, "recipe": asdict(recipe),
-              "recipe_key": recipe.key(), **report, "seconds": round(time.time() - started, 1)}
+    report = {
+        "model": name,
+        "source": source.name,
+        "recipe": asdict(recipe),
+        "recipe_key": recipe.key(),
+        **report,
+        "seconds": round(time.time() - started, 1),
+    }
     return save_policy_folder(model, tokenizer, report, destination)
 
 
@@ -103,20 +111,33 @@ def fine_tune(source: Path, examples: list, recipe, progress: Progress | None = 
     model, tokenizer = load_policy(str(source), device=device, dtype="float32")
     steps = steps_per_epoch(len(examples), recipe.batch_size)
     total = steps * recipe.epochs
-    per_step = None if progress is None else (
-        lambda epoch, step, _steps, loss: progress(epoch * steps + step + 1, total, loss))
+    per_step = (
+        None
+        if progress is None
+        else (lambda epoch, step, _steps, loss: progress(epoch * steps + step + 1, total, loss))
+    )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(recipe.seed)
-        losses = imitate(model, tokenizer, examples, epochs=recipe.epochs,
-                         batch_size=recipe.batch_size, lr=recipe.lr, seed=recipe.seed,
-                         progress=per_step, warmup_steps=round(recipe.warmup * total))
+        losses = imitate(
+            model,
+            tokenizer,
+            examples,
+            epochs=recipe.epochs,
+            batch_size=recipe.batch_size,
+            lr=recipe.lr,
+            seed=recipe.seed,
+            progress=per_step,
+            warmup_steps=round(recipe.warmup * total),
+        )
     model.eval()
-    return model, tokenizer, {"examples": len(examples), "optimizer_steps": total,
-                              "epoch_losses": losses, "device": device}
+    return (
+        model,
+        tokenizer,
+        {"examples": len(examples), "optimizer_steps": total, "epoch_losses": losses, "device": device},
+    )
 
 
-def ensure_warm_start(name: str, recipe: ChatWarmStartRecipe | None = None,
-                      progress: Progress | None = None) -> Path:
+def ensure_warm_start(name: str, recipe: ChatWarmStartRecipe | None = None, progress: Progress | None = None) -> Path:
     """The warm-started folder, built first when the cache lacks it (one builder at a time,
     as for the built-in policy)."""
     recipe = recipe or ChatWarmStartRecipe()

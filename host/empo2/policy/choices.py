@@ -37,8 +37,10 @@ def model_folder_problem(model: str) -> str | None:
     if not path.is_dir():
         return f"policy.model names no folder: there is nothing at '{shown}'."
     if not any((path / name).is_file() for name in MODEL_FILES):
-        return (f"policy.model '{shown}' is not a Hugging Face model folder: it holds no "
-                "config.json (save one with save_pretrained).")
+        return (
+            f"policy.model '{shown}' is not a Hugging Face model folder: it holds no "
+            "config.json (save one with save_pretrained)."
+        )
     return None
 
 
@@ -47,28 +49,52 @@ def policy_choices() -> list[dict]:
     overrides it should train with, and why it cannot be used here (None when it can)."""
     from .builtin import find_builtin_policy, recipe_for  # loads torch: only when asked
 
-    rows = [_row("builtin", "Built-in policy",
-                 "the small word-level policy of the built-in worlds; trains on a CPU",
-                 built=find_builtin_policy(recipe_for()) is not None)]
+    rows = [
+        _row(
+            "builtin",
+            "Built-in policy",
+            "the small word-level policy of the built-in worlds; trains on a CPU",
+            built=find_builtin_policy(recipe_for()) is not None,
+        )
+    ]
     for model in PACKAGED_MODELS.values():
         converted = find_packaged_policy(model.name) is not None
-        rows.append(_row(model.name, model.title,
-                         f"from the Python package {model.package} {model.version}; "
-                         + ("converted in the cache" if converted else "converted on its first run (about a minute)"),
-                         built=converted, error=None if converted else _package_problem(model)))
+        rows.append(
+            _row(
+                model.name,
+                model.title,
+                f"from the Python package {model.package} {model.version}; "
+                + ("converted in the cache" if converted else "converted on its first run (about a minute)"),
+                built=converted,
+                error=None if converted else _package_problem(model),
+            )
+        )
         warm = warm_start_path(model.name, ChatWarmStartRecipe())
         if (warm / BUILD_REPORT).is_file():
-            rows.append(_row(str(warm), f"{model.title}, warm start",
-                             "fine-tuned on the built-in worlds' demonstrations "
-                             f"(build-policy --model {model.name} --warm-start)",
-                             built=True, overrides=prompt_shape_overrides(warm)))
+            rows.append(
+                _row(
+                    str(warm),
+                    f"{model.title}, warm start",
+                    "fine-tuned on the built-in worlds' demonstrations "
+                    f"(build-policy --model {model.name} --warm-start)",
+                    built=True,
+                    overrides=prompt_shape_overrides(warm),
+                )
+            )
     return rows
 
 
-def _row(model: str, title: str, description: str, built: bool, error: str | None = None,
-         overrides: list[str] | None = None) -> dict:
-    return {"model": model, "title": title, "description": description, "built": built,
-            "overrides": overrides or [], "error": error}
+def _row(
+    model: str, title: str, description: str, built: bool, error: str | None = None, overrides: list[str] | None = None
+) -> dict:
+    return {
+        "model": model,
+        "title": title,
+        "description": description,
+        "built": built,
+        "overrides": overrides or [],
+        "error": error,
+    }
 
 
 def _package_problem(model: PackagedModel) -> str | None:

@@ -71,8 +71,9 @@ class DemoEpisode:
     tip: str = ""
 
 
-def render_tip(item: str, score: float, found_in: tuple[str, str] | None,
-               searched: list[tuple[str, str]], target: str) -> str:
+def render_tip(
+    item: str, score: float, found_in: tuple[str, str] | None, searched: list[tuple[str, str]], target: str
+) -> str:
     """The one-sentence tip a good writer leaves after an episode (also how tips are shown)."""
     points = int(round(score))
     if found_in is not None:
@@ -87,6 +88,7 @@ def render_tip(item: str, score: float, found_in: tuple[str, str] | None,
 
 
 # -- behaviours: generators of actions that may look at the episode's state -------------------
+
 
 def _deliver(env: BuiltinEnv, thing: str | None = None) -> Iterator[str]:
     """Take `thing` (default: the task's item; the decoy when it is delivered in vain), bring it
@@ -153,7 +155,7 @@ def _linger(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
     w = env.world
     others = [r for r in w.rooms if r not in HABIT_ROOMS and r != w.item_room]
     rng.shuffle(others)
-    for room in others[:rng.randint(0, 2)] + [w.item_room]:
+    for room in others[: rng.randint(0, 2)] + [w.item_room]:
         yield from _open_in(env, room)
     yield f"take {w.item}"
     for room in rng.sample([r for r in w.rooms if r != w.item_room], rng.randint(1, 3)):
@@ -214,8 +216,9 @@ BEHAVIOURS: dict[str, str] = {
 REFLECTION_ONLY = frozenset({"linger", "decoy"})
 
 
-def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
-              shape: PromptShape, max_steps: int) -> DemoEpisode:
+def play_demo(
+    task: str, variation: int, behaviour: str, rng: random.Random, shape: PromptShape, max_steps: int
+) -> DemoEpisode:
     env = BuiltinEnv(max_steps=max_steps, correct_actions=False, placement=BEHAVIOURS[behaviour])
     observation, info = env.reset(task, variation)
     tips: list[str] = []
@@ -223,8 +226,7 @@ def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
     text_only = False  # ... or as its text alone
     if behaviour == "tip-success":
         w = env.world
-        success_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [],
-                                 w.target)
+        success_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target)
         if rng.random() < 0.5:
             tips = _failure_tips(env, rng)[0]
         text_only = rng.random() < 0.5
@@ -233,18 +235,24 @@ def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
         tips, mentioned = _failure_tips(env, rng)
         actions = _tip_failure(env, rng, mentioned)
     else:
-        actions = {"habit": _habit, "stuck": _stuck, "wander": _wander,
-                   "explore": _explore, "linger": _linger,
-                   "decoy": _decoy}[behaviour](env, rng)
+        actions = {
+            "habit": _habit,
+            "stuck": _stuck,
+            "wander": _wander,
+            "explore": _explore,
+            "linger": _linger,
+            "decoy": _decoy,
+        }[behaviour](env, rng)
     episode = DemoEpisode(task, variation, behaviour, tips, info.task_description)
     found_in = None
     for action in actions:
-        user = step_user_text(info.task_description, episode.turns, observation,
-                              shape.history_steps, shape.observation_words)
+        user = step_user_text(
+            info.task_description, episode.turns, observation, shape.history_steps, shape.observation_words
+        )
         shown = ([shown_tip(success_tip, "" if text_only else action)] if success_tip else []) + tips
         episode.steps.append((with_tips(user, shown), action))
         if action.startswith("open "):
-            container = action[len("open "):]
+            container = action[len("open ") :]
             episode.searched.append((container, env.room))
         observation, _, done, info = env.step(action)
         episode.turns.append(Turn(action, observation))
@@ -259,8 +267,9 @@ def play_demo(task: str, variation: int, behaviour: str, rng: random.Random,
     return episode
 
 
-def demonstration_examples(n_episodes: dict[str, int], seed: int, shape: PromptShape,
-                           max_steps: int) -> list[tuple[list[dict], str]]:
+def demonstration_examples(
+    n_episodes: dict[str, int], seed: int, shape: PromptShape, max_steps: int
+) -> list[tuple[list[dict], str]]:
     """(chat messages, target text) pairs for imitation: every step, and every reflection."""
     rng = random.Random(f"empo2-demos/{seed}")
     tasks = in_distribution_tasks()
@@ -274,9 +283,9 @@ def demonstration_examples(n_episodes: dict[str, int], seed: int, shape: PromptS
             episode = play_demo(task, variation, behaviour, rng, shape, max_steps)
             if behaviour not in REFLECTION_ONLY:
                 examples += [(step_messages(user), action) for user, action in episode.steps]
-            reflection = reflection_messages(episode.description, episode.turns,
-                                             episode.final_score, shape.observation_words)
+            reflection = reflection_messages(
+                episode.description, episode.turns, episode.final_score, shape.observation_words
+            )
             examples.append((reflection, episode.tip))
     rng.shuffle(examples)
     return examples
-

@@ -55,16 +55,20 @@ def demonstrations_file(env, name: str) -> Path:
     inner = getattr(env, "inner", env)  # a PluginEnv's environment, or a built-in TextEnv
     method = getattr(inner, DEMONSTRATIONS_METHOD, None)
     if not callable(method):
-        raise EnvironmentFault(f"environment {name!r} ships no demonstrations (an environment declares "
-                               f"them with a method {DEMONSTRATIONS_METHOD}() that returns the path of a "
-                               "JSON-lines file; docs/environments.md)")
+        raise EnvironmentFault(
+            f"environment {name!r} ships no demonstrations (an environment declares "
+            f"them with a method {DEMONSTRATIONS_METHOD}() that returns the path of a "
+            "JSON-lines file; docs/environments.md)"
+        )
     try:
         found = method()
     except Exception as err:  # noqa: BLE001 - a researcher's code: any exception is its fault
         raise EnvironmentFault(raised(name, f"{DEMONSTRATIONS_METHOD}()", err)) from err
     if not isinstance(found, (str, Path)):
-        raise EnvironmentFault(f"environment {name!r} {DEMONSTRATIONS_METHOD}() returned a "
-                               f"{type(found).__name__}, not the path of a JSON-lines file")
+        raise EnvironmentFault(
+            f"environment {name!r} {DEMONSTRATIONS_METHOD}() returned a "
+            f"{type(found).__name__}, not the path of a JSON-lines file"
+        )
     path = Path(found)
     if not path.is_file():
         raise EnvironmentFault(f"environment {name!r} names the demonstrations file {path}, which does not exist")
@@ -104,30 +108,45 @@ def _episode(line: str, where: str) -> DemonstrationEpisode:
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             raise EnvironmentFault(f"{where}: {key!r} is not a non-empty list of text")
     if len(observations) not in (len(actions), len(actions) + 1):
-        raise EnvironmentFault(f"{where} has {len(observations)} observations for {len(actions)} actions "
-                               "(the first observation and one after each action, the last optional)")
+        raise EnvironmentFault(
+            f"{where} has {len(observations)} observations for {len(actions)} actions "
+            "(the first observation and one after each action, the last optional)"
+        )
     for step, action in enumerate(actions, 1):
         if parse_action(action) != action:
-            raise EnvironmentFault(f"{where}: action {step} {action!r} is not as the environment receives "
-                                   f"it ({parse_action(action)!r}): write one line without wrapping marks")
+            raise EnvironmentFault(
+                f"{where}: action {step} {action!r} is not as the environment receives "
+                f"it ({parse_action(action)!r}): write one line without wrapping marks"
+            )
     for key in ("task", "task_description", "tip"):
         if not isinstance(data.get(key, ""), str):
             raise EnvironmentFault(f"{where}: {key!r} is not text")
     score = data.get("score")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                              or not math.isfinite(score)):
+    if score is not None and (
+        isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score)
+    ):
         raise EnvironmentFault(f"{where}: 'score' is not a finite number")
     if data.get("tip", "").strip() and (score is None or len(observations) == len(actions)):
-        raise EnvironmentFault(f"{where} has a tip but not the final 'score' and the last observation "
-                               "that its reflection prompt shows")
-    return DemonstrationEpisode(data.get("task_description", ""), observations, actions,
-                                None if score is None else float(score), data.get("tip", "").strip(),
-                                data.get("task", ""))
+        raise EnvironmentFault(
+            f"{where} has a tip but not the final 'score' and the last observation that its reflection prompt shows"
+        )
+    return DemonstrationEpisode(
+        data.get("task_description", ""),
+        observations,
+        actions,
+        None if score is None else float(score),
+        data.get("tip", "").strip(),
+        data.get("task", ""),
+    )
 
 
-def demonstration_examples(episodes: list[DemonstrationEpisode], system: str, history_steps: int,
-                           observation_words: int, reflection_observation_words: int
-                           ) -> list[tuple[list[dict], str]]:
+def demonstration_examples(
+    episodes: list[DemonstrationEpisode],
+    system: str,
+    history_steps: int,
+    observation_words: int,
+    reflection_observation_words: int,
+) -> list[tuple[list[dict], str]]:
     """(chat messages, answer) pairs: every step with the prompt a rollout would build at it,
     and every tip with the reflection prompt of its episode."""
     examples: list[tuple[list[dict], str]] = []
@@ -135,10 +154,15 @@ def demonstration_examples(episodes: list[DemonstrationEpisode], system: str, hi
         # As a rollout's history: each action with the observation it led to.
         turns = [Turn(a, o) for a, o in zip(episode.actions, episode.observations[1:])]
         for step, (observation, action) in enumerate(zip(episode.observations, episode.actions)):
-            user = step_user_text(episode.task_description, turns[:step], observation, history_steps,
-                                  observation_words)
+            user = step_user_text(episode.task_description, turns[:step], observation, history_steps, observation_words)
             examples.append((step_messages(user, system), action))
         if episode.tip:
-            examples.append((reflection_messages(episode.task_description, turns, episode.score,
-                                                 reflection_observation_words, system), episode.tip))
+            examples.append(
+                (
+                    reflection_messages(
+                        episode.task_description, turns, episode.score, reflection_observation_words, system
+                    ),
+                    episode.tip,
+                )
+            )
     return examples

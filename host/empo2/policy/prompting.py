@@ -22,8 +22,7 @@ from typing import Sequence
 SYSTEM_PROMPT = "you are an agent in a text world . answer with one action ."
 TIP_OPEN, TIP_CLOSE, TIP_SEPARATOR = "<tip>", "</tip>", " | "
 REFLECTION_INSTRUCTION = (
-    "reflect : in one sentence , say what happened , what you learned and how far you were "
-    "from success ."
+    "reflect : in one sentence , say what happened , what you learned and how far you were from success ."
 )
 
 
@@ -66,9 +65,7 @@ def step_user_text(
     recent = list(history)[-history_steps:] if history_steps > 0 else []
     lines = [f"task : {task_description}"]
     if recent:
-        past = " ; ".join(
-            f"{t.action} -> {clip_words(t.observation, observation_words)}" for t in recent
-        )
+        past = " ; ".join(f"{t.action} -> {clip_words(t.observation, observation_words)}" for t in recent)
         lines.append(f"history : {past}")
     lines.append(f"now : {clip_words(observation, observation_words * 3)}")
     return " . ".join(lines)

@@ -19,8 +19,11 @@ BUILD_REPORT = "empo2_build.json"
 
 def file_digests(folder: Path) -> dict[str, str]:
     """sha256 of every file of a built policy but its build report, by name."""
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.iterdir()) if p.is_file() and p.name != BUILD_REPORT}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.name != BUILD_REPORT
+    }
 
 
 def save_policy_folder(model, tokenizer, report: dict, destination: Path) -> dict:
@@ -80,9 +83,14 @@ def prompt_shape_difference(folder: Path, history_steps: int, observation_words:
     where it never saw them); None when they agree or the folder records no recipe."""
     recipe = recipe_prompt_shape(folder)
     run = {"history_steps": history_steps, "observation_words": observation_words}
-    differs = [f"policy.{key} {recipe[key]} (this run: {value})"
-               for key, value in run.items() if key in recipe and recipe[key] != value]
+    differs = [
+        f"policy.{key} {recipe[key]} (this run: {value})"
+        for key, value in run.items()
+        if key in recipe and recipe[key] != value
+    ]
     if not differs:
         return None
-    return (f"the policy {folder.name} was built on prompts with {' and '.join(differs)}; "
-            f"set the run's alike unless the difference is what you test")
+    return (
+        f"the policy {folder.name} was built on prompts with {' and '.join(differs)}; "
+        f"set the run's alike unless the difference is what you test"
+    )

@@ -30,7 +30,7 @@ def scripted_tip(task: str, variation: int, executed_actions: Sequence[str], sco
     found_in = None
     for action in executed_actions:
         if action.startswith("open "):
-            searched.append((action[len("open "):], env.room))
+            searched.append((action[len("open ") :], env.room))
         env.step(action)
         if action.startswith("take ") and env.taken and found_in is None:
             found_in = (w.container_of[env.room], env.room)  # where it was, not the last opened
@@ -43,5 +43,4 @@ class ScriptedTipWriter:
 
     def write(self, episodes) -> None:
         for ep in episodes:
-            ep.tip = scripted_tip(ep.task, ep.variation, [s.executed_action for s in ep.steps],
-                                  ep.final_score)
+            ep.tip = scripted_tip(ep.task, ep.variation, [s.executed_action for s in ep.steps], ep.final_score)

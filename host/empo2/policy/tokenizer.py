@@ -58,9 +58,7 @@ def corpus_words(corpus: Iterable[str]) -> list[str]:
     return sorted(words)
 
 
-def build_word_tokenizer(
-    corpus: Iterable[str], extra_words: Iterable[str] = ()
-) -> PreTrainedTokenizerFast:
+def build_word_tokenizer(corpus: Iterable[str], extra_words: Iterable[str] = ()) -> PreTrainedTokenizerFast:
     """Word-level tokenizer whose vocabulary is every word of `corpus` (and of `extra_words`).
 
     Ids: the six special tokens first, then <tip>, </tip>, then the words sorted, so the same
@@ -74,9 +72,7 @@ def build_word_tokenizer(
     backend.model = models.WordLevel(vocab, unk_token=UNK)
     # Added tokens are matched before normalising and splitting, so "[PAD]" or "</tip>" stay
     # whole instead of becoming "[", "pad", "]".
-    backend.add_special_tokens(
-        [AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS]
-    )
+    backend.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS])
     backend.add_tokens([AddedToken(t, special=False, normalized=False) for t in TIP_TOKENS])
     # No decoder: the tokenizers library then joins tokens with single spaces.
 
@@ -114,9 +110,7 @@ def encode_chat(
     add_generation_prompt: bool = True,
 ) -> list[int]:
     """Prompt ids of a conversation through the model's own chat template."""
-    encoded = tokenizer.apply_chat_template(
-        list(messages), add_generation_prompt=add_generation_prompt, tokenize=True
-    )
+    encoded = tokenizer.apply_chat_template(list(messages), add_generation_prompt=add_generation_prompt, tokenize=True)
     return _as_id_list(encoded)
 
 

@@ -52,7 +52,7 @@ from ..run_folder.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLocke
 
 RERUN_FILE = "rerun.json"  # a branch's rerun: settings, progress, comparison (rerun/runner.py)
 STAGING = ".empo2-branching"  # under the root: branches being assembled
-TRASH = ".empo2-deleting"     # under the root: branches being deleted
+TRASH = ".empo2-deleting"  # under the root: branches being deleted
 FORMAT = 1
 
 
@@ -124,13 +124,17 @@ def not_training(folder: RunFolder) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:
             holder = handle.read().strip() or "another process"
-            raise RunLockedError(f"run {folder.run_id} is being trained by {holder}; "
-                                 "stop it first") from None
+            raise RunLockedError(f"run {folder.run_id} is being trained by {holder}; stop it first") from None
         yield
 
 
-def create_branch(parent: RunFolder, checkpoint: int | None = None, name: str | None = None,
-                  root: Path | None = None, records: dict[str, dict] | None = None) -> RunFolder:
+def create_branch(
+    parent: RunFolder,
+    checkpoint: int | None = None,
+    name: str | None = None,
+    root: Path | None = None,
+    records: dict[str, dict] | None = None,
+) -> RunFolder:
     """A new branch of `parent` at `checkpoint` (default: its latest), next to it in its root
     (or in `root`: a dry run's scratch folder). `records` are JSON files the branch is born with
     (a rerun's rerun.json), so no kill can leave it without them."""
@@ -148,12 +152,20 @@ def create_branch(parent: RunFolder, checkpoint: int | None = None, name: str | 
         source = parent.checkpoints_path / iteration_name(checkpoint)
         shutil.copytree(source, staging / "checkpoints" / iteration_name(checkpoint))
         copied = _copy_memory(parent.memory_path, staging / "memory")
-        atomic_write_json(staging / PARENT_FILE, {
-            "format": FORMAT, "run": parent.run_id, "path": str(parent.path.resolve()),
-            "checkpoint": checkpoint, "memory_version": copied, "memory_marker": marker,
-            "tip_edits": person_edits_after(staging / "memory" / EVENTS_FILE, marker),
-            "created": time.time(), "adopted": None,
-        })
+        atomic_write_json(
+            staging / PARENT_FILE,
+            {
+                "format": FORMAT,
+                "run": parent.run_id,
+                "path": str(parent.path.resolve()),
+                "checkpoint": checkpoint,
+                "memory_version": copied,
+                "memory_marker": marker,
+                "tip_edits": person_edits_after(staging / "memory" / EVENTS_FILE, marker),
+                "created": time.time(),
+                "adopted": None,
+            },
+        )
         for filename, value in (records or {}).items():
             atomic_write_json(staging / filename, value)
         RunFolder(staging).set_state("created", iteration=checkpoint)
@@ -172,8 +184,10 @@ def checkpoint_marker(parent: RunFolder, checkpoint: int | None) -> tuple[int, d
     if checkpoint is None:
         checkpoint = iterations[-1]
     if checkpoint not in iterations:
-        raise BranchError(f"run {parent.run_id} has no checkpoint at iteration {checkpoint} "
-                          f"(it has {', '.join(map(str, iterations))})")
+        raise BranchError(
+            f"run {parent.run_id} has no checkpoint at iteration {checkpoint} "
+            f"(it has {', '.join(map(str, iterations))})"
+        )
     state = json.loads((parent.checkpoints_path / iteration_name(checkpoint) / "trainer.json").read_text())
     return checkpoint, state.get("memory_marker")
 
@@ -241,8 +255,18 @@ def _tip_events(events_path: Path) -> Iterator[tuple[int, dict]]:
                 continue
             if after is not None:
                 texts[tip_id] = after
-            yield offset, {"tip_id": tip_id, "kind": kind, "variation_key": keys.get(tip_id),
-                           "author": author, "at": ev.get("at"), "before": before, "after": after}
+            yield (
+                offset,
+                {
+                    "tip_id": tip_id,
+                    "kind": kind,
+                    "variation_key": keys.get(tip_id),
+                    "author": author,
+                    "at": ev.get("at"),
+                    "before": before,
+                    "after": after,
+                },
+            )
 
 
 def adopt_branch(branch: RunFolder) -> dict:

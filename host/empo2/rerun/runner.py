@@ -55,8 +55,16 @@ from ..training.run_control import RunControl, TrainerHooks
 from ..trackers import mirrored
 from ..training.trainer import Trainer
 from ..training.update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
-from .branch import (RERUN_FILE, BranchError, checkpoint_marker, create_branch,
-                     not_training, parent_record, person_edits_after, person_edits_in)
+from .branch import (
+    RERUN_FILE,
+    BranchError,
+    checkpoint_marker,
+    create_branch,
+    not_training,
+    parent_record,
+    person_edits_after,
+    person_edits_in,
+)
 
 DRY_RUNS = "dry-runs"
 UPDATE_MODE = OFF_POLICY
@@ -103,9 +111,15 @@ def rerun_record(folder: RunFolder) -> dict | None:
         return None
 
 
-def rerun(run: RunFolder, settings: RerunSettings, hooks: TrainerHooks | None = None,
-          control: RunControl | None = None, embedder=None, branch_name: str | None = None,
-          on_trainer=None) -> dict:
+def rerun(
+    run: RunFolder,
+    settings: RerunSettings,
+    hooks: TrainerHooks | None = None,
+    control: RunControl | None = None,
+    embedder=None,
+    branch_name: str | None = None,
+    on_trainer=None,
+) -> dict:
     """Reruns (or dry-runs) the off-policy update; returns the result that the CLI prints.
 
     `run` may be a branch whose rerun did not finish: then that rerun continues, with the
@@ -126,18 +140,27 @@ def rerun(run: RunFolder, settings: RerunSettings, hooks: TrainerHooks | None = 
     return _execute(branch, run, settings, hooks, control, embedder, on_trainer)
 
 
-def prepare_branch(run: RunFolder, settings: RerunSettings, branch_name: str | None = None,
-                   root: Path | None = None) -> RunFolder:
+def prepare_branch(
+    run: RunFolder, settings: RerunSettings, branch_name: str | None = None, root: Path | None = None
+) -> RunFolder:
     """Checks the request against the run, then creates the branch, born with its rerun.json
     (status running): a rerun of it continues from there. Fast: no model is loaded."""
     settings.check()
     checkpoint, marker = checkpoint_marker(run, settings.checkpoint)
     edits = person_edits_after(run.memory_path / EVENTS_FILE, marker)
-    settings.variations = chosen_variations(load_config(run.config()), settings.variations, edits,
-                                            checkpoint, run.run_id)
+    settings.variations = chosen_variations(
+        load_config(run.config()), settings.variations, edits, checkpoint, run.run_id
+    )
     settings.checkpoint = checkpoint
-    pending = {RERUN_FILE: {"format": FORMAT, "status": "running", "settings": asdict(settings),
-                            "variations": settings.variations, "updates": []}}
+    pending = {
+        RERUN_FILE: {
+            "format": FORMAT,
+            "status": "running",
+            "settings": asdict(settings),
+            "variations": settings.variations,
+            "updates": [],
+        }
+    }
     return create_branch(run, settings.checkpoint, name=branch_name, root=root, records=pending)
 
 
@@ -146,14 +169,17 @@ def _continue(branch, record, settings, hooks, control, embedder, on_trainer) ->
     for name in ("checkpoint", "variations", "episodes", "iterations"):
         given = getattr(settings, name)
         if given not in (None, [], getattr(RerunSettings(), name)) and given != getattr(stored, name):
-            raise RerunError(f"branch {branch.run_id} has an unfinished rerun with "
-                             f"{name}={getattr(stored, name)}; run it without options to finish it")
+            raise RerunError(
+                f"branch {branch.run_id} has an unfinished rerun with "
+                f"{name}={getattr(stored, name)}; run it without options to finish it"
+            )
     parent = RunFolder(Path(parent_record(branch)["path"]))
     return _execute(branch, parent, stored, hooks, control, embedder, on_trainer)
 
 
-def _execute(branch: RunFolder, parent: RunFolder, settings: RerunSettings, hooks, control,
-             embedder, on_trainer) -> dict:
+def _execute(
+    branch: RunFolder, parent: RunFolder, settings: RerunSettings, hooks, control, embedder, on_trainer
+) -> dict:
     origin = parent_record(branch)
     config = load_config(branch.config())
     # A dry run's scratch branch is no run a tracker should show.
@@ -170,21 +196,27 @@ def _execute(branch: RunFolder, parent: RunFolder, settings: RerunSettings, hook
             trainer.close()
 
 
-def _steps(trainer: Trainer, branch: RunFolder, parent: RunFolder, origin: dict,
-           settings: RerunSettings) -> dict:
+def _steps(trainer: Trainer, branch: RunFolder, parent: RunFolder, origin: dict, settings: RerunSettings) -> dict:
     trainer.start(resume=True)
     trainer.hooks.on_state("running", trainer.iteration)  # the memory is open: say so
     start = int(origin["checkpoint"])
     record = rerun_record(branch) or {}
     keys = settings.variations
     pairs = [_pair(k) for k in keys]
-    record = {**record, "format": FORMAT, "parent": origin["run"], "branch": branch.run_id,
-              "checkpoint": start, "settings": asdict(settings), "variations": keys,
-              # Every person's edit in the memory the rerun uses, made before the checkpoint
-              # or after it (parent.json's tip_edits has only the later ones).
-              "tips": [e for e in person_edits_in(branch.memory_path / EVENTS_FILE)
-                       if e["variation_key"] in keys],
-              "status": "running", "updates": record.get("updates", [])}
+    record = {
+        **record,
+        "format": FORMAT,
+        "parent": origin["run"],
+        "branch": branch.run_id,
+        "checkpoint": start,
+        "settings": asdict(settings),
+        "variations": keys,
+        # Every person's edit in the memory the rerun uses, made before the checkpoint
+        # or after it (parent.json's tip_edits has only the later ones).
+        "tips": [e for e in person_edits_in(branch.memory_path / EVENTS_FILE) if e["variation_key"] in keys],
+        "status": "running",
+        "updates": record.get("updates", []),
+    }
     if not settings.dry_run:
         _save(branch, record)
         branch.set_state("running", iteration=trainer.iteration)
@@ -202,11 +234,14 @@ def _steps(trainer: Trainer, branch: RunFolder, parent: RunFolder, origin: dict,
             branch.set_state("stopped", iteration=trainer.iteration)
             return _result(branch, record)
         iteration = trainer.iteration + 1
-        episodes, after, timings, split = trainer.play(iteration, pairs, memory_mode=True,
-                                                       group_size=settings.episodes, tips=False)
+        episodes, after, timings, split = trainer.play(
+            iteration, pairs, memory_mode=True, group_size=settings.episodes, tips=False
+        )
         if iteration == start + 1:
-            record["probe"] = {"episodes": _probe_meta(episodes),
-                               "before": tip_guided_logprobs(trainer.model, episodes, pad)}
+            record["probe"] = {
+                "episodes": _probe_meta(episodes),
+                "before": tip_guided_logprobs(trainer.model, episodes, pad),
+            }
         if settings.dry_run:
             return _dry_run(trainer, parent, record, episodes, settings)
         clock = time.perf_counter()
@@ -234,19 +269,27 @@ def _steps(trainer: Trainer, branch: RunFolder, parent: RunFolder, origin: dict,
 def _dry_run(trainer, parent: RunFolder, record: dict, episodes, settings) -> dict:
     """The loss on the first iteration's rollouts, no step; one record in the run's dry-runs/."""
     algo = trainer.config.algo
-    report = dry_run_loss(trainer.model, episodes, UPDATE_MODE, algo,
-                          trainer.tokenizer.pad_token_id, micro_batch=algo.micro_batch)
+    report = dry_run_loss(
+        trainer.model, episodes, UPDATE_MODE, algo, trainer.tokenizer.pad_token_id, micro_batch=algo.micro_batch
+    )
     record["probe"]["after"] = record["probe"]["before"]  # no step: the same weights
     ids = [ep.id for ep in episodes]
     result = {
-        "format": FORMAT, "dry_run": True, "run": parent.run_id, "checkpoint": record["checkpoint"],
-        "variations": record["variations"], "settings": record["settings"], "tips": record["tips"],
-        "loss": report["stats"].get("loss"), "stats": report["stats"],
+        "format": FORMAT,
+        "dry_run": True,
+        "run": parent.run_id,
+        "checkpoint": record["checkpoint"],
+        "variations": record["variations"],
+        "settings": record["settings"],
+        "tips": record["tips"],
+        "loss": report["stats"].get("loss"),
+        "stats": report["stats"],
         "masked_fraction": report["stats"].get("masked_fraction"),
         "kl_to_checkpoint": _kl(record["probe"], algo.kl_kind),
         "ratios": [{"episode": ids[e], "ratios": r} for e, r in zip(report["samples"], report["ratios"])],
         "episodes": _episode_rows(record, with_after=False),
-        "before": record["before"], "created": time.time(),
+        "before": record["before"],
+        "created": time.time(),
     }
     path = parent.path / DRY_RUNS / f"dry-run-{time.strftime('%Y%m%d-%H%M%S')}-{time.time_ns() % 10**6:06d}.json"
     with not_training(parent):
@@ -257,25 +300,23 @@ def _dry_run(trainer, parent: RunFolder, record: dict, episodes, settings) -> di
 # -- choosing and evaluating -------------------------------------------------------------------
 
 
-def chosen_variations(config, keys: list[str], edits: list[dict], checkpoint: int,
-                      run_id: str) -> list[str]:
+def chosen_variations(config, keys: list[str], edits: list[dict], checkpoint: int, run_id: str) -> list[str]:
     """The variations to rerun: `keys`, or those whose tips people edited since the checkpoint;
     RerunError for an unknown one or when there is nothing to choose."""
     keys = list(keys) or list(dict.fromkeys(e["variation_key"] for e in edits if e.get("variation_key")))
     if not keys:
-        raise RerunError(f"no tip was edited since checkpoint {checkpoint} of run {run_id}; "
-                         "name the variations to rerun")
+        raise RerunError(
+            f"no tip was edited since checkpoint {checkpoint} of run {run_id}; name the variations to rerun"
+        )
     env = make_env(config.env)
     try:
         for key in keys:
             task, variation = _pair(key)
             if task not in env.tasks():
-                raise RerunError(f"unknown variation {key}: no task {task} "
-                                 f"(tasks: {', '.join(env.tasks())})")
+                raise RerunError(f"unknown variation {key}: no task {task} (tasks: {', '.join(env.tasks())})")
             known = set(env.variations(task, "train")) | set(env.variations(task, "test"))
             if variation not in known:
-                raise RerunError(f"unknown variation {key}: task {task} has variations "
-                                 f"{min(known)} to {max(known)}")
+                raise RerunError(f"unknown variation {key}: task {task} has variations {min(known)} to {max(known)}")
     finally:
         if hasattr(env, "close"):
             env.close()
@@ -299,17 +340,28 @@ def _held_out(trainer: Trainer, pairs, count: int) -> list[tuple[str, int]]:
 def evaluate_pairs(trainer: Trainer, pairs: list[tuple[str, int]], settings: RerunSettings) -> dict:
     """Memory-free success of each variation, eval temperature, seeds fixed by `settings.seed`:
     the same episodes and draws before and after, only the weights differ."""
-    episodes = [Episode(id=f"eval-{k}", task=t, variation=v, group=k, rollout_mode=MEMORY_FREE)
-                for k, (t, v) in enumerate(pairs * settings.eval_episodes)]
+    episodes = [
+        Episode(id=f"eval-{k}", task=t, variation=v, group=k, rollout_mode=MEMORY_FREE)
+        for k, (t, v) in enumerate(pairs * settings.eval_episodes)
+    ]
     generator = torch.Generator().manual_seed(settings.seed)
-    roll_out(trainer.envs.take(len(episodes)), episodes, trainer.model, trainer.tokenizer,
-             RolloutSettings.from_config(trainer.config, trainer.env, train=False), generator, None)
+    roll_out(
+        trainer.envs.take(len(episodes)),
+        episodes,
+        trainer.model,
+        trainer.tokenizer,
+        RolloutSettings.from_config(trainer.config, trainer.env, train=False),
+        generator,
+        None,
+    )
     out = {}
     for t, v in pairs:
         mine = [ep for ep in episodes if (ep.task, ep.variation) == (t, v)]
-        out[f"{t}/{v}"] = {"success": float(np.mean([ep.success for ep in mine])),
-                           "score": float(np.mean([ep.final_score for ep in mine])),
-                           "episodes": len(mine)}
+        out[f"{t}/{v}"] = {
+            "success": float(np.mean([ep.success for ep in mine])),
+            "score": float(np.mean([ep.final_score for ep in mine])),
+            "episodes": len(mine),
+        }
     return out
 
 
@@ -317,8 +369,9 @@ def evaluate_pairs(trainer: Trainer, pairs: list[tuple[str, int]], settings: Rer
 
 
 def _probe_meta(episodes) -> list[dict]:
-    return [{"id": ep.id, "variation": ep.variation_key, "success": ep.success,
-             "return": ep.final_score} for ep in episodes]
+    return [
+        {"id": ep.id, "variation": ep.variation_key, "success": ep.success, "return": ep.final_score} for ep in episodes
+    ]
 
 
 def _probe_episodes(branch: RunFolder, iteration: int) -> list[Episode]:
@@ -326,12 +379,28 @@ def _probe_episodes(branch: RunFolder, iteration: int) -> list[Episode]:
     longer has them in memory); only what scoring needs."""
     episodes = []
     for rec in branch.trajectories(iteration):
-        ep = Episode(id=rec["id"], task=rec["task"], variation=rec["variation"], group=rec["group"],
-                     rollout_mode=rec["rollout_mode"])
-        ep.steps = [StepRecord(observation="", user_text="", tips=s["tips"], tip_ids=s["tip_ids"],
-                               prompt_ids=s["prompt_ids"], prompt_ids_no_tips=s["prompt_ids_no_tips"],
-                               action="", executed_action="", action_ids=s["action_ids"],
-                               behaviour_logprobs=s["behaviour_logprobs"]) for s in rec["steps"]]
+        ep = Episode(
+            id=rec["id"],
+            task=rec["task"],
+            variation=rec["variation"],
+            group=rec["group"],
+            rollout_mode=rec["rollout_mode"],
+        )
+        ep.steps = [
+            StepRecord(
+                observation="",
+                user_text="",
+                tips=s["tips"],
+                tip_ids=s["tip_ids"],
+                prompt_ids=s["prompt_ids"],
+                prompt_ids_no_tips=s["prompt_ids_no_tips"],
+                action="",
+                executed_action="",
+                action_ids=s["action_ids"],
+                behaviour_logprobs=s["behaviour_logprobs"],
+            )
+            for s in rec["steps"]
+        ]
         episodes.append(ep)
     return episodes
 
@@ -349,8 +418,12 @@ def _episode_rows(record: dict, with_after: bool = True) -> list[dict]:
     rows = []
     for k, meta in enumerate(probe.get("episodes", [])):
         before = probe["before"][k]
-        row = {**meta, "tip_guided_steps": before["steps"], "tokens": before["tokens"],
-               "logprob_before": before["logprob"] if before["tokens"] else None}
+        row = {
+            **meta,
+            "tip_guided_steps": before["steps"],
+            "tokens": before["tokens"],
+            "logprob_before": before["logprob"] if before["tokens"] else None,
+        }
         if with_after and probe.get("after"):
             after = probe["after"][k]
             row["logprob_after"] = after["logprob"] if after["tokens"] else None
@@ -368,17 +441,32 @@ def _result(branch: RunFolder, record: dict) -> dict:
     variations = []
     for key, before in record.get("before", {}).items():
         after = record.get("after", {}).get(key)
-        variations.append({"variation": key, "chosen": key in record["variations"],
-                           "before": before["success"], "after": after["success"] if after else None,
-                           "score_before": before["score"],
-                           "score_after": after["score"] if after else None})
+        variations.append(
+            {
+                "variation": key,
+                "chosen": key in record["variations"],
+                "before": before["success"],
+                "after": after["success"] if after else None,
+                "score_before": before["score"],
+                "score_after": after["score"] if after else None,
+            }
+        )
     return {
-        "format": FORMAT, "dry_run": False, "status": record["status"], "branch": branch.run_id,
-        "path": str(branch.path), "parent": record["parent"], "checkpoint": record["checkpoint"],
+        "format": FORMAT,
+        "dry_run": False,
+        "status": record["status"],
+        "branch": branch.run_id,
+        "path": str(branch.path),
+        "parent": record["parent"],
+        "checkpoint": record["checkpoint"],
         "iteration": int(branch.state().get("iteration", 0)),
-        "variations": record["variations"], "settings": record["settings"],
-        "comparison": variations, "episodes": _episode_rows(record), "tips": record["tips"],
-        "updates": record["updates"], "kl_to_checkpoint": record.get("kl_to_checkpoint"),
+        "variations": record["variations"],
+        "settings": record["settings"],
+        "comparison": variations,
+        "episodes": _episode_rows(record),
+        "tips": record["tips"],
+        "updates": record["updates"],
+        "kl_to_checkpoint": record.get("kl_to_checkpoint"),
     }
 
 
@@ -390,5 +478,14 @@ def comparison(branch: RunFolder) -> dict:
     return _result(branch, record)
 
 
-__all__ = ["RerunSettings", "RerunError", "rerun", "comparison", "evaluate_pairs", "rerun_record",
-           "RERUN_FILE", "DRY_RUNS", "iteration_name"]
+__all__ = [
+    "RerunSettings",
+    "RerunError",
+    "rerun",
+    "comparison",
+    "evaluate_pairs",
+    "rerun_record",
+    "RERUN_FILE",
+    "DRY_RUNS",
+    "iteration_name",
+]

@@ -41,8 +41,14 @@ except ImportError:  # Windows: no advisory locks; one writer is then the user's
     fcntl = None
 
 from ..atomic import (
-    append_jsonl, atomic_write_bytes, atomic_write_json, commit_folder, encode_lines, iter_jsonl,
-    repair_jsonl, rewrite_jsonl,
+    append_jsonl,
+    atomic_write_bytes,
+    atomic_write_json,
+    commit_folder,
+    encode_lines,
+    iter_jsonl,
+    repair_jsonl,
+    rewrite_jsonl,
 )
 
 
@@ -110,8 +116,7 @@ class RunFolder:
             if not _flock_soon(handle):
                 handle.seek(0)
                 holder = handle.read().strip() or "another process"
-                raise RunLockedError(
-                    f"run {self.run_id} is being trained by {holder}; stop it first") from None
+                raise RunLockedError(f"run {self.run_id} is being trained by {holder}; stop it first") from None
             handle.truncate(0)
             handle.write(f"pid {os.getpid()}")
             handle.flush()
@@ -188,8 +193,12 @@ class RunFolder:
         except (OSError, ValueError):
             return None
         counts = ("iteration", "done", "total")
-        if not (isinstance(record, dict) and set(record) == {*counts, "phase"} and isinstance(record["phase"], str)
-                and all(type(record[k]) is int and record[k] >= 0 for k in counts)):
+        if not (
+            isinstance(record, dict)
+            and set(record) == {*counts, "phase"}
+            and isinstance(record["phase"], str)
+            and all(type(record[k]) is int and record[k] >= 0 for k in counts)
+        ):
             return None
         return record
 
@@ -259,7 +268,7 @@ class RunFolder:
         found = []
         for p in self.checkpoints_path.iterdir():
             if p.is_dir() and p.name.startswith("iter-") and (p / "trainer.json").exists():
-                found.append(int(p.name[len("iter-"):]))
+                found.append(int(p.name[len("iter-") :]))
         return sorted(found)
 
     def latest_checkpoint(self) -> tuple[int, Path] | None:
@@ -279,7 +288,7 @@ class RunFolder:
         folder = self.path / "trajectories"
         if folder.exists():
             for p in folder.glob("iter-*.jsonl"):
-                if int(p.stem[len("iter-"):]) > iteration:
+                if int(p.stem[len("iter-") :]) > iteration:
                     p.unlink()
             for p in folder.glob(".*.tmp"):
                 p.unlink()

@@ -45,8 +45,10 @@ log = logging.getLogger("empo2.server")
 class HostServer:
     def __init__(self, settings: Settings):
         if not is_loopback(settings.host) and not settings.allow_remote:
-            raise ValueError(f"binding {settings.host} exposes the host beyond this machine; "
-                             "pass --allow-remote to do it anyway (better: an SSH tunnel)")
+            raise ValueError(
+                f"binding {settings.host} exposes the host beyond this machine; "
+                "pass --allow-remote to do it anyway (better: an SSH tunnel)"
+            )
         self.settings = settings
         self.shutting_down = False
         self.port: int | None = None
@@ -73,11 +75,16 @@ class HostServer:
         logging.getLogger("empo2").addHandler(self.log_forwarder)
         limits = self.settings.limits
         self.server = await serve(
-            self._connection, self.settings.host, self.settings.port,
+            self._connection,
+            self.settings.host,
+            self.settings.port,
             process_request=Gate(self.settings.token),
             max_size=limits.max_frame_bytes,
             compression=None,  # no permessage-deflate: no decompression bombs, no CPU spent on it
-            max_queue=16, ping_interval=20, ping_timeout=20, close_timeout=5,
+            max_queue=16,
+            ping_interval=20,
+            ping_timeout=20,
+            close_timeout=5,
             server_header=None,
         )
         self.port = self.server.sockets[0].getsockname()[1]

@@ -32,14 +32,14 @@ class Gate:
         headers = request.headers
         if headers.get_all("Origin"):
             log.warning("refused a connection that carries a browser Origin header")
-            return connection.respond(http.HTTPStatus.FORBIDDEN,
-                                      "Browser origins may not connect to an EMPO2 host.\n")
+            return connection.respond(http.HTTPStatus.FORBIDDEN, "Browser origins may not connect to an EMPO2 host.\n")
         if self._token is None:
             return None
         if not self._accepts(headers.get_all("Authorization")):
             log.warning("refused a connection without the right token")
-            response = connection.respond(http.HTTPStatus.UNAUTHORIZED,
-                                          "Missing or wrong token (Authorization: Bearer <token>).\n")
+            response = connection.respond(
+                http.HTTPStatus.UNAUTHORIZED, "Missing or wrong token (Authorization: Bearer <token>).\n"
+            )
             response.headers["WWW-Authenticate"] = 'Bearer realm="empo2-host"'
             return response
         return None
@@ -59,8 +59,10 @@ def check_token(token: str | None, insecure_no_token: bool) -> str | None:
     if token is None or token == "":
         if insecure_no_token:
             return None
-        raise ValueError(f"set {TOKEN_ENV} to a random token of at least {MIN_TOKEN_LENGTH} "
-                         f"characters (or pass --insecure-no-token for a local experiment)")
+        raise ValueError(
+            f"set {TOKEN_ENV} to a random token of at least {MIN_TOKEN_LENGTH} "
+            f"characters (or pass --insecure-no-token for a local experiment)"
+        )
     if len(token) < MIN_TOKEN_LENGTH:
         raise ValueError(f"{TOKEN_ENV} must be at least {MIN_TOKEN_LENGTH} characters long")
     return token

@@ -34,13 +34,29 @@ class HostError(Exception):
 
 
 class HostClient:
-    def __init__(self, url: str, token: str | None, *, origin: str | None = None,
-                 observe=None, open_timeout: float = 10, max_size: int | None = 64 << 20,
-                 max_queue: int | None = 16):
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        *,
+        origin: str | None = None,
+        observe=None,
+        open_timeout: float = 10,
+        max_size: int | None = 64 << 20,
+        max_queue: int | None = 16,
+    ):
         headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
         self.observe = observe or (lambda direction, message, method: None)
-        self.ws = connect(url, additional_headers=headers, origin=origin, open_timeout=open_timeout,
-                          max_size=max_size, max_queue=max_queue, compression=None, legacy=True)
+        self.ws = connect(
+            url,
+            additional_headers=headers,
+            origin=origin,
+            open_timeout=open_timeout,
+            max_size=max_size,
+            max_queue=max_queue,
+            compression=None,
+            legacy=True,
+        )
         self._ids = itertools.count(1)
         self._pending: dict[object, dict] = {}
         self._methods: dict[object, str] = {}
@@ -97,9 +113,10 @@ class HostClient:
             return self._pending.pop(rid)
 
     def initialize(self, name: str = "python-client", capabilities: dict | None = None) -> dict:
-        return self.request("initialize", {"protocolVersion": protocol_version(),
-                                           "clientInfo": {"name": name},
-                                           "capabilities": capabilities or {}})
+        return self.request(
+            "initialize",
+            {"protocolVersion": protocol_version(), "clientInfo": {"name": name}, "capabilities": capabilities or {}},
+        )
 
     # -- notifications -------------------------------------------------------------------------------
 

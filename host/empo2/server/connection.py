@@ -198,16 +198,27 @@ class Connection(Subscriber):
             is_request = isinstance(message, dict) and "id" in message
             if not self.bucket.take():
                 if is_request:
-                    self._answer(rid, ProtocolError("RateLimited", "too many requests; slow down.",
-                                                    {"retryAfterMs": self.bucket.retry_after_ms()}))
+                    self._answer(
+                        rid,
+                        ProtocolError(
+                            "RateLimited",
+                            "too many requests; slow down.",
+                            {"retryAfterMs": self.bucket.retry_after_ms()},
+                        ),
+                    )
                 continue
             try:
                 self.inbox.put_nowait(message)
             except asyncio.QueueFull:
                 if is_request:
-                    self._answer(rid, ProtocolError(
-                        "RateLimited", "too many requests waiting on this connection; slow down.",
-                        {"retryAfterMs": 50}))
+                    self._answer(
+                        rid,
+                        ProtocolError(
+                            "RateLimited",
+                            "too many requests waiting on this connection; slow down.",
+                            {"retryAfterMs": 50},
+                        ),
+                    )
 
     async def _work(self) -> None:
         while True:
@@ -227,8 +238,12 @@ class Connection(Subscriber):
                 log.error("cannot encode a reply (%s)", err)
                 if "id" not in message:
                     continue
-                text = encode(error_response(message["id"], ProtocolError(
-                    "InternalError", "internal error: the result could not be encoded as JSON.")))
+                text = encode(
+                    error_response(
+                        message["id"],
+                        ProtocolError("InternalError", "internal error: the result could not be encoded as JSON."),
+                    )
+                )
             try:
                 await self.websocket.send(text)
             except ConnectionClosed:
@@ -243,5 +258,13 @@ def _short(err: Exception) -> str:
     return text[:200].rstrip(".")
 
 
-__all__ = ["Connection", "Limits", "TokenBucket", "parse_frame", "brackets_too_deep", "encode",
-           "error_response", "readable_id"]
+__all__ = [
+    "Connection",
+    "Limits",
+    "TokenBucket",
+    "parse_frame",
+    "brackets_too_deep",
+    "encode",
+    "error_response",
+    "readable_id",
+]

@@ -27,10 +27,10 @@ MAX_SESSIONS = 4  # each holds a model copy; more than a few is a mistake, not a
 @dataclass
 class Entry:
     id: str
-    owner: int                 # connection number
-    session: object            # empo2.debug.session.DebugSession
+    owner: int  # connection number
+    session: object  # empo2.debug.session.DebugSession
     info: dict
-    memory_run: str | None     # whose tips a memory-mode session retrieves
+    memory_run: str | None  # whose tips a memory-mode session retrieves
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -41,8 +41,7 @@ class DebugSessions:
 
     def check_room(self) -> None:
         if len(self.entries) >= MAX_SESSIONS:
-            raise ProtocolError("DebugBusy", f"the host already holds {MAX_SESSIONS} debug sessions; "
-                                "stop one first.")
+            raise ProtocolError("DebugBusy", f"the host already holds {MAX_SESSIONS} debug sessions; stop one first.")
 
     def add(self, owner: int, session, info: dict, memory_run: str | None) -> Entry:
         self.check_room()

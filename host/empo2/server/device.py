@@ -22,8 +22,10 @@ log = logging.getLogger("empo2.server")
 
 PROBE_TIMEOUT_S = 20.0  # under a client's 30 s request timeout; past it the host reports the CPU
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding `empo2/`
-_CHILD = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
-          "from empo2.server.device import torch_device_info; print(json.dumps(torch_device_info()))")
+_CHILD = (
+    "import json, sys; sys.path.insert(0, sys.argv[1]); "
+    "from empo2.server.device import torch_device_info; print(json.dumps(torch_device_info()))"
+)
 
 
 def cpu_info() -> dict:
@@ -37,16 +39,19 @@ def torch_device_info() -> dict:
 
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
-        return {"kind": "cuda", "name": props.name, "memoryBytes": int(props.total_memory),
-                "count": torch.cuda.device_count()}
+        return {
+            "kind": "cuda",
+            "name": props.name,
+            "memoryBytes": int(props.total_memory),
+            "count": torch.cuda.device_count(),
+        }
     return cpu_info()
 
 
 def no_gpu_driver() -> bool:
     """True where torch cannot see a GPU whatever is installed (Linux without NVIDIA or ROCm
     drivers); elsewhere only torch can tell."""
-    return sys.platform.startswith("linux") and not (
-        Path("/proc/driver/nvidia").exists() or Path("/dev/kfd").exists())
+    return sys.platform.startswith("linux") and not (Path("/proc/driver/nvidia").exists() or Path("/dev/kfd").exists())
 
 
 class DeviceProbe:
@@ -78,15 +83,22 @@ class DeviceProbe:
     def _ask_child(self) -> None:
         found = None
         try:
-            self._child = subprocess.Popen([sys.executable, "-c", _CHILD, _PACKAGE_ROOT], text=True,
-                                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE)
+            self._child = subprocess.Popen(
+                [sys.executable, "-c", _CHILD, _PACKAGE_ROOT],
+                text=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
             out, err = self._child.communicate(timeout=PROBE_TIMEOUT_S)
             if self._child.returncode == 0:
                 found = json.loads(out.strip().splitlines()[-1])
             elif not self._closed:
-                log.warning("device probe failed (exit %d: %s); reporting the CPU",
-                            self._child.returncode, (err.strip().splitlines() or [""])[-1][:200])
+                log.warning(
+                    "device probe failed (exit %d: %s); reporting the CPU",
+                    self._child.returncode,
+                    (err.strip().splitlines() or [""])[-1][:200],
+                )
         except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as error:
             if self._child is not None:
                 self._child.kill()

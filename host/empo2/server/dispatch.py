@@ -68,22 +68,24 @@ class Dispatcher:
             method, params = self._envelope(message)
             if method is None:
                 return None  # a valid client notification: none are defined, so it is ignored
-            return {"jsonrpc": "2.0", "id": rid,
-                    "result": await self._call(connection, method, rid, params)}
+            return {"jsonrpc": "2.0", "id": rid, "result": await self._call(connection, method, rid, params)}
         except ProtocolError as err:
             return {"jsonrpc": "2.0", "id": rid, "error": err.to_error()}
         except Exception as err:  # noqa: BLE001 - a bug must not take the connection down
             log.exception("internal error in %s", _method_name(message))
-            return {"jsonrpc": "2.0", "id": rid, "error": ProtocolError(
-                "InternalError", f"internal error: {type(err).__name__}; the host logged the details."
-            ).to_error()}
+            return {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "error": ProtocolError(
+                    "InternalError", f"internal error: {type(err).__name__}; the host logged the details."
+                ).to_error(),
+            }
 
     def _envelope(self, message) -> tuple[Method | None, dict]:
         if nesting_depth(message, MAX_DEPTH) > MAX_DEPTH:
             raise ProtocolError("InvalidRequest", TOO_DEEP)
         if isinstance(message, list):
-            raise ProtocolError("InvalidRequest",
-                                "batch requests are not supported; send one request per frame.")
+            raise ProtocolError("InvalidRequest", "batch requests are not supported; send one request per frame.")
         if not isinstance(message, dict):
             raise ProtocolError("InvalidRequest", "a JSON-RPC message must be a JSON object.")
         unknown = sorted(set(message) - ENVELOPE)
@@ -96,14 +98,19 @@ class Dispatcher:
             raise ProtocolError("InvalidRequest", "the id must be an integer or a string of at most 256 characters.")
         name = message.get("method")
         if not isinstance(name, str) or not name or len(name) > MAX_METHOD_LENGTH:
-            raise ProtocolError("InvalidRequest", "the member 'method' must be a non-empty string "
-                                f"of at most {MAX_METHOD_LENGTH} characters.")
+            raise ProtocolError(
+                "InvalidRequest",
+                f"the member 'method' must be a non-empty string of at most {MAX_METHOD_LENGTH} characters.",
+            )
         params = message.get("params", {})
         if not isinstance(params, dict):
             if not has_id:
                 raise ProtocolError("InvalidRequest", "params must be an object (named parameters).")
-            raise ProtocolError("InvalidParams", "params must be an object (named parameters), "
-                                "not an array or a value.", {"field": "params"})
+            raise ProtocolError(
+                "InvalidParams",
+                "params must be an object (named parameters), not an array or a value.",
+                {"field": "params"},
+            )
         if not has_id:
             return None, params
         method = self.methods.get(name)

@@ -57,9 +57,11 @@ class EmbeddedHost:
 
     def call(self, fn, *args, timeout: float = 60):
         """Runs fn(*args) on the host's loop (awaited if it is a coroutine function); its result."""
+
         async def run():
             result = fn(*args)
             return await result if asyncio.iscoroutine(result) else result
+
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout=timeout)
 
     def stop(self, timeout: float = 60) -> None:

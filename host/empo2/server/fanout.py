@@ -73,9 +73,17 @@ class Outbox:
         if self._notifications >= self.limit:
             dropped = self._drop_notifications() + 1  # the one that did not fit
             self.resyncs += 1
-            self._items.append({"jsonrpc": "2.0", "method": "host/resync", "params": {
-                "seq": next_seq(), "reason": "the client fell behind; notifications were dropped",
-                "dropped": dropped}})
+            self._items.append(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "host/resync",
+                    "params": {
+                        "seq": next_seq(),
+                        "reason": "the client fell behind; notifications were dropped",
+                        "dropped": dropped,
+                    },
+                }
+            )
             self._notifications += 1
             self._wakeup.set()
             return

@@ -64,8 +64,9 @@ class FollowedRuns:
             except Exception as err:  # a folder removed mid-read, a disk error: never the host's end
                 if repr(err) != self._failure:
                     self._failure = repr(err)
-                    log.exception("following runs of other processes failed; trying again every %.0f s",
-                                  self.interval_s)
+                    log.exception(
+                        "following runs of other processes failed; trying again every %.0f s", self.interval_s
+                    )
             await asyncio.sleep(self.interval_s)
 
     async def look(self) -> None:
@@ -102,8 +103,12 @@ class FollowedRuns:
             except (OSError, ValueError) as err:  # a damaged run.json, a folder being removed
                 if self._unreadable.get(folder.path) != repr(err):
                     self._unreadable[folder.path] = repr(err)
-                    log.warning("cannot follow run folder %s (%s); looking again every %.0f s",
-                                folder.path, err, self.interval_s)
+                    log.warning(
+                        "cannot follow run folder %s (%s); looking again every %.0f s",
+                        folder.path,
+                        err,
+                        self.interval_s,
+                    )
         self._forget_unlisted(listed, ended)
         return news, looked, ended
 
@@ -151,8 +156,12 @@ class FollowedRuns:
     def _start(self, folder: RunFolder, stored: dict, state: str, news: list) -> _Followed:
         info = self.runs.info(folder, stored, state)
         news.append(("run/state", {"run": info}))  # a run started elsewhere shows up now
-        followed = _Followed(info["runId"], _whole_lines(folder.metrics_path), _whole_lines(folder.index_path),
-                             (info["state"], info["iteration"]))
+        followed = _Followed(
+            info["runId"],
+            _whole_lines(folder.metrics_path),
+            _whole_lines(folder.index_path),
+            (info["state"], info["iteration"]),
+        )
         news += self._progressed(folder, followed)
         return followed
 

@@ -37,9 +37,12 @@ class LogForwarder(logging.Handler):
             message = record.getMessage()
             if record.exc_info:
                 message += f" ({record.exc_info[1]!r})"
-            entry = {"time": record.created,
-                     "level": record.levelname if record.levelname in LEVELS else "INFO",
-                     "logger": record.name, "message": message[:MAX_MESSAGE]}
+            entry = {
+                "time": record.created,
+                "level": record.levelname if record.levelname in LEVELS else "INFO",
+                "logger": record.name,
+                "message": message[:MAX_MESSAGE],
+            }
             run_id = self.current_run()
             if run_id is not None:
                 entry["runId"] = run_id
@@ -61,8 +64,7 @@ class LogForwarder(logging.Handler):
         if after > newest:  # numbers from another host process: this one is new to the client
             after = 0
         entries = [dict(e) for e in kept if e["n"] > after][:limit]
-        return {"instance": self.instance, "entries": entries,
-                "dropped": max(0, oldest - after - 1), "newest": newest}
+        return {"instance": self.instance, "entries": entries, "dropped": max(0, oldest - after - 1), "newest": newest}
 
 
 __all__ = ["LogForwarder", "TAIL_LIMIT"]

@@ -40,8 +40,10 @@ def settings_from_args(args, environ=os.environ) -> Settings:
         raise ServeError(str(err)) from None
     if not is_loopback(args.host):
         if not args.allow_remote:
-            raise ServeError(f"--host {args.host} is not loopback; pass --allow-remote to bind it "
-                             "(an SSH tunnel is safer, see protocol/README.md)")
+            raise ServeError(
+                f"--host {args.host} is not loopback; pass --allow-remote to bind it "
+                "(an SSH tunnel is safer, see protocol/README.md)"
+            )
         if token is None:
             raise ServeError("--allow-remote needs a token; --insecure-no-token is for loopback only")
     if args.port < 0 or args.port > 65535:
@@ -53,8 +55,9 @@ def settings_from_args(args, environ=os.environ) -> Settings:
     for root in roots:
         if root.exists() and not root.is_dir():
             raise ServeError(f"--run-root {root} is not a folder")
-    return Settings(host=args.host, port=args.port, token=token, roots=roots,
-                    allow_remote=args.allow_remote, shutdown_grace_s=grace)
+    return Settings(
+        host=args.host, port=args.port, token=token, roots=roots, allow_remote=args.allow_remote, shutdown_grace_s=grace
+    )
 
 
 EXIT_ON_STDIN_EOF_ENV = "EMPO2_HOST_EXIT_ON_STDIN_EOF"
@@ -92,8 +95,7 @@ def serve_command(args) -> int:
     if settings.token is None:
         log.warning("serving WITHOUT a token (--insecure-no-token): any local process can drive training")
     if not is_loopback(settings.host):
-        log.warning("serving on %s: reachable from other machines; every client still needs the token",
-                    settings.host)
+        log.warning("serving on %s: reachable from other machines; every client still needs the token", settings.host)
     for root in settings.roots:
         root.mkdir(parents=True, exist_ok=True)
     # Training shares the interpreter with the event loop. PyTorch kernels release the GIL, but

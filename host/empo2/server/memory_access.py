@@ -73,8 +73,9 @@ class MemoryAccess:
                 try:
                     await asyncio.wait_for(live.memory_ready.wait(), STARTING_TIMEOUT_S)
                 except asyncio.TimeoutError:
-                    raise ProtocolError("RunBusy", f"run '{run_id}' is still starting; try again.",
-                                        {"runId": run_id}) from None
+                    raise ProtocolError(
+                        "RunBusy", f"run '{run_id}' is still starting; try again.", {"runId": run_id}
+                    ) from None
             store = live.trainer_memory()
             if store is not None and self.runs.live is live:
                 return await self.blocking(self._call, fn, store, author)
@@ -97,15 +98,19 @@ class MemoryAccess:
         brought up to date first (that process goes on writing); changes are refused, in one
         sentence, rather than lost. The caller holds the folder's lock."""
         if writes:
-            raise ProtocolError("RunBusy", f"run '{run_id}' is trained by another process (another VS Code "
-                                "window or a terminal); change its tips there, or here once it stops.",
-                                {"runId": run_id})
+            raise ProtocolError(
+                "RunBusy",
+                f"run '{run_id}' is trained by another process (another VS Code "
+                "window or a terminal); change its tips there, or here once it stops.",
+                {"runId": run_id},
+            )
         snapshot = self._snapshots.get(folder.path)
         if snapshot is None:
             from ..memory.store import MemoryStore
 
-            snapshot = await self.blocking(lambda: MemoryStore.read_snapshot(
-                folder.memory_path, self.embedder(), **_capacity(folder)))
+            snapshot = await self.blocking(
+                lambda: MemoryStore.read_snapshot(folder.memory_path, self.embedder(), **_capacity(folder))
+            )
             self._snapshots[folder.path] = snapshot
         else:
             self._publish(run_id, await self.blocking(snapshot.catch_up))
@@ -170,6 +175,7 @@ class MemoryAccess:
     def _listen(self, store: MemoryStore, run_id: str) -> None:
         """Every change of the store → `memory/changed` (the store calls this under its lock,
         in the changing thread; publishing only posts to the loop, so it never blocks)."""
+
         def changed(event: dict) -> None:
             self.hub.publish_threadsafe("memory/changed", {"runId": run_id, "changes": [self._change(event)]})
 
@@ -182,8 +188,11 @@ class MemoryAccess:
 
     def _change(self, event: dict) -> dict:
         """A store's change event as a MemoryChange."""
-        return {"change": CHANGES.get(event["kind"], "updated"), "tip": tip_json(event["tip"]),
-                "by": self._author_of(event.get("author", ""))}
+        return {
+            "change": CHANGES.get(event["kind"], "updated"),
+            "tip": tip_json(event["tip"]),
+            "by": self._author_of(event.get("author", "")),
+        }
 
     def _author_of(self, name: str) -> dict:
         local = getattr(self._local, "author", None)

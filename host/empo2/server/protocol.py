@@ -111,8 +111,7 @@ class Validators:
         if validator is None:
             if name not in self.schema["$defs"]:
                 raise KeyError(f"the protocol schema has no definition {name!r}")
-            validator = Draft202012Validator({"$ref": f"{self.schema['$id']}#/$defs/{name}"},
-                                             registry=self.registry)
+            validator = Draft202012Validator({"$ref": f"{self.schema['$id']}#/$defs/{name}"}, registry=self.registry)
             self._cache[name] = validator
         return validator
 
@@ -134,9 +133,15 @@ def _field(path) -> str:
     return text
 
 
-_TYPE_WORDS = {"object": "an object", "array": "an array", "string": "a string",
-               "integer": "an integer", "number": "a number", "boolean": "true or false",
-               "null": "null"}
+_TYPE_WORDS = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
 
 
 def describe(error) -> tuple[str, str]:
@@ -173,8 +178,12 @@ def describe(error) -> tuple[str, str]:
         if together:
             return field, f"{field} may not give {' and '.join(together)} together."
         return field, f"{field} is not allowed here."
-    bounds = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than",
-              "exclusiveMaximum": "less than"}
+    bounds = {
+        "minimum": "at least",
+        "maximum": "at most",
+        "exclusiveMinimum": "more than",
+        "exclusiveMaximum": "less than",
+    }
     if kind in bounds:
         return field, f"{field} must be {bounds[kind]} {spec}."
     if kind in ("minLength", "maxLength", "minItems", "maxItems"):
@@ -188,5 +197,13 @@ def describe(error) -> tuple[str, str]:
     return field, f"{field} is invalid ({kind})."
 
 
-__all__ = ["ProtocolError", "Validators", "load_schema", "protocol_version", "error_codes",
-           "request_methods", "notification_methods", "describe"]
+__all__ = [
+    "ProtocolError",
+    "Validators",
+    "load_schema",
+    "protocol_version",
+    "error_codes",
+    "request_methods",
+    "notification_methods",
+    "describe",
+]

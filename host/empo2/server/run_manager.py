@@ -31,8 +31,7 @@ from ..training.run_control import TrainerHooks
 from .live_run import LiveRun, ServerControl
 from .memory_access import MemoryAccess
 from .protocol import ProtocolError
-from .run_records import (ACTIVE, INTERRUPTED, branch_origin, checkpoints, configured_iterations,
-                          stored_state)
+from .run_records import ACTIVE, INTERRUPTED, branch_origin, checkpoints, configured_iterations, stored_state
 
 log = logging.getLogger("empo2.server.runs")
 
@@ -51,11 +50,12 @@ def busy_sentence(run_id: str, state: str, beside_paused: bool) -> str:
     run beside a paused run, so pausing helps there; a new or resumed run needs the live run
     stopped, whatever its state (a paused run still holds the host's one training slot)."""
     if beside_paused:
-        return (f"the host trains run '{run_id}'; pause it (a rerun runs beside a paused run) "
-                "or stop it first.")
+        return f"the host trains run '{run_id}'; pause it (a rerun runs beside a paused run) or stop it first."
     if state in ("pausing", "paused"):
-        return (f"run '{run_id}' is {state} and still holds the host's one training slot; stop it "
-                "first (Stop Run), and Resume Run continues it later from its last checkpoint.")
+        return (
+            f"run '{run_id}' is {state} and still holds the host's one training slot; stop it "
+            "first (Stop Run), and Resume Run continues it later from its last checkpoint."
+        )
     if state == "stopping":
         return f"run '{run_id}' is stopping; start once it has stopped."
     return f"the host already trains run '{run_id}' (one run at a time); stop it first (Stop Run)."
@@ -94,8 +94,7 @@ class _Hooks(TrainerHooks):
 
 
 class RunManager:
-    def __init__(self, roots: list[Path], hub, loop: asyncio.AbstractEventLoop, embedder_factory,
-                 blocking):
+    def __init__(self, roots: list[Path], hub, loop: asyncio.AbstractEventLoop, embedder_factory, blocking):
         self.roots = [Path(r).resolve() for r in roots]
         self.hub = hub
         self.loop = loop
@@ -129,8 +128,9 @@ class RunManager:
         for root in (*self.roots, *also):
             if resolved == root or resolved.is_relative_to(root):
                 return resolved
-        raise ProtocolError("PathNotAllowed",
-                            f"{str(path)[:200]} is outside the host's run roots ({', '.join(map(str, self.roots))}).")
+        raise ProtocolError(
+            "PathNotAllowed", f"{str(path)[:200]} is outside the host's run roots ({', '.join(map(str, self.roots))})."
+        )
 
     def folder(self, run_id: str) -> RunFolder:
         """The folder of a run id (RunNotFound when there is none)."""
@@ -280,8 +280,9 @@ class RunManager:
                 return load_config(str(path), overrides), path.stem
             preset = params.get("preset", "builtin")
             if preset not in presets():
-                raise ProtocolError("ConfigInvalid", f"no preset named '{preset[:100]}' "
-                                    f"(presets: {', '.join(sorted(presets()))}).")
+                raise ProtocolError(
+                    "ConfigInvalid", f"no preset named '{preset[:100]}' (presets: {', '.join(sorted(presets()))})."
+                )
             return load_config(preset, overrides), preset
         except ConfigError as err:
             raise ProtocolError("ConfigInvalid", sentence(err)) from None
@@ -306,13 +307,17 @@ class RunManager:
         at its iteration boundary is no obstacle (a rerun runs beside it) and is returned."""
         live = self.live
         if live is not None and not (beside_paused and live.state == "paused"):
-            raise ProtocolError("RunBusy", busy_sentence(live.run_id, live.state, beside_paused),
-                                {"runId": live.run_id})
+            raise ProtocolError(
+                "RunBusy", busy_sentence(live.run_id, live.state, beside_paused), {"runId": live.run_id}
+            )
         job = self.side_job()
         if job is not None:  # trains no live run but holds a model all the same
             doing = "dry-running" if job.dry_run else "rerunning"
-            raise ProtocolError("RunBusy", f"the host is {doing} an update of run '{job.run_id}'; "
-                                "wait for it or cancel it.", {"runId": job.run_id})
+            raise ProtocolError(
+                "RunBusy",
+                f"the host is {doing} an update of run '{job.run_id}'; wait for it or cancel it.",
+                {"runId": job.run_id},
+            )
         return live
 
     def side_job(self):
@@ -320,8 +325,9 @@ class RunManager:
         rerun that is the live run is not one."""
         return next((job for job in self.jobs.values() if getattr(job, "live", None) is None), None)
 
-    async def launch(self, folder: RunFolder, config: TrainConfig, resume: bool,
-                     pause_after: int | None, work=None) -> LiveRun:
+    async def launch(
+        self, folder: RunFolder, config: TrainConfig, resume: bool, pause_after: int | None, work=None
+    ) -> LiveRun:
         """Starts training `folder` in a worker thread; the memory store moves to the trainer."""
         self.check_idle()
         run_id = self.run_id_of(folder)
@@ -330,8 +336,13 @@ class RunManager:
                 pass
         except RunLockedError as err:
             raise ProtocolError("RunBusy", sentence(err), {"runId": run_id}) from None
-        live = LiveRun(run_id=run_id, folder=folder, config=config, resume=resume,
-                       iteration=int(folder.state().get("iteration", 0) or 0) if resume else 0)
+        live = LiveRun(
+            run_id=run_id,
+            folder=folder,
+            config=config,
+            resume=resume,
+            iteration=int(folder.state().get("iteration", 0) or 0) if resume else 0,
+        )
         live.control = ServerControl(
             on_paused=lambda: self._control_paused(live),
             on_resumed=lambda: self.post(self._resumed, live),
@@ -342,8 +353,7 @@ class RunManager:
         self.live = live
         await self.memory.hand_over(folder)  # no second writer: the host's own store closes first
         self._attach_file_log(folder)
-        live.thread = threading.Thread(target=self._train, args=(live,), daemon=True,
-                                       name=f"empo2-train-{run_id}")
+        live.thread = threading.Thread(target=self._train, args=(live,), daemon=True, name=f"empo2-train-{run_id}")
         live.thread.start()
         self._publish_state(live)
         log.info("run %s %s", run_id, "resumed" if resume else "started")
@@ -380,14 +390,16 @@ class RunManager:
                 if live.control.stop_requested:  # Cancel while it builds: nothing was written
                     raise BuildCancelled()
                 hooks.on_progress(0, "preparing", done, total)
+
             try:
                 ensure_builtin_policy(progress=building)
             except BuildCancelled:
                 log.info("run %s stopped while the built-in policy was being built", live.run_id)
                 live.folder.set_state("stopped", iteration=0)
                 return
-        live.trainer = Trainer(live.config, live.folder, hooks=hooks,
-                               control=live.control, embedder=self.embedder_factory())
+        live.trainer = Trainer(
+            live.config, live.folder, hooks=hooks, control=live.control, embedder=self.embedder_factory()
+        )
         # The loaded model and libraries are long-lived: exempt them from the cyclic GC, whose
         # full passes otherwise stop every thread, the event loop too, for ~0.2 s (measured).
         gc.freeze()
@@ -450,8 +462,11 @@ class RunManager:
         for w in waits:
             w.cancel()
         if not live.ended.is_set():
-            log.warning("run %s is inside an iteration; it resumes from its last checkpoint "
-                        "(iteration %d)", live.run_id, live.iteration)
+            log.warning(
+                "run %s is inside an iteration; it resumes from its last checkpoint (iteration %d)",
+                live.run_id,
+                live.iteration,
+            )
             self.abandoned = live
         return live.run_id
 
@@ -504,12 +519,18 @@ class RunManager:
         if summaries:
             self.hub.publish("trajectory/added", {"runId": live.run_id, "summaries": summaries})
 
-    def _episode_ended(self, live: LiveRun, iteration: int, summary: dict, record: dict,
-                       done: int, total: int) -> None:
+    def _episode_ended(self, live: LiveRun, iteration: int, summary: dict, record: dict, done: int, total: int) -> None:
         live.ended_episodes[record["id"]] = record
-        self.hub.publish("trajectory/progress", {
-            "runId": live.run_id, "iteration": int(iteration), "done": int(done),
-            "total": int(total), "summaries": [summary]})
+        self.hub.publish(
+            "trajectory/progress",
+            {
+                "runId": live.run_id,
+                "iteration": int(iteration),
+                "done": int(done),
+                "total": int(total),
+                "summaries": [summary],
+            },
+        )
 
     def _ended(self, live: LiveRun, error: str | None) -> None:
         if error is not None:
@@ -517,8 +538,10 @@ class RunManager:
             live.state = "failed"
             self._publish_state(live)
         elif live.state not in ("finished", "stopped", INTERRUPTED):
-            self._set_state(live, INTERRUPTED if live.control.interrupted else
-                            "stopped" if live.control.stop_requested else "finished")
+            self._set_state(
+                live,
+                INTERRUPTED if live.control.interrupted else "stopped" if live.control.stop_requested else "finished",
+            )
         self._detach_file_log()
         live.ended_episodes.clear()  # an iteration cut off is not written: its episodes are gone
         self.memory.take_back(live)

@@ -9,8 +9,18 @@ from ..rerun.branch import PARENT_FILE, rerun_status
 from ..run_folder.folder import RunFolder
 from .wire import to_wire
 
-STATES = ("created", "starting", "running", "pausing", "paused", "stopping", "stopped",
-          "interrupted", "finished", "failed")
+STATES = (
+    "created",
+    "starting",
+    "running",
+    "pausing",
+    "paused",
+    "stopping",
+    "stopped",
+    "interrupted",
+    "finished",
+    "failed",
+)
 ACTIVE = ("starting", "running", "pausing", "paused", "stopping")
 INTERRUPTED = "interrupted"  # its writer went away mid-run (host shut down or killed): resumable
 
@@ -33,8 +43,11 @@ def branch_origin(folder: RunFolder) -> dict | None:
     """A branch's BranchOrigin from its parent.json; None for other runs (or an unreadable one)."""
     try:
         record = json.loads((folder.path / PARENT_FILE).read_text())
-        return {"runId": str(record["run"]), "checkpoint": int(record["checkpoint"]),
-                "adopted": bool(record.get("adopted"))}
+        return {
+            "runId": str(record["run"]),
+            "checkpoint": int(record["checkpoint"]),
+            "adopted": bool(record.get("adopted")),
+        }
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -57,6 +70,14 @@ def checkpoints(folder: RunFolder) -> list[dict]:
             state = json.loads((path / "trainer.json").read_text())
         except (OSError, ValueError):
             continue
-        found.append(to_wire("CheckpointInfo", state, iteration=it, path=str(path),
-                             hasModel=bool(state.get("has_model")), latest=it == iterations[-1]))
+        found.append(
+            to_wire(
+                "CheckpointInfo",
+                state,
+                iteration=it,
+                path=str(path),
+                hasModel=bool(state.get("has_model")),
+                latest=it == iterations[-1],
+            )
+        )
     return found

@@ -32,8 +32,7 @@ def _fields(type_name: str) -> tuple[tuple[str, str, bool], ...]:
     """(field, record key, nullable) for every property of the schema type, in schema order."""
     properties = load_schema()["$defs"][type_name]["properties"]
     renames = RENAMES.get(type_name, {})
-    return tuple((field, renames.get(field, snake_case(field)), _nullable(spec))
-                 for field, spec in properties.items())
+    return tuple((field, renames.get(field, snake_case(field)), _nullable(spec)) for field, spec in properties.items())
 
 
 def _nullable(spec: Mapping[str, Any]) -> bool:

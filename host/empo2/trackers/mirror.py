@@ -53,8 +53,9 @@ FORMAT = 1
 
 
 @contextlib.contextmanager
-def mirrored(folder: RunFolder, names: list[str], interval_s: float = LOOK_INTERVAL_S,
-             sinks: dict | None = None) -> Iterator["TrackerMirror | None"]:
+def mirrored(
+    folder: RunFolder, names: list[str], interval_s: float = LOOK_INTERVAL_S, sinks: dict | None = None
+) -> Iterator["TrackerMirror | None"]:
     """Mirrors `folder` to the trackers `names` while the block runs (nothing when empty)."""
     if not names:
         yield None
@@ -68,8 +69,9 @@ def mirrored(folder: RunFolder, names: list[str], interval_s: float = LOOK_INTER
 
 
 class TrackerMirror:
-    def __init__(self, folder: RunFolder, names: list[str], interval_s: float = LOOK_INTERVAL_S,
-                 sinks: dict | None = None):
+    def __init__(
+        self, folder: RunFolder, names: list[str], interval_s: float = LOOK_INTERVAL_S, sinks: dict | None = None
+    ):
         self.folder = folder
         self.names = list(dict.fromkeys(names))
         self.interval_s = interval_s
@@ -80,8 +82,7 @@ class TrackerMirror:
         self._pending: list[tuple[int | None, list]] = []  # tip rows of iterations not yet mirrored
         self._failure: str | None = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._follow, name=f"empo2-trackers-{folder.run_id}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._follow, name=f"empo2-trackers-{folder.run_id}", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -91,8 +92,12 @@ class TrackerMirror:
         self._stop.set()
         self._thread.join(wait_s)
         if self._thread.is_alive():
-            log.warning("the trackers of run %s did not finish within %.0f s; training has ended "
-                        "and metrics.jsonl holds every iteration", self.folder.run_id, wait_s)
+            log.warning(
+                "the trackers of run %s did not finish within %.0f s; training has ended "
+                "and metrics.jsonl holds every iteration",
+                self.folder.run_id,
+                wait_s,
+            )
 
     # -- the thread ---------------------------------------------------------------------------------
 
@@ -106,14 +111,21 @@ class TrackerMirror:
                     break
                 self._stop.wait(self.interval_s)
         except Exception as err:  # noqa: BLE001 - the mirror's own bug: still never the run's end
-            log.warning("the trackers of run %s stopped (%s); training goes on and metrics.jsonl "
-                        "keeps every iteration", self.folder.run_id, sentence(err))
+            log.warning(
+                "the trackers of run %s stopped (%s); training goes on and metrics.jsonl keeps every iteration",
+                self.folder.run_id,
+                sentence(err),
+            )
         for name in list(self.live):
             self._call(name, "close")
         # What the trackers cost the trainer's process: this thread's CPU time, every call into
         # the trackers included (W&B's service process and trackio's writer thread not).
-        log.info("the trackers mirrored run %s up to iteration %d in %.2f s of CPU",
-                 self.folder.run_id, self.state["iteration"], time.thread_time())
+        log.info(
+            "the trackers mirrored run %s up to iteration %d in %.2f s of CPU",
+            self.folder.run_id,
+            self.state["iteration"],
+            time.thread_time(),
+        )
 
     def _open(self) -> None:
         run = self._tracker_run()
@@ -137,7 +149,9 @@ class TrackerMirror:
             events, memory_bytes = read_appended(self.folder.memory_path / EVENTS_FILE, self.state["memory_bytes"])
             self._pending += [(iteration, row) for iteration, row in map(_tip_row, events) if row]
             self.state["memory_bytes"] = memory_bytes
-            fresh = [r for r in records if isinstance(r.get("iteration"), int) and r["iteration"] > self.state["iteration"]]
+            fresh = [
+                r for r in records if isinstance(r.get("iteration"), int) and r["iteration"] > self.state["iteration"]
+            ]
             for record in fresh:
                 self._mirror(record)
             if fresh or events:
@@ -148,8 +162,12 @@ class TrackerMirror:
         except Exception as err:  # noqa: BLE001 - a disk error, a folder removed: the next look tries again
             if repr(err) != self._failure:
                 self._failure = repr(err)
-                log.warning("the trackers cannot read run %s (%s); looking again every %.0f s",
-                            self.folder.run_id, sentence(err), self.interval_s)
+                log.warning(
+                    "the trackers cannot read run %s (%s); looking again every %.0f s",
+                    self.folder.run_id,
+                    sentence(err),
+                    self.interval_s,
+                )
 
     def _mirror(self, record: dict) -> None:
         iteration = record["iteration"]
@@ -175,9 +193,18 @@ class TrackerMirror:
         rows = []
         for ep in (json.loads(line) for line in lines[::stride][:SAMPLED_EPISODES]):
             actions = " → ".join(str(s.get("executed_action") or s.get("action") or "") for s in ep.get("steps", []))
-            rows.append([ep.get("id"), ep.get("task"), ep.get("variation"), ep.get("rollout_mode"),
-                         ep.get("return"), bool(ep.get("success")), len(ep.get("steps", [])),
-                         actions[:ACTIONS_CHARS]])
+            rows.append(
+                [
+                    ep.get("id"),
+                    ep.get("task"),
+                    ep.get("variation"),
+                    ep.get("rollout_mode"),
+                    ep.get("return"),
+                    bool(ep.get("success")),
+                    len(ep.get("steps", [])),
+                    actions[:ACTIONS_CHARS],
+                ]
+            )
         return rows
 
     def _call(self, name: str, method: str, *args) -> None:
@@ -195,8 +222,13 @@ class TrackerMirror:
             why = f"its package is not installed ({err}); pip install -r host/requirements-trackers.lock"
         else:
             why = sentence(err).rstrip(".")
-        log.warning("tracker %s %s run %s (training goes on, metrics.jsonl keeps every iteration): %s",
-                    name, "cannot mirror" if starting else "stops mirroring", self.folder.run_id, why)
+        log.warning(
+            "tracker %s %s run %s (training goes on, metrics.jsonl keeps every iteration): %s",
+            name,
+            "cannot mirror" if starting else "stops mirroring",
+            self.folder.run_id,
+            why,
+        )
         if sink is not None and not starting:
             with contextlib.suppress(Exception):
                 sink.close()
@@ -231,13 +263,13 @@ class TrackerMirror:
 
     def _write_state(self) -> None:
         try:
-            atomic_write_json(self.folder.path / STATE_FILE,
-                              {k: v for k, v in self.state.items() if k != "mirrored_before"})
+            atomic_write_json(
+                self.folder.path / STATE_FILE, {k: v for k, v in self.state.items() if k != "mirrored_before"}
+            )
         except OSError as err:  # a full disk: the trackers go on; a resume may repeat a look
             if repr(err) != self._failure:
                 self._failure = repr(err)
-                log.warning("cannot record what the trackers of run %s hold (%s)", self.folder.run_id,
-                            sentence(err))
+                log.warning("cannot record what the trackers of run %s hold (%s)", self.folder.run_id, sentence(err))
 
 
 def _tip_row(event: dict) -> tuple[int | None, list | None]:
@@ -247,12 +279,28 @@ def _tip_row(event: dict) -> tuple[int | None, list | None]:
     if kind == "add" and isinstance(event.get("tip"), dict):
         tip = event["tip"]
         iteration = (tip.get("provenance") or {}).get("iteration")
-        return (iteration if isinstance(iteration, int) else None,
-                [tip.get("id"), "new", tip.get("variation_key"), tip.get("author"), iteration,
-                 tip.get("score"), tip.get("text")])
+        return (
+            iteration if isinstance(iteration, int) else None,
+            [
+                tip.get("id"),
+                "new",
+                tip.get("variation_key"),
+                tip.get("author"),
+                iteration,
+                tip.get("score"),
+                tip.get("text"),
+            ],
+        )
     if kind in ("update", "delete"):
-        return None, [event.get("tip_id"), "edited" if kind == "update" else "deleted",
-                      event.get("variation_key"), event.get("author"), None, None, event.get("text")]
+        return None, [
+            event.get("tip_id"),
+            "edited" if kind == "update" else "deleted",
+            event.get("variation_key"),
+            event.get("author"),
+            None,
+            None,
+            event.get("text"),
+        ]
     return None, None
 
 

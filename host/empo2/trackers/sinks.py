@@ -26,8 +26,8 @@ from urllib.parse import urlparse
 TIP_COLUMNS = ["tip", "change", "variation", "author", "iteration", "score", "text"]
 EPISODE_COLUMNS = ["episode", "task", "variation", "rollout_mode", "return", "success", "steps", "actions"]
 TENSORBOARD_FOLDER = "tensorboard"  # <run>/tensorboard/: the event files
-WANDB_FOLDER = "wandb"              # <run>/wandb/: W&B's own run folders (offline or online)
-PROJECT = "empo2"                   # W&B and trackio project unless WANDB_PROJECT / TRACKIO_PROJECT
+WANDB_FOLDER = "wandb"  # <run>/wandb/: W&B's own run folders (offline or online)
+PROJECT = "empo2"  # W&B and trackio project unless WANDB_PROJECT / TRACKIO_PROJECT
 ENV_STEPS_PREFIX = "by_env_steps/"  # TensorBoard: each scalar again, over environment steps
 
 
@@ -35,17 +35,18 @@ ENV_STEPS_PREFIX = "by_env_steps/"  # TensorBoard: each scalar again, over envir
 class TrackerRun:
     """What a tracker is told of the run it mirrors."""
 
-    name: str          # the tracker run's display name (a branch's names its parent and checkpoint)
-    folder: Path       # the run folder
-    config: dict       # the run's config.json, the hyperparameters
-    group: str         # the run a branch was made from (itself for a run of its own)
+    name: str  # the tracker run's display name (a branch's names its parent and checkpoint)
+    folder: Path  # the run folder
+    config: dict  # the run's config.json, the hyperparameters
+    group: str  # the run a branch was made from (itself for a run of its own)
     remembered: dict = field(default_factory=dict)  # what `open` returned in an earlier process
 
 
 def scalars(record: dict) -> dict[str, float]:
     """The numbers of a metrics line (booleans as 0/1); strings such as the modes are left out."""
-    return {key: float(value) for key, value in record.items()
-            if isinstance(value, (int, float)) and math.isfinite(value)}
+    return {
+        key: float(value) for key, value in record.items() if isinstance(value, (int, float)) and math.isfinite(value)
+    }
 
 
 def flat_config(config: dict, prefix: str = "") -> dict:
@@ -62,6 +63,7 @@ def flat_config(config: dict, prefix: str = "") -> dict:
 def _markdown_table(columns: list[str], rows: list[list]) -> str:
     def cell(value) -> str:
         return str(value).replace("|", "\\|").replace("\n", " ")
+
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows])
 
@@ -130,12 +132,24 @@ class WandbSink:
         folder = run.folder / WANDB_FOLDER
         folder.mkdir(exist_ok=True)
         self.run = wandb.init(
-            project=os.environ.get("WANDB_PROJECT") or PROJECT, id=run_id, name=run.name,
-            group=run.group, config=run.config, dir=str(run.folder), mode=mode, resume="allow",
+            project=os.environ.get("WANDB_PROJECT") or PROJECT,
+            id=run_id,
+            name=run.name,
+            group=run.group,
+            config=run.config,
+            dir=str(run.folder),
+            mode=mode,
+            resume="allow",
             reinit="create_new",
             # Nothing sampled in the background: the mirror must not take the trainer's CPU.
-            settings=wandb.Settings(x_disable_stats=True, x_disable_machine_info=True,
-                                    console="off", save_code=False, disable_git=True, silent=True),
+            settings=wandb.Settings(
+                x_disable_stats=True,
+                x_disable_machine_info=True,
+                console="off",
+                save_code=False,
+                disable_git=True,
+                silent=True,
+            ),
         )
         self.run.define_metric("env_steps")
         self.wandb = wandb
@@ -172,9 +186,15 @@ class TrackioSink:
         self.trackio = trackio
         with contextlib.redirect_stdout(sys.stderr):  # trackio prints; the host's stdout is its own
             self.run = trackio.init(
-                project=os.environ.get("TRACKIO_PROJECT") or PROJECT, name=run.name, group=run.group,
-                config=flat_config(run.config), resume="allow", embed=False,
-                auto_log_cpu=False, auto_log_gpu=False)
+                project=os.environ.get("TRACKIO_PROJECT") or PROJECT,
+                name=run.name,
+                group=run.group,
+                config=flat_config(run.config),
+                resume="allow",
+                embed=False,
+                auto_log_cpu=False,
+                auto_log_gpu=False,
+            )
         return {"name": run.name}
 
     def metrics(self, record: dict, iteration: int, env_steps: int) -> None:
@@ -200,5 +220,13 @@ class TrackioSink:
 
 SINKS = {sink.name: sink for sink in (TensorBoardSink, WandbSink, TrackioSink)}
 
-__all__ = ["SINKS", "TrackerRun", "TIP_COLUMNS", "EPISODE_COLUMNS", "TENSORBOARD_FOLDER",
-           "WANDB_FOLDER", "ENV_STEPS_PREFIX", "wandb_account_configured"]
+__all__ = [
+    "SINKS",
+    "TrackerRun",
+    "TIP_COLUMNS",
+    "EPISODE_COLUMNS",
+    "TENSORBOARD_FOLDER",
+    "WANDB_FOLDER",
+    "ENV_STEPS_PREFIX",
+    "wandb_account_configured",
+]

@@ -42,12 +42,15 @@ def save_checkpoint(folder: RunFolder, trainer, keep: int) -> None:
         trainer.model.save_pretrained(tmp / "model")
         trainer.tokenizer.save_pretrained(tmp / "model")
         torch.save(trainer.optimizer.state_dict(), tmp / "optimizer.pt")
-    torch.save({
-        "python_rng": trainer.rng.getstate(),
-        "torch_generator": trainer.generator.get_state(),
-        "torch_global": torch.get_rng_state(),
-        "intrinsic": trainer.intrinsic.state_dict(),
-    }, tmp / "rng.pt")
+    torch.save(
+        {
+            "python_rng": trainer.rng.getstate(),
+            "torch_generator": trainer.generator.get_state(),
+            "torch_global": torch.get_rng_state(),
+            "intrinsic": trainer.intrinsic.state_dict(),
+        },
+        tmp / "rng.pt",
+    )
     state = {
         "iteration": trainer.iteration,
         "env_steps": trainer.env_steps,
@@ -95,18 +98,23 @@ def load_checkpoint(path, trainer) -> dict:
         load_sharded(path, trainer.model, trainer.optimizer)
     elif state["has_model"]:
         if trainer.dist.sharded:
-            raise RuntimeError(f"checkpoint {path} holds whole weights (dist.strategy=ddp); resume it "
-                               "with dist.strategy=ddp, or start a new fsdp2 run from its model folder")
+            raise RuntimeError(
+                f"checkpoint {path} holds whole weights (dist.strategy=ddp); resume it "
+                "with dist.strategy=ddp, or start a new fsdp2 run from its model folder"
+            )
         _load_weights(trainer.model, path / "model", str(trainer.device))
-        trainer.optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False,
-                                                     map_location=str(trainer.device)))
+        trainer.optimizer.load_state_dict(
+            torch.load(path / "optimizer.pt", weights_only=False, map_location=str(trainer.device))
+        )
     rng = torch.load(path / "rng.pt", weights_only=False)
     trainer.rng.setstate(_as_tuple(rng["python_rng"]))
     # Older checkpoints say it only by their list of per-rank generators.
     written_by = state.get("world") or len(rng.get("torch_generators") or [None])
     if written_by != trainer.dist.world and state.get("format") != "sharded":
-        raise RuntimeError(f"checkpoint {path} was written by {written_by} processes; "
-                           f"resume it with as many (this job has {trainer.dist.world})")
+        raise RuntimeError(
+            f"checkpoint {path} was written by {written_by} processes; "
+            f"resume it with as many (this job has {trainer.dist.world})"
+        )
     # The update's minibatch order: one stream, the same on every rank, so at any world size.
     trainer.generator.set_state(rng["torch_generator"])
     torch.set_rng_state(rng["torch_global"])

@@ -98,7 +98,7 @@ class Dist:
         offset = 0
         for p, g in zip(params, grads):
             n = g.numel()
-            p.grad = flat[offset:offset + n].view_as(g).to(g.dtype)
+            p.grad = flat[offset : offset + n].view_as(g).to(g.dtype)
             offset += n
 
     def reduce_stats(self, stats: dict[str, float]) -> dict[str, float]:

@@ -89,14 +89,18 @@ def flat_group_share(episodes: list[Episode], algo: AlgoConfig) -> float:
     return flat / len(groups.unique())
 
 
-def learning_signals(episodes: list[Episode], memory_mode: bool, update_mode: str,
-                     stats: dict[str, float], algo: AlgoConfig, memory) -> dict[str, float]:
+def learning_signals(
+    episodes: list[Episode], memory_mode: bool, update_mode: str, stats: dict[str, float], algo: AlgoConfig, memory
+) -> dict[str, float]:
     """The figures above for one iteration, as metrics-record keys."""
-    record = {metric.REWARD_INTRINSIC_ADVANTAGE_SHARE: intrinsic_advantage_share(episodes, algo),
-              metric.REWARD_FLAT_GROUP_SHARE: flat_group_share(episodes, algo)}
+    record = {
+        metric.REWARD_INTRINSIC_ADVANTAGE_SHARE: intrinsic_advantage_share(episodes, algo),
+        metric.REWARD_FLAT_GROUP_SHARE: flat_group_share(episodes, algo),
+    }
     if memory_mode:  # over the rollouts with tips (a contrast group's other half has none)
         record[metric.MEMORY_SUCCESS_TIP_SHARE] = success_tip_share(
-            [ep for ep in episodes if ep.rollout_mode == MEMORY], memory)
+            [ep for ep in episodes if ep.rollout_mode == MEMORY], memory
+        )
     if update_mode == OFF_POLICY:
         record.update({metric.OFF_POLICY_PREFIX + k: stats[k] for k in metric.OFF_POLICY_STATS if k in stats})
     return record

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..config import TrainConfig
 
-GIB = 1024 ** 3
+GIB = 1024**3
 USABLE = 0.9  # assumption 5
 
 
@@ -97,8 +97,10 @@ def model_config(name: str):
     try:
         return AutoConfig.from_pretrained(name)
     except Exception:  # noqa: BLE001 - offline, unknown id, ...: one sentence
-        raise PlanError(f"no config.json for model {name!r}: give a local folder (shipped: "
-                        f"{', '.join(sorted(p.name[:-5] for p in (resources.files('empo2') / 'model_configs').iterdir()))})") from None
+        raise PlanError(
+            f"no config.json for model {name!r}: give a local folder (shipped: "
+            f"{', '.join(sorted(p.name[:-5] for p in (resources.files('empo2') / 'model_configs').iterdir()))})"
+        ) from None
 
 
 def model_shape(config: TrainConfig) -> Shape:
@@ -114,15 +116,24 @@ def model_shape(config: TrainConfig) -> Shape:
     p = config.policy
     trainable = total
     if p.lora_rank:
-        trainable = sum(p.lora_rank * (m.in_features + m.out_features)
-                        for n, m in model.named_modules()
-                        if isinstance(m, torch.nn.Linear) and n.rsplit(".", 1)[-1] in p.lora_targets)
+        trainable = sum(
+            p.lora_rank * (m.in_features + m.out_features)
+            for n, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear) and n.rsplit(".", 1)[-1] in p.lora_targets
+        )
     heads = hf.num_attention_heads
     head_dim = getattr(hf, "head_dim", None) or hf.hidden_size // heads
     kv = 2 * getattr(hf, "num_key_value_heads", heads) * head_dim
-    return Shape(parameters=total, trainable=trainable, layers=hf.num_hidden_layers,
-                 hidden=hf.hidden_size, kv_width=kv, mlp_width=hf.intermediate_size,
-                 vocab=hf.vocab_size, root_parameters=root)
+    return Shape(
+        parameters=total,
+        trainable=trainable,
+        layers=hf.num_hidden_layers,
+        hidden=hf.hidden_size,
+        kv_width=kv,
+        mlp_width=hf.intermediate_size,
+        vocab=hf.vocab_size,
+        root_parameters=root,
+    )
 
 
 def plan(config: TrainConfig, world: int, gpu_memory: float | None = None) -> dict:
@@ -164,15 +175,33 @@ def plan(config: TrainConfig, world: int, gpu_memory: float | None = None) -> di
         rollout_peak -= weights + grads + optimizer
     peak = max(update_peak, rollout_peak)
     result = {
-        "model": config.policy.model, "strategy": config.dist.strategy, "world": world,
-        "cpu_offload": config.dist.cpu_offload, "dtype": p.dtype, "sequence_tokens": seq,
-        "micro_batch": algo.micro_batch, "gradient_checkpointing": p.gradient_checkpointing,
-        "parameters": shape.parameters, "trainable_parameters": shape.trainable,
-        "per_rank_gib": {k: round(v / GIB, 2) for k, v in {
-            "parameters": weights, "gradients": grads, "optimizer": optimizer,
-            "communication": comm, "reference": reference, "activations": activations,
-            "logits": logits, "rollout_gathered_weights": gathered, "rollout_kv_cache": kv_cache,
-            "update_peak": update_peak, "rollout_peak": rollout_peak, "peak": peak}.items()},
+        "model": config.policy.model,
+        "strategy": config.dist.strategy,
+        "world": world,
+        "cpu_offload": config.dist.cpu_offload,
+        "dtype": p.dtype,
+        "sequence_tokens": seq,
+        "micro_batch": algo.micro_batch,
+        "gradient_checkpointing": p.gradient_checkpointing,
+        "parameters": shape.parameters,
+        "trainable_parameters": shape.trainable,
+        "per_rank_gib": {
+            k: round(v / GIB, 2)
+            for k, v in {
+                "parameters": weights,
+                "gradients": grads,
+                "optimizer": optimizer,
+                "communication": comm,
+                "reference": reference,
+                "activations": activations,
+                "logits": logits,
+                "rollout_gathered_weights": gathered,
+                "rollout_kv_cache": kv_cache,
+                "update_peak": update_peak,
+                "rollout_peak": rollout_peak,
+                "peak": peak,
+            }.items()
+        },
     }
     if gpu_memory is not None:
         result["gpu_memory_gib"] = round(gpu_memory / GIB, 1)
@@ -182,12 +211,16 @@ def plan(config: TrainConfig, world: int, gpu_memory: float | None = None) -> di
 
 def table(rows: list[dict]) -> str:
     """A markdown table of several plans (docs/benchmarks.md)."""
-    head = ("| strategy | world | GPU | weights | grads | Adam | activations | update peak | "
-            "rollout peak | fits |\n|---|---|---|---|---|---|---|---|---|---|")
+    head = (
+        "| strategy | world | GPU | weights | grads | Adam | activations | update peak | "
+        "rollout peak | fits |\n|---|---|---|---|---|---|---|---|---|---|"
+    )
     lines = [head]
     for r in rows:
         g = r["per_rank_gib"]
-        lines.append(f"| {r['strategy']} | {r['world']} | {r.get('gpu_memory_gib', '')} GiB | "
-                     f"{g['parameters']} | {g['gradients']} | {g['optimizer']} | {g['activations']} | "
-                     f"{g['update_peak']} | {g['rollout_peak']} | {'yes' if r.get('fits') else 'no'} |")
+        lines.append(
+            f"| {r['strategy']} | {r['world']} | {r.get('gpu_memory_gib', '')} GiB | "
+            f"{g['parameters']} | {g['gradients']} | {g['optimizer']} | {g['activations']} | "
+            f"{g['update_peak']} | {g['rollout_peak']} | {'yes' if r.get('fits') else 'no'} |"
+        )
     return "\n".join(lines)

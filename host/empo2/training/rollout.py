@@ -27,8 +27,15 @@ from ..config import TrainConfig
 from ..envs.base import TextEnv
 from ..envs.plugin import call_each
 from ..policy.generation import Sampler, generate_from_ids
-from ..policy.prompting import (Turn, reflection_messages, shown_tip, step_messages,
-                                step_user_text, system_prompt_for, with_tips)
+from ..policy.prompting import (
+    Turn,
+    reflection_messages,
+    shown_tip,
+    step_messages,
+    step_user_text,
+    system_prompt_for,
+    with_tips,
+)
 from ..policy.scripted_writer import ScriptedTipWriter
 from ..policy.tokenizer import encode_chat
 
@@ -46,18 +53,18 @@ def episode_generator(*key: int) -> torch.Generator:
 
 @dataclass
 class StepRecord:
-    observation: str          # what the agent saw when it chose the action
-    user_text: str            # the user turn without tips: the step's query and, with
-                              # memory.key=step, its memory key
-    tips: list[str]           # tips shown in the prompt (memory mode), in rank order
+    observation: str  # what the agent saw when it chose the action
+    user_text: str  # the user turn without tips: the step's query and, with
+    # memory.key=step, its memory key
+    tips: list[str]  # tips shown in the prompt (memory mode), in rank order
     tip_ids: list[str]
-    prompt_ids: list[int]     # the prompt the action was sampled from (with tips in memory mode)
+    prompt_ids: list[int]  # the prompt the action was sampled from (with tips in memory mode)
     prompt_ids_no_tips: list[int]
-    action: str               # the policy's text
-    executed_action: str      # after action correction
+    action: str  # the policy's text
+    executed_action: str  # after action correction
     action_ids: list[int]
     behaviour_logprobs: list[float]
-    reward: float = 0.0       # score delta
+    reward: float = 0.0  # score delta
     intrinsic: float = 0.0
     score: float = 0.0
     # Each shown tip in its parts, parallel to tip_ids: the tip's own text (what its id names)
@@ -73,7 +80,7 @@ class Episode:
     task: str
     variation: int
     group: int
-    rollout_mode: str         # one of ROLLOUT_MODES
+    rollout_mode: str  # one of ROLLOUT_MODES
     description: str = ""
     steps: list[StepRecord] = field(default_factory=list)
     final_score: float = 0.0
@@ -88,8 +95,7 @@ class Episode:
 
     def turns(self, next_observations: list[str], raw: bool = False) -> list[Turn]:
         """Past steps as prompts show them: the executed action, or the policy's raw text."""
-        return [Turn(s.action if raw else s.executed_action, o)
-                for s, o in zip(self.steps, next_observations)]
+        return [Turn(s.action if raw else s.executed_action, o) for s, o in zip(self.steps, next_observations)]
 
 
 @dataclass
@@ -103,14 +109,14 @@ class RolloutSettings:
     similarity_threshold: float
     top_k: int
     keep_edited_tip_actions: bool  # memory.edited_tip_actions == "keep"
-    system_prompt: str        # the environment's instructions (prompting.system_prompt_for)
+    system_prompt: str  # the environment's instructions (prompting.system_prompt_for)
     max_sequence_tokens: int  # prompt + response budget; 0: none
-    workers: int              # threads stepping environments
-    generation_batch: int     # prompts decoded together
+    workers: int  # threads stepping environments
+    generation_batch: int  # prompts decoded together
     reflection_observation_words: int  # words per observation in the reflection; 0: whole
     raw_history_actions: bool  # history shows the policy's raw text, not the executed action
-    memory_key: str           # memory.key: 'step' or 'episode' (tip_entries)
-    show_score: bool          # memory.show_score: each shown tip ends with its episode's score
+    memory_key: str  # memory.key: 'step' or 'episode' (tip_entries)
+    show_score: bool  # memory.show_score: each shown tip ends with its episode's score
 
     @classmethod
     def from_config(cls, config: TrainConfig, env, train: bool) -> RolloutSettings:
@@ -119,14 +125,19 @@ class RolloutSettings:
         return cls(
             max_action_tokens=p.max_action_tokens,
             temperature=p.temperature if train else p.eval_temperature,
-            history_steps=p.history_steps, observation_words=p.observation_words,
-            similarity_threshold=m.similarity_threshold, top_k=m.top_k,
+            history_steps=p.history_steps,
+            observation_words=p.observation_words,
+            similarity_threshold=m.similarity_threshold,
+            top_k=m.top_k,
             keep_edited_tip_actions=m.edited_tip_actions == "keep",
-            system_prompt=system_prompt_for(env), max_sequence_tokens=p.max_sequence_tokens,
-            workers=config.env.workers, generation_batch=p.generation_batch,
+            system_prompt=system_prompt_for(env),
+            max_sequence_tokens=p.max_sequence_tokens,
+            workers=config.env.workers,
+            generation_batch=p.generation_batch,
             reflection_observation_words=p.reflection_observation_words,
             raw_history_actions=p.history_action == "raw",
-            memory_key=m.key, show_score=m.show_score,
+            memory_key=m.key,
+            show_score=m.show_score,
         )
 
 
@@ -140,8 +151,13 @@ def tip_entries(ep: Episode, after: list[str], settings: RolloutSettings) -> lis
     """
     if settings.memory_key == "step":
         return [(s.user_text, s.executed_action) for s in ep.steps]
-    final = step_user_text(ep.description, ep.turns(after, settings.raw_history_actions),
-                           after[-1], settings.history_steps, settings.observation_words)
+    final = step_user_text(
+        ep.description,
+        ep.turns(after, settings.raw_history_actions),
+        after[-1],
+        settings.history_steps,
+        settings.observation_words,
+    )
     return [(final, "")]
 
 
@@ -191,8 +207,9 @@ def roll_out(
     """
     clock = _Clock(timings)
     with clock("environment"):
-        resets = _each(settings.workers, lambda env, ep: env.reset(ep.task, ep.variation, seed=ep.group),
-                       envs, episodes)
+        resets = _each(
+            settings.workers, lambda env, ep: env.reset(ep.task, ep.variation, seed=ep.group), envs, episodes
+        )
     observations = []
     for ep, (obs, info) in zip(episodes, resets):
         ep.description = info.task_description
@@ -205,8 +222,9 @@ def roll_out(
         if not active:
             return after
         with clock("prompting"):
-            fitted = {i: _fit_user_turn(tokenizer, episodes[i], after[i], observations[i], settings, budget)
-                      for i in active}
+            fitted = {
+                i: _fit_user_turn(tokenizer, episodes[i], after[i], observations[i], settings, budget) for i in active
+            }
             user_texts = {i: text for i, (text, _) in fitted.items()}
             no_tip_ids = {i: ids for i, (_, ids) in fitted.items()}
         with clock("retrieval"):
@@ -219,23 +237,41 @@ def roll_out(
                     ids, shown[i] = _fit_tips(tokenizer, user_texts[i], tips, settings.system_prompt, budget)
                 prompt_ids[i] = ids if tips[0] and shown[i][0] else no_tip_ids[i]
         with clock("generation"):
-            generations = generate_from_ids(model, tokenizer, [prompt_ids[i] for i in active],
-                                            settings.max_action_tokens, settings.temperature,
-                                            _rows(generator, active), max_batch=settings.generation_batch)
+            generations = generate_from_ids(
+                model,
+                tokenizer,
+                [prompt_ids[i] for i in active],
+                settings.max_action_tokens,
+                settings.temperature,
+                _rows(generator, active),
+                max_batch=settings.generation_batch,
+            )
         with clock("environment"):
-            results = _each(settings.workers, lambda env, gen: env.step(gen.text),
-                            [envs[i] for i in active], generations)
+            results = _each(
+                settings.workers, lambda env, gen: env.step(gen.text), [envs[i] for i in active], generations
+            )
         for i, gen, (obs, reward, done, info) in zip(active, generations, results):
             ep = episodes[i]
             tips, tip_ids = shown.get(i, ([], []))
             split = [parts[i][t] for t in tip_ids]
-            ep.steps.append(StepRecord(
-                observation=observations[i], user_text=user_texts[i], tips=tips, tip_ids=tip_ids,
-                tip_texts=[text for text, _ in split], tip_actions=[action for _, action in split],
-                prompt_ids=prompt_ids[i], prompt_ids_no_tips=no_tip_ids[i], action=gen.text,
-                executed_action=info.corrected_action or gen.text, action_ids=gen.token_ids,
-                behaviour_logprobs=gen.logprobs, reward=reward, score=info.score,
-            ))
+            ep.steps.append(
+                StepRecord(
+                    observation=observations[i],
+                    user_text=user_texts[i],
+                    tips=tips,
+                    tip_ids=tip_ids,
+                    tip_texts=[text for text, _ in split],
+                    tip_actions=[action for _, action in split],
+                    prompt_ids=prompt_ids[i],
+                    prompt_ids_no_tips=no_tip_ids[i],
+                    action=gen.text,
+                    executed_action=info.corrected_action or gen.text,
+                    action_ids=gen.token_ids,
+                    behaviour_logprobs=gen.logprobs,
+                    reward=reward,
+                    score=info.score,
+                )
+            )
             after[i].append(obs)
             observations[i] = obs
             if done:
@@ -280,14 +316,15 @@ def _each(workers: int, call, envs, items) -> list:
         return list(pool.map(call, envs, items))
 
 
-def _fit_user_turn(tokenizer, ep: Episode, after: list[str], observation: str,
-                   settings: RolloutSettings, budget: int) -> tuple[str, list[int]]:
+def _fit_user_turn(
+    tokenizer, ep: Episode, after: list[str], observation: str, settings: RolloutSettings, budget: int
+) -> tuple[str, list[int]]:
     """The user turn (no tips) and its prompt ids, shortened to `budget` tokens when set: the
     oldest history goes first (the most history that fits, found by bisection), then the
     current observation is halved until it fits or is one word."""
+
     def encoded(steps: int, words: int) -> tuple[str, list[int]]:
-        text = step_user_text(ep.description, ep.turns(after, settings.raw_history_actions),
-                              observation, steps, words)
+        text = step_user_text(ep.description, ep.turns(after, settings.raw_history_actions), observation, steps, words)
         return text, encode_chat(tokenizer, step_messages(text, settings.system_prompt))
 
     steps, words = settings.history_steps, settings.observation_words
@@ -314,8 +351,9 @@ def _fit_user_turn(tokenizer, ep: Episode, after: list[str], observation: str,
     return text, ids
 
 
-def _fit_tips(tokenizer, user_text: str, tips: tuple[list[str], list[str]], system: str,
-              budget: int) -> tuple[list[int], tuple[list[str], list[str]]]:
+def _fit_tips(
+    tokenizer, user_text: str, tips: tuple[list[str], list[str]], system: str, budget: int
+) -> tuple[list[int], tuple[list[str], list[str]]]:
     """Prompt ids with the tip block, leaving out the lowest-ranked tips until it fits."""
     texts, ids = list(tips[0]), list(tips[1])
     while True:
@@ -335,17 +373,20 @@ def _retrieve_tips(memory, episodes, user_texts, settings):
             by_key.setdefault(episodes[i].variation_key, []).append(i)
     shown, parts = {}, {}
     for key, rows in by_key.items():
-        results = memory.retrieve(key, [user_texts[i] for i in rows],
-                                  threshold=settings.similarity_threshold, top_k=settings.top_k,
-                                  keep_edited_actions=settings.keep_edited_tip_actions)
+        results = memory.retrieve(
+            key,
+            [user_texts[i] for i in rows],
+            threshold=settings.similarity_threshold,
+            top_k=settings.top_k,
+            keep_edited_actions=settings.keep_edited_tip_actions,
+        )
         for i, retrieved in zip(rows, results):
             shown[i] = distinct_tips(retrieved, settings.show_score)
             parts[i] = tip_parts(retrieved)
     return shown, parts
 
 
-def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], reward_fn,
-                          embedder) -> None:
+def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], reward_fn, embedder) -> None:
     """Novelty of every state an episode reached, per task variation (docs/paper.md §3).
 
     An iteration's states of one variation are scored in one call, jointly, against the archive
@@ -360,17 +401,27 @@ def add_intrinsic_rewards(episodes: list[Episode], after: list[list[str]], rewar
         texts = [after[e][t] for e, t in cells]
         steps = np.array([t for _, t in cells], dtype=np.int64)
         # The reference variant pays only where retrieval happened: None in memory-free mode.
-        n_tips = (np.array([len(episodes[e].steps[t].tip_ids) for e, t in cells])
-                  if any(episodes[e].rollout_mode == MEMORY for e, _ in cells) else None)
+        n_tips = (
+            np.array([len(episodes[e].steps[t].tip_ids) for e, t in cells])
+            if any(episodes[e].rollout_mode == MEMORY for e, _ in cells)
+            else None
+        )
         embeddings = embedder.encode(texts) if reward_fn.needs_embeddings else None
         rewards = reward_fn.rewards(key, embeddings=embeddings, n_retrieved=n_tips, steps=steps)
         for (e, t), r in zip(cells, rewards):
             episodes[e].steps[t].intrinsic = float(r)
 
 
-def write_tips(episodes: list[Episode], after: list[list[str]], model, tokenizer,
-               settings: RolloutSettings, max_tip_tokens: int,
-               generator: Sampler, on_written: Callable[[int], None] | None = None) -> None:
+def write_tips(
+    episodes: list[Episode],
+    after: list[list[str]],
+    model,
+    tokenizer,
+    settings: RolloutSettings,
+    max_tip_tokens: int,
+    generator: Sampler,
+    on_written: Callable[[int], None] | None = None,
+) -> None:
     """The current policy writes one tip per episode after a reflection instruction (with one
     generator per episode, episode e's tip is sampled from generator[e]). `model` may also be
     a `ScriptedTipWriter` (memory.tip_writer=scripted), which writes from the episodes' facts.
@@ -382,29 +433,41 @@ def write_tips(episodes: list[Episode], after: list[list[str]], model, tokenizer
         return
     budget = settings.max_sequence_tokens - max_tip_tokens if settings.max_sequence_tokens else 0
     prompts = [_fit_reflection(tokenizer, ep, after[e], settings, budget) for e, ep in enumerate(episodes)]
-    generations = generate_from_ids(model, tokenizer, prompts, max_tip_tokens,
-                                    settings.temperature, generator, max_batch=settings.generation_batch,
-                                    on_finished=on_written)
+    generations = generate_from_ids(
+        model,
+        tokenizer,
+        prompts,
+        max_tip_tokens,
+        settings.temperature,
+        generator,
+        max_batch=settings.generation_batch,
+        on_finished=on_written,
+    )
     for ep, gen in zip(episodes, generations):
         ep.tip = gen.text
 
 
-def _fit_reflection(tokenizer, ep: Episode, after: list[str], settings: RolloutSettings,
-                    budget: int) -> list[int]:
+def _fit_reflection(tokenizer, ep: Episode, after: list[str], settings: RolloutSettings, budget: int) -> list[int]:
     """The reflection prompt, dropping the episode's oldest steps while it exceeds `budget`."""
     turns = ep.turns(after, settings.raw_history_actions)
     start = 0
     while True:
-        ids = encode_chat(tokenizer, reflection_messages(ep.description, turns[start:], ep.final_score,
-                                                         settings.reflection_observation_words,
-                                                         settings.system_prompt))
+        ids = encode_chat(
+            tokenizer,
+            reflection_messages(
+                ep.description,
+                turns[start:],
+                ep.final_score,
+                settings.reflection_observation_words,
+                settings.system_prompt,
+            ),
+        )
         if budget <= 0 or len(ids) <= budget or start >= len(turns):
             return ids
         start += max(1, (len(turns) - start) // 4)  # a quarter at a time: few encodes per tip
 
 
-def step_prompts(tokenizer, ep: Episode, after: list[str], observation: str,
-                 settings: RolloutSettings, retrieve=None):
+def step_prompts(tokenizer, ep: Episode, after: list[str], observation: str, settings: RolloutSettings, retrieve=None):
     """One step's prompts for a single episode, exactly as `roll_out` builds them: the fitted
     user turn (the memory key), its ids without tips, and, when `retrieve(user_text)` gives
     entries, the ids with the tip block and the retrieved entries of the tips shown.

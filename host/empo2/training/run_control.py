@@ -39,8 +39,7 @@ class RecordedProgress(TrainerHooks):
         last_iteration, last_phase, last_time = self._last
         if (iteration, phase) != (last_iteration, last_phase) or now - last_time >= self.interval_s:
             self._last = (iteration, phase, now)
-            self.folder.write_progress({"iteration": iteration, "phase": phase, "done": int(done),
-                                        "total": int(total)})
+            self.folder.write_progress({"iteration": iteration, "phase": phase, "done": int(done), "total": int(total)})
         self.inner.on_progress(iteration, phase, done, total)
 
     def on_state(self, state: str, iteration: int) -> None:

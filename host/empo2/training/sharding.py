@@ -50,6 +50,7 @@ SHARDED_DIR = "sharded"
 
 # -- wrapping -------------------------------------------------------------------------------------
 
+
 def decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
     """The model's repeated blocks: transformers names them in `_no_split_modules` (Qwen2,
     Llama, ...); under peft the same classes sit inside the wrapper."""
@@ -74,8 +75,7 @@ def ensure_process_group() -> None:
         torch_dist.init_process_group(backend=backend, store=store, rank=0, world_size=1)
 
 
-def shard_model(model: torch.nn.Module, device: torch.device, mixed_bf16: bool,
-                cpu_offload: bool) -> torch.nn.Module:
+def shard_model(model: torch.nn.Module, device: torch.device, mixed_bf16: bool, cpu_offload: bool) -> torch.nn.Module:
     """Applies fully_shard per decoder layer and on the root, in place; returns the model."""
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
@@ -84,8 +84,7 @@ def shard_model(model: torch.nn.Module, device: torch.device, mixed_bf16: bool,
     mesh = init_device_mesh(device.type, (torch_dist.get_world_size(),))
     options = {"mesh": mesh}
     if mixed_bf16:
-        options["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16,
-                                                    reduce_dtype=torch.float32)
+        options["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     if cpu_offload:
         # Pinned pages only speed up copies to a GPU, and pinning needs a CUDA driver.
         options["offload_policy"] = CPUOffloadPolicy(pin_memory=torch.cuda.is_available())
@@ -144,6 +143,7 @@ def gathered(model) -> Iterator[None]:
 
 # -- measuring ------------------------------------------------------------------------------------
 
+
 def local_bytes(tensors) -> int:
     """Bytes this rank holds of the given tensors (a DTensor's local shard, a tensor whole)."""
     total = 0
@@ -159,11 +159,15 @@ def rank_memory(model, optimizer) -> dict[str, int]:
     """Per-rank bytes of parameters, gradients and optimizer state, read off the tensors."""
     params = [p for p in model.parameters()]
     state = [v for s in optimizer.state.values() for v in s.values() if torch.is_tensor(v) and v.dim() > 0]
-    return {"parameters": local_bytes(params), "gradients": local_bytes(p.grad for p in params),
-            "optimizer": local_bytes(state)}
+    return {
+        "parameters": local_bytes(params),
+        "gradients": local_bytes(p.grad for p in params),
+        "optimizer": local_bytes(state),
+    }
 
 
 # -- checkpoints ----------------------------------------------------------------------------------
+
 
 def _state_options(full: bool = False, loading: bool = False):
     from torch.distributed.checkpoint.state_dict import StateDictOptions
@@ -171,8 +175,7 @@ def _state_options(full: bool = False, loading: bool = False):
     # Frozen weights (a LoRA base) are the configured model: only what trains is saved. Loading
     # such a state is not strict (the frozen weights are absent by design); _check_loaded says
     # whether everything that trains was found.
-    return StateDictOptions(ignore_frozen_params=True, full_state_dict=full, cpu_offload=full,
-                            strict=not loading)
+    return StateDictOptions(ignore_frozen_params=True, full_state_dict=full, cpu_offload=full, strict=not loading)
 
 
 def _check_loaded(model, result, folder: Path) -> None:
@@ -180,8 +183,10 @@ def _check_loaded(model, result, folder: Path) -> None:
     trainable = {name for name, p in model.named_parameters() if p.requires_grad}
     missing = [k for k in result.missing_keys if k in trainable]
     if missing or result.unexpected_keys:
-        raise RuntimeError(f"checkpoint {folder} does not match the model: missing {missing[:3]}, "
-                           f"unexpected {list(result.unexpected_keys)[:3]}")
+        raise RuntimeError(
+            f"checkpoint {folder} does not match the model: missing {missing[:3]}, "
+            f"unexpected {list(result.unexpected_keys)[:3]}"
+        )
 
 
 def save_sharded(folder: Path, model, optimizer) -> None:
@@ -203,15 +208,22 @@ def load_sharded(folder: Path, model, optimizer=None) -> None:
 
         state = {"model": get_model_state_dict(model, options=_state_options())}
         dcp.load(state, checkpoint_id=str(folder / SHARDED_DIR))
-        _check_loaded(model, set_model_state_dict(model, state["model"], options=_state_options(loading=True)),
-                      folder)
+        _check_loaded(model, set_model_state_dict(model, state["model"], options=_state_options(loading=True)), folder)
         return
     model_state, optim_state = get_state_dict(model, optimizer, options=_state_options())
     state = {"model": model_state, "optimizer": optim_state}
     dcp.load(state, checkpoint_id=str(folder / SHARDED_DIR))
-    _check_loaded(model, set_state_dict(model, optimizer, model_state_dict=state["model"],
-                                        optim_state_dict=state["optimizer"],
-                                        options=_state_options(loading=True)), folder)
+    _check_loaded(
+        model,
+        set_state_dict(
+            model,
+            optimizer,
+            model_state_dict=state["model"],
+            optim_state_dict=state["optimizer"],
+            options=_state_options(loading=True),
+        ),
+        folder,
+    )
 
 
 def has_sharded(folder: Path) -> bool:

@@ -60,8 +60,17 @@ from .checkpoint import load_checkpoint, save_checkpoint
 from .distributed import Dist
 from .learning_signals import learning_signals
 from .records import ended_record, ended_summary, episode_record, episode_summary
-from .rollout import (MEMORY, MEMORY_FREE, Episode, RolloutSettings, add_intrinsic_rewards,
-                      episode_generator, roll_out, tip_entries, write_tips)
+from .rollout import (
+    MEMORY,
+    MEMORY_FREE,
+    Episode,
+    RolloutSettings,
+    add_intrinsic_rewards,
+    episode_generator,
+    roll_out,
+    tip_entries,
+    write_tips,
+)
 from .run_control import RecordedProgress, RunControl, TrainerHooks
 from .update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, update_policy
 
@@ -132,9 +141,15 @@ def group_modes(n: int, memory_mode: bool, contrast: str = "off") -> list[str]:
 
 
 class Trainer:
-    def __init__(self, config: TrainConfig, folder: RunFolder, hooks: TrainerHooks | None = None,
-                 control: RunControl | None = None, embedder: SentenceEmbedder | None = None,
-                 dist: Dist | None = None):
+    def __init__(
+        self,
+        config: TrainConfig,
+        folder: RunFolder,
+        hooks: TrainerHooks | None = None,
+        control: RunControl | None = None,
+        embedder: SentenceEmbedder | None = None,
+        dist: Dist | None = None,
+    ):
         self.config = config
         self.folder = folder
         self.dist = dist or Dist.from_env()
@@ -153,8 +168,10 @@ class Trainer:
             raise
         unknown = [t for t in config.env.tasks if t not in self.env.tasks()]
         if unknown:
-            raise ConfigError(f"config key 'env.tasks' names unknown {config.env.name} task(s) "
-                              f"{', '.join(unknown)} (known: {', '.join(self.env.tasks())})")
+            raise ConfigError(
+                f"config key 'env.tasks' names unknown {config.env.name} task(s) "
+                f"{', '.join(unknown)} (known: {', '.join(self.env.tasks())})"
+            )
         self.train_variations = config.env.train_variations or None
         self.model_path = resolve_model(config.policy.model)
         p = config.policy
@@ -166,22 +183,29 @@ class Trainer:
         # the run's seed, so two runs of one config start from the same adapters whatever the
         # process did before (a resumed run then loads its own from the checkpoint).
         torch.manual_seed(config.seed)
-        self.model, self.tokenizer = load_policy(self.model_path, device=str(self.device), dtype=p.dtype,
-                                                 gradient_checkpointing=p.gradient_checkpointing, lora=lora)
+        self.model, self.tokenizer = load_policy(
+            self.model_path,
+            device=str(self.device),
+            dtype=p.dtype,
+            gradient_checkpointing=p.gradient_checkpointing,
+            lora=lora,
+        )
         self.model.eval()
         if config.dist.strategy == "fsdp2":  # before the optimizer: it must see the shards
             self.model = self._shard(self.model)
             self.dist = dataclasses.replace(self.dist, sharded=True)
         self.optimizer = torch.optim.AdamW(
             [p for p in self.model.parameters() if p.requires_grad],
-            lr=config.algo.lr, weight_decay=config.algo.weight_decay,
+            lr=config.algo.lr,
+            weight_decay=config.algo.weight_decay,
         )
         # The initial policy, kept only when it is used (a 7B copy is not free): the KL
         # reference (β > 0) and, with memory.tip_writer=initial, the tips' writer.
         initial = None
         if config.algo.kl_beta > 0 or config.memory.tip_writer == "initial":
-            initial = kl_reference(self.model, self.model_path, str(self.device), p.dtype,
-                                   self._shard if self.dist.sharded else None)
+            initial = kl_reference(
+                self.model, self.model_path, str(self.device), p.dtype, self._shard if self.dist.sharded else None
+            )
         self.reference = initial if config.algo.kl_beta > 0 else None
         self._initial = initial
         self.intrinsic = make_intrinsic_reward(
@@ -200,8 +224,12 @@ class Trainer:
         from ..policy.model import MIXED_BF16
         from .sharding import shard_model
 
-        return shard_model(model, self.device, mixed_bf16=self.config.policy.dtype == MIXED_BF16,
-                           cpu_offload=self.config.dist.cpu_offload)
+        return shard_model(
+            model,
+            self.device,
+            mixed_bf16=self.config.policy.dtype == MIXED_BF16,
+            cpu_offload=self.config.dist.cpu_offload,
+        )
 
     # -- setup and resume ------------------------------------------------------------------------
 
@@ -220,7 +248,9 @@ class Trainer:
                 self.folder.rollback_to(self.iteration)
         if self.dist.main:
             self.memory = MemoryStore.open(
-                self.folder.memory_path, self.embedder, capacity=self.config.memory.capacity,
+                self.folder.memory_path,
+                self.embedder,
+                capacity=self.config.memory.capacity,
                 rollback_to=marker if resume else None,
             )
         self.dist.barrier()  # rank 0 has cut the memory log back to the checkpoint
@@ -249,8 +279,10 @@ class Trainer:
         `train`/`resume`, or a host resuming the same run) is refused before it rolls anything
         back. Rank 0 mirrors the run folder to the trackers of config.report_to meanwhile (a
         thread that follows its files; trackers/mirror.py)."""
-        with self.folder.writer_lock() if self.dist.main else contextlib.nullcontext(), \
-                mirrored(self.folder, self.config.report_to if self.dist.main else []):
+        with (
+            self.folder.writer_lock() if self.dist.main else contextlib.nullcontext(),
+            mirrored(self.folder, self.config.report_to if self.dist.main else []),
+        ):
             try:
                 self._run(resume)
             except EnvironmentFault as fault:
@@ -280,25 +312,28 @@ class Trainer:
             update_mode = (OFF_POLICY if off_policy else ON_POLICY_WITH_TIPS) if memory_mode else ON_POLICY
 
             # 3–4. Roll out, let the policy write its tips, reward novelty.
-            episodes, after, timings, split = self.play(iteration, tasks, memory_mode,
-                                                        update_mode=update_mode)
+            episodes, after, timings, split = self.play(iteration, tasks, memory_mode, update_mode=update_mode)
 
             # 5–6. Update θ with the mode's ratio (Table 3), masking and dual clip.
             clock = time.perf_counter()
             self.hooks.on_progress(iteration, "update", 0, 1)
-            stats = self.update(episodes, update_mode,
-                                on_step=lambda done, total: self.hooks.on_progress(iteration, "update", done, total))
+            stats = self.update(
+                episodes,
+                update_mode,
+                on_step=lambda done, total: self.hooks.on_progress(iteration, "update", done, total),
+            )
             timings["update"] = self._lap(clock)
 
             evaluation = {}
-            last = iteration == cfg.iterations or 0 < cfg.max_env_steps <= self.env_steps + sum(len(ep.steps) for ep in episodes)
+            last = iteration == cfg.iterations or 0 < cfg.max_env_steps <= self.env_steps + sum(
+                len(ep.steps) for ep in episodes
+            )
             if cfg.eval.every and (iteration % cfg.eval.every == 0 or last):
                 self.hooks.on_progress(iteration, "evaluation", 0, 1)
                 evaluation = self.evaluate(iteration)
             timings["evaluation"] = self._lap(clock) - timings["update"]
 
-            self.record(iteration, episodes, after, memory_mode, update_mode, stats, evaluation,
-                        timings, split)
+            self.record(iteration, episodes, after, memory_mode, update_mode, stats, evaluation, timings, split)
             if iteration % cfg.checkpoint_every == 0 or iteration == cfg.iterations or self._budget_spent():
                 self.checkpoint()
             self._set_state("running", iteration)
@@ -306,8 +341,15 @@ class Trainer:
 
     # -- pieces of an iteration ------------------------------------------------------------------
 
-    def play(self, iteration: int, tasks: list[tuple[str, int]], memory_mode: bool,
-             group_size: int | None = None, tips: bool = True, update_mode: str | None = None):
+    def play(
+        self,
+        iteration: int,
+        tasks: list[tuple[str, int]],
+        memory_mode: bool,
+        group_size: int | None = None,
+        tips: bool = True,
+        update_mode: str | None = None,
+    ):
         """Steps 3–4 for `tasks`, `group_size` rollouts each: roll out in lockstep (tips retrieved
         every step in memory mode; with several ranks each plays its own groups), let the
         current policy write a tip per episode (unless `tips` is False), reward novelty.
@@ -319,21 +361,29 @@ class Trainer:
         clock = time.perf_counter()
         modes = group_modes(n, memory_mode, cfg.algo.memory_contrast)
         episodes = [
-            Episode(id=f"i{iteration:06d}-e{g * n + k:04d}", task=task, variation=variation,
-                    group=g, rollout_mode=modes[k])
-            for g, (task, variation) in enumerate(tasks) for k in range(n)
+            Episode(
+                id=f"i{iteration:06d}-e{g * n + k:04d}", task=task, variation=variation, group=g, rollout_mode=modes[k]
+            )
+            for g, (task, variation) in enumerate(tasks)
+            for k in range(n)
         ]
         mine = [e for e, ep in enumerate(episodes) if self.dist.owns_group(ep.group)]
         my_episodes = [episodes[e] for e in mine]
         samplers = [episode_generator(cfg.seed, ROLLOUT_STREAM, iteration, e) for e in mine]
         split: dict[str, float] = {}  # rollout time by phase: generation, environment, ...
         with self.dist.gathered(self.model):  # ranks play different numbers of steps
-            my_after = roll_out(self.envs.take(len(my_episodes)), my_episodes, self.model, self.tokenizer,
-                                self._settings(train=True), samplers,
-                                self.memory if memory_mode else None,
-                                on_step=lambda t, _: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
-                                timings=split,
-                                on_episode_end=self._episode_reporter(iteration, my_episodes, update_mode))
+            my_after = roll_out(
+                self.envs.take(len(my_episodes)),
+                my_episodes,
+                self.model,
+                self.tokenizer,
+                self._settings(train=True),
+                samplers,
+                self.memory if memory_mode else None,
+                on_step=lambda t, _: self.hooks.on_progress(iteration, "rollout", t, cfg.env.max_steps),
+                timings=split,
+                on_episode_end=self._episode_reporter(iteration, my_episodes, update_mode),
+            )
             timings["rollout"] = self._lap(clock)
             # No tips where nothing will read them (memory.write_tips=auto with p = 0: the
             # paper's GRPO), nor where the caller asks for none (a rerun).
@@ -343,10 +393,18 @@ class Trainer:
                 count = len(my_episodes) if not self.dist.active else None
                 self.hooks.on_progress(iteration, "reflection", 0, count or 1)
                 with self._tip_writer() as writer:
-                    write_tips(my_episodes, my_after, writer, self.tokenizer, self._settings(train=True),
-                               cfg.policy.max_tip_tokens, samplers,
-                               on_written=None if count is None else (
-                                   lambda n: self.hooks.on_progress(iteration, "reflection", n, count)))
+                    write_tips(
+                        my_episodes,
+                        my_after,
+                        writer,
+                        self.tokenizer,
+                        self._settings(train=True),
+                        cfg.policy.max_tip_tokens,
+                        samplers,
+                        on_written=None
+                        if count is None
+                        else (lambda n: self.hooks.on_progress(iteration, "reflection", n, count)),
+                    )
             timings["tips"] = self._lap(clock, timings)
         episodes, after = self.dist.gather_episodes(my_episodes, my_after, mine)
         self.hooks.on_progress(iteration, "novelty", 0, 1)
@@ -368,9 +426,13 @@ class Trainer:
         def report(i: int, after: list[str]) -> None:
             nonlocal ended
             ended += 1
-            self.hooks.on_episode(iteration, ended_summary(episodes[i], update_mode, iteration),
-                                  ended_record(episodes[i], update_mode, iteration, after),
-                                  ended, len(episodes))
+            self.hooks.on_episode(
+                iteration,
+                ended_summary(episodes[i], update_mode, iteration),
+                ended_record(episodes[i], update_mode, iteration, after),
+                ended,
+                len(episodes),
+            )
 
         return report
 
@@ -393,21 +455,28 @@ class Trainer:
         """Step 6: the optimizer steps of one iteration (update.py); returns their statistics.
         on_step(done, total) after each optimizer step."""
         algo = self.config.algo
-        return update_policy(self.model, self.optimizer, episodes, update_mode, algo,
-                             self.tokenizer.pad_token_id, self.generator, self.reference,
-                             micro_batch=algo.micro_batch, dist=self.dist, on_step=on_step)
+        return update_policy(
+            self.model,
+            self.optimizer,
+            episodes,
+            update_mode,
+            algo,
+            self.tokenizer.pad_token_id,
+            self.generator,
+            self.reference,
+            micro_batch=algo.micro_batch,
+            dist=self.dist,
+            on_step=on_step,
+        )
 
-    def record(self, iteration, episodes, after, memory_mode, update_mode, stats, evaluation,
-               timings, split) -> None:
+    def record(self, iteration, episodes, after, memory_mode, update_mode, stats, evaluation, timings, split) -> None:
         """Counts the iteration as done and writes its trajectories and metrics (rank 0)."""
         self.iteration = iteration
         self.env_steps += sum(len(ep.steps) for ep in episodes)
         if self.dist.main:
-            record = self._metrics(iteration, episodes, memory_mode, update_mode, stats,
-                                   evaluation, timings, split)
+            record = self._metrics(iteration, episodes, memory_mode, update_mode, stats, evaluation, timings, split)
             summaries = [episode_summary(ep, update_mode, iteration) for ep in episodes]
-            records = [episode_record(ep, update_mode, iteration, after[e])
-                       for e, ep in enumerate(episodes)]
+            records = [episode_record(ep, update_mode, iteration, after[e]) for e, ep in enumerate(episodes)]
             self.folder.write_trajectories(iteration, records, summaries)
             self.folder.append_metrics(record)
             self.hooks.on_trajectories(iteration, summaries)
@@ -420,8 +489,9 @@ class Trainer:
         return 0 < self.config.max_env_steps <= self.env_steps
 
     def _sample_tasks(self) -> list[tuple[str, int]]:
-        pairs = [(t, v) for t in self.config.env.tasks
-                 for v in (self.train_variations or self.env.variations(t, "train"))]
+        pairs = [
+            (t, v) for t in self.config.env.tasks for v in (self.train_variations or self.env.variations(t, "train"))
+        ]
         return [self.rng.choice(pairs) for _ in range(self.config.algo.batch_tasks)]
 
     def _settings(self, train: bool) -> RolloutSettings:
@@ -447,14 +517,24 @@ class Trainer:
             return
         self.hooks.on_progress(iteration, "storing", 0, len(written))
         settings = self._settings(train=True)
-        tips = self.memory.add_episode_tips([
-            EpisodeTip(episodes[e].variation_key, episodes[e].tip,
-                       steps=tip_entries(episodes[e], after[e], settings),
-                       score=episodes[e].final_score,
-                       provenance={"run": self.folder.run_id, "iteration": iteration,
-                                   "episode": episodes[e].id, "step": len(episodes[e].steps),
-                                   "score": episodes[e].final_score})
-            for e in written])
+        tips = self.memory.add_episode_tips(
+            [
+                EpisodeTip(
+                    episodes[e].variation_key,
+                    episodes[e].tip,
+                    steps=tip_entries(episodes[e], after[e], settings),
+                    score=episodes[e].final_score,
+                    provenance={
+                        "run": self.folder.run_id,
+                        "iteration": iteration,
+                        "episode": episodes[e].id,
+                        "step": len(episodes[e].steps),
+                        "score": episodes[e].final_score,
+                    },
+                )
+                for e in written
+            ]
+        )
         for e, tip in zip(written, tips):
             episodes[e].tip_id = tip.id
         self.hooks.on_progress(iteration, "storing", len(written), len(written))
@@ -463,24 +543,35 @@ class Trainer:
         """Memory-free success on held-out variations; memory-augmented on training ones (each
         rank plays every world-th episode; the results are gathered)."""
         cfg = self.config
-        held_out = [(t, v) for t in cfg.env.tasks
-                    for v in (cfg.env.test_variations or self.env.variations(t, "test"))[:cfg.eval.max_variations]]
-        trained = [(t, v) for t in cfg.env.tasks
-                   for v in (self.train_variations or self.env.variations(t, "train"))]
+        held_out = [
+            (t, v)
+            for t in cfg.env.tasks
+            for v in (cfg.env.test_variations or self.env.variations(t, "test"))[: cfg.eval.max_variations]
+        ]
+        trained = [(t, v) for t in cfg.env.tasks for v in (self.train_variations or self.env.variations(t, "train"))]
         result = {}
-        for s, (name, pairs, memory) in enumerate(zip(metric.EVAL_SETTINGS, (held_out, trained),
-                                                      (None, self.memory))):
-            episodes = [Episode(id=f"eval-{name}-{k}", task=t, variation=v, group=k,
-                                rollout_mode=MEMORY if memory else MEMORY_FREE)
-                        for k, (t, v) in enumerate(pairs * cfg.eval.episodes_per_variation)]
+        for s, (name, pairs, memory) in enumerate(zip(metric.EVAL_SETTINGS, (held_out, trained), (None, self.memory))):
+            episodes = [
+                Episode(
+                    id=f"eval-{name}-{k}", task=t, variation=v, group=k, rollout_mode=MEMORY if memory else MEMORY_FREE
+                )
+                for k, (t, v) in enumerate(pairs * cfg.eval.episodes_per_variation)
+            ]
             episodes = [ep for ep in episodes if self.dist.owns_group(ep.group)]
-            samplers = [episode_generator(cfg.seed, EVAL_STREAM, iteration, s, ep.group)
-                        for ep in episodes]
+            samplers = [episode_generator(cfg.seed, EVAL_STREAM, iteration, s, ep.group) for ep in episodes]
             with self.dist.gathered(self.model):
-                roll_out(self.envs.take(len(episodes)), episodes, self.model, self.tokenizer,
-                         self._settings(train=False), samplers, memory)
-            outcomes = [o for part in self.dist.gather([(ep.task, ep.success, ep.final_score)
-                                                         for ep in episodes]) for o in part]
+                roll_out(
+                    self.envs.take(len(episodes)),
+                    episodes,
+                    self.model,
+                    self.tokenizer,
+                    self._settings(train=False),
+                    samplers,
+                    memory,
+                )
+            outcomes = [
+                o for part in self.dist.gather([(ep.task, ep.success, ep.final_score) for ep in episodes]) for o in part
+            ]
             result[metric.eval_success(name)] = float(np.mean([success for _, success, _ in outcomes]))
             result[metric.eval_score(name)] = float(np.mean([score for _, _, score in outcomes]))
             for task in cfg.env.tasks:
@@ -488,32 +579,43 @@ class Trainer:
                 result[metric.eval_success(name, task)] = float(np.mean(mine)) if mine else 0.0
         return result
 
-    def _metrics(self, iteration, episodes, memory_mode, update_mode, stats, evaluation, timings,
-                 split) -> dict:
+    def _metrics(self, iteration, episodes, memory_mode, update_mode, stats, evaluation, timings, split) -> dict:
         scores = [ep.final_score for ep in episodes]
         successes = [float(ep.success) for ep in episodes]
         action_tokens = sum(len(s.action_ids) for ep in episodes for s in ep.steps)
         steps = [s for ep in episodes for s in ep.steps]
         # Sequence tokens (prompt + action) per update pass, a proxy for the update's work.
         update_tokens = self.config.algo.ppo_epochs * sum(
-            len(s.prompt_ids) + len(s.action_ids) for s in steps if s.action_ids)
+            len(s.prompt_ids) + len(s.action_ids) for s in steps if s.action_ids
+        )
         rollout_mode = MEMORY if memory_mode else MEMORY_FREE
         # Per rollout mode: a contrast group (algo.memory_contrast=half) holds both.
         per_mode = {}
         for m in (MEMORY, MEMORY_FREE):
             played = [ep for ep in episodes if ep.rollout_mode == m]
             if played:
-                per_mode[metric.rollout_return(metric.mode_segment(m))] = float(np.mean([ep.final_score for ep in played]))
+                per_mode[metric.rollout_return(metric.mode_segment(m))] = float(
+                    np.mean([ep.final_score for ep in played])
+                )
                 per_mode[metric.rollout_success(metric.mode_segment(m))] = float(np.mean([ep.success for ep in played]))
         tipped_steps = [s for ep in episodes if ep.rollout_mode == MEMORY for s in ep.steps]
         record = {
-            metric.ITERATION: iteration, metric.TIME: time.time(),
-            metric.ROLLOUT_MODE: rollout_mode, metric.UPDATE_MODE: update_mode, **per_mode,
-            metric.ROLLOUT_RETURN: float(np.mean(scores)), metric.ROLLOUT_SUCCESS: float(np.mean(successes)),
-            metric.ROLLOUT_STEPS: len(steps), metric.ENV_STEPS: self.env_steps,
+            metric.ITERATION: iteration,
+            metric.TIME: time.time(),
+            metric.ROLLOUT_MODE: rollout_mode,
+            metric.UPDATE_MODE: update_mode,
+            **per_mode,
+            metric.ROLLOUT_RETURN: float(np.mean(scores)),
+            metric.ROLLOUT_SUCCESS: float(np.mean(successes)),
+            metric.ROLLOUT_STEPS: len(steps),
+            metric.ENV_STEPS: self.env_steps,
             metric.MEMORY_TIPS: self.memory.count(),
-            metric.MEMORY_RETRIEVAL_HITS: float(np.mean([len(s.tip_ids) > 0 for s in tipped_steps])) if tipped_steps else 0.0,
-            metric.MEMORY_TIPS_PER_STEP: float(np.mean([len(s.tip_ids) for s in tipped_steps])) if tipped_steps else 0.0,
+            metric.MEMORY_RETRIEVAL_HITS: float(np.mean([len(s.tip_ids) > 0 for s in tipped_steps]))
+            if tipped_steps
+            else 0.0,
+            metric.MEMORY_TIPS_PER_STEP: float(np.mean([len(s.tip_ids) for s in tipped_steps]))
+            if tipped_steps
+            else 0.0,
             metric.REWARD_INTRINSIC: float(np.mean([s.intrinsic for s in steps])),
             metric.TIME_TOTAL: sum(timings.values()),
             metric.THROUGHPUT_ROLLOUT: action_tokens / max(timings["rollout"], 1e-9),
@@ -521,8 +623,7 @@ class Trainer:
             **{metric.TIME_PREFIX + k: v for k, v in timings.items()},
             **{metric.ROLLOUT_TIME_PREFIX + k: v for k, v in split.items()},
             **{metric.UPDATE_PREFIX + k: v for k, v in stats.items()},
-            **learning_signals(episodes, memory_mode, update_mode, stats, self.config.algo,
-                               self.memory),
+            **learning_signals(episodes, memory_mode, update_mode, stats, self.config.algo, self.memory),
             **evaluation,
         }
         return record

@@ -80,8 +80,17 @@ def build_samples(episodes: list[Episode], update_mode: str, algo: AlgoConfig) -
             old = s.prompt_ids
             if update_mode == OFF_POLICY and algo.off_policy_old_logprob == "without_tips":
                 old = s.prompt_ids_no_tips
-            samples.append(Sample(e, numerator, old, s.prompt_ids_no_tips, s.action_ids,
-                                  s.behaviour_logprobs, with_tips=ep.rollout_mode == MEMORY))
+            samples.append(
+                Sample(
+                    e,
+                    numerator,
+                    old,
+                    s.prompt_ids_no_tips,
+                    s.action_ids,
+                    s.behaviour_logprobs,
+                    with_tips=ep.rollout_mode == MEMORY,
+                )
+            )
     return samples
 
 
@@ -96,19 +105,32 @@ def _scored(model, prompts, actions, pad_id, micro_batch, width=None):
     width = width or max(len(a) for a in actions)
     logps, masks = [], []
     for start in range(0, len(prompts), micro_batch):
-        logp, _, mask = sequence_logprobs(model, prompts[start:start + micro_batch],
-                                          actions[start:start + micro_batch],
-                                          with_entropy=False, pad_id=pad_id)
+        logp, _, mask = sequence_logprobs(
+            model,
+            prompts[start : start + micro_batch],
+            actions[start : start + micro_batch],
+            with_entropy=False,
+            pad_id=pad_id,
+        )
         grow = width - logp.shape[1]
         logps.append(torch.nn.functional.pad(logp, (0, grow)))
         masks.append(torch.nn.functional.pad(mask, (0, grow)))
     return torch.cat(logps), torch.cat(masks)
 
 
-def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, algo: AlgoConfig,
-                  pad_id: int, generator: torch.Generator, reference_model=None,
-                  micro_batch: int = AlgoConfig.micro_batch, dist: Dist = SINGLE,
-                  on_step: Callable[[int, int], None] | None = None) -> dict[str, float]:
+def update_policy(
+    model,
+    optimizer,
+    episodes: list[Episode],
+    update_mode: str,
+    algo: AlgoConfig,
+    pad_id: int,
+    generator: torch.Generator,
+    reference_model=None,
+    micro_batch: int = AlgoConfig.micro_batch,
+    dist: Dist = SINGLE,
+    on_step: Callable[[int, int], None] | None = None,
+) -> dict[str, float]:
     """Runs the iteration's optimizer steps; returns averaged statistics for the metrics line.
 
     reference_model: anything sequence_logprobs can call (a frozen copy, or the LoRA policy's
@@ -125,12 +147,12 @@ def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, a
         return {"update_samples": 0.0}
     actions = [s.action for s in samples]
     with torch.no_grad():
-        old_logp = _scored_everywhere(model, [s.old_prompt for s in samples], actions, pad_id,
-                                      micro_batch, dist)
+        old_logp = _scored_everywhere(model, [s.old_prompt for s in samples], actions, pad_id, micro_batch, dist)
         ref_logp = None
         if algo.kl_beta > 0 and reference_model is not None:
-            ref_logp = _scored_everywhere(reference_model, [s.numerator_prompt for s in samples],
-                                          actions, pad_id, micro_batch, dist)
+            ref_logp = _scored_everywhere(
+                reference_model, [s.numerator_prompt for s in samples], actions, pad_id, micro_batch, dist
+            )
     behaviour = _pad([s.behaviour for s in samples], old_logp.shape[1])
     row_adv = advantages[torch.tensor([s.episode for s in samples])]
 
@@ -141,9 +163,23 @@ def update_policy(model, optimizer, episodes: list[Episode], update_mode: str, a
     for _ in range(algo.ppo_epochs):
         order = dist.broadcast(torch.randperm(len(samples), generator=generator).tolist())
         for start in range(0, len(order), size):
-            rows = order[start:start + size]
-            step = _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp,
-                                   behaviour, row_adv, update_mode, algo, pad_id, micro_batch, dist)
+            rows = order[start : start + size]
+            step = _minibatch_step(
+                model,
+                optimizer,
+                samples,
+                rows,
+                actions,
+                old_logp,
+                ref_logp,
+                behaviour,
+                row_adv,
+                update_mode,
+                algo,
+                pad_id,
+                micro_batch,
+                dist,
+            )
             optimizer_steps += 1
             if on_step is not None:
                 on_step(optimizer_steps, total_steps)
@@ -180,18 +216,32 @@ def _scored_everywhere(model, prompts, actions, pad_id, micro_batch, dist: Dist)
     logp = torch.zeros(len(actions), width)
     with dist.gathered(model):  # ranks score different numbers of rows
         if mine:
-            part, _ = _scored(model, [prompts[i] for i in mine], [actions[i] for i in mine],
-                              pad_id, micro_batch, width=width)
+            part, _ = _scored(
+                model, [prompts[i] for i in mine], [actions[i] for i in mine], pad_id, micro_batch, width=width
+            )
         else:
             part = torch.zeros(0, width)
     for rank, rows in enumerate(dist.gather(part.cpu())):
-        logp[rank::dist.world] = rows
+        logp[rank :: dist.world] = rows
     return logp.to(model.device)
 
 
-def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp, behaviour,
-                    row_adv, update_mode, algo: AlgoConfig, pad_id, micro_batch,
-                    dist: Dist = SINGLE) -> dict[str, float]:
+def _minibatch_step(
+    model,
+    optimizer,
+    samples,
+    rows,
+    actions,
+    old_logp,
+    ref_logp,
+    behaviour,
+    row_adv,
+    update_mode,
+    algo: AlgoConfig,
+    pad_id,
+    micro_batch,
+    dist: Dist = SINGLE,
+) -> dict[str, float]:
     """Gradient accumulation over micro-batches; each contributes its share of the token mean.
 
     With several ranks each takes every world-th row of the minibatch; shares stay relative to
@@ -200,14 +250,15 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
     optimizer.zero_grad(set_to_none=True)
     total_tokens = sum(len(actions[r]) for r in rows)
     merged: dict[str, float] = {}
-    my_rows = rows[dist.rank::dist.world]
+    my_rows = rows[dist.rank :: dist.world]
     # Under FSDP2 every rank runs as many micro-batches as rank 0 (which has the most rows), so
     # that the collectives inside each forward and backward pair up; a rank out of rows repeats
     # one with weight 0 (sharding.py, choice 3).
-    passes = math.ceil(len(rows[0::dist.world]) / micro_batch) if dist.sharded else \
-        math.ceil(len(my_rows) / micro_batch)
+    passes = (
+        math.ceil(len(rows[0 :: dist.world]) / micro_batch) if dist.sharded else math.ceil(len(my_rows) / micro_batch)
+    )
     for start in range(0, passes * micro_batch, micro_batch):
-        part = my_rows[start:start + micro_batch]
+        part = my_rows[start : start + micro_batch]
         idle = not part
         part = part or rows[:1]
         prompts = [samples[r].numerator_prompt for r in part]
@@ -215,13 +266,23 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
         logp, entropy, mask = sequence_logprobs(model, prompts, part_actions, pad_id=pad_id)
         width = logp.shape[1]
         old = old_logp[part, :width]
-        keep = _keep_mask(model, samples, part, part_actions, logp, mask, behaviour[part, :width],
-                          update_mode, algo, pad_id)
+        keep = _keep_mask(
+            model, samples, part, part_actions, logp, mask, behaviour[part, :width], update_mode, algo, pad_id
+        )
         ref = ref_logp[part, :width] if ref_logp is not None else None
-        loss, step = total_loss(logp, old, row_adv[part], mask, keep, ref_logp=ref,
-                                kl_coef=algo.kl_beta, kl_kind=algo.kl_kind,
-                                clip_low=algo.clip_low, clip_high=algo.clip_high,
-                                dual_clip_c=algo.dual_clip_c)
+        loss, step = total_loss(
+            logp,
+            old,
+            row_adv[part],
+            mask,
+            keep,
+            ref_logp=ref,
+            kl_coef=algo.kl_beta,
+            kl_kind=algo.kl_kind,
+            clip_low=algo.clip_low,
+            clip_high=algo.clip_high,
+            dual_clip_c=algo.dual_clip_c,
+        )
         share = 0.0 if idle else mask.sum().item() / max(total_tokens, 1)
         (loss * share).backward()
         if idle:
@@ -238,8 +299,7 @@ def _minibatch_step(model, optimizer, samples, rows, actions, old_logp, ref_logp
     return merged
 
 
-def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update_mode,
-               algo: AlgoConfig, pad_id):
+def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update_mode, algo: AlgoConfig, pad_id):
     if algo.low_prob_mask == "off" or (algo.mask_scope == "memory" and update_mode == ON_POLICY):
         return None  # scope 'memory': plain GRPO updates of memory-free rollouts are not masked
     if algo.mask_logprob == "behaviour":
@@ -247,8 +307,9 @@ def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update
     elif update_mode == ON_POLICY_WITH_TIPS:
         # The numerator has tips; the paper's mask tests the policy without them.
         with torch.no_grad():
-            tested, _, _ = sequence_logprobs(model, [samples[r].no_tip_prompt for r in part],
-                                             part_actions, with_entropy=False, pad_id=pad_id)
+            tested, _, _ = sequence_logprobs(
+                model, [samples[r].no_tip_prompt for r in part], part_actions, with_entropy=False, pad_id=pad_id
+            )
     else:
         tested = logp.detach()
     keep = low_probability_mask(tested, mask, algo.mask_log_delta, level=algo.low_prob_mask)
@@ -258,8 +319,9 @@ def _keep_mask(model, samples, part, part_actions, logp, mask, behaviour, update
     return keep
 
 
-def dry_run_loss(model, episodes: list[Episode], update_mode: str, algo: AlgoConfig, pad_id: int,
-                 micro_batch: int = 64) -> dict:
+def dry_run_loss(
+    model, episodes: list[Episode], update_mode: str, algo: AlgoConfig, pad_id: int, micro_batch: int = 64
+) -> dict:
     """The loss `update_policy` would optimise on these episodes, over all samples at once,
     with no gradient and no optimizer step (the rerun's dry run).
 
@@ -271,27 +333,36 @@ def dry_run_loss(model, episodes: list[Episode], update_mode: str, algo: AlgoCon
     samples = build_samples(episodes, update_mode, algo)
     if not samples:
         return {"stats": {"update_samples": 0.0}, "ratios": [], "samples": []}
-    advantages = group_advantages(episode_returns(episodes, algo),
-                                  torch.tensor([ep.group for ep in episodes], dtype=torch.long),
-                                  normalize_std=algo.advantage_std_norm)
+    advantages = group_advantages(
+        episode_returns(episodes, algo),
+        torch.tensor([ep.group for ep in episodes], dtype=torch.long),
+        normalize_std=algo.advantage_std_norm,
+    )
     actions = [s.action for s in samples]
     rows = list(range(len(samples)))
     with torch.no_grad():
         old, _ = _scored(model, [s.old_prompt for s in samples], actions, pad_id, micro_batch)
-        logp, mask = _scored(model, [s.numerator_prompt for s in samples], actions, pad_id,
-                             micro_batch)
+        logp, mask = _scored(model, [s.numerator_prompt for s in samples], actions, pad_id, micro_batch)
         behaviour = _pad([s.behaviour for s in samples], logp.shape[1])
-        keep = _keep_mask(model, samples, rows, actions, logp, mask, behaviour, update_mode, algo,
-                          pad_id)
-        _, stats = total_loss(logp, old, advantages[torch.tensor([s.episode for s in samples])],
-                              mask, keep, clip_low=algo.clip_low, clip_high=algo.clip_high,
-                              dual_clip_c=algo.dual_clip_c)
+        keep = _keep_mask(model, samples, rows, actions, logp, mask, behaviour, update_mode, algo, pad_id)
+        _, stats = total_loss(
+            logp,
+            old,
+            advantages[torch.tensor([s.episode for s in samples])],
+            mask,
+            keep,
+            clip_low=algo.clip_low,
+            clip_high=algo.clip_high,
+            dual_clip_c=algo.dual_clip_c,
+        )
         ratio = torch.exp(logp - old)
     stats["update_samples"] = float(len(samples))
     stats["advantage_abs_mean"] = float(advantages.abs().mean())
-    return {"stats": stats,
-            "ratios": [ratio[i, :len(a)].tolist() for i, a in enumerate(actions)],
-            "samples": [s.episode for s in samples]}
+    return {
+        "stats": stats,
+        "ratios": [ratio[i, : len(a)].tolist() for i, a in enumerate(actions)],
+        "samples": [s.episode for s in samples],
+    }
 
 
 def tip_guided_logprobs(model, episodes: list[Episode], pad_id: int, micro_batch: int = 64) -> list[dict]:
@@ -306,11 +377,19 @@ def tip_guided_logprobs(model, episodes: list[Episode], pad_id: int, micro_batch
     steps = [0 for _ in episodes]
     if cells:
         with torch.no_grad():
-            logp, _ = _scored(model, [s.prompt_ids_no_tips for _, s in cells],
-                              [s.action_ids for _, s in cells], pad_id, micro_batch)
+            logp, _ = _scored(
+                model, [s.prompt_ids_no_tips for _, s in cells], [s.action_ids for _, s in cells], pad_id, micro_batch
+            )
         for row, (e, s) in zip(logp.tolist(), cells):
             steps[e] += 1
-            per_episode[e].extend(row[:len(s.action_ids)])
-    return [{"steps": n, "tokens": len(lps), "logprob": float(sum(lps)),
-             "mean": float(sum(lps)) / len(lps) if lps else None, "token_logprobs": lps}
-            for n, lps in zip(steps, per_episode)]
+            per_episode[e].extend(row[: len(s.action_ids)])
+    return [
+        {
+            "steps": n,
+            "tokens": len(lps),
+            "logprob": float(sum(lps)),
+            "mean": float(sum(lps)) / len(lps) if lps else None,
+            "token_logprobs": lps,
+        }
+        for n, lps in zip(steps, per_episode)
+    ]

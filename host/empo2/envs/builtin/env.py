@@ -48,8 +48,7 @@ class BuiltinEnv:
         builder uses the others, see world.py).
     """
 
-    def __init__(self, max_steps: int = DEFAULT_MAX_STEPS, correct_actions: bool = True,
-                 placement: str = "hidden"):
+    def __init__(self, max_steps: int = DEFAULT_MAX_STEPS, correct_actions: bool = True, placement: str = "hidden"):
         self.max_steps = max_steps
         self.correct_actions = correct_actions
         self.placement = placement
@@ -139,23 +138,23 @@ class BuiltinEnv:
         if command == "look around":
             return self._describe_room()
         if command.startswith("go to "):
-            self.room = command[len("go to "):]
+            self.room = command[len("go to ") :]
             return self._describe_room()
         if command.startswith("open "):
-            container = command[len("open "):]
+            container = command[len("open ") :]
             self.open.add(container)
             inside = self.contents[container]
             held = f"it holds {_listing(inside)}" if inside else "it is empty"
             return f"you open the {container} . {held} ." + self._carrying()
         if command.startswith("take "):
-            item = command[len("take "):]
+            item = command[len("take ") :]
             self.contents[w.container_of[self.room]].remove(item)
             self.carried.append(item)
             self.taken |= item == w.item
             self.decoy_taken |= item == w.decoy
             return f"you take the {item} ." + self._carrying()
         if command.startswith("put "):
-            item = command[len("put "):].split(" in ")[0]
+            item = command[len("put ") :].split(" in ")[0]
             if item == w.item and not self.placed:
                 self.carried.remove(item)
                 self.placed = True
@@ -176,8 +175,7 @@ class BuiltinEnv:
             return f"the {w.target} works . you completed the task ."
         if self.decoy_in_target:
             self.decoy_in_target, self.decoy_failed = False, True
-            return (f"the {w.target} sparks and goes dark . the {w.decoy} does not work ."
-                    + self._carrying())
+            return f"the {w.target} sparks and goes dark . the {w.decoy} does not work ." + self._carrying()
         return f"nothing happens . the {w.target} needs a {w.item} ." + self._carrying()
 
     def _score(self) -> float:
@@ -201,8 +199,7 @@ class BuiltinEnv:
         if self.room == w.target_room:
             things.append(w.target)
         exits = " , ".join(r for r in w.rooms if r != self.room)
-        return (f"you are in the {self.room} . here : {_listing(things)} .{_EXITS}{exits} ."
-                + self._carrying())
+        return f"you are in the {self.room} . here : {_listing(things)} .{_EXITS}{exits} ." + self._carrying()
 
     def _info(self) -> StepInfo:
         return StepInfo(

@@ -22,15 +22,35 @@ from dataclasses import dataclass
 START_ROOM = "hallway"
 HABIT_ROOMS = ("hallway", "kitchen")
 ROOM_POOL = (
-    "lounge", "bedroom", "bathroom", "office", "attic", "basement",
-    "workshop", "garage", "shed", "greenhouse", "garden", "pantry",
+    "lounge",
+    "bedroom",
+    "bathroom",
+    "office",
+    "attic",
+    "basement",
+    "workshop",
+    "garage",
+    "shed",
+    "greenhouse",
+    "garden",
+    "pantry",
 )
 # The word that makes an item its decoy ("broken battery"): it fits, earns partial credit and
 # never works.
 DECOY_WORD = "broken"
 CONTAINER_POOL = (
-    "drawer", "cabinet", "cupboard", "box", "crate", "chest", "basket",
-    "locker", "sack", "trunk", "bin", "case",
+    "drawer",
+    "cabinet",
+    "cupboard",
+    "box",
+    "crate",
+    "chest",
+    "basket",
+    "locker",
+    "sack",
+    "trunk",
+    "bin",
+    "case",
 )
 DISTRACTOR_ITEMS = ("rag", "cup", "spoon", "book", "sock", "candle", "brush", "rope", "coin", "map")
 

@@ -21,7 +21,13 @@ import random
 from dataclasses import dataclass, field
 
 from .tasks import (
-    CONTAINER_POOL, DECOY_WORD, DISTRACTOR_ITEMS, HABIT_ROOMS, ROOM_POOL, START_ROOM, TaskKind,
+    CONTAINER_POOL,
+    DECOY_WORD,
+    DISTRACTOR_ITEMS,
+    HABIT_ROOMS,
+    ROOM_POOL,
+    START_ROOM,
+    TaskKind,
 )
 
 ROOMS_PER_WORLD = 10
@@ -49,9 +55,14 @@ class World:
         target's room, put, use (the demonstrations' corpus and the tip probes replay it)."""
         if self.item_room is None:
             raise ValueError(f"{self.kind.name}/{self.variation} hides no item, so it has no solution")
-        return [f"go to {self.item_room}", f"open {self.container_of[self.item_room]}", f"take {self.item}",
-                f"go to {self.target_room}", f"put {self.item} in {self.target}",
-                f"{self.kind.use_verb} {self.target}"]
+        return [
+            f"go to {self.item_room}",
+            f"open {self.container_of[self.item_room]}",
+            f"take {self.item}",
+            f"go to {self.target_room}",
+            f"put {self.item} in {self.target}",
+            f"{self.kind.use_verb} {self.target}",
+        ]
 
     def room_of_container(self, container: str) -> str:
         for room, c in self.container_of.items():
@@ -98,7 +109,8 @@ def generate_world(kind: TaskKind, variation: int, placement: str = "hidden") ->
     box = contents[container_of[decoy_room]]
     box.insert(rng.randint(0, len(box)), decoy)
     target_room = rng.choice([r for r in rooms if r != item_room])
-    world = World(kind, variation, rooms, container_of, contents, item, item_room, decoy, decoy_room,
-                  target, target_room)
+    world = World(
+        kind, variation, rooms, container_of, contents, item, item_room, decoy, decoy_room, target, target_room
+    )
     world.description = kind.description.format(item=item, target=target, target_room=target_room)
     return world

@@ -17,15 +17,21 @@ async def initialize(request, params: dict) -> dict:
         raise ProtocolError("InvalidRequest", "this connection is already initialized.")
     ours = protocol_version()
     if params["protocolVersion"].split(".")[0] != ours.split(".")[0]:
-        raise ProtocolError("ProtocolVersionMismatch",
-                            f"the host speaks protocol {ours}, the client {params['protocolVersion'][:20]}.",
-                            {"hostVersion": ours})
+        raise ProtocolError(
+            "ProtocolVersionMismatch",
+            f"the host speaks protocol {ours}, the client {params['protocolVersion'][:20]}.",
+            {"hostVersion": ours},
+        )
     connection.client_name = params["clientInfo"]["name"]
     connection.capabilities = dict(params.get("capabilities", {}))
     connection.initialized = True
     connection.subscribe()
-    return {"protocolVersion": ours, "serverInfo": await host.server_info(),
-            "connection": connection.number, "capabilities": host.capabilities()}
+    return {
+        "protocolVersion": ours,
+        "serverInfo": await host.server_info(),
+        "connection": connection.number,
+        "capabilities": host.capabilities(),
+    }
 
 
 async def shutdown(request, params: dict) -> dict:

@@ -16,8 +16,17 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ...memory.records import (PERSON, POLICY, RESERVED_AUTHORS, EditAlreadyApplied,
-                               EditIdReused, TipDeleted, UnknownTip, VersionConflict, author_kind)
+from ...memory.records import (
+    PERSON,
+    POLICY,
+    RESERVED_AUTHORS,
+    EditAlreadyApplied,
+    EditIdReused,
+    TipDeleted,
+    UnknownTip,
+    VersionConflict,
+    author_kind,
+)
 from ..protocol import ProtocolError
 from ..wire import tip_json, tip_version_json
 from .trajectory import DEFAULT_LIMIT, decode_cursor
@@ -31,8 +40,9 @@ def _author(request, params: dict) -> dict:
     a person wrote it, never the client program."""
     name = params.get("author") or UNNAMED_PERSON
     if name in RESERVED_AUTHORS:
-        raise ProtocolError("InvalidParams", f"params.author '{name}' is reserved; name a person.",
-                            {"field": "params.author"})
+        raise ProtocolError(
+            "InvalidParams", f"params.author '{name}' is reserved; name a person.", {"field": "params.author"}
+        )
     return {"kind": PERSON, "name": name, "connection": request.connection.number}
 
 
@@ -41,9 +51,13 @@ def _not_found(params: dict) -> ProtocolError:
 
 
 def _conflict(params: dict, conflict: VersionConflict) -> ProtocolError:
-    return ProtocolError("VersionConflict", f"tip {params['tipId']} is at version "
-                         f"{conflict.current.version}, not {params['expectedVersion']}; reload it "
-                         "and edit again.", {"tip": tip_json(conflict.current)})
+    return ProtocolError(
+        "VersionConflict",
+        f"tip {params['tipId']} is at version "
+        f"{conflict.current.version}, not {params['expectedVersion']}; reload it "
+        "and edit again.",
+        {"tip": tip_json(conflict.current)},
+    )
 
 
 @contextmanager
@@ -57,8 +71,11 @@ def _once(params: dict):
         result.clear()
         result.update(tip=tip_json(done.tip), replayed=True)
     except EditIdReused as err:
-        raise ProtocolError("InvalidParams", f"params.editId is invalid ({err}); choose a new "
-                            "id for each edit.", {"field": "params.editId"}) from None
+        raise ProtocolError(
+            "InvalidParams",
+            f"params.editId is invalid ({err}); choose a new id for each edit.",
+            {"field": "params.editId"},
+        ) from None
 
 
 @contextmanager
@@ -69,8 +86,9 @@ def _text_errors():
     except EditIdReused:
         raise
     except ValueError as err:
-        raise ProtocolError("InvalidParams", f"params.text is invalid ({str(err)[:200]}).",
-                            {"field": "params.text"}) from None
+        raise ProtocolError(
+            "InvalidParams", f"params.text is invalid ({str(err)[:200]}).", {"field": "params.text"}
+        ) from None
 
 
 async def list_tips(request, params: dict) -> dict:
@@ -86,16 +104,23 @@ async def list_tips(request, params: dict) -> dict:
         if store is None:
             return [], 0
         tips, total = store.list_tips(
-            variation_key=wanted.get("variationKey"), search=params.get("search") or None,
+            variation_key=wanted.get("variationKey"),
+            search=params.get("search") or None,
             author=POLICY if author == POLICY else None,
             include_deleted=wanted.get("includeDeleted", False),
             include_evicted=wanted.get("includeEvicted", False),
-            offset=0 if here else offset, limit=EVERYTHING if here else limit)
+            offset=0 if here else offset,
+            limit=EVERYTHING if here else limit,
+        )
         if here:
-            tips = [t for t in tips if (task is None or t.variation_key.split("/")[0] == task)
-                    and (author != PERSON or author_kind(t.author) == PERSON)]
+            tips = [
+                t
+                for t in tips
+                if (task is None or t.variation_key.split("/")[0] == task)
+                and (author != PERSON or author_kind(t.author) == PERSON)
+            ]
             total = len(tips)
-            tips = tips[offset:offset + limit]
+            tips = tips[offset : offset + limit]
         return [tip_json(t) for t in tips], total
 
     items, total = await request.host.memory.use(params["runId"], listed)
@@ -123,10 +148,14 @@ async def add_tip(request, params: dict) -> dict:
     def add(store):
         with _once(params) as result:
             with _text_errors():
-                tip = store.add_tip(params["variationKey"], params["text"],
-                                    score=params.get("score"),
-                                    author=author["name"], key_text=params.get("keyText"),
-                                    edit_id=params.get("editId"))
+                tip = store.add_tip(
+                    params["variationKey"],
+                    params["text"],
+                    score=params.get("score"),
+                    author=author["name"],
+                    key_text=params.get("keyText"),
+                    edit_id=params.get("editId"),
+                )
             result["tip"] = tip_json(tip)
         return result
 
@@ -161,8 +190,12 @@ async def update_tip(request, params: dict) -> dict:
         with _once(params) as result, _edit_errors(params, "is deleted; it cannot be edited"):
             with _text_errors():
                 tip = _existing(store, params).update(
-                    params["tipId"], params["text"], expected_version=params["expectedVersion"],
-                    author=author["name"], edit_id=params.get("editId"))
+                    params["tipId"],
+                    params["text"],
+                    expected_version=params["expectedVersion"],
+                    author=author["name"],
+                    edit_id=params.get("editId"),
+                )
             result["tip"] = tip_json(tip)
         return result
 
@@ -176,8 +209,11 @@ async def delete_tip(request, params: dict) -> dict:
     def delete(store):
         with _once(params) as result, _edit_errors(params, "is already deleted"):
             tip = _existing(store, params).delete(
-                params["tipId"], expected_version=params["expectedVersion"], author=author["name"],
-                edit_id=params.get("editId"))
+                params["tipId"],
+                expected_version=params["expectedVersion"],
+                author=author["name"],
+                edit_id=params.get("editId"),
+            )
             result["tip"] = tip_json(tip)
         return result
 

@@ -11,6 +11,7 @@ from ...run_folder.folder import RunFolder, RunFolderError
 from ..protocol import ProtocolError
 from ..run_manager import sentence
 
+
 async def start(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs
     async with runs.launch_lock:
@@ -18,8 +19,7 @@ async def start(request, params: dict) -> dict:
         root = runs.inside_roots(params["root"]) if "root" in params else runs.roots[0]
         config, stem = await host.blocking(runs.config_for_start, params)
         folder = await host.blocking(runs.create_folder, root, params.get("name"), stem, config)
-        live = await runs.launch(folder, config, resume=False,
-                                 pause_after=params.get("pauseAfterIteration"))
+        live = await runs.launch(folder, config, resume=False, pause_after=params.get("pauseAfterIteration"))
     return {"run": runs.info(live.folder, stored={})}
 
 
@@ -37,14 +37,19 @@ async def resume(request, params: dict) -> dict:
     live = runs.live
     if live is not None and run_id in (None, live.run_id):
         if "overrides" in params:
-            raise ProtocolError("RunStateInvalid", f"run '{live.run_id}' is live; overrides apply "
-                                "only when resuming a run from its checkpoint.")
+            raise ProtocolError(
+                "RunStateInvalid",
+                f"run '{live.run_id}' is live; overrides apply only when resuming a run from its checkpoint.",
+            )
         job = runs.side_job()
         if job is not None and live.state == "paused":  # one model computes at a time
             doing = "dry run" if job.dry_run else f"rerun on branch '{job.branch_id}'"
-            raise ProtocolError("RunBusy", f"a {doing} of run '{job.run_id}' runs beside the paused "
-                                f"run '{live.run_id}'; it resumes once that has ended (or cancel it).",
-                                {"runId": live.run_id})
+            raise ProtocolError(
+                "RunBusy",
+                f"a {doing} of run '{job.run_id}' runs beside the paused "
+                f"run '{live.run_id}'; it resumes once that has ended (or cancel it).",
+                {"runId": live.run_id},
+            )
         runs.resume_live(live)
         if "pauseAfterIteration" in params:
             live.control.pause_after = params["pauseAfterIteration"]
@@ -55,8 +60,7 @@ async def resume(request, params: dict) -> dict:
         runs.check_idle()
         folder = runs.folder(run_id)
         config = await host.blocking(_resumed_config, folder, params.get("overrides", []))
-        live = await runs.launch(folder, config, resume=True,
-                                 pause_after=params.get("pauseAfterIteration"))
+        live = await runs.launch(folder, config, resume=True, pause_after=params.get("pauseAfterIteration"))
     return {"run": runs.info(live.folder, stored={})}
 
 

@@ -31,15 +31,16 @@ def decode_cursor(cursor: str | None) -> int:
     if cursor is None:
         return 0
     if len(cursor) < 2 or cursor[0] != "o" or not cursor[1:].isdigit() or len(cursor) > 12:
-        raise ProtocolError("InvalidParams", "params.cursor is not a cursor this host issued.",
-                            {"field": "params.cursor"})
+        raise ProtocolError(
+            "InvalidParams", "params.cursor is not a cursor this host issued.", {"field": "params.cursor"}
+        )
     return int(cursor[1:])
 
 
 def page(items: list, cursor: str | None, limit: int | None) -> dict:
     start = decode_cursor(cursor)
     limit = limit or DEFAULT_LIMIT
-    chunk = items[start:start + limit]
+    chunk = items[start : start + limit]
     end = start + len(chunk)
     return {"items": chunk, "nextCursor": f"o{end}" if end < len(items) else None, "total": len(items)}
 

@@ -32,19 +32,26 @@ PROGRESS_INTERVAL_S = 0.1
 _ids = itertools.count(1)
 
 # Protocol params → RerunSettings fields (the rest have the same name).
-PARAM_FIELDS = {"checkpoint": "checkpoint", "variations": "variations", "episodes": "episodes",
-                "iterations": "iterations", "evalEpisodes": "eval_episodes",
-                "heldOut": "held_out", "seed": "seed", "dryRun": "dry_run"}
+PARAM_FIELDS = {
+    "checkpoint": "checkpoint",
+    "variations": "variations",
+    "episodes": "episodes",
+    "iterations": "iterations",
+    "evalEpisodes": "eval_episodes",
+    "heldOut": "held_out",
+    "seed": "seed",
+    "dryRun": "dry_run",
+}
 
 
 @dataclass
 class Job:
     job_id: str
-    run_id: str             # the run named in the request
-    branch_id: str | None   # None for a dry run
+    run_id: str  # the run named in the request
+    branch_id: str | None  # None for a dry run
     dry_run: bool
     control: object = None  # the RunControl that stops it
-    live: object = None     # the branch's LiveRun (a rerun)
+    live: object = None  # the branch's LiveRun (a rerun)
 
 
 class _JobHooks:
@@ -73,10 +80,14 @@ class _JobHooks:
         if self._last[0] == (iteration, phase) and now - self._last[1] < PROGRESS_INTERVAL_S:
             return
         self._last = ((iteration, phase), now)
-        self.host.hub.publish_threadsafe("update/progress", {
-            "jobId": self.job.job_id, "runId": self.job.branch_id or self.job.run_id,
-            "progress": {"iteration": int(iteration), "phase": phase, "done": int(done),
-                         "total": int(total)}})
+        self.host.hub.publish_threadsafe(
+            "update/progress",
+            {
+                "jobId": self.job.job_id,
+                "runId": self.job.branch_id or self.job.run_id,
+                "progress": {"iteration": int(iteration), "phase": phase, "done": int(done), "total": int(total)},
+            },
+        )
 
 
 def _settings(reruns, params: dict):
@@ -98,24 +109,22 @@ async def rerun(request, params: dict) -> dict:
     async with runs.launch_lock:
         paused = runs.check_idle(beside_paused=True)
         folder = runs.folder(params["runId"])
-        job = Job(job_id=f"job-{next(_ids)}", run_id=params["runId"], branch_id=None,
-                  dry_run=settings.dry_run)
+        job = Job(job_id=f"job-{next(_ids)}", run_id=params["runId"], branch_id=None, dry_run=settings.dry_run)
         if settings.dry_run or paused is not None:
             await _start_beside(host, reruns, job, folder, settings, params, paused)
-            return {"jobId": job.job_id, "runId": job.run_id, "branchId": job.branch_id,
-                    "dryRun": job.dry_run}
+            return {"jobId": job.job_id, "runId": job.run_id, "branchId": job.branch_id, "dryRun": job.dry_run}
         branch = await host.blocking(_branch, reruns, folder, settings, params)
         job.branch_id = runs.remember(branch)
         config = await host.blocking(_config, branch)
-        job.live = await runs.launch(branch, config, resume=True, pause_after=None,
-                                     work=lambda live, hooks: _rerun_work(host, job, live, hooks))
+        job.live = await runs.launch(
+            branch, config, resume=True, pause_after=None, work=lambda live, hooks: _rerun_work(host, job, live, hooks)
+        )
         job.control = job.live.control
         runs.jobs[job.job_id] = job  # the thread's end pops it on the loop, after this
     return {"jobId": job.job_id, "runId": job.run_id, "branchId": job.branch_id, "dryRun": False}
 
 
-async def _start_beside(host, reruns, job: Job, folder: RunFolder, settings, params: dict,
-                        paused) -> None:
+async def _start_beside(host, reruns, job: Job, folder: RunFolder, settings, params: dict, paused) -> None:
     """A dry run, or a rerun beside a paused live run: checked (and the branch made) here, then
     run in a thread of its own. Registered before the first wait, so the paused run cannot
     resume from here on (methods/run.py)."""
@@ -137,8 +146,9 @@ async def _start_beside(host, reruns, job: Job, folder: RunFolder, settings, par
     except BaseException:
         runs.jobs.pop(job.job_id, None)
         raise
-    threading.Thread(target=_run_beside, args=(host, job, target, settings, hold), daemon=True,
-                     name=f"empo2-rerun-{job.job_id}").start()
+    threading.Thread(
+        target=_run_beside, args=(host, job, target, settings, hold), daemon=True, name=f"empo2-rerun-{job.job_id}"
+    ).start()
 
 
 def _held(hold, fn, *args):
@@ -173,8 +183,7 @@ def _validate(folder: RunFolder, settings) -> None:
     with not_training(folder):
         checkpoint, marker = checkpoint_marker(folder, settings.checkpoint)
     edits = person_edits_after(folder.memory_path / EVENTS_FILE, marker)
-    chosen_variations(load_config(folder.config()), settings.variations, edits, checkpoint,
-                      folder.run_id)
+    chosen_variations(load_config(folder.config()), settings.variations, edits, checkpoint, folder.run_id)
 
 
 def _config(branch: RunFolder):
@@ -191,9 +200,14 @@ def _rerun_work(host, job: Job, live, hooks) -> None:
         live.trainer = trainer
 
     try:
-        result = run_rerun(live.folder, RerunSettings(), hooks=_JobHooks(host, job, hooks),
-                           control=live.control, embedder=host.runs.embedder_factory(),
-                           on_trainer=adopt_trainer)
+        result = run_rerun(
+            live.folder,
+            RerunSettings(),
+            hooks=_JobHooks(host, job, hooks),
+            control=live.control,
+            embedder=host.runs.embedder_factory(),
+            on_trainer=adopt_trainer,
+        )
         _finished(host, job, result.get("status", "finished"), result=result)
     except BaseException as err:
         _finished(host, job, "failed", error=sentence(err))
@@ -206,19 +220,26 @@ def _run_beside(host, job: Job, folder: RunFolder, settings, hold) -> None:
 
     try:
         with hold():
-            result = run_rerun(folder, settings, hooks=_JobHooks(host, job), control=job.control,
-                               embedder=host.runs.embedder_factory())
+            result = run_rerun(
+                folder, settings, hooks=_JobHooks(host, job), control=job.control, embedder=host.runs.embedder_factory()
+            )
         status = "stopped" if job.control.stop_requested else result.get("status", "finished")
         _finished(host, job, status, result=result)
     except BaseException as err:  # noqa: BLE001 - a failed rerun must not kill the host
-        log.error("%s of %s failed: %s", "dry run" if job.dry_run else "rerun", job.run_id,
-                  sentence(err), exc_info=True)
+        log.error(
+            "%s of %s failed: %s", "dry run" if job.dry_run else "rerun", job.run_id, sentence(err), exc_info=True
+        )
         _finished(host, job, "failed", error=sentence(err))
 
 
 def _finished(host, job: Job, status: str, result: dict | None = None, error: str | None = None) -> None:
-    event = {"jobId": job.job_id, "runId": job.run_id, "branchId": job.branch_id,
-             "dryRun": job.dry_run, "status": "stopped" if status == "stopped" else status}
+    event = {
+        "jobId": job.job_id,
+        "runId": job.run_id,
+        "branchId": job.branch_id,
+        "dryRun": job.dry_run,
+        "status": "stopped" if status == "stopped" else status,
+    }
     if result is not None and status != "failed":
         event["result"] = result
     if error is not None:
@@ -265,8 +286,7 @@ async def delete(request, params: dict) -> dict:
 
     folder = runs.folder(params["runId"])
     if runs.live is not None and runs.live.folder.path == folder.path:
-        raise ProtocolError("RunBusy", f"run '{params['runId']}' is live; stop it first.",
-                            {"runId": params["runId"]})
+        raise ProtocolError("RunBusy", f"run '{params['runId']}' is live; stop it first.", {"runId": params["runId"]})
     await runs.memory.hand_over(folder)  # the host's own copy of its memory closes first
     await host.blocking(_checked, delete_branch, folder)
     runs.known.pop(params["runId"], None)
