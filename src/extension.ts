@@ -129,11 +129,15 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
     showCollapseAll: true,
     canSelectMany: true,
   });
-  let tipsView: TipsViewProvider | undefined;
-  const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView!.reveal(tipId));
+  const episodePanel = new EpisodePanel(context.extensionUri, (tipId) => tipsView.reveal(tipId));
   const episodes = new EpisodeBrowser(trajectoryModel, runs, treeView, episodePanel, hostLog);
-  tipsView = new TipsViewProvider(context.extensionUri, hostState, host.health, tips, runs, (runId, episodeId) =>
-    episodes.open(runId, episodeId),
+  const tipsView: TipsViewProvider = new TipsViewProvider(
+    context.extensionUri,
+    hostState,
+    host.health,
+    tips,
+    runs,
+    (runId, episodeId) => episodes.open(runId, episodeId),
   );
   const metrics = new MetricsPanel(context.extensionUri, host, runs);
   const refresh = new RefreshCommand({ trajectories, runs, tips });
@@ -218,7 +222,7 @@ export function activate(context: vscode.ExtensionContext): Empo2Api {
       new DebugEpisodeCommand({ runs, trajectories: trajectoryModel }),
       new ShowTokensCommand({ feature: debug }),
       new ScoreEpisodeLocallyCommand({ settings, tokens: debug.tokens }),
-      new ShowTipCommand({ feature: debug, runs, reveal: (tipId) => tipsView!.reveal(tipId) }),
+      new ShowTipCommand({ feature: debug, runs, reveal: (tipId) => tipsView.reveal(tipId) }),
       ...[RerunUpdateCommand, CompareWithParentCommand, AdoptBranchCommand, DeleteBranchCommand].map(
         (Rerun) => new Rerun(rerunServices),
       ),

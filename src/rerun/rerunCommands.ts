@@ -102,13 +102,11 @@ export class RerunUpdateCommand extends CommandBase<RerunServices> {
       editedAfter,
     );
     const checkpoint = await pickOne(
-      [...checkpoints]
-        .reverse()
-        .map((c): Pick<number> => ({
-          label: `iteration ${c.iteration}`,
-          description: checkpointDescription(c.latest, editedAfter(c.iteration)),
-          value: c.iteration,
-        })),
+      [...checkpoints].reverse().map((c): Pick<number> => ({
+        label: `iteration ${c.iteration}`,
+        description: checkpointDescription(c.latest, editedAfter(c.iteration)),
+        value: c.iteration,
+      })),
       (item) => item.value === proposed,
       { title: stepTitle('checkpoint', ` of ${runId}`), placeholder: checkpointPlaceholder(checkpoints) },
     );

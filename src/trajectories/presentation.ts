@@ -1,4 +1,12 @@
-import type { MetricsRecord, Progress, RolloutMode, RunState, TrajectorySummary, UpdateMode } from '../rpc/protocol';
+import type {
+  MetricsRecord,
+  Progress,
+  RolloutMode,
+  RunInfo,
+  RunState,
+  TrajectorySummary,
+  UpdateMode,
+} from '../rpc/protocol';
 import { formatReturn, SCORE, SCORE_SCALE } from '../common/quantities';
 import { runContextValue } from '../runs/runContext';
 import { inActiveState, latestReturn, trainedElsewhere } from '../runs/runsModel';
@@ -174,12 +182,38 @@ function presentRun(runId: string, model: TrajectoryModel, shownUnder?: string):
     icon: unheard
       ? { id: 'debug-disconnect', color: 'disabledForeground' }
       : (RUN_ICON[info.state] ?? { id: 'circle-large-outline' }),
-    tooltip: `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${info.live ? ' (training in this host)' : trainedElsewhere(info) && model.hostConnected ? ' (trained by another process; the host follows what it writes)' : ''}, ${info.iteration}${total} iterations done${ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : ''}${info.parent ? `\n\n${info.parent.adopted ? 'Adopted branch' : 'Branch'} of ${info.parent.runId} at its checkpoint ${info.parent.checkpoint}` : ''}${waiting ? `\n\n${waiting}` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`,
+    tooltip: runTooltip(runId, info, model.hostConnected, total, ret, waiting, resumable),
     // Open while it waits for its first episode, so the row that says what it waits for shows
     // (a run another process trains always has an iteration in the making: left as it is).
     collapsible: waiting && !trainedElsewhere(info) ? 'expanded' : 'collapsed',
     contextValue: runContextValue(entry),
   };
+}
+
+/** A run row's tooltip: where it is, its state and progress, what it branched from, what it waits
+ *  for and what can be done with it, and its error. */
+function runTooltip(
+  runId: string,
+  info: RunInfo,
+  hostConnected: boolean,
+  total: string,
+  ret: number | undefined,
+  waiting: string | undefined,
+  resumable: string,
+): string {
+  const where = info.live
+    ? ' (training in this host)'
+    : trainedElsewhere(info) && hostConnected
+      ? ' (trained by another process; the host follows what it writes)'
+      : '';
+  const latest = ret !== undefined ? `, latest mean ${SCORE} ${formatReturn(ret)} (${SCORE_SCALE})` : '';
+  const parent = info.parent
+    ? `\n\n${info.parent.adopted ? 'Adopted branch' : 'Branch'} of ${info.parent.runId} at its checkpoint ${info.parent.checkpoint}`
+    : '';
+  return (
+    `**Run** ${runId}\n\n${info.path}\n\nState: ${info.state}${where}, ${info.iteration}${total} iterations done${latest}` +
+    `${parent}${waiting ? `\n\n${waiting}` : ''}${resumable}${info.error ? `\n\nError: ${escapeMarkdown(info.error)}` : ''}`
+  );
 }
 
 /** What a branch's state means and what can be done with it (the branch's context menu). */

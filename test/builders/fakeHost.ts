@@ -7,7 +7,8 @@ import type { NotificationType, RequestType } from '../../src/rpc/methods';
 import type { InitializeResult } from '../../src/rpc/protocol';
 import { schemaErrors } from './schema';
 
-type Handler = (params: any) => unknown;
+/** A handler for some method's params: handle() pairs it with that method's type. */
+type Handler = (params: never) => unknown;
 
 /**
  * A HostApi for model tests: each method answered by a handler the test installs, every
@@ -43,7 +44,7 @@ export class FakeHost implements HostApi {
     if (!handler) {
       throw new RpcError(type.method, -32601, `the fake host has no handler for ${type.method}`);
     }
-    const result = (await handler(params)) as R;
+    const result = (await (handler as (params: P) => R | Promise<R>)(params)) as R;
     this.violations.push(...schemaErrors(type.resultSchema, result));
     return result;
   }

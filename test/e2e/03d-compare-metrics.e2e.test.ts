@@ -20,9 +20,7 @@ describe("Comparing runs' metrics, as a person does it", function () {
     return topRuns().filter({ hasText: 'finished' }).locator('.label-name').allInnerTexts();
   }
 
-  async function panelState(
-    frame: Frame,
-  ): Promise<{
+  async function panelState(frame: Frame): Promise<{
     heading: string;
     runs: string[];
     charts: { id: string; points: number; latest: string; iteration: string }[];

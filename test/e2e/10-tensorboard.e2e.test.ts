@@ -55,6 +55,7 @@ describe('Open in TensorBoard, as a person does it', function () {
     } catch (error) {
       throw new Error(
         `${(error as Error).message}; the page's frames: ${JSON.stringify(workbench.page.frames().map((frame) => frame.url()))}`,
+        { cause: error },
       );
     }
   }

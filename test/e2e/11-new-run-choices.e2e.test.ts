@@ -67,7 +67,9 @@ describe('New Training Run chooses what matters, as a person does it', function 
         .quickInput()
         .innerText({ timeout: 1_000 })
         .catch(() => '(no quick input)');
-      throw new Error(`${(error as Error).message.split('\n')[0]}; the quick input shows: ${JSON.stringify(shown)}`);
+      throw new Error(`${(error as Error).message.split('\n')[0]}; the quick input shows: ${JSON.stringify(shown)}`, {
+        cause: error,
+      });
     }
   }
 
@@ -83,6 +85,7 @@ describe('New Training Run chooses what matters, as a person does it', function 
         .catch(() => '(no quick input)');
       throw new Error(
         `no row "${label}": ${(error as Error).message.split('\n')[0]}; the quick input shows: ${JSON.stringify(shown)}`,
+        { cause: error },
       );
     }
     await row.click();

@@ -355,7 +355,7 @@ describe('TrajectoryModel, the iteration in progress', () => {
       'no row of iteration 2 yet',
     );
     host.notify(Notifications.trajectoryProgress, {
-      seq: seq++,
+      seq,
       runId: RUN,
       iteration: 2,
       done: 1,
