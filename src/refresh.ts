@@ -1,4 +1,10 @@
-import { CommandBase } from './common/command';
+import type * as vscode from 'vscode';
+import { CommandBase, registerCommands } from './common/command';
+import type { HostFeature } from './host/activate';
+import { Notifications } from './rpc/methods';
+import type { RunsFeature } from './runs/activate';
+import type { TipsFeature } from './tips/activate';
+import type { TrajectoriesFeature } from './trajectories/activate';
 import type { RunsModel } from './runs/runsModel';
 import type { TipsModel } from './tips/tipsModel';
 import type { TrajectoryTreeProvider } from './trajectories/trajectoryTreeProvider';
@@ -17,4 +23,19 @@ export class RefreshCommand extends CommandBase<{
     await runs.reload();
     await tips.load(runs.current?.info.runId);
   }
+}
+
+/** Refresh, also run when the host dropped notifications for this window (host/resync). */
+export function activateRefresh(
+  context: vscode.ExtensionContext,
+  { host, hostLog, runs, tips, trajectories }: HostFeature & RunsFeature & TipsFeature & TrajectoriesFeature,
+): void {
+  const refresh = new RefreshCommand({ trajectories, runs, tips });
+  context.subscriptions.push(
+    host.on(Notifications.hostResync, ({ reason, dropped }) => {
+      hostLog.warn(`The host dropped ${dropped} notification(s) for this window (${reason}); reloading.`);
+      void refresh.execute();
+    }),
+    registerCommands([refresh]),
+  );
 }

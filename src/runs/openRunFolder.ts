@@ -5,7 +5,8 @@ import { ensureHost, showFailure } from '../host/notices';
 import { isRpcError } from '../rpc/errors';
 import { Requests } from '../rpc/methods';
 import { ErrorCodes, type RunStatus } from '../rpc/protocol';
-import { ShowMetricsCommand, type RunServices } from './runCommands';
+import { ShowMetricsCommand } from './metricsCommands';
+import type { RunServices } from './runCommands';
 
 const ADD_ROOT = 'Restart Host with This Root';
 const METRICS_ONLY = 'Show Its Metrics Only';

@@ -119,8 +119,8 @@ describe('package.json', () => {
     const entry = menu.find((m) => m.command === 'empo2.compareMetrics');
     assert.ok(entry, 'a view/item/context entry');
     assert.equal(entry.when, 'view == empo2.trajectories && viewItem =~ /^empo2\\.run/');
-    const extension = readFileSync(path.join(root, 'src', 'extension.ts'), 'utf8');
-    assert.match(extension, /createTreeView\(TrajectoryTreeProvider\.viewId, \{[^}]*canSelectMany: true/);
+    const trajectories = readFileSync(path.join(root, 'src', 'trajectories', 'activate.ts'), 'utf8');
+    assert.match(trajectories, /createTreeView\(TrajectoryTreeProvider\.viewId, \{[^}]*canSelectMany: true/);
   });
 
   it('offers Open in TensorBoard and Open All Runs in TensorBoard on every run of the Trajectories tree, and the latter in its title menu', () => {
