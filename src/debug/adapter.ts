@@ -6,11 +6,10 @@
 // one turn, F11 reveals the current turn's tokens one at a time, Shift+F11 finishes the turn, F5
 // plays until a breakpoint's turn (its condition true), an exception filter, or the end;
 // Restart Frame plays a turn again. After a turn is played the debugger stops *on* it, so its
-// reward, score and log-probs are in the Variables view. What it knows of the episode, and the
-// frames and variables of it, are in playedEpisode.ts.
+// reward, score and log-probs are in the Variables view. The episode, its frames and variables:
+// playedEpisode.ts; breakpoints.ts, replayMismatch.ts and debugConsole.ts do the rest.
 
 import {
-  Breakpoint,
   DebugSession,
   InitializedEvent,
   OutputEvent,
@@ -23,61 +22,36 @@ import {
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Emitter } from '../common/event';
 import { describeError } from '../rpc/errors';
-import type { RequestType } from '../rpc/methods';
-import type { DebugObservationMismatch, DebugTurn, DebugTurnResult } from '../rpc/debugProtocol';
-import { DebugRequests } from './debugRequests';
-import { EPISODE_SCHEME, episodePath, episodeText, turnOfLine } from './episodeDocument';
-import { Expression, ExpressionError, show } from './expression';
+import type { DebugTurn, DebugTurnResult } from '../rpc/debugProtocol';
+import { EpisodeBreakpoints } from './breakpoints';
+import { evaluateInScope, forcedTurnText } from './debugConsole';
+import { DebugRequests, type DebugHostApi } from './debugRequests';
+import { EPISODE_SCHEME, episodePath, episodeText } from './episodeDocument';
+import { ExpressionError } from './expression';
 import { describeSession, launchParams, type Empo2LaunchArguments } from './launchConfig';
-import { EXCEPTION_FILTERS, stopReason, THREAD, type LineBreakpoint } from './stopRules';
+import { EXCEPTION_FILTERS, stopReason, THREAD } from './stopRules';
 import { EPISODE_FRAME, PlayedEpisode, TOKEN_FRAME, TURN_FRAME, withoutKeys } from './playedEpisode';
+import { ReplayMismatches, type EpisodeView } from './replayMismatch';
 import { VariableValues } from './variableValues';
-
-export interface DebugHostApi {
-  request<Params, Result>(
-    type: RequestType<Params, Result>,
-    params: Params,
-    options?: { timeoutMs?: number },
-  ): Promise<Result>;
-}
-
-/** A replay that left its recording, and the two documents holding its observations. */
-export interface LeftRecording {
-  readonly mismatch: DebugObservationMismatch;
-  /** Paths (in the episode documents' scheme) of the recorded and the replayed observation. */
-  readonly recordedPath: string;
-  readonly replayedPath: string;
-}
-
-/** Where the episode's document is; the extension shows it (a test only reads it). */
-export interface EpisodeView {
-  update(path: string, text: string): void;
-  forget(path: string): void;
-}
 
 const START_TIMEOUT_MS = 600_000; // loading a 7B checkpoint and replaying takes minutes
 const STEP_TIMEOUT_MS = 300_000;
 
 export class Empo2DebugAdapter extends DebugSession {
   private readonly episode = new PlayedEpisode();
-  private breakpoints: LineBreakpoint[] = [];
+  private readonly breakpoints = new EpisodeBreakpoints();
   private filters = new Set<string>(EXCEPTION_FILTERS.filter((f) => f.default).map((f) => f.filter));
   private configured!: Promise<void>;
   private markConfigured!: () => void;
   private readonly values = new VariableValues();
-  private nextBreakpointId = 1;
   private readonly stopped = new Emitter<void>();
   /** The debugger stopped (on a turn, a token, the entry): the token view follows it. Not
    *  onDidSendMessage, which holds one listener only, VS Code's. */
   readonly onDidStop = this.stopped.event;
-  private readonly leftRecording = new Emitter<LeftRecording>();
+  private readonly mismatches: ReplayMismatches;
   /** The replayed environment showed another observation than the recorded one (the extension
    *  offers both texts side by side). */
-  readonly onDidLeaveRecording = this.leftRecording.event;
-  /** The mismatch said last (its turn), until the host no longer reports one (a rewind before it). */
-  private mismatchSaid: number | undefined;
-  /** A mismatch found by the last step, for the stop after it. */
-  private mismatchToStopOn: DebugObservationMismatch | undefined;
+  readonly onDidLeaveRecording: ReplayMismatches['onDidLeaveRecording'];
   private path = '';
   private totalLines = 30;
 
@@ -89,6 +63,8 @@ export class Empo2DebugAdapter extends DebugSession {
     this.setDebuggerLinesStartAt1(true);
     this.setDebuggerColumnsStartAt1(true);
     this.configured = new Promise((resolve) => (this.markConfigured = resolve));
+    this.mismatches = new ReplayMismatches((text) => this.output(text, 'stderr'), view);
+    this.onDidLeaveRecording = this.mismatches.onDidLeaveRecording;
   }
 
   /** The run whose memory the session retrieves from, when it reads one. */
@@ -141,8 +117,8 @@ export class Empo2DebugAdapter extends DebugSession {
     }
     this.sendResponse(response);
     this.output(`${this.episode.session.description}\n${describeSession(this.episode.session)}\n`);
-    this.noticeMismatch(this.episode.session.replay?.observationMismatch);
-    this.mismatchToStopOn = undefined; // the stop on entry stands on it
+    this.mismatches.notice(this.episode.session.replay?.observationMismatch, this.path);
+    this.mismatches.forgetStop(); // the stop on entry stands on it
     this.sendEvent(new InitializedEvent());
     await this.configured;
     if (args.stopOnFirstDifference) {
@@ -186,33 +162,7 @@ export class Empo2DebugAdapter extends DebugSession {
     response: DebugProtocol.SetBreakpointsResponse,
     args: DebugProtocol.SetBreakpointsArguments,
   ): void {
-    const wanted = args.breakpoints ?? [];
-    const ours = !args.source.path || args.source.path.endsWith('.empo2-episode');
-    this.breakpoints = [];
-    const answered: DebugProtocol.Breakpoint[] = [];
-    for (const bp of wanted) {
-      const line = this.convertClientLineToDebugger(bp.line);
-      let condition: Expression | undefined;
-      let problem: string | undefined;
-      if (bp.condition) {
-        try {
-          condition = new Expression(bp.condition);
-        } catch (err) {
-          problem = `condition: ${describeError(err)}`;
-        }
-      }
-      const id = this.nextBreakpointId++;
-      const verified = ours && !problem && line >= 1;
-      if (verified) {
-        this.breakpoints.push({ turn: turnOfLine(line), condition, logMessage: bp.logMessage, id });
-      }
-      const answer = new Breakpoint(verified, bp.line) as DebugProtocol.Breakpoint;
-      answer.id = id;
-      if (problem || !ours) {
-        answer.message = problem ?? 'breakpoints of an EMPO² episode go in its episode document';
-      }
-      answered.push(answer);
-    }
+    const answered = this.breakpoints.set(args, (line) => this.convertClientLineToDebugger(line));
     response.body = { breakpoints: answered };
     this.sendResponse(response);
   }
@@ -324,7 +274,7 @@ export class Empo2DebugAdapter extends DebugSession {
         );
       }
       this.absorb(result);
-      this.sendEvent(this.mismatchStop() ?? new StoppedEvent('restart', THREAD));
+      this.sendEvent(this.mismatches.takeStop() ?? new StoppedEvent('restart', THREAD));
     });
   }
 
@@ -359,22 +309,9 @@ export class Empo2DebugAdapter extends DebugSession {
 
   private stopOn(turn: DebugTurn): StoppedEvent | undefined {
     return (
-      this.mismatchStop() ??
-      stopReason(turn, this.breakpoints, this.filters, (text, category) => this.output(text, category))
+      this.mismatches.takeStop() ??
+      stopReason(turn, this.breakpoints.list, this.filters, (text, category) => this.output(text, category))
     );
-  }
-
-  /** The stop on a replay that has just left its recording, whatever the filters: every turn
-   *  after it is the policy's own. */
-  private mismatchStop(): StoppedEvent | undefined {
-    const mismatch = this.mismatchToStopOn;
-    this.mismatchToStopOn = undefined;
-    if (!mismatch) {
-      return undefined;
-    }
-    const event = new StoppedEvent('exception', THREAD, mismatch.message) as DebugProtocol.StoppedEvent;
-    event.body.description = mismatch.message;
-    return event;
   }
 
   private async step(unit: 'token' | 'turn'): Promise<DebugTurnResult> {
@@ -390,31 +327,7 @@ export class Empo2DebugAdapter extends DebugSession {
   private absorb(result: DebugTurnResult): void {
     this.episode.absorb(result);
     this.refreshDocument();
-    this.noticeMismatch(result.episode.observationMismatch);
-  }
-
-  /** A replay that left its recording is said once, where it happened: in the Debug Console with
-   *  both texts, as the reason of the next stop, and to the extension (a notice with a diff). */
-  private noticeMismatch(mismatch: DebugObservationMismatch | null | undefined): void {
-    if (!mismatch) {
-      this.mismatchSaid = undefined;
-      return;
-    }
-    if (this.mismatchSaid === mismatch.turn) {
-      return;
-    }
-    this.mismatchSaid = mismatch.turn;
-    this.mismatchToStopOn = mismatch;
-    this.output(`${mismatch.message}\n  recorded: ${mismatch.recorded}\n  replayed: ${mismatch.replayed}\n`, 'stderr');
-    const base = this.path.replace(/\.empo2-episode$/, '');
-    const left = {
-      mismatch,
-      recordedPath: `${base}.turn-${mismatch.turn}.recorded.txt`,
-      replayedPath: `${base}.turn-${mismatch.turn}.replayed.txt`,
-    };
-    this.view?.update(left.recordedPath, mismatch.recorded);
-    this.view?.update(left.replayedPath, mismatch.replayed);
-    this.leftRecording.fire(left);
+    this.mismatches.notice(result.episode.observationMismatch, this.path);
   }
 
   /** Runs a host call; its failure is reported and the debugger stops where it was. */
@@ -443,25 +356,16 @@ export class Empo2DebugAdapter extends DebugSession {
           { timeoutMs: STEP_TIMEOUT_MS },
         );
         this.absorb(result);
-        const turn = result.turn;
-        response.body = {
-          result: `turn ${turn.index}: ${turn.executedAction} → reward ${turn.reward ?? 0}, score ${turn.score ?? 0}: ${turn.nextObservation ?? ''}`,
-          variablesReference: 0,
-        };
+        response.body = { result: forcedTurnText(result.turn), variablesReference: 0 };
         this.sendResponse(response);
-        this.sendEvent(this.stopOn(turn) ?? new StoppedEvent(this.episode.done ? 'end' : 'step', THREAD));
+        this.sendEvent(this.stopOn(result.turn) ?? new StoppedEvent(this.episode.done ? 'end' : 'step', THREAD));
       } catch (err) {
         this.consoleError(response, 2, describeError(err));
       }
       return;
     }
     try {
-      const value = new Expression(text).evaluate(this.episode.scopeOfFrame(args.frameId ?? TURN_FRAME));
-      const isObject = value !== null && typeof value === 'object';
-      response.body = {
-        result: isObject ? JSON.stringify(value).slice(0, 2000) : show(value),
-        variablesReference: isObject ? this.values.handle(value) : 0,
-      };
+      response.body = evaluateInScope(text, this.episode.scopeOfFrame(args.frameId ?? TURN_FRAME), this.values);
       this.sendResponse(response);
     } catch (err) {
       this.consoleError(response, 3, err instanceof ExpressionError ? err.message : describeError(err));
