@@ -63,7 +63,8 @@ IN_PROSE = [
             r"|\b(?:while|when) the machine (?:was|had)\b|\bthe machine was (?:busy|shared|free|quiet|idle)\b"
             r"|\bkept busy by\b|\bwhat else (?:had|ran on|was on) the machine\b|\bwhere time allowed\b"
             r"|\bran out of time\b|\bmet on the way\b|\bhad the machine\b|\bworking sessions?\b"
-            r"|\b(?:over|in|across) (?:two|three|four|five|several|many|[0-9]+) sessions\b|\b[0-2]?[0-9]:[0-5][0-9][–-][0-2]?[0-9]:[0-5][0-9]\b",
+            r"|\b(?:over|in|across) (?:two|three|four|five|several|many|[0-9]+) sessions\b"
+            r"|\b[0-2]?[0-9]:[0-5][0-9][–-][0-2]?[0-9]:[0-5][0-9]\b",
             re.I,
         ),
     ),

@@ -123,10 +123,12 @@ def main() -> None:
     corrected = measure(BuiltinEnv(), args.seconds, typo=True)
     print(f"harness baseline (null env): {baseline:12,.0f} steps/s")
     print(
-        f"built-in, valid actions    : {exact:12,.0f} steps/s  ({exact / TARGET:5.1f}x the 5,000 target, {exact / baseline:.2f}x baseline)"
+        f"built-in, valid actions    : {exact:12,.0f} steps/s  "
+        f"({exact / TARGET:5.1f}x the 5,000 target, {exact / baseline:.2f}x baseline)"
     )
     print(
-        f"built-in, corrected actions: {corrected:12,.0f} steps/s  ({corrected / TARGET:5.1f}x the 5,000 target, {corrected / baseline:.2f}x baseline)"
+        f"built-in, corrected actions: {corrected:12,.0f} steps/s  "
+        f"({corrected / TARGET:5.1f}x the 5,000 target, {corrected / baseline:.2f}x baseline)"
     )
 
 

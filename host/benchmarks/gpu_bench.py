@@ -239,7 +239,8 @@ def scienceworld_run(root: Path, model: str, iterations: int, smoke: bool, overr
     folder = RunFolder(root / "power-component")
     records = folder.metrics()
     print(
-        f"== ScienceWorld power-component, {model}, {iterations} EMPO² iteration{'' if iterations == 1 else 's'}, {seconds / 60:.1f} min "
+        f"== ScienceWorld power-component, {model}, {iterations} EMPO² iteration{'' if iterations == 1 else 's'}, "
+        f"{seconds / 60:.1f} min "
         "(the simulators' and the model's start included)"
     )
     for record in records:

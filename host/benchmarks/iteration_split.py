@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2 import metric_keys as metric  # noqa: E402
 from empo2.config import load_config  # noqa: E402
-from empo2.training.rollout import MEMORY  # noqa: E402
 from empo2.run_folder.folder import RunFolder  # noqa: E402
+from empo2.training.rollout import MEMORY  # noqa: E402
 from empo2.training.trainer import Trainer  # noqa: E402
 
 PHASES = [(phase, metric.ROLLOUT_TIME_PREFIX + phase) for phase in metric.ROLLOUT_PHASES] + [

@@ -1,7 +1,8 @@
 """How selective is retrieval under each memory key (memory.key = step, episode)?
 
     .venv/bin/python host/benchmarks/memory_key_selectivity.py RUN_FOLDER [--iterations N]
-    .venv/bin/python host/benchmarks/memory_key_selectivity.py --simulate ROUNDS [--preset builtin-bench] [KEY=VALUE ...]
+    .venv/bin/python host/benchmarks/memory_key_selectivity.py --simulate ROUNDS [--preset builtin-bench] \\
+        [KEY=VALUE ...]
 
 The episodes (a run folder's recorded ones, or scripted built-in episodes with truthful tips:
 the gold path a quarter of the time, else a random search that opens containers and takes

@@ -165,7 +165,8 @@ def main() -> int:
     )
     print(f"torch            {torch_rate:10.0f} tokens scored/s   (median pass {statistics.median(torch_s):.3f} s)")
     print(
-        f"onnxruntime-node {onnx_rate:10.0f} tokens scored/s   (median pass {statistics.median(measured['seconds']):.3f} s)"
+        f"onnxruntime-node {onnx_rate:10.0f} tokens scored/s   "
+        f"(median pass {statistics.median(measured['seconds']):.3f} s)"
     )
     print(f"onnx/torch ratio {onnx_rate / torch_rate:.2f}")
     print(f"largest |onnx - torch| log-prob {worst:.2e}")

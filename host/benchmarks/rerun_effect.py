@@ -43,15 +43,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empo2 import metric_keys as metric  # noqa: E402
 from empo2.atomic import atomic_write_json  # noqa: E402
-from empo2.modes import MEMORY, MEMORY_FREE  # noqa: E402
 from empo2.bench.stats import bootstrap_ci, t_interval  # noqa: E402
 from empo2.config import load_config  # noqa: E402
-from empo2.policy.demos import render_tip  # noqa: E402
 from empo2.envs.registry import make_env  # noqa: E402
 from empo2.memory.embedding import SentenceEmbedder  # noqa: E402
 from empo2.memory.store import MemoryStore  # noqa: E402
-from empo2.rerun.runner import RerunSettings, evaluate_pairs, rerun  # noqa: E402
+from empo2.modes import MEMORY, MEMORY_FREE  # noqa: E402
+from empo2.policy.demos import render_tip  # noqa: E402
 from empo2.rerun.branch import create_branch  # noqa: E402
+from empo2.rerun.runner import RerunSettings, evaluate_pairs, rerun  # noqa: E402
 from empo2.run_folder.folder import RunFolder  # noqa: E402
 from empo2.training.trainer import Trainer  # noqa: E402
 

@@ -4,7 +4,8 @@
 
 Trains the same small run (the built-in worlds, B=2 tasks × N=2 rollouts, 5-step episodes, no
 evaluation) with report_to empty and with all three trackers (W&B offline, trackio in a scratch
-store), the arms alternated so that a change in the machine's load falls on both (each repeat in the order off, on, on, off, so that a steady drift of the load cancels).
+store), the arms alternated so that a change in the machine's load falls on both (each repeat in
+the order off, on, on, off, so that a steady drift of the load cancels).
 Prints, per arm, the mean seconds per iteration from the trainer's own metrics
 (`time/total`, the first iteration left out: it warms up) with its spread over iterations, the
 whole run's wall time (which includes starting and closing the trackers, off the iterations'

@@ -21,7 +21,7 @@ machine. The tokenizers' own pool was measured too and left alone (no difference
 from __future__ import annotations
 
 import os
-from typing import MutableMapping
+from collections.abc import MutableMapping
 
 # Read once, when the libraries load: `configure` must run before torch or numpy is imported.
 THREAD_ENV = {

@@ -13,11 +13,11 @@ import sys
 import torch
 
 from empo2.config import AlgoConfig
-from empo2.training.distributed import SINGLE, Dist
 from empo2.policy.model import LoraSettings, load_policy
+from empo2.torchrun import leave_rank
+from empo2.training.distributed import SINGLE, Dist
 from empo2.training.trainer import kl_reference
 from empo2.training.update import update_policy
-from empo2.torchrun import leave_rank
 
 ALGO = dict(minibatches=2, lr=1e-3, low_prob_mask="token")
 VARIANTS = {

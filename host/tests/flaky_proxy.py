@@ -84,7 +84,7 @@ class FlakyProxy:
             ready()
         try:
             await asyncio.wait_for(self._done.wait(), self.lifetime_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         finally:
             if self._server is not None:
@@ -181,7 +181,7 @@ class FlakyProxy:
 
     # -- in-process use (a thread of its own) ----------------------------------------------------
 
-    def start(self) -> "FlakyProxy":
+    def start(self) -> FlakyProxy:
         started = threading.Event()
 
         def main() -> None:
@@ -226,7 +226,7 @@ class FlakyProxy:
         if self._thread is not None:
             self._thread.join(10)
 
-    def __enter__(self) -> "FlakyProxy":
+    def __enter__(self) -> FlakyProxy:
         return self.start()
 
     def __exit__(self, *exc) -> None:

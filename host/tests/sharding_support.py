@@ -19,12 +19,12 @@ import torch
 
 from distributed_support import ALGO, VARIANTS, build
 from empo2.config import AlgoConfig
-from empo2.training.distributed import Dist
 from empo2.policy.generation import generate_from_ids
 from empo2.policy.model import load_policy
+from empo2.torchrun import leave_rank
+from empo2.training.distributed import Dist
 from empo2.training.sharding import gathered, local_bytes, rank_memory, shard_model, units
 from empo2.training.update import update_policy
-from empo2.torchrun import leave_rank
 
 
 def _full(tensor):

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from empo2.algo.cosine import cosine
 from empo2.algo.intrinsic import NoveltyReward, _unit_rows

@@ -19,11 +19,11 @@ import pytest
 import torch
 
 from conftest import SMOLLM2_RUN
-from test_distributed import torchrun
 from empo2 import cli
 from empo2.config import load_config
 from empo2.memory.store import MemoryStore
 from empo2.run_folder.folder import RunFolder
+from test_distributed import torchrun
 
 pytestmark = pytest.mark.slow
 CORRECTED = "the battery was in the drawer in the kitchen . go to kitchen first . score 100"

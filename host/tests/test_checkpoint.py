@@ -19,19 +19,19 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
-from test_runs import OneHotEmbedder
 
 from empo2.algo.intrinsic import make_intrinsic_reward
-from empo2.training.distributed import Dist
 from empo2.memory.store import MemoryStore
 from empo2.policy.model import LoraSettings, load_policy
+from empo2.run_folder.folder import RunFolder
 from empo2.training import checkpoint as checkpoint_module
 from empo2.training.checkpoint import load_checkpoint, save_checkpoint
-from empo2.run_folder.folder import RunFolder
+from empo2.training.distributed import SINGLE, Dist
 from empo2.training.sharding import has_sharded
+from test_runs import OneHotEmbedder
 
 
-def make_trainer(policy, seed: int, dist: Dist = Dist(), lora: LoraSettings | None = None):
+def make_trainer(policy, seed: int, dist: Dist = SINGLE, lora: LoraSettings | None = None):
     model, tokenizer = load_policy(str(policy), device="cpu", lora=lora)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     return types.SimpleNamespace(

@@ -122,12 +122,12 @@ def test_the_job_size_is_torchrun_s_word_and_one_outside_it(monkeypatch):
 
 def _metrics(path: Path) -> list[dict]:
     drop = {"time"}
-    lines = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return [{k: v for k, v in m.items() if k not in drop and not k.startswith(("time/", "throughput/"))} for m in lines]
 
 
 def _tips(run: Path) -> list[tuple]:
-    lines = [json.loads(l) for l in (run / "memory" / "events.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in (run / "memory" / "events.jsonl").read_text().splitlines()]
     return [(e.get("kind"), json.dumps(e.get("tip", {}).get("text")), e.get("tip", {}).get("id")) for e in lines]
 
 

@@ -7,7 +7,6 @@ import random
 import pytest
 
 from empo2.envs.base import correct_action, jaccard, words
-from empo2.policy.demos import BEHAVIOURS, PromptShape, demonstration_examples, play_demo
 from empo2.envs.builtin.env import BuiltinEnv, lists_exits
 from empo2.envs.builtin.tasks import (
     HABIT_ROOMS,
@@ -16,6 +15,7 @@ from empo2.envs.builtin.tasks import (
     out_of_distribution_tasks,
 )
 from empo2.envs.builtin.world import generate_world
+from empo2.policy.demos import BEHAVIOURS, PromptShape, demonstration_examples, play_demo
 
 
 def test_splits_sizes_and_the_held_out_kind():

@@ -6,13 +6,13 @@ import pytest
 import torch
 
 from empo2.config import AlgoConfig
+from empo2.memory.store import MemoryStore
 from empo2.training.learning_signals import (
     flat_group_share,
     intrinsic_advantage_share,
     learning_signals,
     success_tip_share,
 )
-from empo2.memory.store import MemoryStore
 from empo2.training.rollout import Episode, StepRecord
 
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from embedding_cache import RecordedEmbedder, memory_embedder
 
+from embedding_cache import RecordedEmbedder, memory_embedder
 from empo2.memory import (
     CorruptMemory,
-    MemoryStore,
     MemoryReadOnly,
+    MemoryStore,
     MemoryStoreError,
     SentenceEmbedder,
     TipDeleted,

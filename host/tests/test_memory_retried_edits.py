@@ -8,8 +8,8 @@ knowing it after a reopen and after a checkpoint rollback re-applies people's ed
 from __future__ import annotations
 
 import pytest
-from embedding_cache import memory_embedder
 
+from embedding_cache import memory_embedder
 from empo2.memory import MemoryStore, SentenceEmbedder, VersionConflict
 from empo2.memory.records import EditAlreadyApplied, EditIdReused
 

@@ -19,8 +19,8 @@ from empo2.policy.generation import compute_precision, sequence_logprobs
 from empo2.policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy, resolve_dtype
 from empo2.policy.prompting import step_messages, step_user_text
 from empo2.policy.tokenizer import encode_chat
-from empo2.training.rollout import Episode, RolloutSettings, StepRecord, _fit_tips, _fit_user_turn
 from empo2.run_folder.folder import RunFolder
+from empo2.training.rollout import Episode, RolloutSettings, StepRecord, _fit_tips, _fit_user_turn
 from empo2.training.trainer import Trainer
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import http.server
 import json
-import os
 import signal
 import socket
 import subprocess

@@ -120,7 +120,7 @@ def test_default_size_has_two_million_parameters():
 def test_build_is_deterministic_from_the_seed(tokenizer, model):
     same = build_tiny_model(tokenizer, "tiny", seed=0)
     other = build_tiny_model(tokenizer, "tiny", seed=1)
-    for a, b, c in zip(model.parameters(), same.parameters(), other.parameters()):
+    for a, b in zip(model.parameters(), same.parameters()):
         assert torch.equal(a, b)
     assert any(not torch.equal(a, c) for a, c in zip(model.parameters(), other.parameters()))
 

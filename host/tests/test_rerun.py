@@ -21,9 +21,7 @@ import torch
 
 from empo2.config import load_config
 from empo2.memory.store import MemoryStore
-from empo2.rerun.runner import RERUN_FILE, RerunError, RerunSettings, rerun
 from empo2.rerun.branch import (
-    PARENT_FILE,
     STAGING,
     BranchError,
     adopt_branch,
@@ -32,6 +30,7 @@ from empo2.rerun.branch import (
     delete_branch,
     parent_record,
 )
+from empo2.rerun.runner import RERUN_FILE, RerunError, RerunSettings, rerun
 from empo2.run_folder.folder import RunFolder, RunLockedError
 from empo2.training.trainer import Trainer
 from server_support import train_tiny_run

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 import torch
 
-from empo2.training import rollout
 from empo2.config import MemoryConfig, load_config
 from empo2.envs.builtin.env import BuiltinEnv
 from empo2.envs.textworld import TextWorldEnv
@@ -35,6 +34,7 @@ from empo2.policy.prompting import (
     with_tips,
 )
 from empo2.policy.tokenizer import encode_chat
+from empo2.training import rollout
 from empo2.training.rollout import (
     MEMORY,
     MEMORY_FREE,
@@ -461,7 +461,7 @@ def test_step_prompts_builds_each_step_exactly_as_the_rollout_did(policy):
         episodes, after, _ = play(policy, [(TASK, 0, 0)], settings, memory=store)
         ep, seen = episodes[0], after[0]
 
-        def retrieve(user_text):
+        def retrieve(user_text, store=store, ep=ep, settings=settings):  # bound to this budget's run
             return store.retrieve(
                 ep.variation_key, [user_text], threshold=settings.similarity_threshold, top_k=settings.top_k
             )[0]

@@ -10,10 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from empo2.memory.store import MemoryStore
-from empo2.policy.prompting import with_tips
-from empo2.training.rollout import Episode, StepRecord
-from empo2.run_folder import folder as folder_module
 from empo2.atomic import (
     append_jsonl,
     atomic_write_json,
@@ -24,6 +20,8 @@ from empo2.atomic import (
     repair_jsonl,
     truncate_synced,
 )
+from empo2.memory.store import MemoryStore
+from empo2.policy.prompting import with_tips
 from empo2.rerun.branch import (
     PARENT_FILE,
     RERUN_FILE,
@@ -38,8 +36,10 @@ from empo2.rerun.branch import (
     person_edits_after,
     rerun_status,
 )
+from empo2.run_folder import folder as folder_module
 from empo2.run_folder.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError
 from empo2.training.records import episode_record, episode_summary
+from empo2.training.rollout import Episode, StepRecord
 
 
 def test_torn_last_line_is_skipped_then_repaired(tmp_path):
@@ -72,7 +72,7 @@ def test_the_json_files_people_open_are_indented_sorted_and_keep_their_text(tmp_
     atomic_write_json(tmp_path / "run.json", {"state": "running", "name": "café", "k": [1]})
     assert (tmp_path / "run.json").read_bytes() == (
         '{\n  "k": [\n    1\n  ],\n  "name": "café",\n  "state": "running"\n}\n'
-    ).encode("utf-8")
+    ).encode()
 
 
 def test_whole_files_and_appends_make_their_missing_folders(tmp_path):
@@ -342,7 +342,7 @@ def test_one_writer_holds_the_lock_and_a_reader_only_probes_it(tmp_path, monkeyp
     assert folder.writer_alive() is False
     real_sleep, waits = time.sleep, []
     monkeypatch.setattr(folder_module.time, "sleep", lambda seconds: waits.append(seconds))
-    with open(lock, "r") as other:  # a holder that wrote nothing yet
+    with open(lock) as other:  # a holder that wrote nothing yet
         fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         lock.write_text("")
         with pytest.raises(RunLockedError, match="being trained by another process"):
@@ -350,7 +350,7 @@ def test_one_writer_holds_the_lock_and_a_reader_only_probes_it(tmp_path, monkeyp
                 pass
     assert waits == [0.005] * 19  # 20 tries ~0.1 s apart in all, no wait after the last
     waits.clear()
-    probe = open(lock, "r")  # a reader's probe holds it shared for a moment...
+    probe = open(lock)  # a reader's probe holds it shared for a moment...
     fcntl.flock(probe.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
 
     def let_go_while_the_writer_waits(seconds):

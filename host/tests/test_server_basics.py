@@ -16,7 +16,7 @@ from websockets.sync.client import connect as ws_connect
 from empo2.server.client import HostClient, HostError
 from empo2.server.dispatch import MAX_DEPTH
 from empo2.server.protocol import error_codes, protocol_version
-from server_support import HEADERS, TOKEN, check, connect, copy_run, finished_run, make_host
+from server_support import HEADERS, TOKEN, check, connect, copy_run, finished_run, make_host  # noqa: F401 - check is a fixture
 
 CODES = error_codes()
 

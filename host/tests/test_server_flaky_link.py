@@ -15,8 +15,8 @@ import pytest
 
 from conftest import tiny_run_overrides
 from empo2.server.client import HostClient, HostError
-from flaky_proxy import FlakyProxy
 from empo2.server.protocol import error_codes
+from flaky_proxy import FlakyProxy
 from server_support import TOKEN, SchemaCheck, connect, copy_run, finished_run, make_host
 
 RUN = "done"

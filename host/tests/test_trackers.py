@@ -24,8 +24,11 @@ from empo2.atomic import append_jsonl, atomic_write_json  # noqa: E402
 from empo2.config import TRACKERS, ConfigError, load_config  # noqa: E402
 from empo2.rerun.branch import create_branch  # noqa: E402
 from empo2.run_folder.folder import RunFolder  # noqa: E402
-from empo2.trackers import STATE_FILE, TrackerMirror  # noqa: E402
-from empo2.trackers import sinks as sinks_module  # noqa: E402
+from empo2.trackers import (  # noqa: E402
+    STATE_FILE,
+    TrackerMirror,
+    sinks as sinks_module,  # noqa: E402
+)
 from empo2.trackers.sinks import ENV_STEPS_PREFIX, SINKS, TENSORBOARD_FOLDER, WANDB_FOLDER, scalars  # noqa: E402
 from empo2.training.trainer import Trainer  # noqa: E402
 

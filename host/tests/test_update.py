@@ -19,6 +19,7 @@ from empo2.algo.losses import kl_penalty, token_mean
 from empo2.config import CHOICES, AlgoConfig
 from empo2.policy.generation import sequence_logprobs
 from empo2.policy.model import load_policy
+from empo2.training.rollout import MEMORY_FREE, Episode
 from empo2.training.update import (
     OFF_POLICY,
     ON_POLICY,
@@ -29,7 +30,6 @@ from empo2.training.update import (
     episode_returns,
     update_policy,
 )
-from empo2.training.rollout import MEMORY_FREE, Episode
 from update_episodes import action_logprobs, make_episodes
 
 OLD_LOGPROB_SETTINGS = CHOICES["algo.off_policy_old_logprob"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from empo2.training.distributed import SINGLE, Dist
 from empo2.policy.generation import sequence_logprobs
 from empo2.policy.model import load_policy
+from empo2.training.distributed import SINGLE, Dist
 from empo2.training.update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, tip_guided_logprobs
 from update_episodes import action_logprobs, make_episodes
 

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from empo2.memory.persistence import EventLog
 from empo2 import atomic
 from empo2.atomic import (
     append_jsonl,
@@ -26,6 +25,7 @@ from empo2.atomic import (
     repair_jsonl,
     rewrite_jsonl,
 )
+from empo2.memory.persistence import EventLog
 from empo2.run_folder.folder import RunFolder
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/fd")

@@ -42,7 +42,8 @@ Decisions and deviations, numbered:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 

@@ -48,7 +48,7 @@ Decisions and deviations, numbered:
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

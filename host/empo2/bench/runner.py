@@ -97,8 +97,8 @@ def _train_and_evaluate(job: dict) -> dict:
 
     torch.set_num_threads(1)
     from ..envs.registry import make_env
-    from ..training.evaluation import memory_free_success, memory_trials
     from ..memory.embedding import SentenceEmbedder
+    from ..training.evaluation import memory_free_success, memory_trials
     from ..training.rollout import MEMORY_FREE, RolloutSettings
     from ..training.trainer import Trainer, initial_tip_writer, resolve_device, resolve_model
 

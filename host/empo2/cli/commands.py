@@ -15,7 +15,6 @@ from ..one_sentence import sentence
 from ..torchrun import world_size
 from .errors import EXIT_USAGE, UserError
 
-
 # -- commands ---------------------------------------------------------------------------------
 
 
@@ -133,8 +132,8 @@ def cmd_train(args) -> int:
     preset = args.preset or (None if args.config else "builtin")
     config = load_config(args.config or preset, args.overrides)  # a bad config fails before torch loads
 
-    from ..training.distributed import Dist
     from ..run_folder.folder import RunFolder
+    from ..training.distributed import Dist
 
     if args.root:
         config.root = args.root
@@ -190,8 +189,8 @@ def _ensure_builtin_with_progress() -> str:
 
 
 def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
-    from ..training.distributed import SINGLE
     from ..run_folder.folder import RunLockedError
+    from ..training.distributed import SINGLE
     from ..training.run_control import TrainerHooks
     from ..training.trainer import Trainer
 
@@ -246,8 +245,8 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
 
 
 def cmd_runs(args) -> int:
-    from ..run_folder.folder import RunFolder
     from ..rerun.branch import rerun_iterations
+    from ..run_folder.folder import RunFolder
     from ..server.run_records import STATES, branch_origin, configured_iterations, stored_state
 
     wanted = {s.strip() for s in args.state.split(",") if s.strip()} if args.state else None

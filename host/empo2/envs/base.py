@@ -9,8 +9,9 @@ adapters behind it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Protocol
 
 SCORE_MIN, SCORE_MAX = -100.0, 100.0
 

@@ -28,7 +28,7 @@ import socket
 import sys
 import threading
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 from openenv.core.env_server import HTTPEnvServer
 from openenv.core.env_server.interfaces import Environment
@@ -59,7 +59,7 @@ class TextObservation(Observation):
     )
     score: float = Field(default=0.0, description="the running score in [-100, 100]; rewards are its deltas")
     success: bool = Field(default=False, description="the episode reached its goal")
-    corrected_action: Optional[str] = Field(default=None, description="the action played when the text was corrected")
+    corrected_action: str | None = Field(default=None, description="the action played when the text was corrected")
 
 
 class TextState(State):
@@ -68,9 +68,9 @@ class TextState(State):
     environment: str = ""
     tasks: list[str] = Field(default_factory=list)
     variations: dict[str, dict[str, list[int]]] = Field(default_factory=dict)
-    instructions: Optional[str] = None
-    task: Optional[str] = None
-    variation: Optional[int] = None
+    instructions: str | None = None
+    task: str | None = None
+    variation: int | None = None
 
 
 class ServedEnv(Environment):
@@ -98,10 +98,10 @@ class ServedEnv(Environment):
 
     def reset(
         self,
-        seed: Optional[int] = None,
-        episode_id: Optional[str] = None,
-        task: Optional[str] = None,
-        variation: Optional[int] = None,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        task: str | None = None,
+        variation: int | None = None,
         **kwargs: Any,
     ) -> TextObservation:
         task = self.tasks[0] if task is None else task
@@ -124,7 +124,7 @@ class ServedEnv(Environment):
         )
         return self._observation(observation, 0.0, False, info)
 
-    def step(self, action: TextAction, timeout_s: Optional[float] = None, **kwargs: Any) -> TextObservation:
+    def step(self, action: TextAction, timeout_s: float | None = None, **kwargs: Any) -> TextObservation:
         if not self._started:
             raise ValueError("no episode: send reset before step")
         observation, reward, done, info = self.env.step(action.message)
@@ -149,7 +149,7 @@ class ServedEnv(Environment):
         if callable(close):
             close()
 
-    def _instructions(self) -> Optional[str]:
+    def _instructions(self) -> str | None:
         own = getattr(self.env, "instructions", None)
         return own() if callable(own) else None
 
@@ -228,7 +228,7 @@ class Served:
     @classmethod
     def environment(
         cls, config, host: str = "127.0.0.1", port: int = 0, max_sessions: int = DEFAULT_MAX_SESSIONS
-    ) -> "Served":
+    ) -> Served:
         return cls(*build_server(config, max_sessions), host=host, port=port)
 
     @property

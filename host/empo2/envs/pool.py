@@ -8,8 +8,8 @@ same as making a new one (tested on the built-in worlds, whose runs are bit-for-
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 from .base import TextEnv
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+from collections.abc import Callable
 from importlib import metadata
-from typing import Callable
 
 from ..config import GYMNASIUM, OPENENV, ConfigError, check_env_name, env_entry_points
 from ..one_sentence import sentence

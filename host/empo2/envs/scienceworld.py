@@ -159,7 +159,7 @@ class _ValidActions(Sequence):
     has moved on is a bug (they would describe another state), so it raises.
     """
 
-    def __init__(self, env: "ScienceWorldEnv"):
+    def __init__(self, env: ScienceWorldEnv):
         self._env, self._stamp, self._items = env, env._stamp, None
 
     def _load(self) -> list[str]:

@@ -36,7 +36,7 @@ class PersonEdits:
     _lock: threading.RLock
     _tips: list[Tip]
     _index: dict[str, int]
-    _buffers: dict[str, "VariationBuffer"]
+    _buffers: dict[str, VariationBuffer]
     _edits: dict[str, dict]
 
     def update(

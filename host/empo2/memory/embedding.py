@@ -30,8 +30,9 @@ import math
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 

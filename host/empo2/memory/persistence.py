@@ -9,7 +9,8 @@ A store folder holds two files:
                 number), so reopening never re-embeds.
 
 Writes: keys first, then the event lines, each flushed and fsynced, one write per logical
-operation, through the run folder's one crash-safe kit (atomic.py). A kill -9 can therefore leave only (a) a torn last line, (b) a partial last key row,
+operation, through the run folder's one crash-safe kit (atomic.py). A kill -9 can therefore leave
+only (a) a torn last line, (b) a partial last key row,
 (c) key rows that no event references yet. `EventLog.open` cuts all three away; everything before
 is intact, so replaying the log gives exactly the state before the crash. Evict lines are derived
 (an add's evictions follow from the state), written for people and tools reading the log; replay
@@ -24,8 +25,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 # Authors (the protocol's Author.kind): the policy writes tips in training; the system evicts
@@ -29,7 +29,7 @@ def author_kind(name: str) -> str:
 
 def now_iso() -> str:
     """Wall-clock time for history records (UTC, milliseconds). Never feeds training maths."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def is_person(author: str) -> bool:
@@ -96,7 +96,7 @@ class Tip:
             d["history"] = copy.deepcopy(self.history)
         return d
 
-    def snapshot(self) -> "Tip":
+    def snapshot(self) -> Tip:
         """A detached copy, so the caller never sees later edits mutate what it holds.
 
         History records are flat dicts the store never changes once written: copying each

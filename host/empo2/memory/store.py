@@ -55,9 +55,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -137,7 +138,7 @@ class MemoryStore(PersonEdits):
         capacity: int = DEFAULTS.capacity,
         on_change: Callable | None = None,
         rollback_to: dict | None = None,
-    ) -> "MemoryStore":
+    ) -> MemoryStore:
         """Open (or create) the store saved in `folder`; None keeps it in memory only.
 
         rollback_to: a `marker()` from a training checkpoint. Both files are cut back to it;
@@ -185,7 +186,7 @@ class MemoryStore(PersonEdits):
         return store
 
     @classmethod
-    def read_snapshot(cls, folder: Path | str, embedder: Any, capacity: int = DEFAULTS.capacity) -> "MemoryStore":
+    def read_snapshot(cls, folder: Path | str, embedder: Any, capacity: int = DEFAULTS.capacity) -> MemoryStore:
         """The store saved in `folder` as it is now, read without taking the folder from its
         writer: the tips of a run that another process trains (a terminal's `train`, another
         window's host), to list, read and retrieve. It writes nothing and does not follow the
@@ -699,7 +700,7 @@ class MemoryStore(PersonEdits):
                 self._log.close()
                 self._log = None
 
-    def __enter__(self) -> "MemoryStore":
+    def __enter__(self) -> MemoryStore:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -27,12 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from .saved_folder import build_once, save_policy_folder
 from .pretrained import PACKAGED_MODELS, ensure_packaged_policy, packaged_policy_path
+from .saved_folder import build_once, save_policy_folder
 
 RECIPE_VERSION = 1
 # progress(done, total, loss): after every optimiser step, counted over the whole warm start.

@@ -11,9 +11,9 @@ depend on how much padding its batch-mates forced on it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Sequence, Union
 
 import torch
 import torch.nn.functional as F
@@ -22,8 +22,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from .model import compute_dtype
 from .tokenizer import encode_chat
 
-
-Sampler = Union[torch.Generator, Sequence[torch.Generator], None]
+Sampler = torch.Generator | Sequence[torch.Generator] | None
 """Where sampled tokens come from: one generator for the whole batch, or one per prompt (row i
 draws only from generator i, and only while it is unfinished, so a row's tokens do not depend on
 its batch-mates: the trainer gives every episode its own, `rollout.episode_generator`)."""

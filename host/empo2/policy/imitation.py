@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase

@@ -17,7 +17,6 @@ import os
 from dataclasses import dataclass
 
 import torch
-from transformers.utils import logging as hf_logging
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
@@ -27,9 +26,9 @@ from transformers import (
     Qwen2Config,
     Qwen2ForCausalLM,
 )
+from transformers.utils import logging as hf_logging
 
 from .choices import HUB_ID
-
 
 # Loading and saving bars of transformers would interleave with our own on stderr.
 hf_logging.disable_progress_bar()

@@ -16,8 +16,8 @@ a delimited tip block. The memory key of a step is its user turn *without* the t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 SYSTEM_PROMPT = "you are an agent in a text world . answer with one action ."
 TIP_OPEN, TIP_CLOSE, TIP_SEPARATOR = "<tip>", "</tip>", " | "
@@ -108,10 +108,11 @@ def reflection_messages(
 ) -> list[dict]:
     """The conversation the policy answers with a tip after an episode (docs/paper.md §2.4).
     observation_words: words kept of each observation; 0 keeps them whole."""
-    episode = " ; ".join(
-        f"{t.action} -> {clip_words(t.observation, observation_words) if observation_words else ' '.join(t.observation.split())}"
-        for t in turns
-    )
+
+    def shown(observation: str) -> str:
+        return clip_words(observation, observation_words) if observation_words else " ".join(observation.split())
+
+    episode = " ; ".join(f"{t.action} -> {shown(t.observation)}" for t in turns)
     user = (
         f"task : {task_description} . episode : {episode} . "
         f"final score : {int(round(final_score))} . {REFLECTION_INSTRUCTION}"

@@ -9,8 +9,8 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..atomic import commit_folder
 

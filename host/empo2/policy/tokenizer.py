@@ -12,10 +12,9 @@ conversation shape as a real instruct model's, so no caller special-cases it.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
-from tokenizers import AddedToken
+from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
 from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from .prompting import TIP_CLOSE, TIP_OPEN

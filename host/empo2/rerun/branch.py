@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 try:
     import fcntl

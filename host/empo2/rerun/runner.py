@@ -50,9 +50,9 @@ from ..config import load_config
 from ..envs.registry import make_env
 from ..memory.layout import EVENTS_FILE
 from ..run_folder.folder import RunFolder, iteration_name
+from ..trackers import mirrored
 from ..training.rollout import MEMORY_FREE, Episode, RolloutSettings, StepRecord, roll_out
 from ..training.run_control import RunControl, TrainerHooks
-from ..trackers import mirrored
 from ..training.trainer import Trainer
 from ..training.update import OFF_POLICY, dry_run_loss, tip_guided_logprobs
 from .branch import (

@@ -32,8 +32,8 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 try:
     import fcntl
@@ -50,7 +50,6 @@ from ..atomic import (
     repair_jsonl,
     rewrite_jsonl,
 )
-
 
 WRITER_LOCK = ".writer.lock"
 
@@ -87,7 +86,7 @@ class RunFolder:
     # -- creating and opening ------------------------------------------------------------------
 
     @classmethod
-    def create(cls, root: Path, run_id: str, config: dict) -> "RunFolder":
+    def create(cls, root: Path, run_id: str, config: dict) -> RunFolder:
         path = Path(root) / run_id
         if (path / "config.json").exists():
             raise RunFolderError(f"run folder {path} already exists; use `resume` or another name")
@@ -98,7 +97,7 @@ class RunFolder:
         return folder
 
     @classmethod
-    def open(cls, path: Path) -> "RunFolder":
+    def open(cls, path: Path) -> RunFolder:
         path = Path(path)
         if not (path / "config.json").is_file():
             raise RunFolderError(f"{path} is not a run folder (it has no config.json)")
@@ -130,7 +129,7 @@ class RunFolder:
         if fcntl is None:
             return None
         try:
-            handle = open(self.path / WRITER_LOCK, "r")
+            handle = open(self.path / WRITER_LOCK)
         except FileNotFoundError:
             return False  # never trained
         except OSError:

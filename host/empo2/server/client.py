@@ -172,7 +172,7 @@ class HostClient:
         finally:
             self._reader.join(5)
 
-    def __enter__(self) -> "HostClient":
+    def __enter__(self) -> HostClient:
         return self
 
     def __exit__(self, *exc) -> None:

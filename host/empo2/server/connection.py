@@ -176,7 +176,7 @@ class Connection(Subscriber):
             await asyncio.gather(worker, return_exceptions=True)
             try:
                 await asyncio.wait_for(writer, timeout=5)
-            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - a closing socket may fail anyhow
+            except (TimeoutError, Exception):  # noqa: BLE001 - a closing socket may fail anyhow
                 writer.cancel()
             log.info("connection %d closed", self.number)
 

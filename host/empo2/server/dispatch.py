@@ -20,8 +20,8 @@ before decoding it (connection.py).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from .protocol import ProtocolError, Validators
 
@@ -40,7 +40,7 @@ class Method:
 
     name: str
     params: str
-    handler: Callable[["Request", dict], Awaitable[dict]]
+    handler: Callable[[Request, dict], Awaitable[dict]]
     before_initialize: bool = False
     while_shutting_down: bool = False
 

@@ -29,7 +29,7 @@ class EmbeddedHost:
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/"
 
-    def start(self) -> "EmbeddedHost":
+    def start(self) -> EmbeddedHost:
         self._thread = threading.Thread(target=self._main, name="empo2-embedded-host", daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -73,7 +73,7 @@ class EmbeddedHost:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def __enter__(self) -> "EmbeddedHost":
+    def __enter__(self) -> EmbeddedHost:
         return self.start()
 
     def __exit__(self, *exc) -> None:

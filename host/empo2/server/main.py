@@ -21,9 +21,9 @@ import signal
 import sys
 from pathlib import Path
 
-from .settings import Settings, is_loopback
 from .auth import TOKEN_ENV, check_token
 from .protocol import protocol_version
+from .settings import Settings, is_loopback
 
 log = logging.getLogger("empo2.server")
 

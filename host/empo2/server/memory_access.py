@@ -72,7 +72,7 @@ class MemoryAccess:
             if not live.memory_ready.is_set():
                 try:
                     await asyncio.wait_for(live.memory_ready.wait(), STARTING_TIMEOUT_S)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     raise ProtocolError(
                         "RunBusy", f"run '{run_id}' is still starting; try again.", {"runId": run_id}
                     ) from None

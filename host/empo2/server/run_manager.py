@@ -24,8 +24,8 @@ from pathlib import Path
 
 from ..atomic import iter_jsonl
 from ..config import ConfigError, TrainConfig, load_config, presets
-from ..policy.choices import model_folder_problem
 from ..one_sentence import sentence as one_sentence
+from ..policy.choices import model_folder_problem
 from ..run_folder.folder import RunFolder, RunFolderError, RunLockedError
 from ..training.run_control import TrainerHooks
 from .live_run import LiveRun, ServerControl
@@ -64,7 +64,7 @@ def busy_sentence(run_id: str, state: str, beside_paused: bool) -> str:
 class _Hooks(TrainerHooks):
     """Trainer callbacks (trainer thread) → posts to the loop, progress throttled."""
 
-    def __init__(self, manager: "RunManager", live: LiveRun):
+    def __init__(self, manager: RunManager, live: LiveRun):
         self.manager, self.live = manager, live
         self._last_progress = (None, None, 0.0)
 

@@ -6,7 +6,8 @@
 The trainer never calls a tracker. The mirror reads the files the trainer writes anyway, as the
 host's follower of other processes' runs does (server/followed_runs.py), through the same
 readers: `read_appended` for the new whole lines of metrics.jsonl and of the memory's event log,
-and the run folder's own paths (`RunFolder.trajectory_path` for an iteration's episodes). Every `LOOK_INTERVAL_S`, and once more when
+and the run folder's own paths (`RunFolder.trajectory_path` for an iteration's episodes). Every
+`LOOK_INTERVAL_S`, and once more when
 training stops, it sends each new metrics line, the tips added, edited or deleted up to that
 iteration, and `SAMPLED_EPISODES` of its episodes to every tracker still mirroring.
 
@@ -32,8 +33,7 @@ import json
 import logging
 import threading
 import time
-from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..atomic import atomic_write_json, read_appended
 from ..memory.layout import EVENTS_FILE
@@ -55,7 +55,7 @@ FORMAT = 1
 @contextlib.contextmanager
 def mirrored(
     folder: RunFolder, names: list[str], interval_s: float = LOOK_INTERVAL_S, sinks: dict | None = None
-) -> Iterator["TrackerMirror | None"]:
+) -> Iterator[TrackerMirror | None]:
     """Mirrors `folder` to the trackers `names` while the block runs (nothing when empty)."""
     if not names:
         yield None

@@ -6,7 +6,8 @@ the folder loads by itself (`empo2-host eval --run`), the optimizer state, the r
 (the same on every rank; rollouts sample from per-episode generators seeded from the iteration,
 so none of theirs needs saving), the intrinsic-reward archive and the memory store's marker
 (the length of its log at that moment). It is filled under a temporary name and renamed into
-place (atomic.py `commit_folder`: every file fsynced first), so it is complete or absent. Only rank 0 writes it; every rank reads it on resume.
+place (atomic.py `commit_folder`: every file fsynced first), so it is complete or absent. Only
+rank 0 writes it; every rank reads it on resume.
 """
 
 from __future__ import annotations

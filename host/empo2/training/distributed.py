@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 import torch.distributed as torch_dist
@@ -51,7 +52,7 @@ class Dist:
         return self.world > 1
 
     @classmethod
-    def from_env(cls) -> "Dist":
+    def from_env(cls) -> Dist:
         """Joins the job torchrun described in the environment (WORLD_SIZE > 1), else one process."""
         world = world_size()
         if world <= 1:

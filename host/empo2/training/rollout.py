@@ -15,10 +15,10 @@ JVMs): the results are the same, in the same order.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 import numpy as np
 import torch
@@ -26,6 +26,9 @@ import torch
 from ..config import TrainConfig
 from ..envs.base import TextEnv
 from ..envs.plugin import call_each
+
+# The rollout modes (the strings of the protocol's RolloutMode).
+from ..modes import MEMORY, MEMORY_FREE, ROLLOUT_MODES  # noqa: F401 - re-exported
 from ..policy.generation import Sampler, generate_from_ids
 from ..policy.prompting import (
     Turn,
@@ -38,9 +41,6 @@ from ..policy.prompting import (
 )
 from ..policy.scripted_writer import ScriptedTipWriter
 from ..policy.tokenizer import encode_chat
-
-# The rollout modes (the strings of the protocol's RolloutMode).
-from ..modes import MEMORY, MEMORY_FREE, ROLLOUT_MODES  # noqa: F401 - re-exported
 
 
 def episode_generator(*key: int) -> torch.Generator:

@@ -31,15 +31,16 @@ How the EMPO² iteration maps onto it (the choices, in order):
 7. Checkpoints: `torch.distributed.checkpoint` (DCP) writes each rank's shards into the
    checkpoint folder; DCP reshards on load, so a run saved by 2 processes resumes with 1 (even
    without a process group) or with 4, and plays the episodes the uninterrupted run plays: no
-   sampling stream belongs to a rank (trainer.py, choice 6). `empo2-host export` turns one into a save_pretrained folder.
+   sampling stream belongs to a rank (trainer.py, choice 6). `empo2-host export` turns one into a
+   save_pretrained folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import torch
 import torch.distributed as torch_dist

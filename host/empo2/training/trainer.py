@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import random
 import shutil
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -45,12 +45,12 @@ import torch
 from .. import metric_keys as metric
 from ..algo.intrinsic import make_intrinsic_reward
 from ..config import ConfigError, TrainConfig, builtin_size
-from ..envs.pool import EnvPool
 from ..envs.plugin import EnvironmentFault
+from ..envs.pool import EnvPool
 from ..envs.registry import make_env, tasks_of
-from ..one_sentence import sentence
 from ..memory.embedding import SentenceEmbedder
 from ..memory.store import EpisodeTip, MemoryStore
+from ..one_sentence import sentence
 from ..policy.model import AdapterFreeView, LoraSettings, is_peft, load_policy
 from ..policy.saved_folder import prompt_shape_difference
 from ..policy.scripted_writer import ScriptedTipWriter
@@ -320,7 +320,7 @@ class Trainer:
             stats = self.update(
                 episodes,
                 update_mode,
-                on_step=lambda done, total: self.hooks.on_progress(iteration, "update", done, total),
+                on_step=functools.partial(self.hooks.on_progress, iteration, "update"),
             )
             timings["update"] = self._lap(clock)
 

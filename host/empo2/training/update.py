@@ -32,19 +32,19 @@ clipping, so every rank takes the one-process optimizer step.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
 from ..algo.losses import group_advantages, low_probability_mask, merge_stats, token_mean, total_loss
 from ..config import AlgoConfig
+
+# The update modes of docs/paper.md §3, the paper's Table 3 (the strings of the protocol's UpdateMode).
+from ..modes import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, UPDATE_MODES  # noqa: F401 - re-exported
 from ..policy.generation import sequence_logprobs
 from .distributed import SINGLE, Dist
 from .rollout import MEMORY, Episode
-
-# The update modes of docs/paper.md §3, the paper's Table 3 (the strings of the protocol's UpdateMode).
-from ..modes import ON_POLICY, ON_POLICY_WITH_TIPS, OFF_POLICY, UPDATE_MODES  # noqa: F401 - re-exported
 
 
 @dataclass

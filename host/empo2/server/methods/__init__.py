@@ -8,8 +8,7 @@ checks both directions); `initialize` is the one method allowed before `initiali
 from __future__ import annotations
 
 from ..dispatch import Method
-from . import checkpoint, config, debug, env, host, memory, run, trajectory
-from . import checkpoint, host, memory, run, trajectory, update
+from . import checkpoint, config, debug, env, host, memory, run, trajectory, update
 
 METHODS: tuple[Method, ...] = (
     Method("initialize", "InitializeParams", host.initialize, before_initialize=True),

@@ -176,8 +176,8 @@ def _validate(folder: RunFolder, settings) -> None:
     """What prepare_branch checks, without creating anything (a dry run makes no branch here)."""
     from ...config import load_config
     from ...memory.layout import EVENTS_FILE
-    from ...rerun.runner import chosen_variations
     from ...rerun.branch import checkpoint_marker, not_training, person_edits_after
+    from ...rerun.runner import chosen_variations
 
     settings.check()
     with not_training(folder):
