@@ -34,10 +34,12 @@ def test_loaded_tokenizer_is_the_word_tokenizer(tiny_policy):
     assert len(ids) == len(text.split())
 
 
-def test_every_word_of_every_world_is_in_the_vocabulary(tiny_policy):
+def test_every_word_of_every_world_the_warm_start_knows_is_in_the_vocabulary(tiny_policy):
+    # A kind added after the shipped weights (in_warm_start=False) is left out of the recipe's
+    # vocabulary, so the shipped weights stay the ones their recipe builds.
     _, tokenizer = load_policy(str(tiny_policy))
     env, rng = BuiltinEnv(), random.Random(0)
-    for task in TASK_KINDS:
+    for task in (name for name, kind in TASK_KINDS.items() if kind.in_warm_start):
         for variation in (0, 4, 100, 119):
             obs, info = env.reset(task, variation)
             texts = [obs, info.task_description]
@@ -97,7 +99,6 @@ def test_a_run_whose_prompts_differ_from_its_policys_training_says_so(tiny_polic
     """The tiny policy learned from prompts with 10 words of each past observation (30 of the
     current one): a run that cuts them elsewhere is warned, one that matches is not."""
     from conftest import tiny_run_overrides
-
     from empo2.config import load_config
     from empo2.run_folder.folder import RunFolder
     from empo2.training.trainer import Trainer

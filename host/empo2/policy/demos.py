@@ -41,11 +41,11 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from ..envs.builtin.env import BuiltinEnv
-from ..envs.builtin.tasks import DEMO_VARIATION_BASE, HABIT_ROOMS, in_distribution_tasks
+from ..envs.builtin.tasks import DEMO_VARIATION_BASE, HABIT_ROOMS, KEY_ITEM, demonstrated_tasks
 from .prompting import Turn, reflection_messages, shown_tip, step_messages, step_user_text, with_tips
 
 
@@ -72,9 +72,24 @@ class DemoEpisode:
 
 
 def render_tip(
-    item: str, score: float, found_in: tuple[str, str] | None, searched: list[tuple[str, str]], target: str
+    item: str,
+    score: float,
+    found_in: tuple[str, str] | None,
+    searched: list[tuple[str, str]],
+    target: str,
+    key_in: tuple[str, str] | None = None,
 ) -> str:
-    """The one-sentence tip a good writer leaves after an episode (also how tips are shown)."""
+    """The one-sentence tip a good writer leaves after an episode (also how tips are shown).
+    `key_in`: where the episode took the key of a locked container, stated first, as it was
+    found first."""
+    return _key_part(key_in) + _item_part(item, score, found_in, searched)
+
+
+def _key_part(key_in: tuple[str, str] | None) -> str:
+    return "" if key_in is None else f"the {KEY_ITEM} was in the {key_in[0]} in the {key_in[1]} . "
+
+
+def _item_part(item: str, score: float, found_in: tuple[str, str] | None, searched: list[tuple[str, str]]) -> str:
     points = int(round(score))
     if found_in is not None:
         container, room = found_in
@@ -272,7 +287,7 @@ def demonstration_examples(
 ) -> list[tuple[list[dict], str]]:
     """(chat messages, target text) pairs for imitation: every step, and every reflection."""
     rng = random.Random(f"empo2-demos/{seed}")
-    tasks = in_distribution_tasks()
+    tasks = demonstrated_tasks()
     examples: list[tuple[list[dict], str]] = []
     index = 0
     for behaviour, count in n_episodes.items():

@@ -14,9 +14,10 @@ for the built-in worlds only (config validation refuses it elsewhere).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..envs.builtin.env import BuiltinEnv
+from ..envs.builtin.tasks import KEY_ITEM
 from .demos import render_tip
 
 
@@ -27,15 +28,18 @@ def scripted_tip(task: str, variation: int, executed_actions: Sequence[str], sco
     env.reset(task, variation)
     w = env.world
     searched: list[tuple[str, str]] = []
-    found_in = None
+    found_in = key_in = None
     for action in executed_actions:
-        if action.startswith("open "):
-            searched.append((action[len("open ") :], env.room))
         env.step(action)
+        # A locked container tried without its key was not searched: it stays closed.
+        if action.startswith("open ") and action[len("open ") :] in env.open:
+            searched.append((action[len("open ") :], env.room))
         if action.startswith("take ") and env.taken and found_in is None:
             found_in = (w.container_of[env.room], env.room)  # where it was, not the last opened
-    empty = [s for s in dict.fromkeys(searched) if s != found_in]
-    return render_tip(w.item, score, found_in, empty, w.target)
+        if action == f"take {KEY_ITEM}" and w.key_room is not None and key_in is None:
+            key_in = (w.container_of[env.room], env.room)
+    empty = [s for s in dict.fromkeys(searched) if s not in (found_in, key_in)]
+    return render_tip(w.item, score, found_in, empty, w.target, key_in=key_in)
 
 
 class ScriptedTipWriter:

@@ -3,7 +3,9 @@
 Scores follow ScienceWorld's conventions so the trainer treats both alike: the score runs from 0
 to 100 (the interface allows [-100, 100]), rewards are score deltas, and the episode ends on
 success or at the step limit. Progress is scored in stages: taking the item (25), putting it into
-the target (50), using the target (100). The decoy earns less and never more: taking it (15),
+the target (50), using the target (100); a kind may pay less for the first two (`take_credit`,
+`put_credit`). A locked container (a kind with a key room) opens only while the key is carried;
+trying it without the key is a valid action that changes nothing. The decoy earns less and never more: taking it (15),
 putting it into the target (30), and using the target with it costs 20 and breaks it for good.
 The score is the better of the two paths, less the penalty, so nothing is earned on the true path
 before the item is found, and the decoy cannot be farmed.
@@ -14,11 +16,11 @@ path; the valid actions are rebuilt from a handful of sets.
 
 from __future__ import annotations
 
-from .tasks import TASK_KINDS, TEST_VARIATIONS, TRAIN_VARIATIONS, START_ROOM
-from .world import World, generate_world
 from ..base import StepInfo, correct_action, parse_action
+from .tasks import KEY_ITEM, START_ROOM, TASK_KINDS, TEST_VARIATIONS, TRAIN_VARIATIONS
+from .world import World, generate_world
 
-SCORE_TAKE, SCORE_PUT, SCORE_SUCCESS = 25.0, 25.0, 100.0
+SCORE_SUCCESS = 100.0
 DECOY_TAKE, DECOY_PUT, DECOY_PENALTY = 15.0, 15.0, 20.0
 DEFAULT_MAX_STEPS = 15
 _EXITS = " exits : "  # a room's description, and only it, lists the exits after this
@@ -76,6 +78,7 @@ class BuiltinEnv:
         w = self._world
         self.room = START_ROOM
         self.open: set[str] = set()
+        self.locked = {w.container_of[w.item_room]} if w.key_room is not None else set()
         self.carried: list[str] = []
         self.contents = {c: list(items) for c, items in w.contents.items()}
         self.placed = self.used = self.taken = False
@@ -142,10 +145,16 @@ class BuiltinEnv:
             return self._describe_room()
         if command.startswith("open "):
             container = command[len("open ") :]
+            unlocked = ""
+            if container in self.locked:
+                if KEY_ITEM not in self.carried:
+                    return f"the {container} is locked . it opens with a {KEY_ITEM} ." + self._carrying()
+                self.locked.discard(container)
+                unlocked = f"you unlock the {container} with the {KEY_ITEM} . "
             self.open.add(container)
             inside = self.contents[container]
             held = f"it holds {_listing(inside)}" if inside else "it is empty"
-            return f"you open the {container} . {held} ." + self._carrying()
+            return f"{unlocked}you open the {container} . {held} ." + self._carrying()
         if command.startswith("take "):
             item = command[len("take ") :]
             self.contents[w.container_of[self.room]].remove(item)
@@ -181,7 +190,8 @@ class BuiltinEnv:
     def _score(self) -> float:
         if self.used:
             return SCORE_SUCCESS
-        true_path = SCORE_TAKE * self.taken + SCORE_PUT * self.placed
+        kind = self.world.kind
+        true_path = kind.take_credit * self.taken + kind.put_credit * self.placed
         decoy_path = DECOY_TAKE * self.decoy_taken + DECOY_PUT * self.decoy_placed
         return max(true_path, decoy_path) - DECOY_PENALTY * self.decoy_failed
 

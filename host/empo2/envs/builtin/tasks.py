@@ -13,6 +13,12 @@ that GRPO settles into, as the paper's GRPO settles at 15 points on power-compon
 Splits: variations 0–4 train, 100–119 are held out for testing, 10_000+ are the demonstration
 worlds the warm start is built from (never trained or evaluated on). `repair-radio` is held out
 entirely: no demonstration or training episode ever shows it (the out-of-distribution task).
+
+`charge-robot` needs two facts found in sequence: its item sits in a locked container that opens
+only while the agent carries the key, and the key hides in another room (`key_room`), both fixed
+for the kind. Its houses have twelve rooms, and its partial credit on the true path stays below
+the decoy's, so blind search finds the decoy long before it finds both facts. It is not among
+the kinds the shipped warm start was built from (`in_warm_start`).
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ CONTAINER_POOL = (
     "bin",
     "case",
 )
+# What opens a locked container (a kind with a `key_room`): carried, it unlocks the item's box.
+KEY_ITEM = "key"
 DISTRACTOR_ITEMS = ("rag", "cup", "spoon", "book", "sock", "candle", "brush", "rope", "coin", "map")
 
 TRAIN_VARIATIONS = tuple(range(0, 5))
@@ -71,6 +79,14 @@ class TaskKind:
     hiding_room: where the item always hides (in training, held-out and test worlds alike);
         never a habit room.
     out_of_distribution: held out from demonstrations and training entirely.
+    key_room: where the key hides, for a kind whose item sits in a locked container that opens
+        only while the key is carried (two facts found in sequence); None: nothing is locked.
+    rooms: how many rooms a world of the kind has.
+    take_credit, put_credit: the score for taking the item and for putting it into the target
+        (the true path's partial credit; success is 100 whatever they are).
+    in_warm_start: among the kinds the built-in policy's warm start is built from (its
+        vocabulary; its demonstrations too unless out of distribution); a kind added after the
+        shipped weights is not, so they stay the ones their recipe builds.
     """
 
     name: str
@@ -80,6 +96,11 @@ class TaskKind:
     use_verb: str
     hiding_room: str
     out_of_distribution: bool = False
+    key_room: str | None = None
+    rooms: int = 10
+    take_credit: float = 25.0
+    put_credit: float = 25.0
+    in_warm_start: bool = True
 
 
 TASK_KINDS: dict[str, TaskKind] = {
@@ -118,12 +139,33 @@ TASK_KINDS: dict[str, TaskKind] = {
             hiding_room="attic",
             out_of_distribution=True,
         ),
+        # Two facts in sequence (docs/bench/r8-two-facts/): the key in the office unlocks the
+        # basement's container that holds the item. Partial credit on the true path (20 at most)
+        # stays below the decoy's 30, so blind search is pulled to the decoy, not towards success.
+        TaskKind(
+            name="charge-robot",
+            description="charge the {target} in the {target_room} with a {item} and turn it on",
+            items=("charger", "adapter"),
+            targets=("robot", "drone", "scooter"),
+            use_verb="turn on",
+            hiding_room="basement",
+            key_room="office",
+            rooms=12,
+            take_credit=10.0,
+            put_credit=10.0,
+            in_warm_start=False,
+        ),
     )
 }
 
 
 def in_distribution_tasks() -> list[str]:
     return [k.name for k in TASK_KINDS.values() if not k.out_of_distribution]
+
+
+def demonstrated_tasks() -> list[str]:
+    """The kinds the built-in policy's demonstrations play."""
+    return [k.name for k in TASK_KINDS.values() if k.in_warm_start and not k.out_of_distribution]
 
 
 def out_of_distribution_tasks() -> list[str]:

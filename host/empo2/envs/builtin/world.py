@@ -1,7 +1,8 @@
 """Procedural generation of one built-in world, deterministic from (task, variation).
 
-A world is a house of ten rooms: the hallway (where the agent starts), the kitchen and eight rooms
-drawn from a pool, every room with one closed container holding a few everyday items. The task's
+A world is a house of ten rooms (a kind may ask for more): the hallway (where the agent starts),
+the kitchen and the rest drawn from a pool, every room with one closed container holding a few
+everyday items. The task's
 item hides in one container; where depends on the placement:
 
 - "hidden": the task kind's `hiding_room` (training, held-out and test variations alike, so what
@@ -13,6 +14,9 @@ item hides in one container; where depends on the placement:
 
 Every world has a decoy ("broken battery") in the container of one habit room that does not
 hold the item: the partial credit next to where the warm start looks.
+
+A kind with a key room locks the item's container; the key lies in the key room's container when
+the placement is "hidden", else in a random room that is neither a habit room nor the item's.
 """
 
 from __future__ import annotations
@@ -25,12 +29,11 @@ from .tasks import (
     DECOY_WORD,
     DISTRACTOR_ITEMS,
     HABIT_ROOMS,
+    KEY_ITEM,
     ROOM_POOL,
     START_ROOM,
     TaskKind,
 )
-
-ROOMS_PER_WORLD = 10
 
 
 @dataclass
@@ -49,13 +52,18 @@ class World:
     target: str
     target_room: str
     description: str = field(default="")
+    key_room: str | None = None  # where the key hides, when the item's container is locked
 
     def gold_actions(self) -> list[str]:
         """The six-step solution from the start room: to the item's room, open, take, to the
-        target's room, put, use (the demonstrations' corpus and the tip probes replay it)."""
+        target's room, put, use (the demonstrations' corpus and the tip probes replay it); nine
+        steps where a key must be fetched first."""
         if self.item_room is None:
             raise ValueError(f"{self.kind.name}/{self.variation} hides no item, so it has no solution")
-        return [
+        fetch_key = []
+        if self.key_room is not None:
+            fetch_key = [f"go to {self.key_room}", f"open {self.container_of[self.key_room]}", f"take {KEY_ITEM}"]
+        return fetch_key + [
             f"go to {self.item_room}",
             f"open {self.container_of[self.item_room]}",
             f"take {self.item}",
@@ -79,10 +87,11 @@ def world_seed(task: str, variation: int, placement: str) -> str:
 
 def generate_world(kind: TaskKind, variation: int, placement: str = "hidden") -> World:
     rng = random.Random(world_seed(kind.name, variation, placement))
-    # The kind's hiding room is always present, so every "hidden" world is solvable.
-    chosen = [kind.hiding_room]
-    pool = [r for r in ROOM_POOL if r != kind.hiding_room]
-    chosen += rng.sample(pool, ROOMS_PER_WORLD - len(HABIT_ROOMS) - 1)
+    # The kind's hiding room (and key room) is always present, so every "hidden" world is solvable.
+    fixed = [kind.hiding_room] + ([kind.key_room] if kind.key_room else [])
+    chosen = list(fixed)
+    pool = [r for r in ROOM_POOL if r not in fixed]
+    chosen += rng.sample(pool, kind.rooms - len(HABIT_ROOMS) - len(fixed))
     rng.shuffle(chosen)
     rooms = [START_ROOM, "kitchen"] + chosen
     containers = rng.sample(list(CONTAINER_POOL), len(rooms))
@@ -109,8 +118,19 @@ def generate_world(kind: TaskKind, variation: int, placement: str = "hidden") ->
     box = contents[container_of[decoy_room]]
     box.insert(rng.randint(0, len(box)), decoy)
     target_room = rng.choice([r for r in rooms if r != item_room])
+    # Drawn last, so the worlds of kinds without a key are what they were before keys existed.
+    key_room = None
+    if kind.key_room is not None and item_room is not None:
+        key_room = (
+            kind.key_room
+            if placement == "hidden"
+            else rng.choice([r for r in rooms if r not in HABIT_ROOMS and r != item_room])
+        )
+        box = contents[container_of[key_room]]
+        box.insert(rng.randint(0, len(box)), KEY_ITEM)
     world = World(
         kind, variation, rooms, container_of, contents, item, item_room, decoy, decoy_room, target, target_room
     )
+    world.key_room = key_room
     world.description = kind.description.format(item=item, target=target, target_room=target_room)
     return world
