@@ -38,28 +38,8 @@ const CONSTANTS: Readonly<Record<string, Value>> = {
   None: null,
   null: null,
 };
-const SYMBOLS = [
-  '==',
-  '!=',
-  '<=',
-  '>=',
-  '&&',
-  '||',
-  '<',
-  '>',
-  '!',
-  '+',
-  '-',
-  '*',
-  '/',
-  '%',
-  '(',
-  ')',
-  '[',
-  ']',
-  '.',
-  ',',
-];
+// Longest first, where one symbol starts another ('<=' before '<').
+const SYMBOLS = '== != <= >= && || < > ! + - * / % ( ) [ ] . ,'.split(' ');
 // Binding power of each infix operator: higher binds tighter.
 const INFIX: Readonly<Record<string, number>> = {
   '||': 1,

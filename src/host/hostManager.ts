@@ -8,6 +8,7 @@ import { describeError } from '../rpc/errors';
 import { Notifications, Requests, type NotificationType, type RequestType } from '../rpc/methods';
 import { ConnectionHealthModel } from './connectionHealth';
 import type { HostLog } from './hostLog';
+import { HostNotRunningError, requestAction } from './hostNotRunning';
 import { HostProcess, HostStartError } from './hostProcess';
 import { connectFailure, openHostSession, type HostSession, type HostTarget } from './hostSession';
 import type { HostStateModel } from './hostState';
@@ -32,33 +33,6 @@ export interface HostFailure {
   readonly stderrTail: string;
   readonly remote: boolean;
 }
-
-export class HostNotRunningError extends Error {
-  constructor(what: string, reconnecting = false) {
-    super(
-      reconnecting
-        ? `${what}: the connection to the training host is being restored (reconnecting…); try again in a moment.`
-        : `${what} needs a running training host; start it first (EMPO²: Start Host).`,
-    );
-    this.name = 'HostNotRunningError';
-  }
-}
-
-/** How a request names what it does, for a sentence a person reads ("memory.update" → "saving a tip"). */
-const ACTIONS: Record<string, string> = {
-  'memory.update': 'Saving a tip',
-  'memory.add': 'Adding a tip',
-  'memory.delete': 'Deleting a tip',
-  'memory.list': 'Loading the tips',
-  'memory.history': "Reading a tip's history",
-  'run.start': 'Starting a run',
-  'run.pause': 'Pausing the run',
-  'run.resume': 'Resuming the run',
-  'run.stop': 'Stopping the run',
-  'run.metrics': 'Loading the metrics',
-  'trajectory.list': 'Loading trajectories',
-  'trajectory.get': 'Opening an episode',
-};
 
 export interface HostManagerOptions {
   readonly extensionVersion: string;
@@ -144,9 +118,7 @@ export class HostManager extends Disposable {
     options?: RequestOptions,
   ): Promise<Result> {
     if (!this.session) {
-      return Promise.reject(
-        new HostNotRunningError(ACTIONS[type.method] ?? `'${type.method}'`, this.health.isInterrupted),
-      );
+      return Promise.reject(new HostNotRunningError(requestAction(type.method), this.health.isInterrupted));
     }
     return this.session.client.request(type, params, options);
   }
