@@ -154,7 +154,7 @@ def main() -> int:
                 {
                     "preset": args.preset,
                     "overrides": args.overrides,
-                    "policy": policy,
+                    "policy": Path(policy).name,  # its folder's name; the sha256 says which weights
                     "policy_sha256": weights_sha256(policy),
                     "cpu": cpu_model(),
                     "blind": blind,
