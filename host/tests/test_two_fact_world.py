@@ -4,6 +4,7 @@ found in one room unlocks the container that holds the item in another."""
 from __future__ import annotations
 
 import hashlib
+import random
 
 from empo2.config import load_config
 from empo2.envs.builtin.env import DECOY_PUT, DECOY_TAKE, BuiltinEnv
@@ -107,3 +108,34 @@ def test_the_kinds_without_a_key_keep_the_worlds_every_earlier_bench_ran_on():
                 fields = (w.rooms, w.container_of, w.contents, w.item, w.item_room, w.decoy, w.decoy_room)
                 digest.update(repr(fields + (w.target, w.target_room, w.description)).encode())
     assert digest.hexdigest()[:16] == "7b2dbf596ba37ca3"
+
+
+def test_the_two_fact_demonstrations_follow_both_facts_without_leaking_the_kind_s_rooms():
+    from empo2.policy.builtin import recipe_for
+    from empo2.policy.demos import PromptShape, play_demo
+
+    rng, shape = random.Random(0), PromptShape(3, 10)
+    key_rooms, item_rooms = set(), set()
+    for variation in range(10_000, 10_040):
+        episode = play_demo(TASK, variation, "tip-success", rng, shape, 15)
+        w = generate_world(TASK_KINDS[TASK], variation, "elsewhere")
+        key_rooms.add(w.key_room)
+        item_rooms.add(w.item_room)
+        assert episode.final_score == 100 and [a for _, a in episode.steps] == w.gold_actions()
+        assert episode.tip.startswith(f"the {KEY_ITEM} was in the {w.container_of[w.key_room]} in the {w.key_room} .")
+        assert f"the {KEY_ITEM} was in the {w.container_of[w.key_room]}" in episode.steps[0][0]  # the shown tip
+    # Random rooms, not the kind's office and basement.
+    assert len(key_rooms) > 4 and len(item_rooms) > 4
+    # An explorer that meets the locked container before the key comes back to it with the key.
+    came_back = 0
+    for variation in range(10_000, 10_040):
+        episode = play_demo(TASK, variation, "explore", rng, shape, 15)
+        w = generate_world(TASK_KINDS[TASK], variation, "elsewhere")
+        actions = [a for _, a in episode.steps]
+        box = f"open {w.container_of[w.item_room]}"
+        if box in actions and f"take {KEY_ITEM}" in actions and actions.index(box) < actions.index(f"take {KEY_ITEM}"):
+            assert actions.count(box) == 2 or len(actions) == 15, actions
+            came_back += episode.final_score == 100
+    assert came_back > 0
+    # Its own recipe: the default recipe (and the shipped weights' key) is unchanged.
+    assert recipe_for().key() == "aa4e313c4e7a" != recipe_for(two_facts=True).key()

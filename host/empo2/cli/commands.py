@@ -21,6 +21,8 @@ from .errors import EXIT_USAGE, UserError
 def cmd_build_policy(args) -> int:
     from ..policy.pretrained import PACKAGED_MODELS
 
+    if args.two_facts and (args.model != "builtin" or args.warm_start):
+        raise UserError("--two-facts is for the built-in policy's own build (no --model, no --warm-start)")
     if args.env is not None and not args.warm_start:
         raise UserError(
             "--env is for --warm-start: it names the environment whose demonstrations the model is fine-tuned on"
@@ -40,7 +42,7 @@ def cmd_build_policy(args) -> int:
         )
     from ..policy.builtin import build_builtin_policy, builtin_policy_path, find_builtin_policy, recipe_for
 
-    recipe = recipe_for(args.size, seed=args.seed, lr=args.lr)
+    recipe = recipe_for(args.size, seed=args.seed, lr=args.lr, two_facts=args.two_facts)
     found = find_builtin_policy(recipe)
     if found is not None and not args.force:
         print(json.dumps({"path": str(found), "cached": True}))
@@ -247,7 +249,7 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
 def cmd_runs(args) -> int:
     from ..rerun.branch import rerun_iterations
     from ..run_folder.folder import RunFolder
-    from ..server.run_records import STATES, branch_origin, configured_iterations, stored_state
+    from ..server.stored_run import STATES, branch_origin, configured_iterations, stored_state
 
     wanted = {s.strip() for s in args.state.split(",") if s.strip()} if args.state else None
     unknown = sorted((wanted or set()) - set(STATES))

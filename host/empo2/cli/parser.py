@@ -84,6 +84,12 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         help="the built-in policy's peak imitation learning rate (default: the "
         "recipe's); another rate is another recipe, cached beside it",
     )
+    p.add_argument(
+        "--two-facts",
+        action="store_true",
+        help="the built-in policy built with demonstrations of the two-fact kind too "
+        "(charge-robot: a key unlocks the item's container); another recipe, cached beside it",
+    )
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
 
     p = sub.add_parser("train", help="train a policy with EMPO² (or GRPO with algo.p_memory=0)")

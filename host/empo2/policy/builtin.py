@@ -83,10 +83,22 @@ class BuiltinRecipe:
     max_steps: int = 15
     history_steps: int = 3
     observation_words: int = 10
+    # Demonstrations of the kinds with a key (`build-policy --two-facts`), played after the
+    # others; none in the default recipe.
+    two_fact_episodes: dict[str, int] = field(default_factory=dict)
 
     def key(self) -> str:
-        blob = json.dumps({"v": RECIPE_VERSION, **asdict(self)}, sort_keys=True).encode()
+        fields = asdict(self)
+        if not fields["two_fact_episodes"]:
+            del fields["two_fact_episodes"]  # added after v8: left out when empty, v8's keys stand
+        blob = json.dumps({"v": RECIPE_VERSION, **fields}, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:12]
+
+
+# `build-policy --two-facts`: the default recipe plus the two-fact kinds' tip-following,
+# exploring and failure-tip demonstrations (docs/bench/r8-two-facts/). Tip-following dominates
+# as in the default; the key's extra three steps make each episode longer.
+TWO_FACT_EPISODES = {"explore": 60, "tip-success": 250, "tip-failure": 60}
 
 
 # A size's own peak imitation rate, where the recipe's 1e-3 (tuned on the default) does not suit
@@ -96,11 +108,17 @@ class BuiltinRecipe:
 SIZE_LR: dict[str, float] = {"large": 5e-4}
 
 
-def recipe_for(size: str = "default", seed: int = 0, lr: float | None = None) -> BuiltinRecipe:
+def recipe_for(size: str = "default", seed: int = 0, lr: float | None = None, two_facts: bool = False) -> BuiltinRecipe:
     """The recipe that `build-policy --size` and `policy.model=builtin:<size>` build: the
     default recipe at that size, with the size's own rate where it has one (`lr` overrides it:
-    `build-policy --lr`)."""
-    return BuiltinRecipe(seed=seed, size=size, lr=lr if lr is not None else SIZE_LR.get(size, BuiltinRecipe.lr))
+    `build-policy --lr`), and with `two_facts` the two-fact kinds' demonstrations too
+    (`build-policy --two-facts`)."""
+    return BuiltinRecipe(
+        seed=seed,
+        size=size,
+        lr=lr if lr is not None else SIZE_LR.get(size, BuiltinRecipe.lr),
+        two_fact_episodes=dict(TWO_FACT_EPISODES) if two_facts else {},
+    )
 
 
 # The default recipe's weights ship inside the package, so a fresh clone trains in seconds
@@ -129,7 +147,7 @@ def find_builtin_policy(recipe: BuiltinRecipe) -> Path | None:
     return shipped_policy_path(recipe)
 
 
-def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
+def vocabulary_corpus(shape: PromptShape, max_steps: int, with_key_kinds: bool = False) -> list[str]:
     """Every word the built-in worlds, prompts and tips can produce.
 
     Random play over every task kind (the held-out one too: its words must be readable, as an
@@ -150,8 +168,9 @@ def vocabulary_corpus(shape: PromptShape, max_steps: int) -> list[str]:
     variations = (
         list(TRAIN_VARIATIONS) + list(TEST_VARIATIONS) + list(range(DEMO_VARIATION_BASE, DEMO_VARIATION_BASE + 200))
     )
-    # The kinds the shipped weights were built from: a later kind's words would change them.
-    for kind in (k for k in TASK_KINDS.values() if k.in_warm_start):
+    # The kinds the shipped weights were built from (a later kind's words would change them),
+    # and with `with_key_kinds` the kinds with a key too.
+    for kind in (k for k in TASK_KINDS.values() if k.in_warm_start or (with_key_kinds and k.key_room)):
         texts += [kind.use_verb, *kind.items, *kind.targets, kind.hiding_room, DECOY_WORD]
         for variation in variations:
             obs, info = env.reset(kind.name, variation)
@@ -189,8 +208,8 @@ def build_builtin_policy(
     started = time.time()
     torch.manual_seed(recipe.seed)
     shape = PromptShape(recipe.history_steps, recipe.observation_words)
-    examples = demonstration_examples(recipe.episodes, recipe.seed, shape, recipe.max_steps)
-    corpus = vocabulary_corpus(shape, recipe.max_steps)
+    examples = demonstration_examples(recipe.episodes, recipe.seed, shape, recipe.max_steps, recipe.two_fact_episodes)
+    corpus = vocabulary_corpus(shape, recipe.max_steps, with_key_kinds=bool(recipe.two_fact_episodes))
     corpus += [m["content"] for messages, _ in examples for m in messages]
     corpus += [target for _, target in examples]
     tokenizer = build_word_tokenizer(corpus)

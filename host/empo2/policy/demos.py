@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..envs.builtin.env import BuiltinEnv
-from ..envs.builtin.tasks import DEMO_VARIATION_BASE, HABIT_ROOMS, KEY_ITEM, demonstrated_tasks
+from ..envs.builtin.tasks import DEMO_VARIATION_BASE, HABIT_ROOMS, KEY_ITEM, demonstrated_tasks, key_tasks
 from .prompting import Turn, reflection_messages, shown_tip, step_messages, step_user_text, with_tips
 
 
@@ -125,9 +125,18 @@ def _open_in(env: BuiltinEnv, room: str) -> Iterator[str]:
 
 def _search(env: BuiltinEnv, rooms: list[str], take_decoy: bool = False) -> Iterator[str]:
     """Visit rooms in order, opening each container, until the item (or, when `take_decoy`,
-    the decoy, which is then delivered in vain) is seen."""
+    the decoy, which is then delivered in vain) is seen. In a world with a key, the key is taken
+    where it is seen, and a container found locked before that is come back to with it."""
+    locked_in = None
     for room in rooms:
         yield from _open_in(env, room)
+        if env.world.container_of[room] in env.locked:
+            locked_in = room
+            continue
+        if KEY_ITEM in env.visible_items():
+            yield f"take {KEY_ITEM}"
+            if locked_in is not None:
+                yield from _open_in(env, locked_in)
         if env.world.item in env.visible_items():
             yield from _deliver(env)
             return
@@ -188,7 +197,8 @@ def _decoy(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
 
 
 def _tip_success(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
-    yield from _search(env, [env.world.item_room])
+    w = env.world
+    yield from _search(env, ([w.key_room] if w.key_room else []) + [w.item_room])
 
 
 def _tip_failure(env: BuiltinEnv, rng: random.Random, mentioned: set[str]) -> Iterator[str]:
@@ -201,7 +211,7 @@ def _failure_tips(env: BuiltinEnv, rng: random.Random) -> tuple[list[str], set[s
     """One to three tips (with their entries' actions) from earlier fruitless searches, and the
     rooms they mention."""
     w = env.world
-    candidates = [r for r in w.rooms if r != w.item_room]
+    candidates = [r for r in w.rooms if r not in (w.item_room, w.key_room)]  # they hold something
     tips, mentioned = [], set()
     for _ in range(rng.randint(1, 3)):
         rooms = rng.sample(candidates, rng.randint(1, 2))
@@ -241,7 +251,8 @@ def play_demo(
     text_only = False  # ... or as its text alone
     if behaviour == "tip-success":
         w = env.world
-        success_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target)
+        key_in = (w.container_of[w.key_room], w.key_room) if w.key_room else None
+        success_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target, key_in=key_in)
         if rng.random() < 0.5:
             tips = _failure_tips(env, rng)[0]
         text_only = rng.random() < 0.5
@@ -259,38 +270,47 @@ def play_demo(
             "decoy": _decoy,
         }[behaviour](env, rng)
     episode = DemoEpisode(task, variation, behaviour, tips, info.task_description)
-    found_in = None
+    found_in = key_in = None
     for action in actions:
         user = step_user_text(
             info.task_description, episode.turns, observation, shape.history_steps, shape.observation_words
         )
         shown = ([shown_tip(success_tip, "" if text_only else action)] if success_tip else []) + tips
         episode.steps.append((with_tips(user, shown), action))
-        if action.startswith("open "):
-            container = action[len("open ") :]
-            episode.searched.append((container, env.room))
         observation, _, done, info = env.step(action)
         episode.turns.append(Turn(action, observation))
+        # A locked container tried without its key was not searched: it stays closed.
+        if action.startswith("open ") and action[len("open ") :] in env.open:
+            episode.searched.append((action[len("open ") :], env.room))
         if action.startswith("take ") and env.taken and found_in is None:
             found_in = episode.searched[-1]
+        if action == f"take {KEY_ITEM}" and key_in is None:
+            key_in = episode.searched[-1]
         if done:
             break
     w = env.world
     episode.final_score = env.score
-    empty = [s for s in dict.fromkeys(episode.searched) if s != found_in]
-    episode.tip = render_tip(w.item, env.score, found_in, empty, w.target)
+    empty = [s for s in dict.fromkeys(episode.searched) if s not in (found_in, key_in)]
+    episode.tip = render_tip(w.item, env.score, found_in, empty, w.target, key_in=key_in)
     return episode
 
 
 def demonstration_examples(
-    n_episodes: dict[str, int], seed: int, shape: PromptShape, max_steps: int
+    n_episodes: dict[str, int],
+    seed: int,
+    shape: PromptShape,
+    max_steps: int,
+    two_fact_episodes: dict[str, int] | None = None,
 ) -> list[tuple[list[dict], str]]:
-    """(chat messages, target text) pairs for imitation: every step, and every reflection."""
+    """(chat messages, target text) pairs for imitation: every step, and every reflection.
+    `two_fact_episodes`: more episodes, of the kinds with a key (their worlds place the key and
+    the item at random, so nothing about a kind's fixed rooms leaks), after the others."""
     rng = random.Random(f"empo2-demos/{seed}")
-    tasks = demonstrated_tasks()
+    plan = [(behaviour, count, demonstrated_tasks()) for behaviour, count in n_episodes.items()]
+    plan += [(behaviour, count, key_tasks()) for behaviour, count in (two_fact_episodes or {}).items()]
     examples: list[tuple[list[dict], str]] = []
     index = 0
-    for behaviour, count in n_episodes.items():
+    for behaviour, count, tasks in plan:
         for _ in range(count):
             task = tasks[index % len(tasks)]
             variation = DEMO_VARIATION_BASE + index

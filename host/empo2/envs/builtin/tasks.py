@@ -163,6 +163,11 @@ def in_distribution_tasks() -> list[str]:
     return [k.name for k in TASK_KINDS.values() if not k.out_of_distribution]
 
 
+def key_tasks() -> list[str]:
+    """The in-distribution kinds whose item is locked away behind a key (two facts in sequence)."""
+    return [k.name for k in TASK_KINDS.values() if k.key_room and not k.out_of_distribution]
+
+
 def demonstrated_tasks() -> list[str]:
     """The kinds the built-in policy's demonstrations play."""
     return [k.name for k in TASK_KINDS.values() if k.in_warm_start and not k.out_of_distribution]
