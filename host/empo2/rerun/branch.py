@@ -34,7 +34,6 @@ import contextlib
 import json
 import shutil
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,7 +44,7 @@ except ImportError:  # Windows: no advisory locks
 
 from ..atomic import atomic_write_json, commit_folder, move_folder
 from ..memory.layout import EVENTS_FILE, KEYS_FILE
-from ..memory.records import is_person
+from ..memory.tips import is_person
 from ..run_folder.branch_files import PARENT_FILE
 from ..run_folder.folder import WRITER_LOCK, RunFolder, RunFolderError, RunLockedError, iteration_name
 
@@ -87,27 +86,6 @@ def parent_record(folder: RunFolder) -> dict | None:
         raise BranchError(f"{folder.path / PARENT_FILE} is not valid JSON") from None
 
 
-# Runs this process trains and holds paused at an iteration boundary while a rerun reads them
-# (the host's rerun beside a paused run): path → how many readers said so (paused_here).
-_paused_here: Counter[Path] = Counter()
-
-
-@contextlib.contextmanager
-def paused_here(folder: RunFolder) -> Iterator[None]:
-    """While it lasts, `not_training` lets this process read `folder` although its own trainer
-    holds the writer lock: the caller keeps that trainer paused at an iteration boundary, so the
-    checkpoints stand still and the memory log only grows (a copy takes that in its stride:
-    the log is copied before its keys, a torn last line is cut when the copy opens)."""
-    path = folder.path.resolve()
-    _paused_here[path] += 1
-    try:
-        yield
-    finally:
-        _paused_here[path] -= 1
-        if not _paused_here[path]:
-            del _paused_here[path]
-
-
 @contextlib.contextmanager
 def not_training(folder: RunFolder) -> Iterator[None]:
     """Holds a shared lock on the run's writer lock, or raises RunLockedError when a process is
@@ -115,8 +93,8 @@ def not_training(folder: RunFolder) -> Iterator[None]:
     if fcntl is None or not (folder.path / WRITER_LOCK).exists():
         yield  # never trained by a locking trainer: nothing can be training it
         return
-    if _paused_here[folder.path.resolve()]:
-        yield  # this process trains it and keeps it paused (paused_here)
+    if folder.kept_paused_here:
+        yield  # this process trains it and keeps it paused (RunFolder.kept_paused)
         return
     with open(folder.path / WRITER_LOCK) as handle:
         try:

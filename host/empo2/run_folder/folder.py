@@ -80,8 +80,17 @@ def iteration_name(iteration: int) -> str:
 
 
 class RunFolder:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, kept_paused_here: bool = False):
         self.path = Path(path)
+        # A handle to a run this very process trains and keeps paused at an iteration boundary
+        # while it reads the run (the host's rerun beside its paused run): its checkpoints stand
+        # still and its memory log only grows, so reading it is safe although this process holds
+        # its writer lock (rerun/branch.py, not_training).
+        self.kept_paused_here = kept_paused_here
+
+    def kept_paused(self) -> RunFolder:
+        """This run's handle for a reader in the process that trains it and keeps it paused."""
+        return RunFolder(self.path, kept_paused_here=True)
 
     # -- creating and opening ------------------------------------------------------------------
 

@@ -26,12 +26,13 @@ from ..atomic import iter_jsonl
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..one_sentence import sentence as one_sentence
 from ..policy.choices import model_folder_problem
+from ..rerun.jobs import RerunJobs
 from ..run_folder.folder import RunFolder, RunFolderError, RunLockedError
-from ..training.run_control import TrainerHooks
+from ..training.run_control import ProgressThrottle, TrainerHooks
 from .live_run import LiveRun, ServerControl
 from .memory_access import MemoryAccess
 from .protocol import ProtocolError
-from .run_records import ACTIVE, INTERRUPTED, branch_origin, checkpoints, configured_iterations, stored_state
+from .stored_run import ACTIVE, INTERRUPTED, branch_origin, checkpoints, configured_iterations, stored_state
 
 log = logging.getLogger("empo2.server.runs")
 
@@ -66,7 +67,7 @@ class _Hooks(TrainerHooks):
 
     def __init__(self, manager: RunManager, live: LiveRun):
         self.manager, self.live = manager, live
-        self._last_progress = (None, None, 0.0)
+        self._throttle = ProgressThrottle(PROGRESS_INTERVAL_S)
 
     def on_state(self, state: str, iteration: int) -> None:
         if state == "running" and self.live.trainer is not None:
@@ -74,11 +75,8 @@ class _Hooks(TrainerHooks):
         self.manager.post(self.manager._trainer_state, self.live, state, iteration)
 
     def on_progress(self, iteration: int, phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        last_iteration, last_phase, last_time = self._last_progress
-        if (iteration, phase) == (last_iteration, last_phase) and now - last_time < PROGRESS_INTERVAL_S:
+        if not self._throttle.due(iteration, phase):
             return
-        self._last_progress = (iteration, phase, now)
         progress = {"iteration": iteration, "phase": phase, "done": int(done), "total": int(total)}
         self.manager.post(self.manager._progress, self.live, progress)
 
@@ -108,7 +106,8 @@ class RunManager:
         self._summaries: dict[Path, tuple[tuple, list[dict]]] = {}
         self._file_log: logging.Handler | None = None
         self.launch_lock = asyncio.Lock()  # run.start and run.resume: one launch at a time
-        self.jobs: dict[str, object] = {}  # reruns and dry runs in progress (methods/update.py)
+        # Reruns and dry runs in progress (rerun/jobs.py; methods/update.py starts them).
+        self.jobs = RerunJobs(hub.publish, hub.publish_threadsafe, self.post, sentence, embedder_factory)
 
     def post(self, fn, *args) -> None:
         """From the trainer thread: run fn(*args) on the loop, in posting order."""
@@ -323,7 +322,7 @@ class RunManager:
     def side_job(self):
         """The rerun or dry run that runs in a thread of its own (methods/update.py), if any; a
         rerun that is the live run is not one."""
-        return next((job for job in self.jobs.values() if getattr(job, "live", None) is None), None)
+        return self.jobs.side_job()
 
     async def launch(
         self, folder: RunFolder, config: TrainConfig, resume: bool, pause_after: int | None, work=None

@@ -25,20 +25,35 @@ class TrainerHooks:
         later carries the summaries of the records written."""
 
 
+class ProgressThrottle:
+    """The one rule for how often a run's progress is passed on: a new (iteration, phase) at
+    once, then at most one every `interval_s` within it (the host's `run/progress` and
+    `update/progress`, and the progress a run writes to its folder)."""
+
+    def __init__(self, interval_s: float):
+        self.interval_s = interval_s
+        self._last = (None, None, 0.0)  # iteration, phase, time of the last one passed on
+
+    def due(self, iteration: int, phase: str) -> bool:
+        now = time.monotonic()
+        last_iteration, last_phase, last_time = self._last
+        if (iteration, phase) == (last_iteration, last_phase) and now - last_time < self.interval_s:
+            return False
+        self._last = (iteration, phase, now)
+        return True
+
+
 class RecordedProgress(TrainerHooks):
     """The trainer's hooks with each progress also written to the run folder (progress.json),
     so that a host in another process, following the run from its files, can say where it is.
     Within one phase a write comes at most every `interval_s`; a new phase is written at once."""
 
     def __init__(self, inner: TrainerHooks, folder, interval_s: float = 0.5):
-        self.inner, self.folder, self.interval_s = inner, folder, interval_s
-        self._last = (None, None, 0.0)  # iteration, phase, time of the last write
+        self.inner, self.folder = inner, folder
+        self._throttle = ProgressThrottle(interval_s)
 
     def on_progress(self, iteration: int, phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        last_iteration, last_phase, last_time = self._last
-        if (iteration, phase) != (last_iteration, last_phase) or now - last_time >= self.interval_s:
-            self._last = (iteration, phase, now)
+        if self._throttle.due(iteration, phase):
             self.folder.write_progress({"iteration": iteration, "phase": phase, "done": int(done), "total": int(total)})
         self.inner.on_progress(iteration, phase, done, total)
 
