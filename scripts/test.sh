@@ -3,15 +3,28 @@
 # with one table (tier, passed, failed, skipped, minutes) and the line "N passed, N failed".
 # Exits non-zero when any tier failed or reported nothing.
 #
-#   ./scripts/test.sh           every tier: the repository check, the host's pytest suite, the
-#                               extension's unit, integration (real VS Code) and e2e (Chromium)
-#   ./scripts/test.sh --quick   the inner loop: the repository check, the host tests not marked
-#                               slow, the extension's unit tier (about 3 minutes)
+#   ./scripts/test.sh           every tier: the checks (product language, ruff, ESLint and
+#                               Prettier), the host's pytest suite, the extension's unit,
+#                               integration (real VS Code) and e2e (Chromium)
+#   ./scripts/test.sh --quick   the inner loop: the checks, the host tests not marked slow, the
+#                               extension's unit tier (about 5 minutes)
 #   ./scripts/test.sh -- ARGS   extra pytest arguments for the host tier (e.g. -- -k memory)
 #
 # Installs what it needs first: the host's locked Python environment (scripts/setup-host.sh),
-# npm ci, and, for the full run, code-server and Chromium (scripts/vscode-install.sh).
+# npm ci (scripts/setup-node.sh), and, for the full run, code-server and Chromium
+# (scripts/vscode-install.sh).
 set -uo pipefail
+
+# The project's targets: the minutes each tier may take, and the whole command ("all"). The
+# closing table prints a warning line for each one exceeded, so that drift shows the day it starts.
+budgets="
+check         1
+host          8
+unit          1
+integration   3
+e2e           5
+all          15
+"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
@@ -35,16 +48,43 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 EMPO2_NO_PROGRESS=1
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$out/tiers.tsv"; }
 now() { date +%s; }
 
-# --- the repository speaks of the product ------------------------------------------------------
+# --- installs: the host's locked environment and the extension's npm packages (each a no-op when
+# its lock has not changed since it last ran) ------------------------------------------------------
 started=$(now)
-echo "== repository check (product language)"
-if python3 scripts/check-product-language.py; then record check 1 0 0 $(( $(now) - started ));
-else record check 0 1 0 $(( $(now) - started )); fi
+echo "== setup (host environment, npm packages)"
+host_ready=1 node_ready=1
+bash scripts/setup-host.sh || host_ready=0
+bash scripts/setup-node.sh </dev/null || node_ready=0
+if [ "$host_ready$node_ready" = 11 ]; then record setup - - - $(( $(now) - started )) "setup-host.sh, setup-node.sh"
+else record setup 0 1 0 $(( $(now) - started )) "setup-host.sh or setup-node.sh failed"; fi
+
+# --- checks: the repository speaks of the product; Python and TypeScript formatted and linted ----
+started=$(now)
+checks_passed=0
+checks_failed=()
+# check NAME COMMAND...: runs one check, counts it, and names it in the table's note if it fails.
+check() {
+  local name="$1"; shift
+  echo "== check: $name"
+  if "$@"; then checks_passed=$(( checks_passed + 1 )); else checks_failed+=("$name"); fi
+}
+check "product language" python3 scripts/check-product-language.py
+if [ "$host_ready" = 1 ]; then
+  check "ruff format" .venv/bin/ruff format --config host/pyproject.toml --check .
+  check "ruff check" .venv/bin/ruff check --config host/pyproject.toml .
+else
+  checks_failed+=("ruff format (no host environment)" "ruff check (no host environment)")
+fi
+if [ "$node_ready" = 1 ]; then check "npm run lint" npm run --silent lint </dev/null
+else checks_failed+=("npm run lint (no npm packages)"); fi
+note=""
+if [ ${#checks_failed[@]} -gt 0 ]; then note="$(printf '%s, ' "${checks_failed[@]}")"; note="failed: ${note%, }"; fi
+record check "$checks_passed" "${#checks_failed[@]}" 0 $(( $(now) - started )) "$note"
 
 # --- host: pytest ---------------------------------------------------------------------------
 started=$(now)
 echo "== host tests (pytest)"
-if ! bash scripts/setup-host.sh; then
+if [ "$host_ready" = 0 ]; then
   record host 0 1 0 $(( $(now) - started )) "setup-host.sh failed"
 else
   markers=()
@@ -93,12 +133,13 @@ for tier in "${tiers[@]}"; do
     record "$tier" 0 1 0 0 "did not run (scripts/vscode-test.sh exited $status before it)"
   fi
 done
-record "ext-setup" - - - $(( $(now) - started - tier_seconds )) "npm ci, installs, type check, build"
+record "ext-setup" - - - $(( $(now) - started - tier_seconds )) "installs, type check, build"
 
 # --- one table -----------------------------------------------------------------------------------
-python3 - "$out/tiers.tsv" <<'EOF'
+python3 - "$out/tiers.tsv" "$budgets" <<'EOF'
 import sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+budgets = {name: float(minutes) for name, minutes in (line.split() for line in sys.argv[2].strip().splitlines())}
 print("\n=== summary ===")
 print(f"{'tier':<12} {'passed':>7} {'failed':>7} {'skipped':>8} {'minutes':>8}  note")
 total_passed = total_failed = 0
@@ -106,7 +147,12 @@ for tier, passed, failed, skipped, seconds, note in (r + [""] * (6 - len(r)) for
     print(f"{tier:<12} {passed:>7} {failed:>7} {skipped:>8} {int(seconds) / 60:>8.1f}  {note}")
     if passed != "-":
         total_passed += int(passed); total_failed += int(failed)
-print(f"{'all':<12} {'':>7} {'':>7} {'':>8} {sum(int(r[4]) for r in rows) / 60:>8.1f}")
+minutes = {r[0]: int(r[4]) / 60 for r in rows}
+minutes["all"] = sum(int(r[4]) for r in rows) / 60
+print(f"{'all':<12} {'':>7} {'':>7} {'':>8} {minutes['all']:>8.1f}")
+for tier, budget in budgets.items():
+    if tier in minutes and minutes[tier] > budget:
+        print(f"warning: {tier} took {minutes[tier]:.1f} min, over its budget of {budget:g} min")
 print(f"{total_passed} passed, {total_failed} failed")
 sys.exit(1 if total_failed else 0)
 EOF

@@ -10,14 +10,9 @@ cd "$(dirname "$0")/.."
 started=$(date +%s)
 step() { printf '\n=== %s (%ss) ===\n' "$*" "$(( $(date +%s) - started ))"; }
 
-# npm ci from the lock file; skipped when node_modules was installed from this very lock (the
-# stamp holds its digest), which saves the inner loop (test.sh --quick) a reinstall.
+# npm ci from the lock file, skipped when node_modules came from this very lock.
 step "npm ci"
-lock_sha="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ "$(cat node_modules/.empo2-lock-sha256 2>/dev/null)" != "$lock_sha" ]; then
-  npm ci --no-audit --no-fund --loglevel=error </dev/null
-  echo "$lock_sha" > node_modules/.empo2-lock-sha256
-fi
+bash scripts/setup-node.sh </dev/null
 
 # EMPO2_TIERS picks tiers (scripts/test.sh --quick runs "unit"); default all three.
 read -r -a tiers <<< "${EMPO2_TIERS:-unit integration e2e}"
