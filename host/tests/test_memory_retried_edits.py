@@ -11,7 +11,7 @@ import pytest
 
 from embedding_cache import memory_embedder
 from empo2.memory import MemoryStore, SentenceEmbedder, VersionConflict
-from empo2.memory.records import EditAlreadyApplied, EditIdReused
+from empo2.memory.tips import EditAlreadyApplied, EditIdReused
 
 VK = "power-device/3"
 

@@ -19,7 +19,7 @@ from empo2.memory import CorruptMemory, MemoryStore, UnknownTip
 from empo2.memory.buffer import VariationBuffer, rank
 from empo2.memory.layout import EVENTS_FILE, KEYS_FILE
 from empo2.memory.persistence import FORMAT, EventLog
-from empo2.memory.records import PERSON, SYSTEM
+from empo2.memory.tips import PERSON, SYSTEM
 
 VK = "power-component/3"
 BULB = "the room has a red light bulb, a battery and a switch"

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import tiny_run_overrides
 from empo2 import metric_keys
-from empo2.memory.records import PERSON, POLICY, RESERVED_AUTHORS, SYSTEM
+from empo2.memory.tips import PERSON, POLICY, RESERVED_AUTHORS, SYSTEM
 from empo2.server.protocol import load_schema
 
 DEFS = load_schema()["$defs"]

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import tiny_run_overrides
 from empo2.config import load_config
-from empo2.memory.records import Retrieved
+from empo2.memory.tips import Retrieved
 from empo2.policy.prompting import shown_tip
 from empo2.run_folder.folder import RunFolder
 from empo2.training.rollout import distinct_tips, tip_parts

@@ -36,7 +36,7 @@ SCORING_BATCH = 16
 
 
 def episode_from_record(record: dict) -> Episode:
-    """The rollout's Episode back from its run-folder record (training/records.py writes it)."""
+    """The rollout's Episode back from its run-folder record (training/stored_episode.py writes it)."""
     ep = Episode(
         id=record["id"],
         task=record["task"],

@@ -1,13 +1,14 @@
 """The tip memory of EMPO² (docs/paper.md §4): sentence-embedding keys, per-variation buffers,
 score-ranked retrieval, versioned edits by people, crash-safe persistence.
 
-The records load with the package; the store and the embedder (numpy, and torch once used) load
-when first named, so `empo2-host serve` starts without them (server/device.py says why).
+The tips, retrieval results and errors (`tips`) load with the package; the store and the
+embedder (numpy, and torch once used) load when first named, so `empo2-host serve` starts without
+them (server/device.py says why).
 """
 
 from importlib import import_module
 
-from .records import (
+from .tips import (
     CorruptMemory,
     MemoryInUse,
     MemoryReadOnly,

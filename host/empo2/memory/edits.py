@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from .records import PERSON, EditAlreadyApplied, EditIdReused, Tip, TipDeleted, VersionConflict, clean_text, now_iso
+from .tips import PERSON, EditAlreadyApplied, EditIdReused, Tip, TipDeleted, VersionConflict, clean_text, now_iso
 
 if TYPE_CHECKING:
     from .buffer import VariationBuffer

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..atomic import encode_lines, fsync_dir, intact_length, truncate_synced, write_synced
 from .layout import EVENTS_FILE, KEYS_FILE
-from .records import CorruptMemory, MemoryInUse, is_person
+from .tips import CorruptMemory, MemoryInUse, is_person
 
 try:
     import fcntl

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .records import is_person
+from .tips import is_person
 
 
 def first_person_edit(events_path: Path, start: int = 0) -> int | None:

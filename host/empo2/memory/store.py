@@ -67,7 +67,7 @@ from ..config import MemoryConfig
 from .buffer import VariationBuffer, rank
 from .edits import PersonEdits, check_edit_id
 from .persistence import FORMAT, EventFiles, EventLog, person_events_after
-from .records import (
+from .tips import (
     PERSON,
     POLICY,
     SYSTEM,

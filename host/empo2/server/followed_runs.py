@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..atomic import intact_length, read_appended
 from ..run_folder.folder import RunFolder
-from .run_records import ACTIVE, stored_state
+from .stored_run import ACTIVE, stored_state
 
 log = logging.getLogger("empo2.server.followed")
 

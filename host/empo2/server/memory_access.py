@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..memory.layout import EVENTS_FILE
-from ..memory.records import MemoryInUse, author_kind
+from ..memory.tips import MemoryInUse, author_kind
 from ..run_folder.folder import RunFolder
 from .protocol import ProtocolError
 from .wire import tip_json

@@ -59,7 +59,6 @@ from ..trackers import mirrored
 from .checkpoint import load_checkpoint, save_checkpoint
 from .distributed import Dist
 from .learning_signals import learning_signals
-from .records import ended_record, ended_summary, episode_record, episode_summary
 from .rollout import (
     MEMORY,
     MEMORY_FREE,
@@ -72,6 +71,7 @@ from .rollout import (
     write_tips,
 )
 from .run_control import RecordedProgress, RunControl, TrainerHooks
+from .stored_episode import ended_record, ended_summary, episode_record, episode_summary
 from .update import OFF_POLICY, ON_POLICY, ON_POLICY_WITH_TIPS, update_policy
 
 log = logging.getLogger("empo2.trainer")

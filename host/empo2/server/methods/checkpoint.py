@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..run_records import checkpoints
+from ..stored_run import checkpoints
 
 
 async def list_checkpoints(request, params: dict) -> dict:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from ...modes import MEMORY
 from ..protocol import ProtocolError, param_defaults
 from ..run_manager import sentence
-from ..run_records import ACTIVE
+from ..stored_run import ACTIVE
 
 
 async def start(request, params: dict) -> dict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ...memory.records import (
+from ...memory.tips import (
     PERSON,
     POLICY,
     RESERVED_AUTHORS,

@@ -1,4 +1,4 @@
-"""The memory's plain records and its package's names (memory/records.py, memory/__init__.py):
+"""The memory's tips, retrieval results and errors, and its package's names (memory/tips.py, memory/__init__.py):
 what a retrieval hit, an error and an author read as to the wire protocol and a person.
 
 test_memory.py checks the store's behaviour; these pin the records it hands out, as a mutation
@@ -14,7 +14,7 @@ import pytest
 
 import empo2.memory
 from empo2.memory import MemoryStore, UnknownTip, VersionConflict
-from empo2.memory.records import PERSON, POLICY, SYSTEM, author_kind
+from empo2.memory.tips import PERSON, POLICY, SYSTEM, author_kind
 
 VK = "power-component/3"
 BULB = "the room has a red light bulb, a battery and a switch"

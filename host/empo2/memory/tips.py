@@ -1,4 +1,4 @@
-"""The memory's plain records: tips, retrieval results, errors; what a valid tip text and score
+"""The memory's plain values: tips, retrieval results, errors; what a valid tip text and score
 are. JSON-ready, no behaviour beyond those checks.
 
 A tip is one text, written by the policy after an episode or by a person (docs/paper.md §4 plus this
