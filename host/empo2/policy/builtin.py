@@ -87,11 +87,15 @@ class BuiltinRecipe:
     # others; none in the default recipe.
     two_fact_episodes: dict[str, int] = field(default_factory=dict)
 
-    def key(self) -> str:
+    def fields(self) -> dict:
+        """The recipe as its key and its build report record it."""
         fields = asdict(self)
         if not fields["two_fact_episodes"]:
             del fields["two_fact_episodes"]  # added after v8: left out when empty, v8's keys stand
-        blob = json.dumps({"v": RECIPE_VERSION, **fields}, sort_keys=True).encode()
+        return fields
+
+    def key(self) -> str:
+        blob = json.dumps({"v": RECIPE_VERSION, **self.fields()}, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:12]
 
 
@@ -241,7 +245,7 @@ def build_builtin_policy(
         losses, stopped = [], True  # a stopped build reports no epoch's loss
     model.eval()
     report = {
-        "recipe": asdict(recipe),
+        "recipe": recipe.fields(),
         "recipe_key": recipe.key(),
         "examples": len(examples),
         "parameters": sum(p.numel() for p in model.parameters()),
