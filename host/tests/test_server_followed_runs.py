@@ -122,6 +122,7 @@ def test_a_run_trained_in_a_terminal_shows_up_writes_on_and_finishes_live(host, 
         ), progress
         assert client.request("run.status", {"runId": "term"})["run"]["progress"] is None
         assert not (root / "term" / "progress.json").exists()
+        assert not (root / "term" / "ended-episodes.jsonl").exists()  # dropped when it ended
     finally:
         client.close()
 
@@ -188,6 +189,57 @@ def test_a_held_run_is_followed_change_by_change_until_its_writer_lets_go(
             "memory.add", {"runId": "done", "variationKey": first[0]["variationKey"], "text": "Look in the attic."}
         )["tip"]
         assert added["text"] == "Look in the attic."
+    finally:
+        client.close()
+
+
+def test_a_followed_run_s_episodes_come_as_they_end_and_open_before_their_iteration_is_written(
+    host, check, tmp_path_factory, tmp_path, tiny_policy, embedder
+):
+    """A run another process trains streams the episodes of its iteration in progress like the
+    host's own (trajectory/progress from ended-episodes.jsonl), and one of them opens before the
+    iteration is written; the next iteration's file is read from its start."""
+    root = tmp_path / "runs"
+    folder = RunFolder(copy_run(finished_run(tmp_path_factory, tiny_policy, embedder), root))
+    summary = lines(folder.index_path)[-1]
+    record = folder.trajectory(summary["id"])
+
+    def ended(iteration, n, done, total):
+        episode_id = f"i{iteration:06d}-e{9000 + n:04d}"  # ids no written iteration has
+        return {
+            "iteration": iteration,
+            "done": done,
+            "total": total,
+            "summary": dict(summary, id=episode_id, iteration=iteration),
+            "record": dict(record, id=episode_id, iteration=iteration),
+        }
+
+    def progress_of(mark):
+        return [
+            (n["iteration"], n["done"], n["total"], [s["id"] for s in n["summaries"]])
+            for n in notes(client, "trajectory/progress", "done")[mark:]
+        ]
+
+    client = connect(host, check, "watcher")
+    try:
+        with other_process_holding(folder):  # it trains the run; this test writes in its name
+            folder.write_ended_episode(ended(3, 0, 1, 4), first=True)  # ended before it was seen
+            folder.set_state("running", iteration=2)
+            client.wait_for(lambda m: m["method"] == "trajectory/progress")
+            assert progress_of(0) == [(3, 1, 4, ["i000003-e9000"])]
+            folder.write_ended_episode(ended(3, 1, 2, 4), first=False)
+            client.wait_for(lambda m: len(notes(client, "trajectory/progress", "done")) == 2)
+            assert progress_of(1) == [(3, 2, 4, ["i000003-e9001"])]  # only what is new
+            opened = client.request("trajectory.get", {"runId": "done", "episodeId": "i000003-e9001"})
+            assert opened["provisional"] is True and opened["episode"]["id"] == "i000003-e9001"
+            # The iteration is written and the next one's first episode ends: a new file.
+            folder.drop_ended_episodes()
+            time.sleep(3 * FOLLOW_S)
+            folder.write_ended_episode(ended(4, 0, 1, 4), first=True)
+            client.wait_for(lambda m: len(notes(client, "trajectory/progress", "done")) == 3)
+            assert progress_of(2) == [(4, 1, 4, ["i000004-e9000"])]
+            folder.set_state("finished", iteration=4)
+        client.wait_for(lambda m: m["method"] == "run/state" and m["params"]["run"]["state"] == "finished")
     finally:
         client.close()
 

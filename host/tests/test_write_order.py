@@ -74,6 +74,31 @@ def test_the_trainer_s_progress_is_replaced_whole_without_fsync(tmp_path, calls)
     assert folder.progress() is None and [p.name for p in tmp_path.iterdir()] == []
 
 
+def test_the_iteration_s_ended_episodes_are_appended_and_dropped_when_it_is_written(tmp_path, calls):
+    """What a host in another process streams: one line per ended episode, the iteration's first
+    a new file, no fsync (it means something only until the iteration is written)."""
+    from empo2.training.run_control import RecordedProgress, TrainerHooks
+
+    folder = RunFolder.create(tmp_path, "r", {})
+    hooks = RecordedProgress(TrainerHooks(), folder)
+    hooks.on_state("running", 1)
+    calls.clear()
+    hooks.on_episode(1, {"id": "i000001-e0000"}, {"id": "i000001-e0000", "steps": []}, 1, 2)
+    first = folder.ended_episodes_path.stat().st_ino
+    hooks.on_episode(1, {"id": "i000001-e0001"}, {"id": "i000001-e0001", "steps": []}, 2, 2)
+    assert [(e["iteration"], e["done"], e["total"], e["summary"]["id"]) for e in folder.ended_episodes()] == [
+        (1, 1, 2, "i000001-e0000"),
+        (1, 2, 2, "i000001-e0001"),
+    ]
+    assert folder.ended_episodes_path.stat().st_ino == first  # appended to
+    assert not [c for c in calls if c[0] == "fsync"]
+    hooks.on_trajectories(1, [])
+    assert not folder.ended_episodes_path.exists() and folder.ended_episodes() == []
+    hooks.on_episode(2, {"id": "i000002-e0000"}, {"id": "i000002-e0000", "steps": []}, 1, 2)
+    hooks.on_state("stopped", 2)  # a run that ends mid-iteration leaves none behind
+    assert not folder.ended_episodes_path.exists()
+
+
 def test_an_atomic_write_leaves_the_mode_a_plain_write_would(tmp_path):
     # mkstemp's temporary file is 0o600; the run folder's files must stay as readable as any file
     # the host's user makes (another account reading a shared run folder).

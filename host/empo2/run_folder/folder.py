@@ -185,6 +185,31 @@ class RunFolder:
     def progress_path(self) -> Path:
         return self.path / "progress.json"
 
+    @property
+    def ended_episodes_path(self) -> Path:
+        return self.path / "ended-episodes.jsonl"
+
+    def write_ended_episode(self, entry: dict, first: bool) -> None:
+        """An episode of the iteration in progress as it ended (`iteration`, `done`, `total`, its
+        `summary` and `record`), for readers in other processes. One JSON line each; the
+        iteration's `first` starts a new file (a new inode: a reader that sees one reads it from
+        its start). Not durable: it means something only until the iteration is written."""
+        data = encode_lines([entry])
+        if first:
+            atomic_write_bytes(self.ended_episodes_path, data, durable=False)
+        else:
+            with open(self.ended_episodes_path, "ab") as f:
+                f.write(data)
+
+    def drop_ended_episodes(self) -> None:
+        """The iteration is written (or about to be played again): its ended episodes are in
+        the trajectories, or will be played anew."""
+        self.ended_episodes_path.unlink(missing_ok=True)
+
+    def ended_episodes(self) -> list[dict]:
+        """The whole lines of the iteration in progress's ended episodes (none when absent)."""
+        return list(iter_jsonl(self.ended_episodes_path))
+
     def write_progress(self, progress: dict | None) -> None:
         """What the trainer does now (RunProgress: iteration, phase, done, total), for readers in
         other processes; None when it stops. Not durable: it only means something while the

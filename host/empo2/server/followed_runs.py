@@ -6,8 +6,9 @@ at each run folder in its roots whose run.json says active while another process
 lock, and publishes what that process wrote since the last look, as the trainer's own hooks do
 for the live run: the new lines of metrics.jsonl (`run/metrics`), of the trajectory index
 (`trajectory/added`), the tips changed in a memory a client has read (`memory/changed`), its
-state and iteration when they change (`run/state`), and where it is within its iteration when
-its trainer writes a new progress.json (`run/progress`). A run first seen active is followed from the
+state and iteration when they change (`run/state`), where it is within its iteration when
+its trainer writes a new progress.json (`run/progress`), and the episodes of its iteration in
+progress as they end (`trajectory/progress`, from ended-episodes.jsonl). A run first seen active is followed from the
 files' ends as they are then (what came before is history, for the requests that read it); a run
 that stops being active (finished, stopped, interrupted by a kill) gets its last lines and its
 state, and is no longer followed. Only whole lines are read: a line being written waits for the
@@ -36,6 +37,7 @@ class _Followed:
     index: int  # bytes of trajectories/index.jsonl
     seen: tuple[str, int]  # the state and iteration last published
     progress: tuple[int, int, int] | None = None  # progress.json's stamp when last published
+    ended: tuple[int | None, int] = (None, 0)  # ended-episodes.jsonl's inode and bytes published
 
 
 class FollowedRuns:
@@ -148,6 +150,7 @@ class FollowedRuns:
             news.append(("run/state", {"run": info}))
         if active:
             news += self._progressed(folder, followed)
+            news += self._episodes_ended(folder, followed)
         looked.append((followed.run_id, folder))
         if not active:
             del self._followed[folder.path]
@@ -163,6 +166,7 @@ class FollowedRuns:
             (info["state"], info["iteration"]),
         )
         news += self._progressed(folder, followed)
+        news += self._episodes_ended(folder, followed)  # the iteration so far: no request tells it
         return followed
 
     @staticmethod
@@ -174,6 +178,31 @@ class FollowedRuns:
         followed.progress = stamp
         progress = folder.progress()
         return [("run/progress", {"runId": followed.run_id, "progress": progress})] if progress else []
+
+    @staticmethod
+    def _episodes_ended(folder: RunFolder, followed: _Followed) -> list[tuple[str, dict]]:
+        """trajectory/progress for the episodes of the iteration in progress that ended since the
+        last look, as the trainer's own hooks publish them for the live run. Each iteration's
+        file is a new one (a new inode), read from its start."""
+        try:
+            inode = folder.ended_episodes_path.stat().st_ino
+        except OSError:
+            followed.ended = (None, 0)
+            return []
+        offset = followed.ended[1] if followed.ended[0] == inode else 0
+        entries, offset = read_appended(folder.ended_episodes_path, offset)
+        followed.ended = (inode, offset)
+        by_iteration: dict[int, dict] = {}
+        for entry in entries:
+            iteration = entry.get("iteration")
+            event = by_iteration.setdefault(
+                iteration,
+                {"runId": followed.run_id, "iteration": iteration, "done": 0, "total": 0, "summaries": []},
+            )
+            event["done"] = max(event["done"], entry.get("done", 0))
+            event["total"] = entry.get("total", 0)
+            event["summaries"].append(entry.get("summary"))
+        return [("trajectory/progress", event) for event in by_iteration.values()]
 
     @staticmethod
     def _appended(folder: RunFolder, followed: _Followed) -> list[tuple[str, dict]]:

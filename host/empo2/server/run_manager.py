@@ -152,6 +152,12 @@ class RunManager:
             return None
         return live.ended_episodes.get(episode_id)
 
+    def ended_episode_on_disk(self, folder: RunFolder, episode_id: str) -> dict | None:
+        """The same for a run another process trains, from what its trainer wrote (blocking)."""
+        return next(
+            (e["record"] for e in folder.ended_episodes() if (e.get("record") or {}).get("id") == episode_id), None
+        )
+
     def remember(self, folder: RunFolder) -> str:
         """A run id for a folder: its name, made unique among the folders this host knows."""
         name, n = folder.path.name, 1

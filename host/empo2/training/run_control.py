@@ -45,8 +45,10 @@ class ProgressThrottle:
 
 class RecordedProgress(TrainerHooks):
     """The trainer's hooks with each progress also written to the run folder (progress.json),
-    so that a host in another process, following the run from its files, can say where it is.
-    Within one phase a write comes at most every `interval_s`; a new phase is written at once."""
+    and each episode of the iteration in progress as it ends (ended-episodes.jsonl, dropped once
+    the iteration is written), so that a host in another process, following the run from its
+    files, can say where it is and show its episodes as they end. Within one phase a progress
+    write comes at most every `interval_s`; a new phase is written at once."""
 
     def __init__(self, inner: TrainerHooks, folder, interval_s: float = 0.5):
         self.inner, self.folder = inner, folder
@@ -58,15 +60,20 @@ class RecordedProgress(TrainerHooks):
         self.inner.on_progress(iteration, phase, done, total)
 
     def on_state(self, state: str, iteration: int) -> None:
+        # Starting, a resumed run plays its unfinished iteration again; ending, it plays none.
+        self.folder.drop_ended_episodes()
         self.inner.on_state(state, iteration)
 
     def on_metrics(self, record: dict) -> None:
         self.inner.on_metrics(record)
 
     def on_trajectories(self, iteration: int, summaries: list[dict]) -> None:
+        self.folder.drop_ended_episodes()  # the iteration's records are in the folder now
         self.inner.on_trajectories(iteration, summaries)
 
     def on_episode(self, iteration: int, summary: dict, record: dict, done: int, total: int) -> None:
+        entry = {"iteration": iteration, "done": done, "total": total, "summary": summary, "record": record}
+        self.folder.write_ended_episode(entry, first=done == 1)
         self.inner.on_episode(iteration, summary, record, done, total)
 
 

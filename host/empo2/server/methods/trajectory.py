@@ -65,6 +65,10 @@ async def get_trajectory(request, params: dict) -> dict:
     if ended is not None:
         return {"episode": ended, "provisional": True}
     episode = await host.blocking(folder.trajectory, params["episodeId"])
+    if episode is None:  # an episode of the iteration another process is playing, if it ended
+        ended = await host.blocking(runs.ended_episode_on_disk, folder, params["episodeId"])
+        if ended is not None:
+            return {"episode": ended, "provisional": True}
     if episode is None:
         raise ProtocolError("EpisodeNotFound", f"no episode {params['episodeId']} in run '{params['runId']}'.")
     return {"episode": episode}
