@@ -53,32 +53,18 @@ export class CompareView extends LitElement {
       <h2>${view.title}</h2>
       <p class="status">
         <vscode-badge>${view.dryRun ? 'dry run: weights unchanged' : view.status}</vscode-badge>
-        Memory-free success of each variation, the same seeds before and after; a change is green or red only when its
-        95% interval excludes zero.
+        Memory-free success of each variation, the same seeds before and after; a change is green or red only when its 95% interval excludes zero.
       </p>
       <table aria-label="memory-free success before and after">
-        <thead>
-          <tr>
-            <th>variation</th>
-            <th class="number">before</th>
-            <th class="number">after</th>
-            <th class="number">change</th>
-          </tr>
-        </thead>
+        <thead><tr><th>variation</th><th class="number">before</th><th class="number">after</th><th class="number">change</th></tr></thead>
         <tbody>
           ${view.rows.map(
-            (r) =>
-              html`<tr data-variation=${r.variation}>
-                <td>${r.variation}${r.chosen ? '' : ' (held out)'}</td>
-                <td class="number before-value">${percent(r.before)}</td>
-                <td class="number after-value">${percent(r.after)}</td>
-                <td
-                  class="number change ${r.direction === 'unclear' ? '' : r.direction}"
-                  title="Change in points with its 95% interval (Newcombe), and the episodes played before and after; green or red only when the interval excludes zero"
-                >
-                  ${changeWithInterval(r)}
-                </td>
-              </tr>`,
+            (r) => html`<tr data-variation=${r.variation}>
+              <td>${r.variation}${r.chosen ? '' : ' (held out)'}</td>
+              <td class="number before-value">${percent(r.before)}</td>
+              <td class="number after-value">${percent(r.after)}</td>
+              <td class="number change ${r.direction === 'unclear' ? '' : r.direction}" title="Change in points with its 95% interval (Newcombe), and the episodes played before and after; green or red only when the interval excludes zero">${changeWithInterval(r)}</td>
+            </tr>`,
           )}
         </tbody>
       </table>
@@ -86,18 +72,7 @@ export class CompareView extends LitElement {
       <div class="chart" role="img" aria-label="bar chart of success before and after per variation"></div>
       ${view.tips.length ? this.renderTips(view) : nothing}
       ${view.episodes.length ? this.renderEpisodes(view) : nothing}
-      ${
-        view.facts.length
-          ? html`<h3>Update</h3>
-              <dl>
-                ${view.facts.map(
-                  ([k, v]) =>
-                    html`<dt>${k}</dt>
-                      <dd>${v}</dd>`,
-                )}
-              </dl>`
-          : nothing
-      }
+      ${view.facts.length ? html`<h3>Update</h3><dl>${view.facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>` : nothing}
     `;
   }
 
@@ -105,23 +80,13 @@ export class CompareView extends LitElement {
     const how = { add: 'added', update: 'edited', delete: 'deleted' } as const;
     return html`<h3>Tips people edited, in the memory the rerun used</h3>
       <table aria-label="tip texts before and after the edit">
-        <thead>
-          <tr>
-            <th>variation</th>
-            <th>tip</th>
-            <th>before</th>
-            <th>after</th>
-          </tr>
-        </thead>
+        <thead><tr><th>variation</th><th>tip</th><th>before</th><th>after</th></tr></thead>
         <tbody>
           ${view.tips.map(
-            (t) =>
-              html`<tr data-tip-id=${t.tip_id}>
-                <td>${t.variation_key ?? ''}</td>
-                <td>${t.tip_id}, ${how[t.kind]} by ${t.author}</td>
-                <td class="tip before">${t.before ?? ''}</td>
-                <td class="tip">${t.after ?? '(deleted)'}</td>
-              </tr>`,
+            (t) => html`<tr data-tip-id=${t.tip_id}>
+              <td>${t.variation_key ?? ''}</td><td>${t.tip_id}, ${how[t.kind]} by ${t.author}</td>
+              <td class="tip before">${t.before ?? ''}</td><td class="tip">${t.after ?? '(deleted)'}</td>
+            </tr>`,
           )}
         </tbody>
       </table>`;
@@ -131,27 +96,13 @@ export class CompareView extends LitElement {
     const fmt = (v: number | null) => (v === null ? '—' : v.toFixed(2));
     return html`<h3>Tip-guided actions, log-probability without the tips</h3>
       <table aria-label="per-episode log-probability before and after">
-        <thead>
-          <tr>
-            <th>episode</th>
-            <th>variation</th>
-            <th>success</th>
-            <th class="number">steps with tips</th>
-            <th class="number">before</th>
-            <th class="number">after</th>
-          </tr>
-        </thead>
+        <thead><tr><th>episode</th><th>variation</th><th>success</th><th class="number">steps with tips</th><th class="number">before</th><th class="number">after</th></tr></thead>
         <tbody>
           ${view.episodes.map(
-            (e) =>
-              html`<tr>
-                <td>${e.id}</td>
-                <td>${e.variation}</td>
-                <td>${e.success ? 'yes' : 'no'}</td>
-                <td class="number">${e.steps}</td>
-                <td class="number">${fmt(e.before)}</td>
-                <td class="number">${view.dryRun ? '—' : fmt(e.after)}</td>
-              </tr>`,
+            (e) => html`<tr>
+              <td>${e.id}</td><td>${e.variation}</td><td>${e.success ? 'yes' : 'no'}</td><td class="number">${e.steps}</td>
+              <td class="number">${fmt(e.before)}</td><td class="number">${view.dryRun ? '—' : fmt(e.after)}</td>
+            </tr>`,
           )}
         </tbody>
       </table>`;

@@ -58,9 +58,9 @@ export class EpisodeView extends LitElement {
       ${
         this.provisional
           ? html`<p class="provisional" role="status" data-testid="provisional">
-              Iteration ${e.iteration} is still training: this is the episode as it ended. Its novelty rewards and the
-              tip it writes come when the iteration is written, and this view shows them then.
-            </p>`
+            Iteration ${e.iteration} is still training: this is the episode as it ended. Its novelty rewards and the tip it writes
+            come when the iteration is written, and this view shows them then.
+          </p>`
           : nothing
       }
       <p class="task" data-testid="task">${e.description || e.task}</p>
@@ -69,21 +69,15 @@ export class EpisodeView extends LitElement {
         <span class="fact">${e.task}/${e.variation}${e.group !== undefined ? ` · group ${e.group}` : ''}</span>
         <span class="fact">${ROLLOUT[e.rollout_mode] ?? e.rollout_mode}</span>
         <span class="fact">${UPDATE[e.update_mode] ?? e.update_mode}</span>
-        <span class="fact ${e.success ? 'success' : 'failure'}" title="Final ${SCORE}, ${SCORE_SCALE}"
-          >${e.success ? 'succeeded' : 'failed'} · ${SCORE} ${formatReturn(e.return)}</span
-        >
+        <span class="fact ${e.success ? 'success' : 'failure'}" title="Final ${SCORE}, ${SCORE_SCALE}">${e.success ? 'succeeded' : 'failed'} · ${SCORE} ${formatReturn(e.return)}</span>
         ${e.intrinsic !== undefined ? html`<span class="fact">intrinsic ${number(e.intrinsic)}</span>` : nothing}
         <span class="fact">${e.steps.length} steps</span>
       </div>
       <h2>Tip written after this episode</h2>
       ${
         e.tip
-          ? html`<div class="written-tip" data-testid="written-tip">
-              ${e.tip} ${e.tip_id ? this.tipLink(e.tip_id) : nothing}
-            </div>`
-          : html`<p class="label">
-              ${this.provisional ? 'No tip yet: a run that writes tips writes them once every episode of the iteration has ended.' : 'This episode wrote no tip.'}
-            </p>`
+          ? html`<div class="written-tip" data-testid="written-tip">${e.tip} ${e.tip_id ? this.tipLink(e.tip_id) : nothing}</div>`
+          : html`<p class="label">${this.provisional ? 'No tip yet: a run that writes tips writes them once every episode of the iteration has ended.' : 'This episode wrote no tip.'}</p>`
       }
       <h2>Steps</h2>
       ${e.steps.map((step) => this.renderStep(step))}
@@ -93,43 +87,34 @@ export class EpisodeView extends LitElement {
   private renderStep(step: TrajectoryStep): TemplateResult {
     const executed = step.executed_action && step.executed_action !== step.action;
     return html`
-      <section
-        class="step ${step.t === this.focusStep ? 'focused' : ''}"
-        id="step-${step.t}"
-        aria-label="Step ${step.t}"
-      >
+      <section class="step ${step.t === this.focusStep ? 'focused' : ''}" id="step-${step.t}" aria-label="Step ${step.t}">
         <h3>
           <span>Step ${step.t}</span>
           <span class="reward ${step.reward > 0 ? 'positive' : ''}">
-            reward ${number(step.reward)} · intrinsic
-            ${this.provisional ? 'pending' : number(step.intrinsic)}${step.score !== undefined ? ` · ${SCORE} ${formatReturn(step.score)}` : ''}
+            reward ${number(step.reward)} · intrinsic ${this.provisional ? 'pending' : number(step.intrinsic)}${step.score !== undefined ? ` · ${SCORE} ${formatReturn(step.score)}` : ''}
           </span>
         </h3>
         <div class="label">Observation</div>
         <p class="observation">${step.observation}</p>
         ${
           step.tips.length
-            ? html`<div
-                  class="label"
-                  title="The prompt shows each tip followed by the action its episode took in the state most like this one"
-                >
-                  Tips in the prompt (${step.tips.length})
-                </div>
-                <ul class="tips">
-                  ${shownTips(step).map(
-                    (tip) =>
-                      html`<li title=${`In the prompt: ${tip.inPrompt}`}>
-                        <span data-testid="tip-text">${tip.text}</span> ${tip.id ? this.tipLink(tip.id) : nothing}
-                        ${
-                          tip.action
-                            ? html`<div class="tip-action" data-testid="tip-action">
-                                + the action its episode took in the most similar state: <code>${tip.action}</code>
-                              </div>`
-                            : nothing
-                        }
-                      </li>`,
-                  )}
-                </ul>`
+            ? html`<div class="label" title="The prompt shows each tip followed by the action its episode took in the state most like this one">
+                Tips in the prompt (${step.tips.length})
+              </div>
+              <ul class="tips">
+                ${shownTips(step).map(
+                  (tip) => html`<li title=${`In the prompt: ${tip.inPrompt}`}>
+                    <span data-testid="tip-text">${tip.text}</span> ${tip.id ? this.tipLink(tip.id) : nothing}
+                    ${
+                      tip.action
+                        ? html`<div class="tip-action" data-testid="tip-action">
+                          + the action its episode took in the most similar state: <code>${tip.action}</code>
+                        </div>`
+                        : nothing
+                    }
+                  </li>`,
+                )}
+              </ul>`
             : nothing
         }
         <div class="label">Action</div>
@@ -140,19 +125,9 @@ export class EpisodeView extends LitElement {
         <details>
           <summary>Prompt as the policy saw it${step.tips.length ? ' (with tips)' : ''}</summary>
           <pre>${step.prompt}</pre>
-          ${
-            step.tips.length
-              ? html`<summary>Without tips (what the off-policy update trains on)</summary>
-                  <pre>${step.prompt_no_tips}</pre>`
-              : nothing
-          }
+          ${step.tips.length ? html`<summary>Without tips (what the off-policy update trains on)</summary><pre>${step.prompt_no_tips}</pre>` : nothing}
         </details>
-        ${
-          step.next_observation
-            ? html`<div class="label">Next observation</div>
-                <p class="observation">${step.next_observation}</p>`
-            : nothing
-        }
+        ${step.next_observation ? html`<div class="label">Next observation</div><p class="observation">${step.next_observation}</p>` : nothing}
       </section>
     `;
   }

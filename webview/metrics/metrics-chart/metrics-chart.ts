@@ -87,25 +87,18 @@ export class MetricsChart extends LitElement {
     const format = this.spec.format ?? formatValue;
     const shown = this.empty ? undefined : this.shown;
     return html`<h3>
-        <span class="title" title=${this.spec.title + unit}
-          >${this.spec.title}${unit ? html`<span class="unit">${unit}</span>` : nothing}</span
-        >
+        <span class="title" title=${this.spec.title + unit}>${this.spec.title}${unit ? html`<span class="unit">${unit}</span>` : nothing}</span>
         <span class="iteration" data-testid="iteration">${shown ? `${this.xLabel} ${shown.iteration}` : ''}</span>
       </h3>
-      <ul
-        class="readings"
-        data-testid="latest"
-        title=${`Every series of this chart at one ${this.xLabel} (the latest, or the one under the cursor); – where a series has no value there`}
-      >
+      <ul class="readings" data-testid="latest" title=${`Every series of this chart at one ${this.xLabel} (the latest, or the one under the cursor); – where a series has no value there`}>
         ${
           shown
             ? this.spec.series.map(
-                (s, i) =>
-                  html`<li class="reading" data-testid="reading">
-                    <span class="swatch ${s.points ? 'points' : ''}" data-color=${s.color}></span>
-                    <span class="label">${s.label}</span>
-                    <span class="value">${readingValue(shown.readings[i], format)}</span>
-                  </li>`,
+                (s, i) => html`<li class="reading" data-testid="reading">
+                <span class="swatch ${s.points ? 'points' : ''}" data-color=${s.color}></span>
+                <span class="label">${s.label}</span>
+                <span class="value">${readingValue(shown.readings[i], format)}</span>
+              </li>`,
               )
             : nothing
         }
@@ -114,11 +107,9 @@ export class MetricsChart extends LitElement {
       ${
         this.empty
           ? html`<div class="empty" data-testid="empty" role="status">
-              <span class="headline">${this.live ? 'No data yet' : 'No data'}</span>
-              <span
-                >${this.live ? 'The chart fills as the run records it.' : this.columns.iterations.length ? `The run recorded none of it in ${this.columns.iterations.length} iterations.` : 'The run has no finished iteration.'}</span
-              >
-            </div>`
+            <span class="headline">${this.live ? 'No data yet' : 'No data'}</span>
+            <span>${this.live ? 'The chart fills as the run records it.' : this.columns.iterations.length ? `The run recorded none of it in ${this.columns.iterations.length} iterations.` : 'The run has no finished iteration.'}</span>
+          </div>`
           : nothing
       }
       ${this.clipText ? html`<p class="clipped" data-testid="clipped">${this.clipText}</p>` : nothing}`;

@@ -104,9 +104,7 @@ export class MetricsPanel extends LitElement {
 
   override render(): TemplateResult {
     if (this.sources.length === 0) {
-      return html`<p class="empty">
-        No run to show. Start a training run or open a run folder, then run "EMPO²: Show Metrics".
-      </p>`;
+      return html`<p class="empty">No run to show. Start a training run or open a run folder, then run "EMPO²: Show Metrics".</p>`;
     }
     const data = this.data;
     const live = this.sources.some((source) => source.live);
@@ -125,20 +123,12 @@ export class MetricsPanel extends LitElement {
           >
             ${Object.values(X_AXES).map((axis) => html`<vscode-option value=${axis.id}>x: ${axis.label}</vscode-option>`)}
           </vscode-single-select>
-          <vscode-button
-            secondary
-            data-testid="add-runs"
-            title="Overlay more runs on these charts, each in its own colour"
-            @click=${() => this.fire('empo2-add-runs', {})}
-            >Add run…</vscode-button
-          >
+          <vscode-button secondary data-testid="add-runs" title="Overlay more runs on these charts, each in its own colour" @click=${() => this.fire('empo2-add-runs', {})}>Add run…</vscode-button>
         </span>
       </header>
       ${
         data?.missingAxis.length
-          ? html`<p class="notice" data-testid="missing-axis">
-              ${data.missingAxis.join(', ')}: no environment-step counts in its metrics, so not drawn on this axis.
-            </p>`
+          ? html`<p class="notice" data-testid="missing-axis">${data.missingAxis.join(', ')}: no environment-step counts in its metrics, so not drawn on this axis.</p>`
           : nothing
       }
       ${this.points.every((n) => n === 0) ? html`<p class="empty">No iteration has finished yet; the charts fill as the run trains.</p>` : nothing}
@@ -147,14 +137,7 @@ export class MetricsPanel extends LitElement {
           data?.charts ?? [],
           (spec) => spec.id,
           (spec) =>
-            html`<empo2-metrics-chart
-              data-chart=${spec.id}
-              .spec=${spec}
-              .columns=${data!.columns}
-              .live=${live}
-              .xLabel=${xLabel}
-              .readingLines=${lines}
-            ></empo2-metrics-chart>`,
+            html`<empo2-metrics-chart data-chart=${spec.id} .spec=${spec} .columns=${data!.columns} .live=${live} .xLabel=${xLabel} .readingLines=${lines}></empo2-metrics-chart>`,
         )}
       </div>
     `;
@@ -176,21 +159,13 @@ export class MetricsPanel extends LitElement {
       <h2>${this.sources.length} runs</h2>
       <ul class="runs" data-testid="runs">
         ${this.sources.map(
-          (source, i) =>
-            html`<li class="run" data-testid="run" data-run-id=${source.runId}>
-              <span class="swatch" data-color=${RUN_COLORS[i % RUN_COLORS.length]}></span>
-              <span class="name">${labels[i]}</span>
-              <span class="status">${this.points[i] ?? 0} it.</span>
-              ${this.renderState(source)}
-              <button
-                class="remove"
-                title=${`Remove ${labels[i]} from the charts`}
-                aria-label=${`Remove ${labels[i]}`}
-                @click=${() => this.fire('empo2-remove-run', { key: sourceKey(source) })}
-              >
-                ×
-              </button>
-            </li>`,
+          (source, i) => html`<li class="run" data-testid="run" data-run-id=${source.runId}>
+            <span class="swatch" data-color=${RUN_COLORS[i % RUN_COLORS.length]}></span>
+            <span class="name">${labels[i]}</span>
+            <span class="status">${this.points[i] ?? 0} it.</span>
+            ${this.renderState(source)}
+            <button class="remove" title=${`Remove ${labels[i]} from the charts`} aria-label=${`Remove ${labels[i]}`} @click=${() => this.fire('empo2-remove-run', { key: sourceKey(source) })}>×</button>
+          </li>`,
         )}
       </ul>
     `;
@@ -203,9 +178,7 @@ export class MetricsPanel extends LitElement {
     if (source.live) {
       return html`<span class="live">● live</span>`;
     }
-    return html`<span class="status"
-      >${source.origin === 'folder' ? 'read from its folder (no host)' : (source.state ?? 'not training')}</span
-    >`;
+    return html`<span class="status">${source.origin === 'folder' ? 'read from its folder (no host)' : (source.state ?? 'not training')}</span>`;
   }
 
   protected override updated(): void {

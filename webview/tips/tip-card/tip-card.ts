@@ -116,21 +116,14 @@ export class TipCard extends LitElement {
       <div class="meta">
         <span data-testid="tip-score" title=${scoreTitle(tip)}>${scoreLabel(tip)}</span>
         <span>v${tip.version}</span>
-        <span
-          data-testid="tip-author"
-          class=${isPersonAuthor(versionAuthor(tip)) ? 'author-person' : ''}
-          title=${tip.version > 1 ? `v1 by ${authorName(tip.author)}; Show History lists every version` : ''}
+        <span data-testid="tip-author" class=${isPersonAuthor(versionAuthor(tip)) ? 'author-person' : ''} title=${tip.version > 1 ? `v1 by ${authorName(tip.author)}; Show History lists every version` : ''}
           >${authorLine(tip)}</span
         >
         ${
           episode
-            ? html`<a
-                role="link"
-                tabindex="0"
-                title="Open the episode that wrote this tip"
-                @click=${() => this.openEpisode(run, episode)}
-                >from ${episode}${provenance.step !== undefined ? `, step ${provenance.step}` : ''}</a
-              >`
+            ? html`<a role="link" tabindex="0" title="Open the episode that wrote this tip" @click=${() => this.openEpisode(run, episode)}
+              >from ${episode}${provenance.step !== undefined ? `, step ${provenance.step}` : ''}</a
+            >`
             : nothing
         }
         <span class="id">${tip.id}</span>
@@ -141,20 +134,16 @@ export class TipCard extends LitElement {
         this.editing
           ? nothing
           : html`<div class="actions">
-              ${tip.deleted ? nothing : html`<vscode-button secondary @click=${() => this.startEditing()}>Edit</vscode-button>`}
-              <vscode-button secondary @click=${() => this.fire('empo2-tip-history', { tipId: tip.id })}>
-                ${this.history ? 'Hide History' : 'History'}
-              </vscode-button>
-              ${
-                tip.deleted
-                  ? nothing
-                  : html`<vscode-button
-                      secondary
-                      @click=${() => this.fire('empo2-tip-delete', { tipId: tip.id, expectedVersion: tip.version })}
-                      >Delete</vscode-button
-                    >`
-              }
-            </div>`
+            ${tip.deleted ? nothing : html`<vscode-button secondary @click=${() => this.startEditing()}>Edit</vscode-button>`}
+            <vscode-button secondary @click=${() => this.fire('empo2-tip-history', { tipId: tip.id })}>
+              ${this.history ? 'Hide History' : 'History'}
+            </vscode-button>
+            ${
+              tip.deleted
+                ? nothing
+                : html`<vscode-button secondary @click=${() => this.fire('empo2-tip-delete', { tipId: tip.id, expectedVersion: tip.version })}>Delete</vscode-button>`
+            }
+          </div>`
       }
       ${this.history ? this.renderHistory(this.history) : nothing}
     `;
@@ -181,9 +170,7 @@ export class TipCard extends LitElement {
       ></vscode-textarea>
       ${this.edit.busy ? html`<div class="saving" role="status">${this.offline ? 'Saving… waiting for the connection to the host; your text is kept.' : 'Saving…'}</div>` : nothing}
       <div class="actions">
-        <vscode-button ?disabled=${this.edit.busy || !this.draft.trim()} @click=${() => this.save(this.baseVersion)}
-          >Save</vscode-button
-        >
+        <vscode-button ?disabled=${this.edit.busy || !this.draft.trim()} @click=${() => this.save(this.baseVersion)}>Save</vscode-button>
         <vscode-button secondary ?disabled=${this.edit.busy} @click=${() => this.stopEditing()}>Cancel</vscode-button>
       </div>
     `;
@@ -193,49 +180,29 @@ export class TipCard extends LitElement {
     const current = conflict.current;
     return html`
       <div class="conflict" role="alert">
-        <div>
-          Tip ${current.id} changed while you edited it (now v${current.version}, by
-          ${current.author === POLICY_AUTHOR ? 'the policy' : 'someone else'}). Nothing was saved; choose a text.
-        </div>
+        <div>Tip ${current.id} changed while you edited it (now v${current.version}, by ${current.author === POLICY_AUTHOR ? 'the policy' : 'someone else'}). Nothing was saved; choose a text.</div>
         <div class="texts">
-          <div>
-            <h4>Yours</h4>
-            <pre data-testid="conflict-mine">${conflict.attempted}</pre>
-          </div>
-          <div>
-            <h4>Current (v${current.version})</h4>
-            <pre data-testid="conflict-theirs">${current.text}</pre>
-          </div>
+          <div><h4>Yours</h4><pre data-testid="conflict-mine">${conflict.attempted}</pre></div>
+          <div><h4>Current (v${current.version})</h4><pre data-testid="conflict-theirs">${current.text}</pre></div>
         </div>
         <div class="actions">
-          <vscode-button
-            @click=${() => {
-              this.editId = undefined;
-              this.save(current.version, conflict.attempted);
-            }}
-            >Keep Mine</vscode-button
-          >
-          <vscode-button
-            secondary
-            @click=${() => {
-              this.stopEditing();
-              this.fire('empo2-tip-discard-conflict', { tipId: current.id });
-            }}
-            >Keep Current</vscode-button
-          >
-          <vscode-button
-            secondary
-            @click=${() => {
-              this.draft = conflict.attempted;
-              this.fieldSeed = { text: this.draft };
-              this.baseVersion = current.version;
-              this.editId = undefined;
-              this.editing = true;
-              this.keepDraft();
-              this.fire('empo2-tip-discard-conflict', { tipId: current.id });
-            }}
-            >Edit Again</vscode-button
-          >
+          <vscode-button @click=${() => {
+            this.editId = undefined;
+            this.save(current.version, conflict.attempted);
+          }}>Keep Mine</vscode-button>
+          <vscode-button secondary @click=${() => {
+            this.stopEditing();
+            this.fire('empo2-tip-discard-conflict', { tipId: current.id });
+          }}>Keep Current</vscode-button>
+          <vscode-button secondary @click=${() => {
+            this.draft = conflict.attempted;
+            this.fieldSeed = { text: this.draft };
+            this.baseVersion = current.version;
+            this.editId = undefined;
+            this.editing = true;
+            this.keepDraft();
+            this.fire('empo2-tip-discard-conflict', { tipId: current.id });
+          }}>Edit Again</vscode-button>
         </div>
       </div>
     `;

@@ -231,15 +231,12 @@ export class TipsPanel extends LitElement {
       ${
         this.offline
           ? html`<p class="connection" role="status" title=${this.connection.detail ?? ''}>
-              ${this.connection.kind === 'lost' ? 'connection lost' : 'reconnecting…'} — the tips below may be out of
-              date; your drafts are kept.
-            </p>`
+            ${this.connection.kind === 'lost' ? 'connection lost' : 'reconnecting…'} — the tips below may be out of date; your drafts are kept.
+          </p>`
           : nothing
       }
       <header class=${this.offline ? 'offline' : ''}>
-        <div class="run" title="Tips of this run">
-          ${this.runId} · ${live} tip${live === 1 ? '' : 's'}${deleted ? ` · ${deleted} deleted` : ''}
-        </div>
+        <div class="run" title="Tips of this run">${this.runId} · ${live} tip${live === 1 ? '' : 's'}${deleted ? ` · ${deleted} deleted` : ''}</div>
         <div class="filters">
           <vscode-textfield
             class="search"
@@ -271,45 +268,36 @@ export class TipsPanel extends LitElement {
             .checked=${Boolean(this.filter.showDeleted)}
             @change=${(event: Event) => this.setFilter({ ...this.filter, showDeleted: (event.target as VscodeCheckbox).checked })}
           ></vscode-checkbox>
-          <vscode-button @click=${() => (this.adding ? (this.adding = false) : void this.openAddForm())}
-            >${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button
-          >
+          <vscode-button @click=${() => (this.adding ? (this.adding = false) : void this.openAddForm())}>${this.adding ? 'Cancel' : 'Add Tip'}</vscode-button>
         </div>
       </header>
       ${this.adding ? this.renderAddForm() : nothing}
       ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
       ${
         shown.length === 0
-          ? html`<p class="muted">
-              ${this.tips.length ? `No tip matches the filters${deleted && !this.filter.showDeleted ? ' (deleted tips are hidden: Show deleted)' : ''}.` : 'No tips yet in this run. The policy writes one after every training episode; you can add your own.'}
-            </p>`
+          ? html`<p class="muted">${this.tips.length ? `No tip matches the filters${deleted && !this.filter.showDeleted ? ' (deleted tips are hidden: Show deleted)' : ''}.` : 'No tips yet in this run. The policy writes one after every training episode; you can add your own.'}</p>`
           : nothing
       }
       ${repeat(
         groups,
         (group) => group.variationKey,
         (group) => html`
-          <vscode-collapsible
-            open
-            heading=${group.variationKey}
-            description=${groupCount(held.get(group.variationKey) ?? group.tips.length, group.tips.length)}
-          >
+          <vscode-collapsible open heading=${group.variationKey} description=${groupCount(held.get(group.variationKey) ?? group.tips.length, group.tips.length)}>
             <div class="cards">
               ${repeat(
                 group.tips,
                 (tip) => tip.id,
-                (tip) =>
-                  html`<empo2-tip-card
-                    data-tip-id=${tip.id}
-                    .tip=${tip}
-                    .runId=${this.runId ?? ''}
-                    .edit=${this.editStates.get(tip.id) ?? {}}
-                    .history=${this.histories.get(tip.id)}
-                    .savedDraft=${this.drafts[tip.id]}
-                    ?offline=${this.offline}
-                    ?highlighted=${tip.id === this.highlightedId}
-                    @empo2-tip-draft=${(event: CustomEvent<{ tipId: string; draft: TipDraft | undefined }>) => this.setDraft(event.detail.tipId, event.detail.draft)}
-                  ></empo2-tip-card>`,
+                (tip) => html`<empo2-tip-card
+                  data-tip-id=${tip.id}
+                  .tip=${tip}
+                  .runId=${this.runId ?? ''}
+                  .edit=${this.editStates.get(tip.id) ?? {}}
+                  .history=${this.histories.get(tip.id)}
+                  .savedDraft=${this.drafts[tip.id]}
+                  ?offline=${this.offline}
+                  ?highlighted=${tip.id === this.highlightedId}
+                  @empo2-tip-draft=${(event: CustomEvent<{ tipId: string; draft: TipDraft | undefined }>) => this.setDraft(event.detail.tipId, event.detail.draft)}
+                ></empo2-tip-card>`,
               )}
             </div>
           </vscode-collapsible>
@@ -318,9 +306,8 @@ export class TipsPanel extends LitElement {
       ${
         shown.length > this.renderLimit
           ? html`<vscode-button secondary class="more" @click=${() => (this.renderLimit += RENDER_LIMIT * 4)}>
-              Show ${Math.min(RENDER_LIMIT * 4, shown.length - this.renderLimit)} more of
-              ${shown.length - this.renderLimit}
-            </vscode-button>`
+            Show ${Math.min(RENDER_LIMIT * 4, shown.length - this.renderLimit)} more of ${shown.length - this.renderLimit}
+          </vscode-button>`
           : nothing
       }
     `;
@@ -331,15 +318,13 @@ export class TipsPanel extends LitElement {
       <section class="empty" aria-label="Memory tips">
         <p>${message}</p>
         <p class="muted">
-          Tips are short lessons the policy writes for itself after each episode and reads back in later prompts. Here
-          you can read them, edit them, add your own and see every version.
+          Tips are short lessons the policy writes for itself after each episode and reads back in
+          later prompts. Here you can read them, edit them, add your own and see every version.
         </p>
         <div class="actions">
           ${actions.map(
             ([label, command], index) =>
-              html`<vscode-button ?secondary=${index > 0} @click=${() => this.runCommand(command)}
-                >${label}</vscode-button
-              >`,
+              html`<vscode-button ?secondary=${index > 0} @click=${() => this.runCommand(command)}>${label}</vscode-button>`,
           )}
         </div>
       </section>
@@ -350,12 +335,7 @@ export class TipsPanel extends LitElement {
     const variations = this.allVariations();
     return html`
       <form class="add" @submit=${(event: Event) => event.preventDefault()}>
-        <vscode-single-select
-          class="add-variation"
-          aria-label="Variation of the new tip"
-          combobox
-          .value=${this.addDraft?.variationKey || this.filter.variation || variations[0] || ''}
-        >
+        <vscode-single-select class="add-variation" aria-label="Variation of the new tip" combobox .value=${this.addDraft?.variationKey || this.filter.variation || variations[0] || ''}>
           ${variations.map((key) => html`<vscode-option value=${key}>${key}</vscode-option>`)}
         </vscode-single-select>
         <vscode-textarea
