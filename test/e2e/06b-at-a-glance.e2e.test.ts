@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Frame, Locator } from 'playwright-core';
 import { e2eSession } from './session';
-import { Workbench } from './workbench';
+import { type SeenRow, Workbench } from './workbench';
 
 // A person reads the Trajectories tree at the sidebar's default width and a chart of a run and
 // its one-iteration branch, at a glance: each row's essential part is whole, every iteration row
@@ -168,12 +168,14 @@ describe('The tree and the charts, at a glance', function () {
   it('says what a new run waits for, in a row under it, until its first episode ends', async () => {
     // tiny.json's 5-step episodes can end before VS Code asks for the new run's children even
     // once (the tree then draws "Iteration 1" first, rightly). Its policy never finishes these
-    // tasks, so with 30 steps every first episode lasts six times as long: seconds of waiting.
+    // tasks, so every first episode lasts max_steps steps; the group's episodes step together,
+    // about 20 ms a step here: 200 steps keep the row up for seconds on a fast machine too (30
+    // steps, well under a second, were once missed).
     const configs = path.join(e2eSession().workspace, '.empo2', 'configs');
     const tiny = JSON.parse(readFileSync(path.join(configs, 'tiny.json'), 'utf8')) as { env: object };
     writeFileSync(
       path.join(configs, 'slow-first-episode.json'),
-      JSON.stringify({ ...tiny, env: { ...tiny.env, max_steps: 30 } }, null, 2) + '\n',
+      JSON.stringify({ ...tiny, env: { ...tiny.env, max_steps: 200 } }, null, 2) + '\n',
     );
     await workbench.collapseTree();
     const seenRows = await workbench.recordTreeRows();
@@ -187,6 +189,16 @@ describe('The tree and the charts, at a glance', function () {
       .first()
       .click({ timeout: 60_000 });
     await workbench.quickInput().waitFor({ state: 'hidden' });
+    try {
+      await waitingRowUnderNewRun(seenRows);
+    } finally {
+      // Leave no run training for the files after this one, even when this test fails (the next
+      // New Training Run would ask about it in a modal dialog).
+      await stopTrainingRun();
+    }
+  });
+
+  async function waitingRowUnderNewRun(seenRows: () => Promise<SeenRow[]>): Promise<void> {
     // The row that says what it waits for is read from the record of drawn rows, and shot when
     // it is still there.
     const waitingLabel = /^(Building the built-in policy|Loading the policy|Waiting for the first episode)/;
@@ -212,17 +224,19 @@ describe('The tree and the charts, at a glance', function () {
       assert.ok(row.spinner, `a spinner beside "${row.label}"`);
       assert.match(row.above, /^run-/, `"${row.label}" drawn under the new run, not under "${row.above}"`);
     }
-    // Leave no run training for the files after this one (a host switch would ask about it).
-    await workbench.runCommand('EMPO²: Stop Run');
+  }
+
+  async function stopTrainingRun(): Promise<void> {
     const training = workbench
       .treeRow(/^run-/)
       .filter({ has: workbench.page.locator('.codicon-sync, .codicon-loading') });
+    await workbench.runCommand('EMPO²: Stop Run');
     await workbench.eventually(
       'the run to stop',
       async () => ((await training.count()) === 0 ? true : undefined),
       180_000,
     );
-  });
+  }
 
   it("draws float noise flat with whole tick labels, and a branch's line from its parent's point", async () => {
     await workbench.pickCommand("EMPO²: Compare Runs' Metrics…");
