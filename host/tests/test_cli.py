@@ -34,6 +34,8 @@ def run(args, cwd, timeout=600, env=None):
         (["bench", "--seeds", "a,b"], "--seeds must be comma-separated integers"),
         (["runs", "--root", "/no/such/root"], "/no/such/root is not a folder of run folders"),
         (["runs", "--root", "ROOT", "--state", "runing"], "unknown run state 'runing'"),
+        (["build-policy", "--two-fact-explorers", "0"], "--two-fact-explorers is for --two-facts"),
+        (["build-policy", "--two-facts", "--two-fact-explorers", "some"], "expected a whole number of zero or more"),
         # `config` checks a config without training: a name that finds no environment is refused
         # as train refuses it, whether its form is wrong or its module cannot be imported.
         (["config", "env.name=alfworld"], "config key 'env.name' names no environment: 'alfworld'"),

@@ -139,3 +139,16 @@ def test_the_two_fact_demonstrations_follow_both_facts_without_leaking_the_kind_
     assert came_back > 0
     # Its own recipe: the default recipe (and the shipped weights' key) is unchanged.
     assert recipe_for().key() == "aa4e313c4e7a" != recipe_for(two_facts=True).key()
+
+
+def test_the_count_of_exploring_demonstrations_is_a_recipe_of_its_own():
+    from empo2.policy.builtin import recipe_for
+
+    # `build-policy --two-facts --two-fact-explorers N`: the declared count keeps the two-fact
+    # recipe's key (its cached build is found again); another count is another recipe.
+    two_facts = recipe_for(two_facts=True)
+    assert recipe_for(two_facts=True, two_fact_explorers=60).key() == two_facts.key()
+    none = recipe_for(two_facts=True, two_fact_explorers=0)
+    assert none.key() != two_facts.key()
+    assert none.two_fact_episodes == {**two_facts.two_fact_episodes, "explore": 0}
+    assert recipe_for(two_fact_explorers=0).key() == recipe_for().key() == "aa4e313c4e7a"

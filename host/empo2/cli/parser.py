@@ -29,6 +29,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """A whole number of zero or more, or argparse's one-line refusal saying so."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of zero or more, got {text!r}")
+    return value
+
+
 def _rerun_defaults():
     """' (N)' after a rerun flag's help: the protocol's default for it, or nothing where the
     schema cannot be read (an installed host without its source tree)."""
@@ -41,9 +52,17 @@ def _rerun_defaults():
     return lambda name: f" ({defaults[name]})" if name in defaults else ""
 
 
+class OneSentenceParser(argparse.ArgumentParser):
+    """argparse with its refusals in one line (no usage block above them): bad input gets one
+    sentence and exit status 2; `--help` still shows the usage. Subcommands inherit the class."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(description: str) -> argparse.ArgumentParser:
     """Every command and its arguments; `args.command` names the command chosen."""
-    parser = argparse.ArgumentParser(prog="empo2-host", description=description)
+    parser = OneSentenceParser(prog="empo2-host", description=description)
     sub = parser.add_subparsers(dest="command")
 
     p = sub.add_parser(
@@ -89,6 +108,13 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         action="store_true",
         help="the built-in policy built with demonstrations of the two-fact kind too "
         "(charge-robot: a key unlocks the item's container); another recipe, cached beside it",
+    )
+    p.add_argument(
+        "--two-fact-explorers",
+        type=non_negative_int,
+        metavar="N",
+        help="with --two-facts: how many of its demonstrations explore the kind without tips "
+        "(default 60); another count is another recipe, cached beside it",
     )
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
 

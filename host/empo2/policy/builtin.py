@@ -112,16 +112,26 @@ TWO_FACT_EPISODES = {"explore": 60, "tip-success": 250, "tip-failure": 60}
 SIZE_LR: dict[str, float] = {"large": 5e-4}
 
 
-def recipe_for(size: str = "default", seed: int = 0, lr: float | None = None, two_facts: bool = False) -> BuiltinRecipe:
+def recipe_for(
+    size: str = "default",
+    seed: int = 0,
+    lr: float | None = None,
+    two_facts: bool = False,
+    two_fact_explorers: int | None = None,
+) -> BuiltinRecipe:
     """The recipe that `build-policy --size` and `policy.model=builtin:<size>` build: the
     default recipe at that size, with the size's own rate where it has one (`lr` overrides it:
     `build-policy --lr`), and with `two_facts` the two-fact kinds' demonstrations too
-    (`build-policy --two-facts`)."""
+    (`build-policy --two-facts`), of which `two_fact_explorers` replaces the count of exploring
+    ones (`--two-fact-explorers`: blind success on the kind comes from them)."""
+    two_fact_episodes = dict(TWO_FACT_EPISODES) if two_facts else {}
+    if two_facts and two_fact_explorers is not None:
+        two_fact_episodes["explore"] = two_fact_explorers
     return BuiltinRecipe(
         seed=seed,
         size=size,
         lr=lr if lr is not None else SIZE_LR.get(size, BuiltinRecipe.lr),
-        two_fact_episodes=dict(TWO_FACT_EPISODES) if two_facts else {},
+        two_fact_episodes=two_fact_episodes,
     )
 
 
