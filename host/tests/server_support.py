@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from conftest import tiny_run_overrides
-from empo2.server.client import HostClient
-from empo2.server.connection import Limits
 from empo2.server.embedded import EmbeddedHost
-from empo2.server.protocol import Validators, load_schema, request_methods
 from empo2.server.settings import Settings
+from empo2.server.transport.client import HostClient
+from empo2.server.transport.connection import Limits
+from empo2.server.transport.protocol import Validators, load_schema, request_methods
 
 TOKEN = "test-token-0123456789abcdef0123456789abcdef"
 HEADERS = {"Authorization": f"Bearer {TOKEN}"}

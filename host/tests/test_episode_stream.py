@@ -10,10 +10,10 @@ import pytest
 from conftest import tiny_run_overrides
 from empo2.config import load_config
 from empo2.run_folder.folder import RunFolder
-from empo2.server import run_manager
-from empo2.server.client import HostError
-from empo2.server.fanout import Outbox
-from empo2.server.protocol import error_codes
+from empo2.server.runs import run_manager
+from empo2.server.transport.client import HostError
+from empo2.server.transport.fanout import Outbox
+from empo2.server.transport.protocol import error_codes
 from empo2.training.rollout import episode_generator, roll_out
 from empo2.training.run_control import TrainerHooks
 from empo2.training.trainer import Trainer

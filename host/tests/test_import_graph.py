@@ -151,3 +151,20 @@ def test_the_layers_see_the_imports():
     assert "empo2.training.trainer" in edges["empo2.cli.commands"]  # a late import, inside a function
     assert "empo2.atomic" in edges["empo2.run_folder.folder"]  # `from ..atomic import ...`
     assert "empo2.metric_keys" in edges["empo2.training.trainer"]  # `from .. import metric_keys`
+
+
+def test_the_server_s_transport_knows_nothing_of_its_runs_or_its_methods():
+    """server/ by feature: transport/ carries frames for any protocol; runs/ and methods/ build
+    on it, never the other way round (a late import counts)."""
+    edges = graph(late=True)
+    transport = [m for m in edges if m.startswith("empo2.server.transport")]
+    assert "empo2.server.transport.connection" in transport
+    upward = [
+        f"{m} → {t}"
+        for m in transport
+        for t in edges[m]
+        if t.startswith(("empo2.server.runs", "empo2.server.methods", "empo2.server.app"))
+    ]
+    assert upward == []
+    runs = [m for m in edges if m.startswith("empo2.server.runs")]
+    assert [f"{m} → {t}" for m in runs for t in edges[m] if t.startswith("empo2.server.methods")] == []

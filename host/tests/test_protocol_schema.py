@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from empo2.server.fanout import MERGE_FIELDS
 from empo2.server.methods import METHODS
-from empo2.server.protocol import (
+from empo2.server.transport.fanout import MERGE_FIELDS
+from empo2.server.transport.protocol import (
     Validators,
     error_codes,
     load_schema,

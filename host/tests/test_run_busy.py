@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from empo2.server.run_manager import busy_sentence
+from empo2.server.runs.run_manager import busy_sentence
 
 
 def test_a_paused_run_in_the_way_of_a_new_run_is_to_be_stopped_not_paused():

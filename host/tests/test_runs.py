@@ -368,7 +368,7 @@ def test_a_branch_whose_rerun_finished_reads_finished_not_stopped(tmp_path):
     """The tree showed a finished rerun's branch as stopped (red): run.json said so. A branch
     that an earlier host left `stopped` after its rerun finished is reported finished; one whose
     rerun was stopped stays stopped (a rerun on it continues); a run without a rerun is as stored."""
-    from empo2.server.stored_run import stored_state
+    from empo2.server.runs.stored_run import stored_state
 
     folder = RunFolder.create(tmp_path, "branch", {"iterations": 3})
     folder.set_state("stopped", iteration=4)

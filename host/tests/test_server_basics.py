@@ -13,9 +13,9 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
-from empo2.server.client import HostClient, HostError
-from empo2.server.dispatch import MAX_DEPTH
-from empo2.server.protocol import error_codes, protocol_version
+from empo2.server.transport.client import HostClient, HostError
+from empo2.server.transport.dispatch import MAX_DEPTH
+from empo2.server.transport.protocol import error_codes, protocol_version
 from server_support import HEADERS, TOKEN, check, connect, copy_run, finished_run, make_host  # noqa: F401 - check is a fixture
 
 CODES = error_codes()
@@ -185,7 +185,7 @@ def test_a_frame_at_the_depth_limit_is_read_and_checked_against_the_schema(clien
 def test_a_decoded_message_nested_past_the_limit_never_reaches_the_schema(host):
     """The dispatcher bounds the depth itself, whatever decoded the message: a value ten
     thousand levels deep (beyond the stack of a recursive validator) is InvalidRequest."""
-    from empo2.server.dispatch import nesting_depth
+    from empo2.server.transport.dispatch import nesting_depth
 
     deep: list = []
     for _ in range(10000):

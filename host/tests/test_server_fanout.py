@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from empo2.server.fanout import MERGE_LIMIT, Hub, Outbox
+from empo2.server.transport.fanout import MERGE_LIMIT, Hub, Outbox
 
 
 def note(method, seq, **params):

@@ -14,8 +14,8 @@ import uuid
 import pytest
 
 from conftest import tiny_run_overrides
-from empo2.server.client import HostClient, HostError
-from empo2.server.protocol import error_codes
+from empo2.server.transport.client import HostClient, HostError
+from empo2.server.transport.protocol import error_codes
 from flaky_proxy import FlakyProxy
 from server_support import TOKEN, SchemaCheck, connect, copy_run, finished_run, make_host
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import tiny_run_overrides
 from empo2.atomic import atomic_write_json
 from empo2.run_folder.folder import RunFolder
-from empo2.server.protocol import load_schema
+from empo2.server.transport.protocol import load_schema
 from server_support import check, connect, copy_run, finished_run, make_host  # noqa: F401  (check: fixture)
 
 FOLLOW_S = 0.2

@@ -18,8 +18,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
-from empo2.server.client import HostClient
-from empo2.server.protocol import error_codes, request_methods
+from empo2.server.transport.client import HostClient
+from empo2.server.transport.protocol import error_codes, request_methods
 from server_support import HEADERS, SchemaCheck, connect, copy_run, finished_run, hash_tree, make_host
 
 pytestmark = pytest.mark.slow

@@ -15,8 +15,8 @@ import pytest
 
 from conftest import tiny_run_overrides
 from empo2.run_folder.folder import RunFolder
-from empo2.server.client import HostClient, HostError
-from empo2.server.protocol import error_codes, protocol_version
+from empo2.server.transport.client import HostClient, HostError
+from empo2.server.transport.protocol import error_codes, protocol_version
 from server_support import TOKEN, SchemaCheck
 
 HOST = [sys.executable, "-m", "empo2.cli", "serve"]

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import tiny_run_overrides
-from empo2.server.client import HostClient, HostError
-from empo2.server.protocol import error_codes
+from empo2.server.transport.client import HostClient, HostError
+from empo2.server.transport.protocol import error_codes
 from server_support import TOKEN, SchemaCheck, connect, copy_run, finished_run, hash_tree, make_host
 
 pytestmark = pytest.mark.slow

@@ -19,7 +19,7 @@ import pytest
 
 from empo2.config import load_config
 from empo2.run_folder.folder import RunFolder
-from empo2.server.client import HostClient
+from empo2.server.transport.client import HostClient
 from server_support import TOKEN, SchemaCheck
 from test_server_process import Served
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import tiny_run_overrides
 from empo2 import metric_keys
 from empo2.memory.tips import PERSON, POLICY, RESERVED_AUTHORS, SYSTEM
-from empo2.server.protocol import load_schema
+from empo2.server.transport.protocol import load_schema
 
 DEFS = load_schema()["$defs"]
 
@@ -80,8 +80,8 @@ def test_one_mapping_turns_store_tips_and_their_history_into_protocol_objects(em
     """A real store's tip, edited once: the Tip and TipVersion objects carry every schema field
     and validate, without a field list outside the schema."""
     from empo2.memory.store import MemoryStore
-    from empo2.server.protocol import Validators
-    from empo2.server.wire import snake_case, tip_json, tip_version_json
+    from empo2.server.transport.protocol import Validators
+    from empo2.server.transport.wire import snake_case, tip_json, tip_version_json
 
     store = MemoryStore.open(None, embedder)
     tip = store.add_tip("power-device/1", "flip the switch first", score=5.0, author="ada")

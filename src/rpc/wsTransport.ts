@@ -4,7 +4,7 @@ import type { CloseInfo, Transport } from './client';
 import { Keepalive, type KeepaliveOptions } from './keepalive';
 
 // The client's end of the host's WebSocket, with the `ws` package. The token goes in the
-// upgrade's Authorization header (host/empo2/server/auth.py); no Origin header is sent, because
+// upgrade's Authorization header (host/empo2/server/transport/auth.py); no Origin header is sent, because
 // the host refuses any request that carries one (that is how it keeps web pages out).
 
 export interface WebSocketOptions {

@@ -373,7 +373,7 @@ describe('run states', () => {
 });
 
 // Which run is live and which is current, as one host trains runs one after another. The
-// notifications are the host's own sequence (host/empo2/server/run_manager.py): run.start answers
+// notifications are the host's own sequence (host/empo2/server/runs/run_manager.py): run.start answers
 // `starting`, run/state says `running`, and the end comes in a run/state that still says
 // `live: true` (the host lets go of the run just after publishing it; nothing follows).
 

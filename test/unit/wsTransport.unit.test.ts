@@ -6,7 +6,7 @@ import { Requests } from '../../src/rpc/methods';
 import { ConnectError, connectWebSocket } from '../../src/rpc/wsTransport';
 
 // The WebSocket transport against a small `ws` server that checks the upgrade as the host does
-// (host/empo2/server/auth.py): a Bearer token, and no browser Origin.
+// (host/empo2/server/transport/auth.py): a Bearer token, and no browser Origin.
 
 const TOKEN = 'a-token-of-at-least-16-characters';
 

@@ -253,7 +253,7 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
 def cmd_runs(args) -> int:
     from ..rerun.branch import rerun_iterations
     from ..run_folder.folder import RunFolder
-    from ..server.stored_run import STATES, branch_origin, configured_iterations, stored_state
+    from ..server.runs.stored_run import STATES, branch_origin, configured_iterations, stored_state
 
     wanted = {s.strip() for s in args.state.split(",") if s.strip()} if args.state else None
     unknown = sorted((wanted or set()) - set(STATES))

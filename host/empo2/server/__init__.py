@@ -2,12 +2,12 @@
 
     EMPO2_HOST_TOKEN=$(openssl rand -hex 32) empo2-host serve --port 0 --run-root .empo2/runs
 
-The protocol is protocol/empo2-protocol.schema.json (flows in protocol/README.md). Modules, one
-idea each: `auth` (token and Origin on the upgrade), `connection` (one client: read, admit, answer
-in order, send), `dispatch` (envelope → method table → handler), `methods/` (one module per
-family), `fanout` (ordered notifications, bounded per-client queues, resync), `run_manager` (the
-one training run in a worker thread, run folders, paths), `memory_access` (one writer per tip store),
-`wire` (host records as protocol objects), `device` (what the host trains on, found without torch),
-`logs` (training logs as notifications), `app` (wiring and shutdown), `main` (the CLI command),
-`embedded` (a host in a background thread), `client` (a small synchronous client).
+The protocol is protocol/empo2-protocol.schema.json (flows in protocol/README.md). By feature:
+`transport/` (token and Origin, connections, dispatch, fan-out, the schema, wire objects, a
+small client), `runs/` (the run manager and its live run, followed runs, stored runs, one
+writer per tip store), `methods/` (one module per protocol family), the rerun jobs are
+`empo2.rerun.jobs`; beside them `device` (what the host trains on, found without torch),
+`logs` (training logs as notifications), `debug_sessions` (who owns which debug session),
+`settings`, `app` (wiring and shutdown), `main` (the CLI command), `embedded` (a host in a
+background thread).
 """

@@ -26,18 +26,18 @@ from websockets.asyncio.server import serve
 
 from .. import __version__
 from ..config import TrainConfig, presets
-from .auth import Gate
-from .connection import Connection
 from .debug_sessions import MAX_SESSIONS, DebugSessions
 from .device import DeviceProbe
-from .dispatch import Dispatcher
-from .fanout import Hub
-from .followed_runs import FollowedRuns
 from .logs import LogForwarder
 from .methods import METHODS
-from .protocol import Validators, load_schema, notification_methods, protocol_version
-from .run_manager import RunManager
+from .runs.followed_runs import FollowedRuns
+from .runs.run_manager import RunManager
 from .settings import Settings, is_loopback
+from .transport.auth import Gate
+from .transport.connection import Connection
+from .transport.dispatch import Dispatcher
+from .transport.fanout import Hub
+from .transport.protocol import Validators, load_schema, notification_methods, protocol_version
 
 log = logging.getLogger("empo2.server")
 

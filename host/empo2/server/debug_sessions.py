@@ -19,7 +19,7 @@ import itertools
 import secrets
 from dataclasses import dataclass, field
 
-from .protocol import ProtocolError
+from .transport.protocol import ProtocolError
 
 MAX_SESSIONS = 4  # each holds a model copy; more than a few is a mistake, not a workflow
 

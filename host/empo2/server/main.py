@@ -21,9 +21,9 @@ import signal
 import sys
 from pathlib import Path
 
-from .auth import TOKEN_ENV, check_token
-from .protocol import protocol_version
 from .settings import Settings, is_loopback
+from .transport.auth import TOKEN_ENV, check_token
+from .transport.protocol import protocol_version
 
 log = logging.getLogger("empo2.server")
 
@@ -110,7 +110,7 @@ def serve_command(args) -> int:
 
 async def _serve(settings: Settings) -> int:
     # The server's own modules (jsonschema, websockets); the training stack (torch, transformers)
-    # loads only when a run starts (server/run_manager.py), so the ready line never waits for it.
+    # loads only when a run starts (server/runs/run_manager.py), so the ready line never waits for it.
     from .app import HostServer
 
     server = HostServer(settings)

@@ -7,7 +7,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .connection import Limits
+from .transport.connection import Limits
 
 
 @dataclass

@@ -4,7 +4,7 @@
         ...train...
 
 The trainer never calls a tracker. The mirror reads the files the trainer writes anyway, as the
-host's follower of other processes' runs does (server/followed_runs.py), through the same
+host's follower of other processes' runs does (server/runs/followed_runs.py), through the same
 readers: `read_appended` for the new whole lines of metrics.jsonl and of the memory's event log,
 and the run folder's own paths (`RunFolder.trajectory_path` for an iteration's episodes). Every
 `LOOK_INTERVAL_S`, and once more when

@@ -7,7 +7,7 @@ checks both directions); `initialize` is the one method allowed before `initiali
 
 from __future__ import annotations
 
-from ..dispatch import Method
+from ..transport.dispatch import Method
 from . import checkpoint, config, debug, env, host, memory, run, trajectory, update
 
 METHODS: tuple[Method, ...] = (

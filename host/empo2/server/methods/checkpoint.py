@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..stored_run import checkpoints
+from ..runs.stored_run import checkpoints
 
 
 async def list_checkpoints(request, params: dict) -> dict:

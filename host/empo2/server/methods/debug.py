@@ -15,9 +15,9 @@ an idle host starts without it, and the import never stalls the loop.
 from __future__ import annotations
 
 from ...modes import MEMORY
-from ..protocol import ProtocolError, param_defaults
-from ..run_manager import sentence
-from ..stored_run import ACTIVE
+from ..runs.run_manager import sentence
+from ..runs.stored_run import ACTIVE
+from ..transport.protocol import ProtocolError, param_defaults
 
 
 async def start(request, params: dict) -> dict:

@@ -7,7 +7,7 @@ import asyncio
 import time
 
 from ..logs import TAIL_LIMIT
-from ..protocol import ProtocolError, protocol_version
+from ..transport.protocol import ProtocolError, protocol_version
 
 
 async def initialize(request, params: dict) -> dict:

@@ -27,8 +27,8 @@ from ...memory.tips import (
     VersionConflict,
     author_kind,
 )
-from ..protocol import ProtocolError
-from ..wire import tip_json, tip_version_json
+from ..transport.protocol import ProtocolError
+from ..transport.wire import tip_json, tip_version_json
 from .trajectory import DEFAULT_LIMIT, decode_cursor
 
 UNNAMED_PERSON = "you"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ...config import ConfigError, load_config
 from ...run_folder.folder import RunFolder, RunFolderError
-from ..protocol import ProtocolError
-from ..run_manager import sentence
+from ..runs.run_manager import sentence
+from ..transport.protocol import ProtocolError
 
 
 async def start(request, params: dict) -> dict:

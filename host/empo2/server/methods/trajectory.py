@@ -3,7 +3,7 @@ while its iteration trains, as it was when it ended)."""
 
 from __future__ import annotations
 
-from ..protocol import ProtocolError
+from ..transport.protocol import ProtocolError
 
 DEFAULT_LIMIT = 100
 

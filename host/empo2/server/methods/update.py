@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 
 from ...run_folder.folder import RunFolder, RunFolderError, RunLockedError
-from ..protocol import ProtocolError
-from ..run_manager import sentence
+from ..runs.run_manager import sentence
+from ..transport.protocol import ProtocolError
 
 log = logging.getLogger("empo2.server.update")
 

@@ -23,8 +23,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atomic import intact_length, read_appended
-from ..run_folder.folder import RunFolder
+from ...atomic import intact_length, read_appended
+from ...run_folder.folder import RunFolder
 from .stored_run import ACTIVE, stored_state
 
 log = logging.getLogger("empo2.server.followed")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from ..rerun.branch import PARENT_FILE, rerun_status
-from ..run_folder.folder import RunFolder
-from .wire import to_wire
+from ...rerun.branch import PARENT_FILE, rerun_status
+from ...run_folder.folder import RunFolder
+from ..transport.wire import to_wire
 
 STATES = (
     "created",

@@ -22,16 +22,16 @@ import threading
 import time
 from pathlib import Path
 
-from ..atomic import iter_jsonl
-from ..config import ConfigError, TrainConfig, load_config, presets
-from ..one_sentence import sentence as one_sentence
-from ..policy.choices import model_folder_problem
-from ..rerun.jobs import RerunJobs
-from ..run_folder.folder import RunFolder, RunFolderError, RunLockedError
-from ..training.run_control import ProgressThrottle, TrainerHooks
+from ...atomic import iter_jsonl
+from ...config import ConfigError, TrainConfig, load_config, presets
+from ...one_sentence import sentence as one_sentence
+from ...policy.choices import model_folder_problem
+from ...rerun.jobs import RerunJobs
+from ...run_folder.folder import RunFolder, RunFolderError, RunLockedError
+from ...training.run_control import ProgressThrottle, TrainerHooks
+from ..transport.protocol import ProtocolError
 from .live_run import LiveRun, ServerControl
 from .memory_access import MemoryAccess
-from .protocol import ProtocolError
 from .stored_run import ACTIVE, INTERRUPTED, branch_origin, checkpoints, configured_iterations, stored_state
 
 log = logging.getLogger("empo2.server.runs")
@@ -386,10 +386,10 @@ class RunManager:
 
     def _train_run(self, live: LiveRun, hooks: _Hooks) -> None:
         """Builds the trainer (loads the model) and trains."""
-        from ..training.trainer import Trainer
+        from ...training.trainer import Trainer
 
         if live.config.policy.model == "builtin":  # built once, minutes on a CPU: say so
-            from ..policy.builtin import BuildCancelled, ensure_builtin_policy
+            from ...policy.builtin import BuildCancelled, ensure_builtin_policy
 
             def building(done: int, total: int, _epoch: int, _loss: float) -> None:
                 if live.control.stop_requested:  # Cancel while it builds: nothing was written

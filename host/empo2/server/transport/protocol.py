@@ -33,7 +33,7 @@ def schema_path() -> Path:
     override = os.environ.get(SCHEMA_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "protocol" / SCHEMA_NAME
+    return Path(__file__).resolve().parents[4] / "protocol" / SCHEMA_NAME
 
 
 @functools.cache

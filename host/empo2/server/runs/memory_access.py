@@ -26,14 +26,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..memory.layout import EVENTS_FILE
-from ..memory.tips import MemoryInUse, author_kind
-from ..run_folder.folder import RunFolder
-from .protocol import ProtocolError
-from .wire import tip_json
+from ...memory.layout import EVENTS_FILE
+from ...memory.tips import MemoryInUse, author_kind
+from ...run_folder.folder import RunFolder
+from ..transport.protocol import ProtocolError
+from ..transport.wire import tip_json
 
 if TYPE_CHECKING:  # the store loads numpy: only when a run's memory is first opened
-    from ..memory.store import MemoryStore
+    from ...memory.store import MemoryStore
     from .run_manager import RunManager
 
 log = logging.getLogger("empo2.server.memory")
@@ -106,7 +106,7 @@ class MemoryAccess:
             )
         snapshot = self._snapshots.get(folder.path)
         if snapshot is None:
-            from ..memory.store import MemoryStore
+            from ...memory.store import MemoryStore
 
             snapshot = await self.blocking(
                 lambda: MemoryStore.read_snapshot(folder.memory_path, self.embedder(), **_capacity(folder))
@@ -137,7 +137,7 @@ class MemoryAccess:
             self._local.author = None
 
     def _open(self, folder: RunFolder) -> MemoryStore:
-        from ..memory.store import MemoryStore
+        from ...memory.store import MemoryStore
 
         store = MemoryStore.open(folder.memory_path, self.embedder(), **_capacity(folder))
         self._listen(store, self.runs.run_id_of(folder))

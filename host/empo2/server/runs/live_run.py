@@ -8,12 +8,12 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from ..config import TrainConfig
-from ..run_folder.folder import RunFolder
-from ..training.run_control import RunControl
+from ...config import TrainConfig
+from ...run_folder.folder import RunFolder
+from ...training.run_control import RunControl
 
 if TYPE_CHECKING:  # the store loads numpy: the server names it without importing it
-    from ..memory.store import MemoryStore
+    from ...memory.store import MemoryStore
 
 
 class ServerControl(RunControl):

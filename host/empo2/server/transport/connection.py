@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from websockets.exceptions import ConnectionClosed
 
-from ..memory.tips import PERSON
+from ...memory.tips import PERSON
 from .dispatch import MAX_DEPTH, TOO_DEEP
 from .fanout import Outbox, Subscriber
 from .protocol import ProtocolError
