@@ -42,7 +42,7 @@ from pathlib import Path
 HOST_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HOST_ROOT))
 
-from empo2.server.transport.client import HostClient  # noqa: E402
+from empo2.client.host_client import HostClient  # noqa: E402
 
 MARKS = {  # what the client sees first -> the name of its moment
     "trajectory/progress": "first_episode_s",

@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 
-from empo2.server.transport.client import HostClient
+from empo2.client.host_client import HostClient
 from serve_process import served_host
 
 

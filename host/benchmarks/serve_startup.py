@@ -33,7 +33,7 @@ from pathlib import Path
 HOST_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HOST_ROOT))
 
-from empo2.server.transport.client import HostClient  # noqa: E402
+from empo2.client.host_client import HostClient  # noqa: E402
 
 LAZY = "from empo2.cli import main; raise SystemExit(main(sys.argv[1:]))"
 EAGER = "import empo2.training.trainer; " + LAZY  # the training stack loaded before serving, as before

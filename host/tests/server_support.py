@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from conftest import tiny_run_overrides
+from empo2.client.host_client import HostClient
 from empo2.server.embedded import EmbeddedHost
 from empo2.server.settings import Settings
-from empo2.server.transport.client import HostClient
 from empo2.server.transport.connection import Limits
 from empo2.server.transport.protocol import Validators, load_schema, request_methods
 

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
+from empo2.client.host_client import HostError
 from empo2.config import load_config
 from empo2.policy.chat_warm_start import ChatWarmStartRecipe, warm_start_path
 from empo2.policy.choices import model_folder_problem
 from empo2.policy.pretrained import PACKAGED_MODELS, packaged_policy_path
 from empo2.policy.saved_folder import BUILD_REPORT
-from empo2.server.transport.client import HostError
 from empo2.server.transport.protocol import error_codes
 from server_support import check, connect, make_host  # noqa: F401 - check is a fixture
 

@@ -13,12 +13,12 @@ import time
 import pytest
 import torch
 
+from empo2.client.host_client import HostError
 from empo2.config import load_config
 from empo2.debug.launch import Launch, LaunchError, open_session
 from empo2.debug.session import DebugStateError
 from empo2.envs.registry import make_env
 from empo2.run_folder.folder import RunFolder
-from empo2.server.transport.client import HostError
 from empo2.server.transport.protocol import error_codes
 from empo2.training.rollout import Episode, roll_out
 from server_support import check, connect, copy_run, finished_run, make_host  # noqa: F401 - check is a fixture

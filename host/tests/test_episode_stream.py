@@ -8,10 +8,10 @@ import threading
 import pytest
 
 from conftest import tiny_run_overrides
+from empo2.client.host_client import HostError
 from empo2.config import load_config
 from empo2.run_folder.folder import RunFolder
 from empo2.server.runs import run_manager
-from empo2.server.transport.client import HostError
 from empo2.server.transport.fanout import Outbox
 from empo2.server.transport.protocol import error_codes
 from empo2.training.rollout import episode_generator, roll_out

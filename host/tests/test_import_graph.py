@@ -33,8 +33,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("rerun", "bench", "export"),
     # what serves it: the JSON-RPC host, the debugger's sessions
     ("server", "debug"),
-    # the command line
-    ("cli",),
+    # the command line; a client of the host for scripts and tests
+    ("cli", "client"),
 ]
 LAYER_OF = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
 
@@ -168,3 +168,14 @@ def test_the_server_s_transport_knows_nothing_of_its_runs_or_its_methods():
     assert upward == []
     runs = [m for m in edges if m.startswith("empo2.server.runs")]
     assert [f"{m} → {t}" for m in runs for t in edges[m] if t.startswith("empo2.server.methods")] == []
+
+
+def test_no_room_of_the_host_holds_over_a_fifth_of_it():
+    """A unit that grows past a fifth of the package's lines is split by feature first."""
+    lines: dict[str, int] = {}
+    for path in PACKAGE.rglob("*.py"):
+        unit = unit_of(module_name(path))
+        lines[unit] = lines.get(unit, 0) + len(path.read_text().splitlines())
+    total = sum(lines.values())
+    crowded = {unit: f"{n / total:.1%}" for unit, n in lines.items() if n > 0.2 * total}
+    assert crowded == {}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import tiny_run_overrides
-from empo2.server.transport.client import HostClient
+from empo2.client.host_client import HostClient
 from server_support import TOKEN, SchemaCheck
 from test_server_process import Served
 

@@ -13,7 +13,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
-from empo2.server.transport.client import HostClient, HostError
+from empo2.client.host_client import HostClient, HostError
 from empo2.server.transport.dispatch import MAX_DEPTH
 from empo2.server.transport.protocol import error_codes, protocol_version
 from server_support import HEADERS, TOKEN, check, connect, copy_run, finished_run, make_host  # noqa: F401 - check is a fixture

@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from conftest import tiny_run_overrides
-from empo2.server.transport.client import HostClient, HostError
+from empo2.client.host_client import HostClient, HostError
 from empo2.server.transport.protocol import error_codes
 from flaky_proxy import FlakyProxy
 from server_support import TOKEN, SchemaCheck, connect, copy_run, finished_run, make_host

@@ -18,7 +18,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
-from empo2.server.transport.client import HostClient
+from empo2.client.host_client import HostClient
 from empo2.server.transport.protocol import error_codes, request_methods
 from server_support import HEADERS, SchemaCheck, connect, copy_run, finished_run, hash_tree, make_host
 

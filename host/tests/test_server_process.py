@@ -14,8 +14,8 @@ import time
 import pytest
 
 from conftest import tiny_run_overrides
+from empo2.client.host_client import HostClient, HostError
 from empo2.run_folder.folder import RunFolder
-from empo2.server.transport.client import HostClient, HostError
 from empo2.server.transport.protocol import error_codes, protocol_version
 from server_support import TOKEN, SchemaCheck
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import tiny_run_overrides
-from empo2.server.transport.client import HostClient, HostError
+from empo2.client.host_client import HostClient, HostError
 from empo2.server.transport.protocol import error_codes
 from server_support import TOKEN, SchemaCheck, connect, copy_run, finished_run, hash_tree, make_host
 

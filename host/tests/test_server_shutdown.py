@@ -19,9 +19,9 @@ import time
 import pytest
 
 from conftest import tiny_run_overrides
+from empo2.client.host_client import HostClient
 from empo2.run_folder.folder import RunFolder
 from empo2.server.runs.stored_run import stored_state
-from empo2.server.transport.client import HostClient
 from server_support import TOKEN, SchemaCheck
 
 HOST = [sys.executable, "-m", "empo2.cli", "serve", "--port", "0"]

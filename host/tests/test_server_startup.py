@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from empo2.client.host_client import HostClient
 from empo2.config import load_config
 from empo2.run_folder.folder import RunFolder
-from empo2.server.transport.client import HostClient
 from server_support import TOKEN, SchemaCheck
 from test_server_process import Served
 

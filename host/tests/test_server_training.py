@@ -11,7 +11,7 @@ import pytest
 from websockets.sync.client import connect as ws_connect
 
 from conftest import tiny_run_overrides
-from empo2.server.transport.client import HostError
+from empo2.client.host_client import HostError
 from empo2.server.transport.protocol import error_codes, protocol_version
 from server_support import HEADERS, SchemaCheck, connect, make_host
 

@@ -3,8 +3,8 @@
     EMPO2_HOST_TOKEN=$(openssl rand -hex 32) empo2-host serve --port 0 --run-root .empo2/runs
 
 The protocol is protocol/empo2-protocol.schema.json (flows in protocol/README.md). By feature:
-`transport/` (token and Origin, connections, dispatch, fan-out, the schema, wire objects, a
-small client), `runs/` (the run manager and its live run, followed runs, stored runs, one
+`transport/` (token and Origin, connections, dispatch, fan-out, the schema, wire objects),
+`runs/` (the run manager and its live run, followed runs, stored runs, one
 writer per tip store), `methods/` (one module per protocol family), the rerun jobs are
 `empo2.rerun.jobs`; beside them `device` (what the host trains on, found without torch),
 `logs` (training logs as notifications), `debug_sessions` (who owns which debug session),

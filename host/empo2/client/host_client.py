@@ -20,7 +20,7 @@ import time
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from .protocol import protocol_version
+from ..server.transport.protocol import protocol_version
 
 
 class HostError(Exception):
