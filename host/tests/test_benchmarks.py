@@ -53,6 +53,25 @@ def test_first_episode_prints_the_seconds_to_the_first_episode_and_metrics_from_
     assert "first iteration written / first episode streamed" in result.stdout
 
 
+def test_episode_latency_times_both_roads_and_every_episode_arrives_one_by_one():
+    result = _run(
+        [
+            str(BENCH / "episode_latency.py"),
+            "--iterations",
+            "1",
+            "env.max_steps=3",
+            "algo.batch_tasks=1",
+            "algo.group_size=2",
+        ]
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    for road in ("own", "terminal"):  # the host's own run, and a terminal's it follows
+        assert report[road]["episodes"] == report[road]["streamed"] == 2, report
+        assert 0 < report[road]["median_s"] <= report[road]["max_s"]
+    assert "a terminal's run" in result.stdout and "p95" in result.stdout
+
+
 def test_env_steps_prints_steps_per_second_for_each_adapter():
     result = _run([str(BENCH / "env_steps.py"), "--seconds", "0.5", "--env", "all"])
     assert result.returncode == 0, result.stderr[-3000:]

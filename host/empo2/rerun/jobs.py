@@ -25,15 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..training.run_control import ProgressThrottle, RunControl, TrainerHooks
+from ..training.run_control import PROGRESS_INTERVAL_S, ProgressThrottle, RunControl, TrainerHooks
 
 if TYPE_CHECKING:
     from ..run_folder.folder import RunFolder
     from .runner import RerunSettings
 
 log = logging.getLogger("empo2.rerun.jobs")
-
-PROGRESS_INTERVAL_S = 0.1  # at most ~10 `update/progress` a second per job
 
 
 @dataclass

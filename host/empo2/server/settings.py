@@ -26,9 +26,10 @@ class Settings:
     """Per-connection limits (frame size, rate, queues)."""
     shutdown_grace_s: float = 30.0
     """How long `shutdown` waits for the live run to reach its next iteration boundary."""
-    follow_interval_s: float = 2.0
+    follow_interval_s: float = 0.5
     """How often runs that another process trains are looked at for what they wrote since
-    (followed_runs.py)."""
+    (followed_runs.py): an episode's row then shows within a second of its end, as the host's
+    own run's does (host/benchmarks/episode_latency.py)."""
     handler_threads: int = 4
     """Threads for handlers' blocking work (disk, memory store), off the event loop."""
     embedder_factory: object = None

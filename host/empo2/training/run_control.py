@@ -25,6 +25,11 @@ class TrainerHooks:
         later carries the summaries of the records written."""
 
 
+# At most ~10 progress reports a second within a phase: a run's progress.json (which the host
+# tells clients as `run/progress`) and a rerun job's `update/progress`.
+PROGRESS_INTERVAL_S = 0.1
+
+
 class ProgressThrottle:
     """The one rule for how often a run's progress is passed on: a new (iteration, phase) at
     once, then at most one every `interval_s` within it (the host's `run/progress` and
@@ -50,7 +55,7 @@ class RecordedProgress(TrainerHooks):
     files, can say where it is and show its episodes as they end. Within one phase a progress
     write comes at most every `interval_s`; a new phase is written at once."""
 
-    def __init__(self, inner: TrainerHooks, folder, interval_s: float = 0.5):
+    def __init__(self, inner: TrainerHooks, folder, interval_s: float = PROGRESS_INTERVAL_S):
         self.inner, self.folder = inner, folder
         self._throttle = ProgressThrottle(interval_s)
 
@@ -68,8 +73,10 @@ class RecordedProgress(TrainerHooks):
         self.inner.on_metrics(record)
 
     def on_trajectories(self, iteration: int, summaries: list[dict]) -> None:
-        self.folder.drop_ended_episodes()  # the iteration's records are in the folder now
+        # The iteration's records are in the folder now; its ended episodes are dropped after
+        # the inner hooks have returned (the host reads them one last time there).
         self.inner.on_trajectories(iteration, summaries)
+        self.folder.drop_ended_episodes()
 
     def on_episode(self, iteration: int, summary: dict, record: dict, done: int, total: int) -> None:
         entry = {"iteration": iteration, "done": done, "total": total, "summary": summary, "record": record}

@@ -59,16 +59,12 @@ async def list_trajectories(request, params: dict) -> dict:
 async def get_trajectory(request, params: dict) -> dict:
     host, runs = request.host, request.host.runs
     folder = runs.folder(params["runId"])
-    # An episode of the iteration still training first, read on the loop: the manager drops it
-    # once the folder has the record, so a later look finds it there.
-    ended = runs.ended_episode(params["runId"], params["episodeId"])
+    # An episode of the iteration still training first: its trainer drops the ended episodes
+    # only once it has written their records, so one missing here is found written below.
+    ended = await host.blocking(runs.ended_episode, folder, params["episodeId"])
     if ended is not None:
         return {"episode": ended, "provisional": True}
     episode = await host.blocking(folder.trajectory, params["episodeId"])
-    if episode is None:  # an episode of the iteration another process is playing, if it ended
-        ended = await host.blocking(runs.ended_episode_on_disk, folder, params["episodeId"])
-        if ended is not None:
-            return {"episode": ended, "provisional": True}
     if episode is None:
         raise ProtocolError("EpisodeNotFound", f"no episode {params['episodeId']} in run '{params['runId']}'.")
     return {"episode": episode}

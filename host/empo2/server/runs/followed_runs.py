@@ -3,17 +3,14 @@
 A run trained by `empo2-host train` in a terminal, or by the host of another window on the same
 folder, is written by that process; this host only reads it. Every `follow_interval_s` it looks
 at each run folder in its roots whose run.json says active while another process holds its writer
-lock, and publishes what that process wrote since the last look, as the trainer's own hooks do
-for the live run: the new lines of metrics.jsonl (`run/metrics`), of the trajectory index
-(`trajectory/added`), the tips changed in a memory a client has read (`memory/changed`), its
-state and iteration when they change (`run/state`), where it is within its iteration when
-its trainer writes a new progress.json (`run/progress`), and the episodes of its iteration in
-progress as they end (`trajectory/progress`, from ended-episodes.jsonl). A run first seen active is followed from the
-files' ends as they are then (what came before is history, for the requests that read it); a run
-that stops being active (finished, stopped, interrupted by a kill) gets its last lines and its
-state, and is no longer followed. Only whole lines are read: a line being written waits for the
-next look. A file cut back (a resume rolled the run back to a checkpoint) is followed from its
-new end.
+lock, and publishes what that process wrote since the last look (run_news.py, the same reader
+the host's own run is told through: `run/progress`, `trajectory/progress`, `trajectory/added`,
+`run/metrics`), the tips changed in a memory a client has read (`memory/changed`), and its state
+and iteration when they change (`run/state`). A run first seen active is followed from the
+files' ends as they are then (what came before is history, for the requests that read it),
+except the episodes of its iteration in progress, which no request lists; a run that stops being
+active (finished, stopped, interrupted by a kill) gets its last lines and its state, and is no
+longer followed.
 """
 
 from __future__ import annotations
@@ -23,8 +20,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...atomic import intact_length, read_appended
 from ...run_folder.folder import RunFolder
+from .run_news import RunNews, file_stamp
 from .stored_run import ACTIVE, stored_state
 
 log = logging.getLogger("empo2.server.followed")
@@ -32,12 +29,12 @@ log = logging.getLogger("empo2.server.followed")
 
 @dataclass
 class _Followed:
-    run_id: str
-    metrics: int  # bytes of metrics.jsonl published (or history when first seen)
-    index: int  # bytes of trajectories/index.jsonl
+    news: RunNews  # where its files were read to
     seen: tuple[str, int]  # the state and iteration last published
-    progress: tuple[int, int, int] | None = None  # progress.json's stamp when last published
-    ended: tuple[int | None, int] = (None, 0)  # ended-episodes.jsonl's inode and bytes published
+
+    @property
+    def run_id(self) -> str:
+        return self.news.run_id
 
 
 class FollowedRuns:
@@ -125,7 +122,7 @@ class FollowedRuns:
 
     def _look_at(self, folder: RunFolder, news: list, looked: list, ended: list) -> None:
         followed = self._followed.get(folder.path)
-        stamp = _stamp(folder.path / "run.json")
+        stamp = file_stamp(folder.path / "run.json")
         if followed is None and stamp is not None and self._quiet.get(folder.path) == stamp:
             return
         self._quiet.pop(folder.path, None)
@@ -143,14 +140,11 @@ class FollowedRuns:
             elif stamp is not None:
                 self._quiet[folder.path] = stamp
             return
-        news += self._appended(folder, followed)
+        news += followed.news.read()
         info = self.runs.info(folder, stored, state)
         if (info["state"], info["iteration"]) != followed.seen:
             followed.seen = (info["state"], info["iteration"])
             news.append(("run/state", {"run": info}))
-        if active:
-            news += self._progressed(folder, followed)
-            news += self._episodes_ended(folder, followed)
         looked.append((followed.run_id, folder))
         if not active:
             del self._followed[folder.path]
@@ -159,78 +153,9 @@ class FollowedRuns:
     def _start(self, folder: RunFolder, stored: dict, state: str, news: list) -> _Followed:
         info = self.runs.info(folder, stored, state)
         news.append(("run/state", {"run": info}))  # a run started elsewhere shows up now
-        followed = _Followed(
-            info["runId"],
-            _whole_lines(folder.metrics_path),
-            _whole_lines(folder.index_path),
-            (info["state"], info["iteration"]),
-        )
-        news += self._progressed(folder, followed)
-        news += self._episodes_ended(folder, followed)  # the iteration so far: no request tells it
+        followed = _Followed(RunNews(info["runId"], folder), (info["state"], info["iteration"]))
+        news += followed.news.read()  # where it is, and its iteration so far
         return followed
-
-    @staticmethod
-    def _progressed(folder: RunFolder, followed: _Followed) -> list[tuple[str, dict]]:
-        """run/progress when the trainer has written a new progress.json since the last look."""
-        stamp = _stamp(folder.progress_path)
-        if stamp == followed.progress:
-            return []
-        followed.progress = stamp
-        progress = folder.progress()
-        return [("run/progress", {"runId": followed.run_id, "progress": progress})] if progress else []
-
-    @staticmethod
-    def _episodes_ended(folder: RunFolder, followed: _Followed) -> list[tuple[str, dict]]:
-        """trajectory/progress for the episodes of the iteration in progress that ended since the
-        last look, as the trainer's own hooks publish them for the live run. Each iteration's
-        file is a new one (a new inode), read from its start."""
-        try:
-            inode = folder.ended_episodes_path.stat().st_ino
-        except OSError:
-            followed.ended = (None, 0)
-            return []
-        offset = followed.ended[1] if followed.ended[0] == inode else 0
-        entries, offset = read_appended(folder.ended_episodes_path, offset)
-        followed.ended = (inode, offset)
-        by_iteration: dict[int, dict] = {}
-        for entry in entries:
-            iteration = entry.get("iteration")
-            event = by_iteration.setdefault(
-                iteration,
-                {"runId": followed.run_id, "iteration": iteration, "done": 0, "total": 0, "summaries": []},
-            )
-            event["done"] = max(event["done"], entry.get("done", 0))
-            event["total"] = entry.get("total", 0)
-            event["summaries"].append(entry.get("summary"))
-        return [("trajectory/progress", event) for event in by_iteration.values()]
-
-    @staticmethod
-    def _appended(folder: RunFolder, followed: _Followed) -> list[tuple[str, dict]]:
-        news = []
-        records, followed.metrics = read_appended(folder.metrics_path, followed.metrics)
-        if records:
-            news.append(("run/metrics", {"runId": followed.run_id, "records": records}))
-        summaries, followed.index = read_appended(folder.index_path, followed.index)
-        if summaries:
-            news.append(("trajectory/added", {"runId": followed.run_id, "summaries": summaries}))
-        return news
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    """What changes whenever a file is rewritten (an atomic write is a new inode); None if absent."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_ino, st.st_mtime_ns, st.st_size
-
-
-def _whole_lines(path: Path) -> int:
-    """Bytes of the file's whole lines now (a line being written is left to the next look)."""
-    try:
-        return intact_length(path)
-    except FileNotFoundError:
-        return 0
 
 
 __all__ = ["FollowedRuns"]

@@ -14,6 +14,7 @@ from ...training.run_control import RunControl
 
 if TYPE_CHECKING:  # the store loads numpy: the server names it without importing it
     from ...memory.store import MemoryStore
+    from .run_news import RunNews
 
 
 class ServerControl(RunControl):
@@ -64,9 +65,8 @@ class LiveRun:
     memory_ready: asyncio.Event = field(default_factory=asyncio.Event)
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     work: object = None  # fn(live, hooks) run instead of training (a rerun: methods/update.py)
-    # The episodes of the iteration in progress that have ended, by id, as known then
-    # (records.ended_record): what trajectory.get serves until the iteration is written.
-    ended_episodes: dict[str, dict] = field(default_factory=dict)
+    # Where its folder's files were read to (run_news.py), from its launch to its end.
+    news: RunNews | None = None
 
     def trained_iteration(self, default: int = 0) -> int:
         """The trainer's last finished iteration; `default` while there is no trainer yet."""

@@ -28,15 +28,18 @@ from ...one_sentence import sentence as one_sentence
 from ...policy.choices import model_folder_problem
 from ...rerun.jobs import RerunJobs
 from ...run_folder.folder import RunFolder, RunFolderError, RunLockedError
-from ...training.run_control import ProgressThrottle, TrainerHooks
+from ...training.run_control import RecordedProgress, TrainerHooks
 from ..transport.protocol import ProtocolError
 from .live_run import LiveRun, ServerControl
 from .memory_access import MemoryAccess
+from .run_news import RunNews
 from .stored_run import ACTIVE, INTERRUPTED, branch_origin, checkpoints, configured_iterations, stored_state
 
 log = logging.getLogger("empo2.server.runs")
 
-PROGRESS_INTERVAL_S = 0.1  # at most ~10 progress notifications a second per run
+# How long the trainer waits, at the end of an iteration's rollout, for the loop to read the
+# episodes it is about to drop; a loop that busy is not worth holding training for longer.
+NUDGE_WAIT_S = 5.0
 
 
 MESSAGE_CHARS = 300  # a JSON-RPC error's message: one line, whatever a library raised
@@ -63,11 +66,15 @@ def busy_sentence(run_id: str, state: str, beside_paused: bool) -> str:
 
 
 class _Hooks(TrainerHooks):
-    """Trainer callbacks (trainer thread) → posts to the loop, progress throttled."""
+    """Trainer callbacks (trainer thread). The run's state and control go to the loop directly;
+    its news (progress, ended episodes, the written iteration, metrics) the trainer has written
+    to the run folder before it calls back (RecordedProgress), so a callback only nudges the
+    loop to read the folder (run_news.py), as a run another process trains is read. Nudges
+    wait in line one at a time: one pending read takes in everything written before it runs."""
 
     def __init__(self, manager: RunManager, live: LiveRun):
         self.manager, self.live = manager, live
-        self._throttle = ProgressThrottle(PROGRESS_INTERVAL_S)
+        self._pending = threading.Lock()  # held from a nudge's posting until its read begins
 
     def on_state(self, state: str, iteration: int) -> None:
         if state == "running" and self.live.trainer is not None:
@@ -75,20 +82,34 @@ class _Hooks(TrainerHooks):
         self.manager.post(self.manager._trainer_state, self.live, state, iteration)
 
     def on_progress(self, iteration: int, phase: str, done: int, total: int) -> None:
-        if not self._throttle.due(iteration, phase):
-            return
-        progress = {"iteration": iteration, "phase": phase, "done": int(done), "total": int(total)}
-        self.manager.post(self.manager._progress, self.live, progress)
+        self._nudge()
 
     def on_metrics(self, record: dict) -> None:
-        self.manager.post(self.manager._metrics, self.live, record)
-
-    def on_trajectories(self, iteration: int, summaries: list[dict]) -> None:
-        self.manager.post(self.manager._trajectories, self.live, summaries)
+        self._nudge()
 
     def on_episode(self, iteration: int, summary: dict, record: dict, done: int, total: int) -> None:
-        # Not throttled: one per episode, and a slow client's outbox joins them (fanout.py).
-        self.manager.post(self.manager._episode_ended, self.live, iteration, summary, record, done, total)
+        self._nudge()
+
+    def on_trajectories(self, iteration: int, summaries: list[dict]) -> None:
+        # Read before the trainer drops the iteration's ended episodes (RecordedProgress), so
+        # every episode is told one by one before its iteration: waited for, briefly.
+        read = threading.Event()
+        self.manager.post(self._read, read)
+        read.wait(NUDGE_WAIT_S)
+
+    def _nudge(self) -> None:
+        if self._pending.acquire(blocking=False):
+            self.manager.post(self._read, None)
+
+    def _read(self, read: threading.Event | None) -> None:
+        """On the loop: the folder's news since the last read, published."""
+        if read is None:
+            self._pending.release()  # before reading: a later write nudges again
+        try:
+            self.manager.publish_news(self.live)
+        finally:
+            if read is not None:
+                read.set()
 
 
 class RunManager:
@@ -144,16 +165,9 @@ class RunManager:
                 return RunFolder(resolved)
         raise ProtocolError("RunNotFound", f"no run '{run_id}' in the host's run roots.")
 
-    def ended_episode(self, run_id: str, episode_id: str) -> dict | None:
-        """An ended episode of the live run's iteration in progress (not written yet), as known
-        when it ended; None for any other."""
-        live = self.live
-        if live is None or live.run_id != run_id:
-            return None
-        return live.ended_episodes.get(episode_id)
-
-    def ended_episode_on_disk(self, folder: RunFolder, episode_id: str) -> dict | None:
-        """The same for a run another process trains, from what its trainer wrote (blocking)."""
+    def ended_episode(self, folder: RunFolder, episode_id: str) -> dict | None:
+        """An ended episode of a run's iteration in progress (not written yet), as it was when it
+        ended, from what its trainer wrote (blocking); None once the iteration is written."""
         return next(
             (e["record"] for e in folder.ended_episodes() if (e.get("record") or {}).get("id") == episode_id), None
         )
@@ -355,6 +369,10 @@ class RunManager:
         )
         live.control.pause_after = pause_after
         live.work = work
+        # Its news is read from here on; what an earlier process left of an iteration it did not
+        # finish is played again, so it is no news.
+        folder.drop_ended_episodes()
+        live.news = RunNews(run_id, folder)
         self.live = live
         await self.memory.hand_over(folder)  # no second writer: the host's own store closes first
         self._attach_file_log(folder)
@@ -394,7 +412,9 @@ class RunManager:
             def building(done: int, total: int, _epoch: int, _loss: float) -> None:
                 if live.control.stop_requested:  # Cancel while it builds: nothing was written
                     raise BuildCancelled()
-                hooks.on_progress(0, "preparing", done, total)
+                preparing.on_progress(0, "preparing", done, total)
+
+            preparing = RecordedProgress(hooks, live.folder)  # the trainer's own comes with it
 
             try:
                 ensure_builtin_policy(progress=building)
@@ -500,6 +520,7 @@ class RunManager:
             if live.state == "starting":
                 self._set_state(live, "pausing" if live.control.paused else "running")
             return
+        self.publish_news(live)  # its last lines before its end
         live.progress = None
         self._set_state(live, state)  # finished, stopped or interrupted
 
@@ -511,33 +532,21 @@ class RunManager:
         if not live.control.paused and live.state in ("pausing", "paused"):
             self._set_state(live, "running")
 
-    def _progress(self, live: LiveRun, progress: dict) -> None:
-        live.progress = progress
-        self.hub.publish("run/progress", {"runId": live.run_id, "progress": progress})
-
-    def _metrics(self, live: LiveRun, record: dict) -> None:
-        live.iteration = int(record.get("iteration", live.iteration))
-        self.hub.publish("run/metrics", {"runId": live.run_id, "records": [record]})
-
-    def _trajectories(self, live: LiveRun, summaries: list[dict]) -> None:
-        live.ended_episodes.clear()  # written: the folder has their records now
-        if summaries:
-            self.hub.publish("trajectory/added", {"runId": live.run_id, "summaries": summaries})
-
-    def _episode_ended(self, live: LiveRun, iteration: int, summary: dict, record: dict, done: int, total: int) -> None:
-        live.ended_episodes[record["id"]] = record
-        self.hub.publish(
-            "trajectory/progress",
-            {
-                "runId": live.run_id,
-                "iteration": int(iteration),
-                "done": int(done),
-                "total": int(total),
-                "summaries": [summary],
-            },
-        )
+    def publish_news(self, live: LiveRun) -> None:
+        """On the loop: what the live run's trainer wrote since the last read, told to every
+        client (a nudge from its hooks; before its state changes, so its last lines come first).
+        The reads are a few small appends: done here, in the loop's order, not in a thread."""
+        if live.news is None:
+            return
+        for method, params in live.news.read():
+            if method == "run/progress":
+                live.progress = params["progress"]
+            elif method == "run/metrics":
+                live.iteration = max(live.iteration, int(params["records"][-1].get("iteration", 0)))
+            self.hub.publish(method, params)
 
     def _ended(self, live: LiveRun, error: str | None) -> None:
+        self.publish_news(live)
         if error is not None:
             live.error = error
             live.state = "failed"
@@ -548,7 +557,7 @@ class RunManager:
                 INTERRUPTED if live.control.interrupted else "stopped" if live.control.stop_requested else "finished",
             )
         self._detach_file_log()
-        live.ended_episodes.clear()  # an iteration cut off is not written: its episodes are gone
+        live.news = None
         self.memory.take_back(live)
         live.memory_ready.set()
         if self.live is live:
