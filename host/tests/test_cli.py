@@ -49,6 +49,9 @@ def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, message):
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0
+    root = Path(args[args.index("--root") + 1]) if "--root" in args else None
+    if root is not None and root.is_dir():  # refused before anything is made there
+        assert list(root.iterdir()) == [], "a refused command left a run folder behind"
 
 
 def test_runs_lists_each_run_s_state_and_an_interrupted_one_by_itself(tmp_path):

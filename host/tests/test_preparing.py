@@ -10,7 +10,7 @@ import pytest
 from tqdm import tqdm
 
 from conftest import TINY_EPISODES, tiny_run_overrides
-from empo2.cli.commands import _imitation_progress
+from empo2.cli.progress import imitation_progress as _imitation_progress
 from empo2.policy import builtin
 from server_support import SchemaCheck, connect, make_host
 

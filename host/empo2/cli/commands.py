@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -13,130 +12,17 @@ from .. import metric_keys as metric
 from ..config import TrainConfig, load_config
 from ..one_sentence import sentence
 from ..torchrun import world_size
+from .build_commands import cmd_build_policy
 from .errors import EXIT_USAGE, UserError
+from .progress import ensure_builtin_with_progress, progress_bar
 
 # -- commands ---------------------------------------------------------------------------------
-
-
-def cmd_build_policy(args) -> int:
-    from ..policy.pretrained import PACKAGED_MODELS
-
-    if args.two_facts and (args.model != "builtin" or args.warm_start):
-        raise UserError("--two-facts is for the built-in policy's own build (no --model, no --warm-start)")
-    if args.two_fact_explorers is not None and not args.two_facts:
-        raise UserError("--two-fact-explorers is for --two-facts: it counts that build's exploring demonstrations")
-    if args.env is not None and not args.warm_start:
-        raise UserError(
-            "--env is for --warm-start: it names the environment whose demonstrations the model is fine-tuned on"
-        )
-    if args.model != "builtin":
-        if args.env is not None:
-            return _env_warm_start(args.model, args.env, args.seed)
-        if args.model not in PACKAGED_MODELS:
-            raise UserError(
-                f"--model {args.model!r} is not 'builtin' nor a packaged model "
-                f"({', '.join(PACKAGED_MODELS)}); a local model folder is for --warm-start --env"
-            )
-        return _warm_start(args.model) if args.warm_start else _convert_packaged(args.model, args.force)
-    if args.warm_start:
-        raise UserError(
-            "--warm-start is for a packaged model (--model NAME); the built-in policy is warm-started by its own build"
-        )
-    from ..policy.builtin import build_builtin_policy, builtin_policy_path, find_builtin_policy, recipe_for
-
-    recipe = recipe_for(
-        args.size, seed=args.seed, lr=args.lr, two_facts=args.two_facts, two_fact_explorers=args.two_fact_explorers
-    )
-    found = find_builtin_policy(recipe)
-    if found is not None and not args.force:
-        print(json.dumps({"path": str(found), "cached": True}))
-        return 0
-    path = builtin_policy_path(recipe)  # --force rebuilds into the cache (the shipped copy stays)
-    bar = _bar("building the built-in policy", unit="batch")
-    report = build_builtin_policy(recipe, path, progress=_imitation_progress(bar, recipe.epochs))
-    bar.close()
-    print(json.dumps({"path": str(path), "cached": False, **report}))
-    return 0
-
-
-def _convert_packaged(name: str, force: bool) -> int:
-    from ..policy.pretrained import (
-        PACKAGED_MODELS,
-        convert_packaged_model,
-        find_packaged_policy,
-        packaged_policy_path,
-        source_file,
-    )
-
-    found = find_packaged_policy(name)
-    if found is not None and not force:
-        print(json.dumps({"path": str(found), "cached": True}))
-        return 0
-    model = PACKAGED_MODELS[name]
-    source_file(model)  # a missing or damaged package says so before anything starts
-    print(
-        f"empo2: converting {name} from the package {model.package} into the cache "
-        "(once; under a minute on a laptop CPU)",
-        file=sys.stderr,
-        flush=True,
-    )
-    path = packaged_policy_path(model)
-    report = convert_packaged_model(model, path)
-    print(json.dumps({"path": str(path), "cached": False, **report}))
-    return 0
-
-
-def _warm_start(name: str) -> int:
-    from ..policy.chat_warm_start import ensure_warm_start
-    from ..policy.saved_folder import prompt_shape_overrides
-
-    _convert_packaged(name, force=False)  # its own line: the converted folder
-    bar = _bar(f"warm start of {name}", unit="batch")
-    try:
-        path = ensure_warm_start(name, progress=_batch_progress(bar))
-    finally:
-        bar.close()
-    print(json.dumps({"path": str(path), **json.loads((path / "empo2_build.json").read_text())}))
-    # Its prompts are cut where its demonstrations were: say how to train it alike.
-    print(f"train it with: policy.model={path} {' '.join(prompt_shape_overrides(path))}", file=sys.stderr)
-    return 0
-
-
-def _env_warm_start(model: str, env: str, seed: int) -> int:
-    from ..policy.env_warm_start import ensure_env_warm_start, env_warm_start_recipe
-    from ..policy.pretrained import PACKAGED_MODELS
-    from ..policy.saved_folder import BUILD_REPORT, prompt_shape_overrides
-
-    recipe, path = env_warm_start_recipe(model, env, seed)  # a bad name or file: before any model loads
-    if model in PACKAGED_MODELS:
-        _convert_packaged(model, force=False)  # its own line: the converted folder
-    bar = _bar(f"warm start of {Path(model).name} on {env}", unit="batch")
-    try:
-        path = ensure_env_warm_start(recipe, path, progress=_batch_progress(bar))
-    finally:
-        bar.close()
-    print(json.dumps({"path": str(path), **json.loads((path / BUILD_REPORT).read_text())}))
-    print(
-        f"train it with: env.name={env} policy.model={path} {' '.join(prompt_shape_overrides(path))}", file=sys.stderr
-    )
-    return 0
-
-
-def _batch_progress(bar):
-    """A warm start's progress callback (batches done, their total, the loss) drawn on `bar`."""
-
-    def update(done: int, total: int, loss: float) -> None:
-        if bar.total != total:
-            bar.reset(total=total)
-        bar.update(done - bar.n)
-        bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
-
-    return update
 
 
 def cmd_train(args) -> int:
     preset = args.preset or (None if args.config else "builtin")
     config = load_config(args.config or preset, args.overrides)  # a bad config fails before torch loads
+    _refuse_missing_model(config.policy.model)  # and a missing model before a run folder is made
 
     from ..run_folder.folder import RunFolder
     from ..training.distributed import Dist
@@ -154,6 +40,15 @@ def cmd_train(args) -> int:
     if not dist.main:
         folder = RunFolder.open(Path(config.root) / config.name)
     return _train(config, folder, resume=False, dist=dist)
+
+
+def _refuse_missing_model(model: str, named: str = "policy.model") -> None:
+    """A local folder that holds no model is refused in one sentence before torch loads."""
+    from ..policy.choices import model_folder_problem
+
+    problem = model_folder_problem(model, named)
+    if problem is not None:
+        raise UserError(problem)
 
 
 def cmd_config(args) -> int:
@@ -180,20 +75,6 @@ def cmd_resume(args) -> int:
     return _train(config, folder, resume=True, dist=Dist.from_env())
 
 
-def _ensure_builtin_with_progress() -> str:
-    from ..policy.builtin import BuiltinRecipe, ensure_builtin_policy, find_builtin_policy
-
-    recipe = BuiltinRecipe()
-    found = find_builtin_policy(recipe)
-    if found is not None:
-        return str(found)
-    bar = _bar("building the built-in policy (once)", unit="batch")
-    try:
-        return str(ensure_builtin_policy(recipe, progress=_imitation_progress(bar, recipe.epochs)))
-    finally:
-        bar.close()
-
-
 def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
     from ..run_folder.folder import RunLockedError
     from ..training.distributed import SINGLE
@@ -205,9 +86,9 @@ def _train(config: TrainConfig, folder, resume: bool, dist=None) -> int:
         _log_to(folder.log_path)
     if config.policy.model == "builtin":
         if dist.main:
-            _ensure_builtin_with_progress()
+            ensure_builtin_with_progress()
         dist.barrier()  # the others find it built
-    bar = _bar("training", total=config.iterations, unit="it", disable=not dist.main)
+    bar = progress_bar("training", total=config.iterations, unit="it", disable=not dist.main)
 
     class ProgressHooks(TrainerHooks):
         def on_metrics(self, record: dict) -> None:
@@ -322,6 +203,8 @@ def cmd_eval(args) -> int:
     if args.trials < 1 or args.variations < 1:
         raise UserError("--trials and --variations must be at least 1")
     folder = RunFolder.open(Path(args.run)) if args.run else None  # fails before torch loads
+    if folder is None:
+        _refuse_missing_model(args.model, named="--model")
 
     from ..envs.registry import make_env, tasks_of
     from ..memory.embedding import SentenceEmbedder
@@ -342,7 +225,7 @@ def cmd_eval(args) -> int:
             model_path = resolve_model(config.policy.model)
     else:
         config = load_config("builtin")
-        model_path = _ensure_builtin_with_progress() if args.model == "builtin" else resolve_model(args.model)
+        model_path = ensure_builtin_with_progress() if args.model == "builtin" else resolve_model(args.model)
     env = make_env(config.env)
     tasks = args.tasks.split(",") if args.tasks else tasks_of(config.env, env)
     for task in tasks:
@@ -354,7 +237,7 @@ def cmd_eval(args) -> int:
     p = config.policy
     settings = RolloutSettings.from_config(config, env, train=False)
     pairs = [(t, v) for t in tasks for v in env.variations(t, "test")[: args.variations]]
-    bar = _bar("evaluating", total=args.trials, unit="trial")
+    bar = progress_bar("evaluating", total=args.trials, unit="trial")
     result = memory_trials(
         model,
         tokenizer,
@@ -408,7 +291,7 @@ def cmd_export_onnx(args) -> int:
     from ..export.onnx import export_onnx
 
     if args.source == "builtin":
-        _ensure_builtin_with_progress()
+        ensure_builtin_with_progress()
     print(json.dumps(export_onnx(args.source, Path(args.out) if args.out else None)))
     return 0
 
@@ -453,7 +336,7 @@ def cmd_bench(args) -> int:
             eval_episodes=args.eval_episodes,
             ood_trials=args.ood_trials,
             workers=args.workers,
-            bar_factory=_bar,
+            bar_factory=progress_bar,
             arms=arms,
             resume=args.resume,
             primary_metric=args.primary_metric,
@@ -485,7 +368,7 @@ def cmd_rerun(args) -> int:
     variations = [v.strip() for v in (args.variations or "").split(",") if v.strip()]
     settings = RerunSettings(variations=variations, dry_run=args.dry_run, **given)
     if _builtin_model(folder):
-        _ensure_builtin_with_progress()
+        ensure_builtin_with_progress()
     result = rerun(folder, settings, hooks=_StderrProgress(), branch_name=args.name)
     print(json.dumps(result))
     return 0
@@ -576,33 +459,6 @@ def cmd_serve_env(args) -> int:
 
 
 # -- helpers ----------------------------------------------------------------------------------
-
-
-def _bar(description: str, total: int | None = None, unit: str = "it", disable: bool = False):
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total,
-        desc=description,
-        unit=unit,
-        file=sys.stderr,
-        dynamic_ncols=True,
-        disable=disable or os.environ.get("EMPO2_NO_PROGRESS") == "1",
-    )
-
-
-def _imitation_progress(bar, epochs: int):
-    """Progress of a built-in policy's build: one bar over every epoch (so tqdm's ETA is the
-    whole build's), saying which epoch of how many, with the latest loss."""
-
-    def update(done: int, total: int, epoch: int, loss: float) -> None:
-        if bar.total != total:
-            bar.reset(total=total)
-        bar.set_description(f"building the built-in policy (epoch {epoch + 1}/{epochs})", refresh=False)
-        bar.update(done - bar.n)
-        bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
-
-    return update
 
 
 def _log_to(path: Path) -> None:

@@ -22,10 +22,10 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 MODEL_FILES = ("config.json", "adapter_config.json")
 
 
-def model_folder_problem(model: str) -> str | None:
-    """One sentence when `model` (a policy.model) names a local folder that cannot hold a model;
-    None for the built-in and packaged names, a hub id, and a folder with a model's config.
-    A hub id is only checked when it is downloaded."""
+def model_folder_problem(model: str, named: str = "policy.model") -> str | None:
+    """One sentence when `model` (a policy.model, or what the option `named` gave) names a local
+    folder that cannot hold a model; None for the built-in and packaged names, a hub id, and a
+    folder with a model's config. A hub id is only checked when it is downloaded."""
     if builtin_size(model) is not None or model in PACKAGED_MODELS:
         return None
     path = Path(model)  # not expanded: the loader reads '~' literally too
@@ -33,12 +33,12 @@ def model_folder_problem(model: str) -> str | None:
         return None
     shown = model[:300]
     if path.is_file():
-        return f"policy.model '{shown}' is a file; it names a model folder (config.json and weights) or a hub id."
+        return f"{named} '{shown}' is a file; it names a model folder (config.json and weights) or a hub id."
     if not path.is_dir():
-        return f"policy.model names no folder: there is nothing at '{shown}'."
+        return f"{named} names no folder: there is nothing at '{shown}'."
     if not any((path / name).is_file() for name in MODEL_FILES):
         return (
-            f"policy.model '{shown}' is not a Hugging Face model folder: it holds no "
+            f"{named} '{shown}' is not a Hugging Face model folder: it holds no "
             "config.json (save one with save_pretrained)."
         )
     return None
