@@ -33,7 +33,7 @@ describe('EMPO² commands in the palette', () => {
     for (const { category, title } of offeredWithoutHost) {
       await workbench.openCommandPalette();
       const label = `${category}: ${title}`;
-      await workbench.page.keyboard.type(label);
+      await workbench.page.keyboard.insertText(label); // at once: typing 28 labels key by key took half a minute
       await workbench
         .paletteRow(label)
         .first()
@@ -44,15 +44,23 @@ describe('EMPO² commands in the palette', () => {
     for (const { category, title } of notOfferedWithoutHost) {
       await workbench.openCommandPalette();
       const label = `${category}: ${title}`;
-      await workbench.page.keyboard.type(label);
-      await workbench
-        .paletteRow(label)
-        .first()
-        .waitFor({ timeout: 1_500 })
-        .then(
-          () => offered.push(label),
-          () => undefined,
-        );
+      await workbench.page.keyboard.insertText(label); // at once: typing 28 labels key by key took half a minute
+      // The palette answers a text no command matches with "similar commands" from other
+      // categories, after its direct matches: once that section shows, the label's row would
+      // already be there. Where it does not show, the row is given a second and a half.
+      const row = workbench.paletteRow(label).first();
+      const shown = await Promise.any([
+        row.waitFor({ timeout: 1_500 }).then(() => true),
+        workbench
+          .quickInputRows()
+          .filter({ hasText: 'similar commands' })
+          .first()
+          .waitFor({ timeout: 1_500 })
+          .then(async () => (await row.count()) > 0),
+      ]).catch(() => false);
+      if (shown) {
+        offered.push(label);
+      }
     }
     await workbench.closeQuickInput();
     assert.deepEqual(missing, []);
