@@ -110,16 +110,10 @@ export class Workbench {
   async pickCommand(title: string): Promise<void> {
     await this.openCommandPalette();
     await this.page.keyboard.type(title);
-    // Run the exact match: with Enter when it is the highlighted row, as a person does (a click
-    // can wait half a minute for a list that re-renders while the workbench is busy); else
-    // click it, since the highlighted row may be a longer title that contains it.
+    // Click the exact match: the highlighted first row may be a longer title that contains it.
     const row = this.paletteRow(title).first();
     await row.waitFor();
-    if (await row.evaluate((el) => el.classList.contains('focused'))) {
-      await this.page.keyboard.press('Enter');
-    } else {
-      await row.click();
-    }
+    await row.click();
   }
 
   /** Rows of the open quick input whose label is exactly `label`. */
