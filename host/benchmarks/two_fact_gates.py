@@ -1,4 +1,6 @@
-"""The gates a two-fact world must pass before any RL is run on it (docs/bench/r8-two-facts/).
+"""The gates a world of facts found in sequence must pass before any RL is run on it: the two-fact
+kind (docs/bench/r8-two-facts/) and the three-fact kind (`--preset builtin-three-facts`,
+docs/bench/r8e-three-facts/).
 
     .venv/bin/python host/benchmarks/two_fact_gates.py [--policy FOLDER] [--preset builtin-two-facts]
         [--blind-episodes 2000] [--guided-repeats 8] [--chunk 200] [--json OUT] [KEY=VALUE ...]
@@ -10,10 +12,10 @@ right tips are in its prompt. Two measurements of the preset's task kinds, no we
 - blind: memory-free episodes at the training temperature (paper: 1.0) over every training and
   held-out variation in turn; the successes counted. Gate: at most 1 in 2,000.
 - guided: memory-mode episodes with a scripted memory of the right tips, stored as training
-  stores them: per variation, the gold path's success tip (where the key was, where the item
-  was, score 100) with its steps' states and actions, and a habitual search's failure tip
-  (score 0). Gate: success at least 50%, and at most 25% of the actions invalid as written
-  (before the environment's correction).
+  stores them: per variation, the gold path's success tip (where the card and the key were, for
+  a kind that has them, where the item was, score 100) with its steps' states and actions, and a
+  habitual search's failure tip (score 0). Gate: success at least 50%, and at most 25% of the
+  actions invalid as written (before the environment's correction).
 
 Episodes are played in chunks of `--chunk`, each from its own generator seed (chunk k: seed k),
 so the figures do not depend on how many fit in memory at once. Prints both measurements and
@@ -60,7 +62,8 @@ def right_tips(config, pairs, embedder) -> MemoryStore:
         key = f"{task}/{variation}"
         found = (w.container_of[w.item_room], w.item_room)
         key_found = (w.container_of[w.key_room], w.key_room) if w.key_room else None
-        tip = render_tip(w.item, 100, found, [], w.target, key_in=key_found)
+        card_found = (w.container_of[w.card_room], w.card_room) if w.card_room else None
+        tip = render_tip(w.item, 100, found, [], w.target, key_in=key_found, card_in=card_found)
         memory.add_episode_tip(key, tip, _play(env, task, variation, w.gold_actions(), config.policy), 100.0, {})
         habit: list[str] = []
         for room in HABIT_ROOMS:

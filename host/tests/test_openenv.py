@@ -197,7 +197,14 @@ def test_serve_env_prints_its_url_and_serves_openenvs_own_client(tmp_path):
         assert url.startswith("http://127.0.0.1:"), server.stderr.read()
         with GenericEnvClient(base_url=url).sync() as client:
             state = client.state()
-            assert state["tasks"] == ["power-device", "grow-plant", "heat-food", "repair-radio", "charge-robot"]
+            assert state["tasks"] == [
+                "power-device",
+                "grow-plant",
+                "heat-food",
+                "repair-radio",
+                "charge-robot",
+                "fuel-generator",
+            ]
             assert state["variations"]["grow-plant"]["test"] and state["instructions"] is None
             first = client.reset(task="grow-plant", variation=3, seed=0)
             assert first.observation["task"] == "grow-plant" and first.observation["variation"] == 3

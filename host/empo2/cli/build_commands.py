@@ -16,6 +16,8 @@ def cmd_build_policy(args) -> int:
 
     if args.two_facts and (args.model != "builtin" or args.warm_start):
         raise UserError("--two-facts is for the built-in policy's own build (no --model, no --warm-start)")
+    if args.three_facts and (args.model != "builtin" or args.warm_start):
+        raise UserError("--three-facts is for the built-in policy's own build (no --model, no --warm-start)")
     if args.two_fact_explorers is not None and not args.two_facts:
         raise UserError("--two-fact-explorers is for --two-facts: it counts that build's exploring demonstrations")
     if args.env is not None and not args.warm_start:
@@ -38,7 +40,12 @@ def cmd_build_policy(args) -> int:
     from ..policy.builtin import build_builtin_policy, builtin_policy_path, find_builtin_policy, recipe_for
 
     recipe = recipe_for(
-        args.size, seed=args.seed, lr=args.lr, two_facts=args.two_facts, two_fact_explorers=args.two_fact_explorers
+        args.size,
+        seed=args.seed,
+        lr=args.lr,
+        two_facts=args.two_facts,
+        two_fact_explorers=args.two_fact_explorers,
+        three_facts=args.three_facts,
     )
     found = find_builtin_policy(recipe)
     if found is not None and not args.force:

@@ -116,6 +116,12 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         help="with --two-facts: how many of its demonstrations explore the kind without tips "
         "(default 60); another count is another recipe, cached beside it",
     )
+    p.add_argument(
+        "--three-facts",
+        action="store_true",
+        help="the built-in policy built with demonstrations of the three-fact kind too "
+        "(fuel-generator: a card unlocks the key's container, the key the item's); another recipe, cached beside it",
+    )
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
 
     p = sub.add_parser("train", help="train a policy with EMPO² (or GRPO with algo.p_memory=0)")

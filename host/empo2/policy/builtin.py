@@ -31,6 +31,8 @@ from ..envs.builtin.tasks import (
     TASK_KINDS,
     TEST_VARIATIONS,
     TRAIN_VARIATIONS,
+    card_tasks,
+    key_tasks,
 )
 from . import prompting
 from .demos import PromptShape, demonstration_examples, render_tip
@@ -86,12 +88,17 @@ class BuiltinRecipe:
     # Demonstrations of the kinds with a key (`build-policy --two-facts`), played after the
     # others; none in the default recipe.
     two_fact_episodes: dict[str, int] = field(default_factory=dict)
+    # Demonstrations of the kinds with a card (`build-policy --three-facts`), played last; none
+    # in the default recipe.
+    three_fact_episodes: dict[str, int] = field(default_factory=dict)
 
     def fields(self) -> dict:
         """The recipe as its key and its build report record it."""
         fields = asdict(self)
-        if not fields["two_fact_episodes"]:
-            del fields["two_fact_episodes"]  # added after v8: left out when empty, v8's keys stand
+        # Added after v8: left out when empty, so the keys of the builds before them stand.
+        for added in ("two_fact_episodes", "three_fact_episodes"):
+            if not fields[added]:
+                del fields[added]
         return fields
 
     def key(self) -> str:
@@ -103,6 +110,11 @@ class BuiltinRecipe:
 # exploring and failure-tip demonstrations (docs/bench/r8-two-facts/). Tip-following dominates
 # as in the default; the key's extra three steps make each episode longer.
 TWO_FACT_EPISODES = {"explore": 60, "tip-success": 250, "tip-failure": 60}
+
+# `build-policy --three-facts`: the default recipe plus the three-fact kinds' tip-following and
+# failure-tip demonstrations (docs/bench/r8e-three-facts/). No exploring ones: on the two-fact
+# kind they were where blind success came from (docs/bench/r8d-no-two-fact-explorers/).
+THREE_FACT_EPISODES = {"tip-success": 250, "tip-failure": 60}
 
 
 # A size's own peak imitation rate, where the recipe's 1e-3 (tuned on the default) does not suit
@@ -118,12 +130,14 @@ def recipe_for(
     lr: float | None = None,
     two_facts: bool = False,
     two_fact_explorers: int | None = None,
+    three_facts: bool = False,
 ) -> BuiltinRecipe:
     """The recipe that `build-policy --size` and `policy.model=builtin:<size>` build: the
     default recipe at that size, with the size's own rate where it has one (`lr` overrides it:
     `build-policy --lr`), and with `two_facts` the two-fact kinds' demonstrations too
     (`build-policy --two-facts`), of which `two_fact_explorers` replaces the count of exploring
-    ones (`--two-fact-explorers`: blind success on the kind comes from them)."""
+    ones (`--two-fact-explorers`: blind success on the kind comes from them), and with
+    `three_facts` the three-fact kinds' demonstrations (`build-policy --three-facts`)."""
     two_fact_episodes = dict(TWO_FACT_EPISODES) if two_facts else {}
     if two_facts and two_fact_explorers is not None:
         two_fact_episodes["explore"] = two_fact_explorers
@@ -132,6 +146,7 @@ def recipe_for(
         size=size,
         lr=lr if lr is not None else SIZE_LR.get(size, BuiltinRecipe.lr),
         two_fact_episodes=two_fact_episodes,
+        three_fact_episodes=dict(THREE_FACT_EPISODES) if three_facts else {},
     )
 
 
@@ -161,7 +176,9 @@ def find_builtin_policy(recipe: BuiltinRecipe) -> Path | None:
     return shipped_policy_path(recipe)
 
 
-def vocabulary_corpus(shape: PromptShape, max_steps: int, with_key_kinds: bool = False) -> list[str]:
+def vocabulary_corpus(
+    shape: PromptShape, max_steps: int, with_key_kinds: bool = False, with_card_kinds: bool = False
+) -> list[str]:
     """Every word the built-in worlds, prompts and tips can produce.
 
     Random play over every task kind (the held-out one too: its words must be readable, as an
@@ -183,8 +200,9 @@ def vocabulary_corpus(shape: PromptShape, max_steps: int, with_key_kinds: bool =
         list(TRAIN_VARIATIONS) + list(TEST_VARIATIONS) + list(range(DEMO_VARIATION_BASE, DEMO_VARIATION_BASE + 200))
     )
     # The kinds the shipped weights were built from (a later kind's words would change them),
-    # and with `with_key_kinds` the kinds with a key too.
-    for kind in (k for k in TASK_KINDS.values() if k.in_warm_start or (with_key_kinds and k.key_room)):
+    # and with `with_key_kinds` the kinds with a key too, with `with_card_kinds` those with a card.
+    wanted = (key_tasks() if with_key_kinds else []) + (card_tasks() if with_card_kinds else [])
+    for kind in (k for k in TASK_KINDS.values() if k.in_warm_start or k.name in wanted):
         texts += [kind.use_verb, *kind.items, *kind.targets, kind.hiding_room, DECOY_WORD]
         for variation in variations:
             obs, info = env.reset(kind.name, variation)
@@ -222,8 +240,15 @@ def build_builtin_policy(
     started = time.time()
     torch.manual_seed(recipe.seed)
     shape = PromptShape(recipe.history_steps, recipe.observation_words)
-    examples = demonstration_examples(recipe.episodes, recipe.seed, shape, recipe.max_steps, recipe.two_fact_episodes)
-    corpus = vocabulary_corpus(shape, recipe.max_steps, with_key_kinds=bool(recipe.two_fact_episodes))
+    examples = demonstration_examples(
+        recipe.episodes, recipe.seed, shape, recipe.max_steps, recipe.two_fact_episodes, recipe.three_fact_episodes
+    )
+    corpus = vocabulary_corpus(
+        shape,
+        recipe.max_steps,
+        with_key_kinds=bool(recipe.two_fact_episodes),
+        with_card_kinds=bool(recipe.three_fact_episodes),
+    )
     corpus += [m["content"] for messages, _ in examples for m in messages]
     corpus += [target for _, target in examples]
     tokenizer = build_word_tokenizer(corpus)

@@ -45,7 +45,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..envs.builtin.env import BuiltinEnv
-from ..envs.builtin.tasks import DEMO_VARIATION_BASE, HABIT_ROOMS, KEY_ITEM, demonstrated_tasks, key_tasks
+from ..envs.builtin.tasks import (
+    CARD_ITEM,
+    DEMO_VARIATION_BASE,
+    HABIT_ROOMS,
+    KEY_ITEM,
+    card_tasks,
+    demonstrated_tasks,
+    key_tasks,
+)
 from .prompting import Turn, reflection_messages, shown_tip, step_messages, step_user_text, with_tips
 
 
@@ -78,15 +86,19 @@ def render_tip(
     searched: list[tuple[str, str]],
     target: str,
     key_in: tuple[str, str] | None = None,
+    card_in: tuple[str, str] | None = None,
 ) -> str:
     """The one-sentence tip a good writer leaves after an episode (also how tips are shown).
-    `key_in`: where the episode took the key of a locked container, stated first, as it was
-    found first."""
-    return _key_part(key_in) + _item_part(item, score, found_in, searched)
+    `key_in`: where the episode took the key of a locked container, stated before the item, as
+    it was found before it; `card_in`: where it took the card that opened the key's container,
+    stated first."""
+    return (
+        _opener_part(CARD_ITEM, card_in) + _opener_part(KEY_ITEM, key_in) + _item_part(item, score, found_in, searched)
+    )
 
 
-def _key_part(key_in: tuple[str, str] | None) -> str:
-    return "" if key_in is None else f"the {KEY_ITEM} was in the {key_in[0]} in the {key_in[1]} . "
+def _opener_part(opener: str, found_in: tuple[str, str] | None) -> str:
+    return "" if found_in is None else f"the {opener} was in the {found_in[0]} in the {found_in[1]} . "
 
 
 def _item_part(item: str, score: float, found_in: tuple[str, str] | None, searched: list[tuple[str, str]]) -> str:
@@ -125,24 +137,35 @@ def _open_in(env: BuiltinEnv, room: str) -> Iterator[str]:
 
 def _search(env: BuiltinEnv, rooms: list[str], take_decoy: bool = False) -> Iterator[str]:
     """Visit rooms in order, opening each container, until the item (or, when `take_decoy`,
-    the decoy, which is then delivered in vain) is seen. In a world with a key, the key is taken
-    where it is seen, and a container found locked before that is come back to with it."""
-    locked_in = None
+    the decoy, which is then delivered in vain) is seen. In a world with a key (and a card), the
+    key or card is taken where it is seen, and a container found locked before that is come back
+    to with it."""
+    locked_in: dict[str, str] = {}  # what opens it -> the room of a container found locked
     for room in rooms:
         yield from _open_in(env, room)
-        if env.world.container_of[room] in env.locked:
-            locked_in = room
+        opener = env.locked.get(env.world.container_of[room])
+        if opener is not None:
+            locked_in[opener] = room
             continue
-        if KEY_ITEM in env.visible_items():
-            yield f"take {KEY_ITEM}"
-            if locked_in is not None:
-                yield from _open_in(env, locked_in)
+        yield from _take_openers(env, locked_in)
         if env.world.item in env.visible_items():
             yield from _deliver(env)
             return
         if take_decoy and env.world.decoy in env.visible_items():
             yield from _deliver(env, env.world.decoy)
             return
+
+
+def _take_openers(env: BuiltinEnv, locked_in: dict[str, str]) -> Iterator[str]:
+    """Take a card or key seen in the open container, and go back to open what it opens if that
+    was found locked (where a card opens the key's container, then take the key in turn)."""
+    for opener in (CARD_ITEM, KEY_ITEM):
+        if opener in env.visible_items():
+            yield f"take {opener}"
+            room = locked_in.pop(opener, None)
+            if room is not None:
+                yield from _open_in(env, room)
+                yield from _take_openers(env, locked_in)
 
 
 def _habit(env: BuiltinEnv, rng: random.Random, take_decoy: bool = False) -> Iterator[str]:
@@ -198,7 +221,7 @@ def _decoy(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
 
 def _tip_success(env: BuiltinEnv, rng: random.Random) -> Iterator[str]:
     w = env.world
-    yield from _search(env, ([w.key_room] if w.key_room else []) + [w.item_room])
+    yield from _search(env, [r for r in (w.card_room, w.key_room, w.item_room) if r])
 
 
 def _tip_failure(env: BuiltinEnv, rng: random.Random, mentioned: set[str]) -> Iterator[str]:
@@ -211,7 +234,7 @@ def _failure_tips(env: BuiltinEnv, rng: random.Random) -> tuple[list[str], set[s
     """One to three tips (with their entries' actions) from earlier fruitless searches, and the
     rooms they mention."""
     w = env.world
-    candidates = [r for r in w.rooms if r not in (w.item_room, w.key_room)]  # they hold something
+    candidates = [r for r in w.rooms if r not in (w.item_room, w.key_room, w.card_room)]  # they hold something
     tips, mentioned = [], set()
     for _ in range(rng.randint(1, 3)):
         rooms = rng.sample(candidates, rng.randint(1, 2))
@@ -252,7 +275,9 @@ def play_demo(
     if behaviour == "tip-success":
         w = env.world
         key_in = (w.container_of[w.key_room], w.key_room) if w.key_room else None
-        success_tip = render_tip(w.item, 100, (w.container_of[w.item_room], w.item_room), [], w.target, key_in=key_in)
+        card_in = (w.container_of[w.card_room], w.card_room) if w.card_room else None
+        found_in = (w.container_of[w.item_room], w.item_room)
+        success_tip = render_tip(w.item, 100, found_in, [], w.target, key_in=key_in, card_in=card_in)
         if rng.random() < 0.5:
             tips = _failure_tips(env, rng)[0]
         text_only = rng.random() < 0.5
@@ -270,7 +295,7 @@ def play_demo(
             "decoy": _decoy,
         }[behaviour](env, rng)
     episode = DemoEpisode(task, variation, behaviour, tips, info.task_description)
-    found_in = key_in = None
+    found_in = key_in = card_in = None
     for action in actions:
         user = step_user_text(
             info.task_description, episode.turns, observation, shape.history_steps, shape.observation_words
@@ -286,12 +311,14 @@ def play_demo(
             found_in = episode.searched[-1]
         if action == f"take {KEY_ITEM}" and key_in is None:
             key_in = episode.searched[-1]
+        if action == f"take {CARD_ITEM}" and card_in is None:
+            card_in = episode.searched[-1]
         if done:
             break
     w = env.world
     episode.final_score = env.score
-    empty = [s for s in dict.fromkeys(episode.searched) if s not in (found_in, key_in)]
-    episode.tip = render_tip(w.item, env.score, found_in, empty, w.target, key_in=key_in)
+    empty = [s for s in dict.fromkeys(episode.searched) if s not in (found_in, key_in, card_in)]
+    episode.tip = render_tip(w.item, env.score, found_in, empty, w.target, key_in=key_in, card_in=card_in)
     return episode
 
 
@@ -301,13 +328,16 @@ def demonstration_examples(
     shape: PromptShape,
     max_steps: int,
     two_fact_episodes: dict[str, int] | None = None,
+    three_fact_episodes: dict[str, int] | None = None,
 ) -> list[tuple[list[dict], str]]:
     """(chat messages, target text) pairs for imitation: every step, and every reflection.
     `two_fact_episodes`: more episodes, of the kinds with a key (their worlds place the key and
-    the item at random, so nothing about a kind's fixed rooms leaks), after the others."""
+    the item at random, so nothing about a kind's fixed rooms leaks), after the others;
+    `three_fact_episodes`: of the kinds with a card too (card, key and item at random), last."""
     rng = random.Random(f"empo2-demos/{seed}")
     plan = [(behaviour, count, demonstrated_tasks()) for behaviour, count in n_episodes.items()]
     plan += [(behaviour, count, key_tasks()) for behaviour, count in (two_fact_episodes or {}).items()]
+    plan += [(behaviour, count, card_tasks()) for behaviour, count in (three_fact_episodes or {}).items()]
     examples: list[tuple[list[dict], str]] = []
     index = 0
     for behaviour, count, tasks in plan:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..envs.builtin.env import BuiltinEnv
-from ..envs.builtin.tasks import KEY_ITEM
+from ..envs.builtin.tasks import CARD_ITEM, KEY_ITEM
 from .demos import render_tip
 
 
@@ -28,7 +28,7 @@ def scripted_tip(task: str, variation: int, executed_actions: Sequence[str], sco
     env.reset(task, variation)
     w = env.world
     searched: list[tuple[str, str]] = []
-    found_in = key_in = None
+    found_in = key_in = card_in = None
     for action in executed_actions:
         env.step(action)
         # A locked container tried without its key was not searched: it stays closed.
@@ -38,8 +38,10 @@ def scripted_tip(task: str, variation: int, executed_actions: Sequence[str], sco
             found_in = (w.container_of[env.room], env.room)  # where it was, not the last opened
         if action == f"take {KEY_ITEM}" and w.key_room is not None and key_in is None:
             key_in = (w.container_of[env.room], env.room)
-    empty = [s for s in dict.fromkeys(searched) if s not in (found_in, key_in)]
-    return render_tip(w.item, score, found_in, empty, w.target, key_in=key_in)
+        if action == f"take {CARD_ITEM}" and w.card_room is not None and card_in is None:
+            card_in = (w.container_of[env.room], env.room)
+    empty = [s for s in dict.fromkeys(searched) if s not in (found_in, key_in, card_in)]
+    return render_tip(w.item, score, found_in, empty, w.target, key_in=key_in, card_in=card_in)
 
 
 class ScriptedTipWriter:

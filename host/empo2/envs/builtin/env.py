@@ -4,8 +4,9 @@ Scores follow ScienceWorld's conventions so the trainer treats both alike: the s
 to 100 (the interface allows [-100, 100]), rewards are score deltas, and the episode ends on
 success or at the step limit. Progress is scored in stages: taking the item (25), putting it into
 the target (50), using the target (100); a kind may pay less for the first two (`take_credit`,
-`put_credit`). A locked container (a kind with a key room) opens only while the key is carried;
-trying it without the key is a valid action that changes nothing. The decoy earns less and never more: taking it (15),
+`put_credit`). A locked container (a kind with a key room) opens only while the key is carried,
+and in a kind with a card room the key's container only while the card is; trying one without
+what opens it is a valid action that changes nothing. The decoy earns less and never more: taking it (15),
 putting it into the target (30), and using the target with it costs 20 and breaks it for good.
 The score is the better of the two paths, less the penalty, so nothing is earned on the true path
 before the item is found, and the decoy cannot be farmed.
@@ -17,7 +18,7 @@ path; the valid actions are rebuilt from a handful of sets.
 from __future__ import annotations
 
 from ..base import StepInfo, correct_action, parse_action
-from .tasks import KEY_ITEM, START_ROOM, TASK_KINDS, TEST_VARIATIONS, TRAIN_VARIATIONS
+from .tasks import CARD_ITEM, KEY_ITEM, START_ROOM, TASK_KINDS, TEST_VARIATIONS, TRAIN_VARIATIONS
 from .world import World, generate_world
 
 SCORE_SUCCESS = 100.0
@@ -78,7 +79,12 @@ class BuiltinEnv:
         w = self._world
         self.room = START_ROOM
         self.open: set[str] = set()
-        self.locked = {w.container_of[w.item_room]} if w.key_room is not None else set()
+        # A locked container -> what opens it while carried.
+        self.locked: dict[str, str] = {}
+        if w.key_room is not None:
+            self.locked[w.container_of[w.item_room]] = KEY_ITEM
+        if w.card_room is not None:
+            self.locked[w.container_of[w.key_room]] = CARD_ITEM
         self.carried: list[str] = []
         self.contents = {c: list(items) for c, items in w.contents.items()}
         self.placed = self.used = self.taken = False
@@ -146,11 +152,12 @@ class BuiltinEnv:
         if command.startswith("open "):
             container = command[len("open ") :]
             unlocked = ""
-            if container in self.locked:
-                if KEY_ITEM not in self.carried:
-                    return f"the {container} is locked . it opens with a {KEY_ITEM} ." + self._carrying()
-                self.locked.discard(container)
-                unlocked = f"you unlock the {container} with the {KEY_ITEM} . "
+            opener = self.locked.get(container)
+            if opener is not None:
+                if opener not in self.carried:
+                    return f"the {container} is locked . it opens with a {opener} ." + self._carrying()
+                del self.locked[container]
+                unlocked = f"you unlock the {container} with the {opener} . "
             self.open.add(container)
             inside = self.contents[container]
             held = f"it holds {_listing(inside)}" if inside else "it is empty"

@@ -19,6 +19,11 @@ only while the agent carries the key, and the key hides in another room (`key_ro
 for the kind. Its houses have twelve rooms, and its partial credit on the true path stays below
 the decoy's, so blind search finds the decoy long before it finds both facts. It is not among
 the kinds the shipped warm start was built from (`in_warm_start`).
+
+`fuel-generator` needs three: a card in one room unlocks the container that holds the key in a
+second, and the key unlocks the item's container in a third (`card_room`, `key_room`,
+`hiding_room`, all fixed for the kind). Its gold path is twelve steps, so an exploring policy
+without tips must guess three rooms in order within a step limit a little above that.
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ CONTAINER_POOL = (
 )
 # What opens a locked container (a kind with a `key_room`): carried, it unlocks the item's box.
 KEY_ITEM = "key"
+# What opens the key's container, in a kind with a `card_room` too (three facts in sequence).
+CARD_ITEM = "card"
 DISTRACTOR_ITEMS = ("rag", "cup", "spoon", "book", "sock", "candle", "brush", "rope", "coin", "map")
 
 TRAIN_VARIATIONS = tuple(range(0, 5))
@@ -81,6 +88,8 @@ class TaskKind:
     out_of_distribution: held out from demonstrations and training entirely.
     key_room: where the key hides, for a kind whose item sits in a locked container that opens
         only while the key is carried (two facts found in sequence); None: nothing is locked.
+    card_room: where the card hides, for a kind whose key sits in a locked container too, one
+        that opens only while the card is carried (three facts in sequence); needs a key_room.
     rooms: how many rooms a world of the kind has.
     take_credit, put_credit: the score for taking the item and for putting it into the target
         (the true path's partial credit; success is 100 whatever they are).
@@ -97,6 +106,7 @@ class TaskKind:
     hiding_room: str
     out_of_distribution: bool = False
     key_room: str | None = None
+    card_room: str | None = None
     rooms: int = 10
     take_credit: float = 25.0
     put_credit: float = 25.0
@@ -155,6 +165,23 @@ TASK_KINDS: dict[str, TaskKind] = {
             put_credit=10.0,
             in_warm_start=False,
         ),
+        # Three facts in sequence (docs/bench/r8e-three-facts/): the card in the office unlocks
+        # the garage's container that holds the key, and the key the shed's that holds the item.
+        # Partial credit on the true path stays below the decoy's, as for charge-robot.
+        TaskKind(
+            name="fuel-generator",
+            description="fuel the {target} in the {target_room} with a {item} and turn it on",
+            items=("canister", "cartridge"),
+            targets=("generator", "boat", "mower"),
+            use_verb="turn on",
+            hiding_room="shed",
+            key_room="garage",
+            card_room="office",
+            rooms=12,
+            take_credit=10.0,
+            put_credit=10.0,
+            in_warm_start=False,
+        ),
     )
 }
 
@@ -164,8 +191,14 @@ def in_distribution_tasks() -> list[str]:
 
 
 def key_tasks() -> list[str]:
-    """The in-distribution kinds whose item is locked away behind a key (two facts in sequence)."""
-    return [k.name for k in TASK_KINDS.values() if k.key_room and not k.out_of_distribution]
+    """The in-distribution kinds whose item is locked away behind a key alone (two facts in
+    sequence)."""
+    return [k.name for k in TASK_KINDS.values() if k.key_room and not k.card_room and not k.out_of_distribution]
+
+
+def card_tasks() -> list[str]:
+    """The in-distribution kinds whose key is locked away behind a card (three facts in sequence)."""
+    return [k.name for k in TASK_KINDS.values() if k.card_room and not k.out_of_distribution]
 
 
 def demonstrated_tasks() -> list[str]:

@@ -16,7 +16,9 @@ Every world has a decoy ("broken battery") in the container of one habit room th
 hold the item: the partial credit next to where the warm start looks.
 
 A kind with a key room locks the item's container; the key lies in the key room's container when
-the placement is "hidden", else in a random room that is neither a habit room nor the item's.
+the placement is "hidden", else in a random room that is neither a habit room nor the item's. A
+kind with a card room locks the key's container as well, and the card lies in the card room's
+container ("hidden") or in a random room that holds neither the item nor the key.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import random
 from dataclasses import dataclass, field
 
 from .tasks import (
+    CARD_ITEM,
     CONTAINER_POOL,
     DECOY_WORD,
     DISTRACTOR_ITEMS,
@@ -53,17 +56,19 @@ class World:
     target_room: str
     description: str = field(default="")
     key_room: str | None = None  # where the key hides, when the item's container is locked
+    card_room: str | None = None  # where the card hides, when the key's container is locked too
 
     def gold_actions(self) -> list[str]:
         """The six-step solution from the start room: to the item's room, open, take, to the
         target's room, put, use (the demonstrations' corpus and the tip probes replay it); nine
-        steps where a key must be fetched first."""
+        steps where a key must be fetched first, twelve where a card must be fetched before it."""
         if self.item_room is None:
             raise ValueError(f"{self.kind.name}/{self.variation} hides no item, so it has no solution")
-        fetch_key = []
-        if self.key_room is not None:
-            fetch_key = [f"go to {self.key_room}", f"open {self.container_of[self.key_room]}", f"take {KEY_ITEM}"]
-        return fetch_key + [
+        fetch = []
+        for room, opener in ((self.card_room, CARD_ITEM), (self.key_room, KEY_ITEM)):
+            if room is not None:
+                fetch += [f"go to {room}", f"open {self.container_of[room]}", f"take {opener}"]
+        return fetch + [
             f"go to {self.item_room}",
             f"open {self.container_of[self.item_room]}",
             f"take {self.item}",
@@ -87,8 +92,9 @@ def world_seed(task: str, variation: int, placement: str) -> str:
 
 def generate_world(kind: TaskKind, variation: int, placement: str = "hidden") -> World:
     rng = random.Random(world_seed(kind.name, variation, placement))
-    # The kind's hiding room (and key room) is always present, so every "hidden" world is solvable.
-    fixed = [kind.hiding_room] + ([kind.key_room] if kind.key_room else [])
+    # The kind's hiding room (and key and card rooms) is always present, so every "hidden" world
+    # is solvable.
+    fixed = [kind.hiding_room] + [r for r in (kind.key_room, kind.card_room) if r]
     chosen = list(fixed)
     pool = [r for r in ROOM_POOL if r not in fixed]
     chosen += rng.sample(pool, kind.rooms - len(HABIT_ROOMS) - len(fixed))
@@ -128,9 +134,20 @@ def generate_world(kind: TaskKind, variation: int, placement: str = "hidden") ->
         )
         box = contents[container_of[key_room]]
         box.insert(rng.randint(0, len(box)), KEY_ITEM)
+    # Drawn after the key, so the two-fact kind's worlds are what they were before cards existed.
+    card_room = None
+    if kind.card_room is not None and key_room is not None:
+        card_room = (
+            kind.card_room
+            if placement == "hidden"
+            else rng.choice([r for r in rooms if r not in HABIT_ROOMS and r not in (item_room, key_room)])
+        )
+        box = contents[container_of[card_room]]
+        box.insert(rng.randint(0, len(box)), CARD_ITEM)
     world = World(
         kind, variation, rooms, container_of, contents, item, item_room, decoy, decoy_room, target, target_room
     )
     world.key_room = key_room
+    world.card_room = card_room
     world.description = kind.description.format(item=item, target=target, target_room=target_room)
     return world
