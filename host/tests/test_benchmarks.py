@@ -281,33 +281,11 @@ def test_the_build_fingerprint_repeats_on_one_machine_and_moves_with_every_step(
 
 SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if 'if __name__ == "__main__":' in p.read_text())
 
-# Runs each script as `python SCRIPT --help` would, one after another in one process, so that
-# torch and transformers are imported once rather than once a script; prints {script: [exit
-# status, what it printed]} as JSON.
-_HELP_OF_EACH = """
-import contextlib, io, json, runpy, sys, traceback
-bench = sys.argv[1]
-sys.path.insert(0, bench)
-seen = {}
-for script in sys.argv[2:]:
-    sys.argv = [script, "--help"]
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            runpy.run_path(f"{bench}/{script}", run_name="__main__")
-        status = 0
-    except SystemExit as exit:
-        status = exit.code if isinstance(exit.code, int) else 1
-    except BaseException:
-        status, out = 1, io.StringIO(traceback.format_exc())
-    seen[script] = [status, out.getvalue()]
-print(json.dumps(seen))
-"""
-
 
 @pytest.fixture(scope="module")
 def help_of_each_script() -> dict:
-    result = _run(["-c", _HELP_OF_EACH, str(BENCH), *SCRIPTS], timeout=300)
+    # One process for all of them (help_of_each_support.py): torch and transformers load once.
+    result = _run([str(Path(__file__).with_name("help_of_each_support.py")), str(BENCH), *SCRIPTS], timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 

@@ -28,7 +28,7 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
-from .choices import HUB_ID
+from .choices import model_folder_problem
 
 # Loading and saving bars of transformers would interleave with our own on stderr.
 hf_logging.disable_progress_bar()
@@ -108,15 +108,6 @@ _DTYPES = {
 }
 
 
-def _check_source(name_or_path: str) -> None:
-    if os.path.isdir(name_or_path):
-        return
-    if os.path.exists(name_or_path):
-        raise PolicyLoadError(f"'{name_or_path}' is a file; a policy is a model folder or a hub id.")
-    if not HUB_ID.match(name_or_path) or name_or_path.startswith((".", "~")):
-        raise PolicyLoadError(f"there is no model folder at '{name_or_path}'.")
-
-
 def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
     """The tokenizer saved with a policy, as it was saved.
 
@@ -192,7 +183,10 @@ def load_policy(
     """
     if dtype not in _DTYPES:
         raise PolicyLoadError(f"unknown dtype '{dtype}'; choose one of {sorted(_DTYPES)}.")
-    _check_source(name_or_path)
+    # One rule for what can hold a model, the one the CLI and the new-run form check before.
+    problem = model_folder_problem(name_or_path, named="the policy")
+    if problem is not None:
+        raise PolicyLoadError(problem)
     torch_dtype = _DTYPES[resolve_dtype(dtype, device)]
     try:
         if is_adapter_folder(name_or_path):
