@@ -20,11 +20,18 @@ describe('New Training Run chooses what matters, as a person does it', function 
     env: 'builtin',
     model: 'smollm2-135m-instruct',
     preset: 'builtin-smoke',
-    overrides: ['iterations=1'],
+    // No evaluation pass: the run only has to start and finish (SmolLM2's final evaluation on a
+    // CPU was about half of each run's time).
+    overrides: ['iterations=1', 'eval.every=0'],
   };
   let firstRun = '';
 
-  function runConfig(runId: string): { iterations: number; env: { name: string }; policy: { model: string } } {
+  function runConfig(runId: string): {
+    iterations: number;
+    env: { name: string };
+    policy: { model: string };
+    eval: { every: number };
+  } {
     return JSON.parse(readFileSync(path.join(e2eSession().fixtures.runRoot, runId, 'config.json'), 'utf8'));
   }
 
@@ -140,10 +147,12 @@ describe('New Training Run chooses what matters, as a person does it', function 
     assert.equal(await input.inputValue(), 'iterations=two', 'what was typed stays to be fixed');
     assert.equal(await workbench.notification(/started:/).count(), 0, 'no run started');
 
-    await input.fill('iterations=1');
+    await input.fill(saved.overrides.join(' '));
     await workbench.page.keyboard.press('Enter');
     await workbench.quickInput().waitFor({ state: 'hidden', timeout: 60_000 });
-    const { runId } = await startedRun(/started: builtin · smollm2-135m-instruct · builtin-smoke · iterations=1/);
+    const { runId } = await startedRun(
+      /started: builtin · smollm2-135m-instruct · builtin-smoke · iterations=1 eval\.every=0/,
+    );
     firstRun = runId;
     const config = await workbench.eventually(
       "the run's config.json",
@@ -156,7 +165,8 @@ describe('New Training Run chooses what matters, as a person does it', function 
       },
       60_000,
     );
-    assert.equal(config.iterations, 1, "the override is in the run's config");
+    assert.equal(config.iterations, 1, "the overrides are in the run's config");
+    assert.equal(config.eval.every, 0);
     assert.equal(config.env.name, 'builtin');
     assert.equal(config.policy.model, 'smollm2-135m-instruct');
     await workbench.screenshot('33-new-run-started');
