@@ -36,6 +36,8 @@ def run(args, cwd, timeout=600, env=None):
         (["runs", "--root", "ROOT", "--state", "runing"], "unknown run state 'runing'"),
         (["build-policy", "--two-fact-explorers", "0"], "--two-fact-explorers is for --two-facts"),
         (["build-policy", "--two-facts", "--two-fact-explorers", "some"], "expected a whole number of zero or more"),
+        (["build-policy", "--three-fact-followers", "500"], "--three-fact-followers is for --three-facts"),
+        (["build-policy", "--three-facts", "--model", "smollm2-135m-instruct"], "--three-facts is for the built-in"),
         # `config` checks a config without training: a name that finds no environment is refused
         # as train refuses it, whether its form is wrong or its module cannot be imported.
         (["config", "env.name=alfworld"], "config key 'env.name' names no environment: 'alfworld'"),

@@ -149,3 +149,14 @@ def test_the_three_fact_build_is_a_recipe_of_its_own():
     # The earlier builds' keys stand.
     assert recipe_for().key() == "aa4e313c4e7a"
     assert recipe_for(two_facts=True, two_fact_explorers=0).key() == "765160c2f3bc"
+
+
+def test_the_count_of_tip_following_demonstrations_is_a_recipe_of_its_own():
+    # `build-policy --three-facts --three-fact-followers N`: the default count keeps the recipe's
+    # key; another count is another recipe, and without --three-facts it changes nothing.
+    three = recipe_for(three_facts=True)
+    assert recipe_for(three_facts=True, three_fact_followers=250).key() == three.key() == "a555b7edf806"
+    more = recipe_for(three_facts=True, three_fact_followers=500)
+    assert more.key() != three.key()
+    assert more.three_fact_episodes == {**three.three_fact_episodes, "tip-success": 500}
+    assert recipe_for(three_fact_followers=500).key() == recipe_for().key()

@@ -18,6 +18,10 @@ def cmd_build_policy(args) -> int:
         raise UserError("--two-facts is for the built-in policy's own build (no --model, no --warm-start)")
     if args.three_facts and (args.model != "builtin" or args.warm_start):
         raise UserError("--three-facts is for the built-in policy's own build (no --model, no --warm-start)")
+    if args.three_fact_followers is not None and not args.three_facts:
+        raise UserError(
+            "--three-fact-followers is for --three-facts: it counts that build's tip-following demonstrations"
+        )
     if args.two_fact_explorers is not None and not args.two_facts:
         raise UserError("--two-fact-explorers is for --two-facts: it counts that build's exploring demonstrations")
     if args.env is not None and not args.warm_start:
@@ -46,6 +50,7 @@ def cmd_build_policy(args) -> int:
         two_facts=args.two_facts,
         two_fact_explorers=args.two_fact_explorers,
         three_facts=args.three_facts,
+        three_fact_followers=args.three_fact_followers,
     )
     found = find_builtin_policy(recipe)
     if found is not None and not args.force:

@@ -122,6 +122,13 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         help="the built-in policy built with demonstrations of the three-fact kind too "
         "(fuel-generator: a card unlocks the key's container, the key the item's); another recipe, cached beside it",
     )
+    p.add_argument(
+        "--three-fact-followers",
+        type=non_negative_int,
+        metavar="N",
+        help="with --three-facts: how many of its demonstrations follow a success tip "
+        "(default 250); another count is another recipe, cached beside it",
+    )
     p.add_argument("--force", action="store_true", help="rebuild even when cached")
 
     p = sub.add_parser("train", help="train a policy with EMPO² (or GRPO with algo.p_memory=0)")

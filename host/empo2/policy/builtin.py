@@ -131,14 +131,19 @@ def recipe_for(
     two_facts: bool = False,
     two_fact_explorers: int | None = None,
     three_facts: bool = False,
+    three_fact_followers: int | None = None,
 ) -> BuiltinRecipe:
     """The recipe that `build-policy --size` and `policy.model=builtin:<size>` build: the
     default recipe at that size, with the size's own rate where it has one (`lr` overrides it:
     `build-policy --lr`), and with `two_facts` the two-fact kinds' demonstrations too
     (`build-policy --two-facts`), of which `two_fact_explorers` replaces the count of exploring
     ones (`--two-fact-explorers`: blind success on the kind comes from them), and with
-    `three_facts` the three-fact kinds' demonstrations (`build-policy --three-facts`)."""
+    `three_facts` the three-fact kinds' demonstrations (`build-policy --three-facts`), of which
+    `three_fact_followers` replaces the count of tip-following ones (`--three-fact-followers`)."""
     two_fact_episodes = dict(TWO_FACT_EPISODES) if two_facts else {}
+    three_fact_episodes = dict(THREE_FACT_EPISODES) if three_facts else {}
+    if three_facts and three_fact_followers is not None:
+        three_fact_episodes["tip-success"] = three_fact_followers
     if two_facts and two_fact_explorers is not None:
         two_fact_episodes["explore"] = two_fact_explorers
     return BuiltinRecipe(
@@ -146,7 +151,7 @@ def recipe_for(
         size=size,
         lr=lr if lr is not None else SIZE_LR.get(size, BuiltinRecipe.lr),
         two_fact_episodes=two_fact_episodes,
-        three_fact_episodes=dict(THREE_FACT_EPISODES) if three_facts else {},
+        three_fact_episodes=three_fact_episodes,
     )
 
 
